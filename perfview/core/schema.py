@@ -1,0 +1,190 @@
+"""Column names and dtypes of every table in the model, and `validate()` that every loader calls.
+
+One fixed schema per table means views, the CLI and the diff code never guess at shapes.
+Times are int64 nanoseconds, memory is int64 bytes, strings are categorical.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+CATEGORY = "category"
+
+# Timeline slices (X events, B/E pairs, async b/e pairs). `ts` is relative to Timeline.origin_ns.
+EVENTS: dict[str, str] = {
+    "ts": "int64",
+    "dur": "int64",
+    "name": CATEGORY,
+    "cat": CATEGORY,
+    "kind": CATEGORY,  # see KINDS
+    "pid": "int64",  # normalised: string pids are mapped to ids listed in Timeline.lanes
+    "tid": "int64",
+    "lane": "int32",  # row of Timeline.lanes
+    "depth": "int16",  # nesting depth inside the lane, 0 = top
+    "parent": "int64",  # row index of the enclosing slice in the same lane, -1 for roots
+    "corr": "int64",  # CUPTI correlation id (runtime call <-> kernel/memcpy), -1 if none
+    "ext_id": "int64",  # kineto "External id" (cpu_op <-> kernels it launched), -1 if none
+    "shape": CATEGORY,  # "Input Dims" as compact text, "" if not recorded
+}
+
+# Kinds of slices; derived from `cat` (old capitalised and new kineto names) and the lane's device.
+KINDS = (
+    "cpu_op",
+    "python",
+    "annotation",  # user_annotation, ProfilerStep#N
+    "gpu_annotation",
+    "runtime",  # cuda_runtime / cuda_driver / hip runtime
+    "kernel",
+    "memcpy",
+    "memset",
+    "comm",  # collective communication (NCCL kernels are kernels; this is the CPU side)
+    "trace",  # the one span covering the profiling window
+    "async",
+    "other",
+)
+
+LANES: dict[str, str] = {
+    "lane": "int32",
+    "pid": "int64",
+    "tid": "int64",
+    "sub": "int16",  # 0 = main row set; >0 = extra rows for slices that overlap without nesting
+    "process": "object",  # process label (process_name / labels, or the raw pid)
+    "thread": "object",  # thread label (thread_name, "stream 7", or the raw tid)
+    "label": "object",  # what the timeline shows at the left of the track
+    "device": "object",  # "cpu", "gpu:0", … or "" when unknown
+    "sort_key": "int64",  # process and thread sort indexes folded into one order
+    "max_depth": "int16",
+    "n_events": "int64",
+}
+
+INSTANTS: dict[str, str] = {
+    "ts": "int64",
+    "name": CATEGORY,
+    "cat": CATEGORY,
+    "pid": "int64",
+    "tid": "int64",
+    "scope": CATEGORY,  # "t" thread, "p" process, "g" global
+}
+
+COUNTERS: dict[str, str] = {
+    "ts": "int64",
+    "pid": "int64",
+    "name": CATEGORY,  # "<event name>.<arg key>" or the event name when it has a single series
+    "value": "float64",
+}
+
+FLOWS: dict[str, str] = {
+    "flow_id": "int64",  # interned id (ids may be strings or exceed 2**63 in the file)
+    "cat": CATEGORY,
+    "name": CATEGORY,
+    "src_ts": "int64",
+    "dst_ts": "int64",  # -1 when the flow has no end
+    "src_event": "int64",  # row in events the start binds to, -1 if none encloses it
+    "dst_event": "int64",
+}
+
+# torch.profiler [memory] / [OutOfMemory] instants.
+MEMORY_EVENTS: dict[str, str] = {
+    "ts": "int64",
+    "pid": "int64",
+    "tid": "int64",
+    "device_type": "int16",  # c10 DeviceType: 0 CPU, 1 CUDA, …
+    "device_id": "int16",  # -1 for CPU
+    "addr": "int64",  # 0 when absent (older files, OOM events)
+    "bytes": "int64",  # negative = free
+    "total_allocated": "int64",
+    "total_reserved": "int64",
+    "oom": "bool",
+}
+
+# pstats: one row per function, exact as cProfile recorded it.
+FUNCTIONS: dict[str, str] = {
+    "function": "object",
+    "file": "object",
+    "line": "int64",
+    "ncalls": "int64",
+    "primitive_calls": "int64",
+    "tottime_ns": "int64",
+    "cumtime_ns": "int64",
+}
+
+# pstats: one row per (caller, callee) edge; ids index FUNCTIONS rows.
+EDGES: dict[str, str] = {
+    "caller": "int64",
+    "callee": "int64",
+    "ncalls": "int64",
+    "primitive_calls": "int64",
+    "tottime_ns": "int64",
+    "cumtime_ns": "int64",
+}
+
+# mprof .dat
+SAMPLES: dict[str, str] = {"run": "int32", "ts_ns": "int64", "rss_bytes": "int64"}
+CHILD_SAMPLES: dict[str, str] = {
+    "run": "int32",
+    "child": "int32",
+    "ts_ns": "int64",
+    "rss_bytes": "int64",
+}
+SPANS: dict[str, str] = {
+    "run": "int32",
+    "name": "object",
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "mem_start": "int64",
+    "mem_end": "int64",
+    "level": "int16",  # FUNC stack level, -1 when the file predates it
+}
+
+# memory_profiler line-by-line report
+LINES: dict[str, str] = {
+    "report": "int32",  # index of the appended report (a file may hold several runs)
+    "block": "int32",  # index of the function block over the whole file
+    "file": "object",
+    "line": "int64",
+    "mem_bytes": "float64",  # NaN where the line never ran
+    "increment_bytes": "float64",
+    "occurrences": "float64",  # NaN where absent (older reports) or never ran
+    "content": "object",
+}
+
+
+def empty(schema: dict[str, str]) -> pd.DataFrame:
+    """An empty frame with the schema's columns and dtypes."""
+    return pd.DataFrame({col: pd.Series([], dtype=dtype) for col, dtype in schema.items()})
+
+
+def coerce(df: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
+    """Return `df` with exactly the schema's columns, in order, cast to the schema's dtypes."""
+    out = {}
+    for col, dtype in schema.items():
+        series = df[col]
+        if str(series.dtype) != dtype:
+            series = series.astype(dtype)
+        out[col] = series
+    return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+
+
+def validate(df: pd.DataFrame, schema: dict[str, str], table: str = "table") -> None:
+    """Raise ValueError if `df` does not have exactly the schema's columns and dtypes.
+
+    Loaders call this last, so a wrong dtype fails loudly in tests rather than in a view.
+    """
+    cols = list(df.columns)
+    if cols != list(schema):
+        raise ValueError(f"{table}: columns {cols} != {list(schema)}")
+    for col, dtype in schema.items():
+        actual = str(df[col].dtype)
+        if dtype == "object":
+            if actual not in ("object", "str", "string"):
+                raise ValueError(f"{table}.{col}: dtype {actual}, expected text")
+        elif actual != dtype:
+            raise ValueError(f"{table}.{col}: dtype {actual}, expected {dtype}")
+    if not isinstance(df.index, pd.RangeIndex):
+        raise ValueError(f"{table}: index must be a RangeIndex")
+
+
+def int64(values: object) -> np.ndarray:
+    """Convenience: an int64 numpy array from any sequence."""
+    return np.asarray(values, dtype=np.int64)

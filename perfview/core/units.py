@@ -1,0 +1,70 @@
+"""The only place where values are converted to human units (ns, bytes, counts)."""
+
+from __future__ import annotations
+
+import enum
+import math
+
+
+class Unit(enum.Enum):
+    """What a number measures; decides how `format_value` renders it."""
+
+    NS = "ns"
+    BYTES = "bytes"
+    COUNT = "count"
+    PERCENT = "percent"
+
+
+_TIME_STEPS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+_BYTE_STEPS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+
+MIB = 1 << 20
+
+
+def format_ns(ns: float, digits: int = 3) -> str:
+    """Format a duration given in nanoseconds, e.g. 1_500_000 → '1.5 ms'."""
+    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
+        return ""
+    mag = abs(ns)
+    for scale, suffix in _TIME_STEPS:
+        if mag >= scale or scale == 1.0:
+            value = ns / scale
+            text = f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:.0f}"
+            return f"{text} {suffix}"
+    return f"{ns} ns"  # pragma: no cover
+
+
+def format_bytes(n: float, digits: int = 3) -> str:
+    """Format a byte count with binary prefixes, e.g. 3 * 2**20 → '3 MiB'."""
+    if n is None or (isinstance(n, float) and math.isnan(n)):
+        return ""
+    mag = abs(n)
+    for scale, suffix in _BYTE_STEPS:
+        if mag >= scale:
+            return f"{n / scale:.{digits}g} {suffix}"
+    return f"{n:.0f} B"
+
+
+def format_value(value: float, unit: Unit) -> str:
+    """Render `value` in `unit` for display in tables, tooltips and the CLI."""
+    if unit is Unit.NS:
+        return format_ns(value)
+    if unit is Unit.BYTES:
+        return format_bytes(value)
+    if unit is Unit.PERCENT:
+        return f"{value:.1f} %"
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.3g}"
+    return f"{value:,}"
+
+
+def mib_to_bytes(mib: float) -> int:
+    """memory_profiler reports MiB; the model stores int64 bytes."""
+    return int(round(mib * MIB))
+
+
+def seconds_to_ns(seconds: float) -> int:
+    """pstats and mprof store seconds as floats; the model stores int64 nanoseconds."""
+    return int(round(seconds * 1e9))

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, format, types, import contracts, then pytest.
+# Called by the README's test command and by .ci/run. Exit status is non-zero on any failure,
+# including pytest collecting no tests (its exit 5).
+set -u
+cd "$(dirname "$0")/.."
+
+# Optional system tools some tests use (desktop/MIME validators); installed only where we may.
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1 \
+   && ! command -v desktop-file-validate >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+     desktop-file-utils libxml2-utils xdg-utils shared-mime-info libfile-mimeinfo-perl >/dev/null) \
+     || echo "check: could not install desktop validators; those tests will skip"
+fi
+
+status=0
+step() { echo "== $*"; "$@" || { echo "FAILED: $*"; status=1; }; }
+step python3 -m ruff check .
+step python3 -m ruff format --check .
+step python3 -m mypy
+step lint-imports
+python3 -m pytest "$@"
+rc=$?
+if [ "$rc" = "5" ]; then echo "FAILED: pytest collected no tests"; rc=1; fi
+[ "$rc" = "0" ] || status=1
+exit $status

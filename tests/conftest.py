@@ -1,0 +1,36 @@
+"""Shared fixtures. Sets the offscreen Qt platform before anything imports Qt."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """tests/data: tiny fixtures made by scripts/make_fixtures.py."""
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def samples_dir() -> Path:
+    """../shared/samples (real files from other projects); skips when a clone has none."""
+    if not SAMPLES.is_dir():
+        pytest.skip(f"real samples folder {SAMPLES} is absent")
+    return SAMPLES
+
+
+def sample(rel: str) -> Path:
+    """Path of one real sample, skipping the calling test when it is missing."""
+    path = SAMPLES / rel
+    if not path.exists():
+        pytest.skip(f"sample {rel} is absent ({SAMPLES})")
+    return path
