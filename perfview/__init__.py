@@ -1,4 +1,4 @@
-"""perfview: one native viewer for cProfile, torch.profiler/Chrome traces and memory_profiler output.
+"""perfview: one native viewer for cProfile, torch.profiler traces and memory_profiler output.
 
 This module must stay import-cheap: it never imports Qt, pandas or torch.
 """

@@ -6,6 +6,8 @@ Times are int64 nanoseconds, memory is int64 bytes, strings are categorical.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 import pandas as pd
 
@@ -161,7 +163,7 @@ def coerce(df: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
     for col, dtype in schema.items():
         series = df[col]
         if str(series.dtype) != dtype:
-            series = series.astype(dtype)
+            series = series.astype(cast(Any, dtype))
         out[col] = series
     return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
 

@@ -62,9 +62,9 @@ def format_value(value: float, unit: Unit) -> str:
 
 def mib_to_bytes(mib: float) -> int:
     """memory_profiler reports MiB; the model stores int64 bytes."""
-    return int(round(mib * MIB))
+    return round(mib * MIB)
 
 
 def seconds_to_ns(seconds: float) -> int:
     """pstats and mprof store seconds as floats; the model stores int64 nanoseconds."""
-    return int(round(seconds * 1e9))
+    return round(seconds * 1e9)

@@ -1,0 +1,395 @@
+"""Pieces of the Timeline that need trace semantics: lanes, kinds, counters, memory, flows.
+
+Kept apart from `trace_build` so each module stays small; all functions are vectorised except
+the per-lane / per-process bookkeeping, which is proportional to the number of lanes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfview.core import intervals, schema
+from perfview.loaders.trace_columns import Columns
+
+I64 = np.int64
+_SORT_COLUMNS = ("psort", "tsort", "gpu", "pid", "tid", "sub")
+_GPU_LABEL = re.compile(r"\bGPU\s*(\d+)", re.IGNORECASE)
+GPU_CATS = frozenset(
+    {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "gpu_user_annotation"}
+)
+KIND_OF_CAT = {
+    "cpu_op": "cpu_op",
+    "operator": "cpu_op",
+    "python_function": "python",
+    "user_annotation": "annotation",
+    "gpu_user_annotation": "gpu_annotation",
+    "cuda_runtime": "runtime",
+    "cuda_driver": "runtime",
+    "runtime": "runtime",
+    "driver": "runtime",
+    "xpu_runtime": "runtime",
+    "xpu_driver": "runtime",
+    "mtia_runtime": "runtime",
+    "privateuse1_runtime": "runtime",
+    "privateuse1_driver": "runtime",
+    "kernel": "kernel",
+    "gpu_memcpy": "memcpy",
+    "memcpy": "memcpy",
+    "gpu_memset": "memset",
+    "memset": "memset",
+    "collective_comm": "comm",
+    "trace": "trace",
+}
+
+
+def categorical(codes: np.ndarray, values: list[Any]) -> pd.Categorical:
+    """A Categorical from interner codes; None becomes '' and unused values are dropped."""
+    codes = np.asarray(codes, dtype=I64)
+    if len(codes) == 0:
+        return pd.Categorical.from_codes(
+            np.zeros(0, dtype=I64), categories=pd.Index([], dtype=object)
+        )
+    used, inv = np.unique(codes, return_inverse=True)
+    texts = ["" if values[c] is None else str(values[c]) for c in used.tolist()]
+    remap, cats = pd.factorize(pd.Index(texts, dtype=object))
+    return pd.Categorical.from_codes(np.asarray(remap, dtype=I64)[inv], categories=cats)
+
+
+def joint_codes(*columns: np.ndarray) -> np.ndarray:
+    """One int64 code per row for a tuple of key columns (cheaper than a pandas MultiIndex)."""
+    code = np.zeros(len(columns[0]), dtype=I64)
+    for col in columns:
+        f, uniq = pd.factorize(np.asarray(col))
+        code = code * max(len(uniq), 1) + np.asarray(f, dtype=I64)
+    return code
+
+
+def lookup(table: list[np.ndarray], query: list[np.ndarray]) -> np.ndarray:
+    """Row of `table` whose key columns equal each query row's, -1 when absent."""
+    n = len(table[0])
+    both = joint_codes(*[np.concatenate([t, q]) for t, q in zip(table, query, strict=True)])
+    lut = np.full(int(both.max()) + 1 if len(both) else 1, -1, dtype=I64)
+    lut[both[:n]] = np.arange(n, dtype=I64)
+    out: np.ndarray = lut[both[n:]]
+    return out
+
+
+def kinds_for(
+    cat: np.ndarray, cat_values: list[Any], name: np.ndarray, name_values: list[Any]
+) -> np.ndarray:
+    """Kind code (index into schema.KINDS) per slice, from its category (old or new kineto
+    spelling, case-insensitive) and its name (ProfilerStep#N is an annotation)."""
+    kinds = list(schema.KINDS)
+    by_cat = np.array(
+        [kinds.index(KIND_OF_CAT.get(str(v or "").lower(), "other")) for v in cat_values] or [0],
+        dtype=np.int8,
+    )
+    out = by_cat[cat] if len(cat) else np.zeros(0, dtype=np.int8)
+    step = np.array(
+        [isinstance(v, str) and v.startswith("ProfilerStep#") for v in name_values] or [False]
+    )
+    if len(name):
+        out[step[name]] = kinds.index("annotation")
+    return out
+
+
+@dataclass
+class LaneInfo:
+    """Process and thread names and sort indexes from M events, keyed by normalised ids."""
+
+    key_text: dict[int, str]
+    process_name: dict[int, str] = field(default_factory=dict)
+    process_labels: dict[int, str] = field(default_factory=dict)
+    process_sort: dict[int, int] = field(default_factory=dict)
+    thread_name: dict[tuple[int, int], str] = field(default_factory=dict)
+    thread_sort: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    @classmethod
+    def from_metadata(
+        cls, cols: Columns, key_id: np.ndarray, key_text: dict[int, str], tracks: dict[int, Any]
+    ) -> LaneInfo:
+        info = cls(key_text=dict(key_text))
+        index = cols.keys.index
+        for _, kind, pid_v, tid_v, args in cols.metadata:
+            if not isinstance(args, dict):
+                continue
+            pid = int(key_id[index[pid_v]])
+            tid = int(key_id[index[tid_v]])
+            if kind == "process_name" and "name" in args:
+                info.process_name[pid] = str(args["name"])
+            elif kind == "process_labels" and "labels" in args:
+                info.process_labels[pid] = str(args["labels"])
+            elif kind == "process_sort_index" and _is_int(args.get("sort_index")):
+                info.process_sort[pid] = int(args["sort_index"])
+            elif kind == "thread_name" and "name" in args:
+                info.thread_name[(pid, tid)] = str(args["name"]).strip()
+            elif kind == "thread_sort_index" and _is_int(args.get("sort_index")):
+                info.thread_sort[(pid, tid)] = int(args["sort_index"])
+        for tid, text in tracks.items():
+            info.key_text[tid] = "" if text is None else str(text)
+        return info
+
+    def text(self, key: int) -> str:
+        return self.key_text.get(key, str(key))
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _device(info: LaneInfo, pid: int, gpu_pids: set[int], stream_pids: set[int]) -> str:
+    m = _GPU_LABEL.search(info.process_labels.get(pid, ""))
+    if m:
+        return f"gpu:{m.group(1)}"
+    if pid in gpu_pids or pid in stream_pids:
+        return f"gpu:{pid}" if pid >= 0 else "gpu"
+    return "cpu"
+
+
+def build_lanes(
+    info: LaneInfo,
+    pid: np.ndarray,
+    tid: np.ndarray,
+    sub: np.ndarray,
+    cat: np.ndarray,
+    cat_values: list[Any],
+    extra_pid: np.ndarray,
+    extra_tid: np.ndarray,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Lanes table (without max_depth/n_events) and each slice's lane index.
+
+    One lane per (pid, tid, sub), plus (pid, tid, 0) for threads that only have instants.
+    Order: process sort index, thread sort index, CPU before GPU, pid, tid, sub.
+    """
+    keys = pd.DataFrame(
+        {
+            "pid": np.concatenate([pid, extra_pid]).astype(I64),
+            "tid": np.concatenate([tid, extra_tid]).astype(I64),
+            "sub": np.concatenate([sub, np.zeros(len(extra_pid), dtype=np.int16)]),
+        }
+    )
+    gpu_cat = np.array([str(v or "").lower() in GPU_CATS for v in cat_values] or [False])
+    gpu_pids = set(np.unique(pid[gpu_cat[cat]]).tolist()) if len(cat) else set()
+    stream_pids = {
+        p for (p, t), name in info.thread_name.items() if name.lower().startswith("stream")
+    }
+    uniq = keys.drop_duplicates().reset_index(drop=True)
+    stream_pids |= {
+        int(p)
+        for p, t in zip(uniq["pid"].tolist(), uniq["tid"].tolist(), strict=True)
+        if info.text(t).lower().startswith("stream")
+    }
+    rows = []
+    for p, t, s in zip(
+        uniq["pid"].tolist(), uniq["tid"].tolist(), uniq["sub"].tolist(), strict=True
+    ):
+        device = _device(info, p, gpu_pids, stream_pids)
+        gpu = device.startswith("gpu")
+        process = _process_label(info, p, device)
+        thread = _thread_label(info, p, t, gpu)
+        label = f"{process} · {thread}" + (f" (overlap {s})" if s else "")
+        # missing sort indexes: 0, so CPU-before-GPU decides; string ids (Spans, async tracks)
+        # go after numbered ones
+        psort = info.process_sort.get(p, 0 if p >= 0 else 2**40)
+        tsort = info.thread_sort.get((p, t), 0 if t >= 0 else 2**40)
+        rows.append((psort, tsort, int(gpu), p, t, s, process, thread, label, device))
+    rows.sort(key=lambda r: r[:6])
+    lanes = pd.DataFrame(
+        rows,
+        columns=[*_SORT_COLUMNS, "process", "thread", "label", "device"],
+    )
+    lanes.insert(0, "lane", np.arange(len(lanes), dtype=np.int32))
+    lanes["sort_key"] = np.arange(len(lanes), dtype=I64)
+    lanes["max_depth"] = np.zeros(len(lanes), dtype=np.int16)
+    lanes["n_events"] = np.zeros(len(lanes), dtype=I64)
+    lanes = lanes[list(schema.LANES)]
+    lane_of = lookup(
+        [lanes["pid"].to_numpy(), lanes["tid"].to_numpy(), lanes["sub"].to_numpy()],
+        [pid.astype(I64), tid.astype(I64), sub.astype(np.int16)],
+    )
+    return lanes, lane_of
+
+
+def _process_label(info: LaneInfo, pid: int, device: str) -> str:
+    if device.startswith("gpu:"):
+        return f"GPU {device[4:]}"
+    name = info.process_name.get(pid)
+    raw = info.text(pid)
+    if name:
+        return f"{name} ({raw})" if pid >= 0 else name
+    if pid >= 0:
+        return f"process {pid}"
+    return raw or "(no process)"
+
+
+def _thread_label(info: LaneInfo, pid: int, tid: int, gpu: bool) -> str:
+    name = info.thread_name.get((pid, tid))
+    if name:
+        return name
+    raw = info.text(tid)
+    if tid >= 0:
+        return f"stream {tid}" if gpu else f"thread {tid}"
+    return raw or "(no thread)"
+
+
+def counters_table(
+    cols: Columns, ts: np.ndarray, ts_ok: np.ndarray, pid: np.ndarray
+) -> pd.DataFrame:
+    """C events: one series per numeric arg key, named "name.key" (or "name" if it has one)."""
+    if not cols.counters:
+        return schema.empty(schema.COUNTERS)
+    rows, series, values = zip(*cols.counters, strict=True)
+    row = np.asarray(rows, dtype=I64)
+    parts = pd.Series(series, dtype=object).str.split("\x00", n=1, expand=True)
+    df = pd.DataFrame({"event": row, "base": parts[0], "key": parts[1], "value": values})
+    df = df[ts_ok[row]]
+    n_keys = df.groupby("base")["key"].transform("nunique")
+    label = np.where(n_keys > 1, df["base"] + "." + df["key"], df["base"])
+    out = pd.DataFrame(
+        {
+            "ts": ts[df["event"].to_numpy()],
+            "pid": pid[df["event"].to_numpy()],
+            "name": pd.Categorical(np.asarray(label, dtype=object)),
+            "value": df["value"].to_numpy(dtype=np.float64),
+        }
+    )
+    out = out.sort_values(["name", "ts"], kind="stable").reset_index(drop=True)
+    return schema.coerce(out, schema.COUNTERS)
+
+
+def memory_table(
+    cols: Columns, ts: np.ndarray, ts_ok: np.ndarray, pid: np.ndarray, tid: np.ndarray
+) -> pd.DataFrame:
+    """torch [memory] / [OutOfMemory] instants with their allocator args."""
+    row = cols.mem("row").astype(I64)
+    if len(row) == 0:
+        return schema.empty(schema.MEMORY_EVENTS)
+    keep = ts_ok[row]
+    out = pd.DataFrame(
+        {
+            "ts": ts[row],
+            "pid": pid[row],
+            "tid": tid[row],
+            "device_type": cols.mem("device_type"),
+            "device_id": cols.mem("device_id"),
+            "addr": cols.mem("addr"),
+            "bytes": cols.mem("bytes"),
+            "total_allocated": cols.mem("total_allocated"),
+            "total_reserved": cols.mem("total_reserved"),
+            "oom": cols.mem("oom").astype(bool),
+        }
+    )[keep]
+    out = out.sort_values("ts", kind="stable").reset_index(drop=True)
+    return schema.coerce(out, schema.MEMORY_EVENTS)
+
+
+@dataclass
+class SortedSlices:
+    """The events table's arrays that flow binding searches."""
+
+    lane: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    parent: np.ndarray
+
+
+def _lane_lookup(lanes: pd.DataFrame, pid: np.ndarray, tid: np.ndarray, sub: int) -> np.ndarray:
+    return lookup(
+        [lanes["pid"].to_numpy(), lanes["tid"].to_numpy(), lanes["sub"].to_numpy()],
+        [pid.astype(I64), tid.astype(I64), np.full(len(pid), sub, dtype=np.int16)],
+    )
+
+
+def bind(
+    lanes: pd.DataFrame,
+    sl: SortedSlices,
+    pid: np.ndarray,
+    tid: np.ndarray,
+    ts: np.ndarray,
+    enclosing: np.ndarray,
+) -> np.ndarray:
+    """Slice row each flow point binds to: the enclosing slice on its thread where `enclosing`,
+    else the next slice starting at/after it; row 0 of overlap first, then extra rows."""
+    out = np.full(len(ts), -1, dtype=I64)
+    max_sub = int(lanes["sub"].max()) if len(lanes) else 0
+    for sub in range(max_sub + 1):
+        todo = np.flatnonzero(out < 0)
+        if len(todo) == 0:
+            break
+        lane = _lane_lookup(lanes, pid[todo], tid[todo], sub)
+        ok = lane >= 0
+        todo, lane = todo[ok], lane[ok]
+        enc = enclosing[todo]
+        if enc.any():
+            out[todo[enc]] = intervals.enclosing(
+                sl.lane, sl.start, sl.end, sl.parent, lane[enc], ts[todo[enc]]
+            )
+        if (~enc).any():
+            out[todo[~enc]] = intervals.next_starting(sl.lane, sl.start, lane[~enc], ts[todo[~enc]])
+    return out
+
+
+def flows_table(
+    phase_mask: Any,
+    cols: Columns,
+    ts: np.ndarray,
+    ts_ok: np.ndarray,
+    pid: np.ndarray,
+    tid: np.ndarray,
+    name: np.ndarray,
+    cat: np.ndarray,
+    lanes: pd.DataFrame,
+    sl: SortedSlices,
+) -> tuple[pd.DataFrame, list[str], dict[str, int]]:
+    """Flow arrows s -> (t ->)* f, matched by (cat, id) in time order, bound to slices."""
+    fid = cols.cat_all("fid").astype(I64)
+    is_s, is_t, is_f = phase_mask("s"), phase_mask("t"), phase_mask("f")
+    idx = np.flatnonzero((is_s | is_t | is_f) & ts_ok & (fid >= 0))
+    counts = {"flows": int(is_s[idx].sum()), "flow_ends": int(is_f[idx].sum())}
+    order = np.lexsort((idx, ts[idx], fid[idx], cat[idx]))
+    e = idx[order]
+    same = np.zeros(len(e), dtype=bool)
+    if len(e) > 1:
+        same[1:] = (cat[e][1:] == cat[e][:-1]) & (fid[e][1:] == fid[e][:-1])
+    opens = is_s[e] | is_t[e]
+    closes = is_t[e] | is_f[e]
+    linked = np.zeros(len(e), dtype=bool)  # e[k] -> e[k+1] is a segment
+    linked[:-1] = same[1:] & opens[:-1] & closes[1:]
+    has_prev = np.zeros(len(e), dtype=bool)
+    has_prev[1:] = linked[:-1]
+    orphan = int((is_f[e] & ~has_prev).sum())
+    counts["orphan_flow_ends"] = orphan
+    src_k = np.flatnonzero(linked | (is_s[e] & ~linked))
+    dst_k = np.where(linked[src_k], src_k + 1, -1)
+    src = e[src_k]
+    dst = np.where(dst_k >= 0, e[np.maximum(dst_k, 0)], -1)
+    has_dst = dst >= 0
+    d = dst[has_dst]
+    src_event = bind(lanes, sl, pid[src], tid[src], ts[src], np.ones(len(src), dtype=bool))
+    dst_event = np.full(len(src), -1, dtype=I64)
+    bp = cols.cat_all("bp_e").astype(bool)
+    dst_event[has_dst] = bind(lanes, sl, pid[d], tid[d], ts[d], bp[d] | is_t[d])
+    flows = pd.DataFrame(
+        {
+            "flow_id": fid[src],
+            "cat": categorical(cat[src], cols.cats.values),
+            "name": categorical(name[src], cols.names.values),
+            "src_ts": ts[src],
+            "dst_ts": np.where(has_dst, ts[np.maximum(dst, 0)], -1),
+            "src_event": src_event,
+            "dst_event": dst_event,
+        }
+    )
+    warnings = []
+    if orphan:
+        warnings.append(f"{orphan:,} flow ends have no start (orphan flow ends)")
+    no_end = int((is_s[src] & ~has_dst).sum())
+    counts["flows_without_end"] = no_end
+    if no_end:
+        warnings.append(f"{no_end:,} flow starts have no end (the other side was not recorded)")
+    return schema.coerce(flows, schema.FLOWS), warnings, counts

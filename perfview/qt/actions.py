@@ -1,0 +1,117 @@
+"""Every menu command in one table: id, text, shortcut, the window method it calls, its menu.
+
+Keeping the table separate from the window makes shortcuts easy to audit (no duplicates, one
+place to change a key) and lets tests trigger commands by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+# Explicit key strings rather than QKeySequence.StandardKey: StandardKey.Quit has no binding on
+# some platforms (offscreen, plain X11) and StandardKey.Close maps to Ctrl+F4 first.
+# Ctrl+F is left to the views (timeline/icicle search); a window-wide Ctrl+F would make Qt
+# report an ambiguous shortcut and fire neither. Ctrl+L focuses the current view's filter box.
+Shortcut = str | None
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    text: str
+    handler: str  # name of a MainWindow method taking no arguments
+    menu: str  # "file", "edit", "view", "help"
+    shortcut: Shortcut = None
+    tip: str = ""
+    separator_before: bool = False
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("open", "&Open…", "open_dialog", "file", "Ctrl+O",
+               "Open a profile, trace or memory recording"),
+    ActionSpec("open_example", "Open &Example Profile", "open_example", "file", None,
+               "Open the small cProfile profile that ships with perfview"),
+    ActionSpec("reload", "&Reload", "reload_current", "file", "F5",
+               "Load the current file again from disk"),
+    ActionSpec("close", "&Close", "close_current", "file", "Ctrl+W",
+               "Close the current document", separator_before=True),
+    ActionSpec("quit", "&Quit", "close", "file", "Ctrl+Q",
+               "Quit perfview", separator_before=True),
+    ActionSpec("copy_table", "Copy Table as &CSV", "copy_current_table", "edit", "Ctrl+Shift+C",
+               "Copy every visible row of the current table as CSV"),
+    ActionSpec("find", "&Filter / Search…", "focus_filter", "edit", "Ctrl+L",
+               "Focus the current view's filter box"),
+    ActionSpec("next_view", "&Next View", "next_view", "view", "Ctrl+PgDown",
+               "Show the next view of this document"),
+    ActionSpec("prev_view", "&Previous View", "previous_view", "view", "Ctrl+PgUp",
+               "Show the previous view of this document"),
+    ActionSpec("about", "&About perfview", "show_about", "help", None, ""),
+)  # fmt: skip
+
+MENU_TITLES = {"file": "&File", "edit": "&Edit", "view": "&View", "help": "&Help"}
+
+
+def build_actions(window: QMainWindow) -> dict[str, QAction]:
+    """QActions for `ACTIONS`, connected to the window's methods and parented to it."""
+    actions: dict[str, QAction] = {}
+    for spec in ACTIONS:
+        action = QAction(spec.text, window)
+        if spec.shortcut is not None:
+            action.setShortcut(QKeySequence(spec.shortcut))
+        if spec.tip:
+            action.setStatusTip(spec.tip)
+            action.setToolTip(spec.tip)
+        handler: Callable[[], Any] = getattr(window, spec.handler)
+        action.triggered.connect(lambda _checked=False, h=handler: h())
+        actions[spec.id] = action
+    return actions
+
+
+def build_menus(
+    window: QMainWindow, actions: dict[str, QAction], extra: dict[str, QMenu] | None = None
+) -> dict[str, QMenu]:
+    """Menus in `MENU_TITLES` order. `extra` submenus are appended: {"file:recent": menu}
+    places `menu` in File right after Open (the recent-files menu)."""
+    menus: dict[str, QMenu] = {}
+    bar = window.menuBar()
+    for key, title in MENU_TITLES.items():
+        menus[key] = bar.addMenu(title)
+    extra = extra or {}
+    for spec in ACTIONS:
+        menu = menus[spec.menu]
+        if spec.separator_before:
+            menu.addSeparator()
+        menu.addAction(actions[spec.id])
+        sub = extra.get(f"{spec.menu}:{spec.id}")
+        if sub is not None:
+            menu.addMenu(sub)
+    return menus
+
+
+def check_unique_shortcuts() -> list[str]:
+    """Shortcuts used by more than one action (for a test; should be empty)."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for spec in ACTIONS:
+        if spec.shortcut is None:
+            continue
+        text = QKeySequence(spec.shortcut).toString()
+        if text in seen:
+            clashes.append(f"{text}: {seen[text]} and {spec.id}")
+        seen[text] = spec.id
+    return clashes
+
+
+__all__ = [
+    "ACTIONS",
+    "MENU_TITLES",
+    "ActionSpec",
+    "build_actions",
+    "build_menus",
+    "check_unique_shortcuts",
+]

@@ -1,0 +1,164 @@
+"""One open file: a `Bundle` plus the state that views share (selection, time range, search).
+
+Views never talk to each other directly. Each view holds the `Document` and both *tells* it what
+the user did (`select`, `set_range`, `set_search`) and *listens* to its signals. The document only
+emits when the value really changes, so a view that reacts to `selection_changed` by selecting the
+same thing again does not start a signal loop.
+
+Derived data (call tree, summary tables) is computed on first use and memoised here, so that
+several views showing the same table share one DataFrame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from PySide6.QtCore import QObject, Signal
+
+from perfview.core.model import Bundle, CallTree
+
+SELECTION_KINDS = ("function", "op", "event", "node")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the user picked, in terms every view understands.
+
+    `kind` is "function" (pstats function or call-tree frame), "op" (a trace operator name),
+    "event" (one slice of the timeline) or "node" (one node of a call tree). `name` is always
+    set, so a view that cannot locate the exact row/node can still match by name.
+    Optional fields pin the exact item when the emitting view knows it:
+    `event` is a row of `Timeline.events`, `node` a `CallTree` node id, `function` a row of
+    `PstatsProfile.functions`. `source` is the emitting view (views ignore their own echo).
+    """
+
+    kind: str
+    name: str
+    event: int | None = None
+    node: int | None = None
+    function: int | None = None
+    source: Any = None
+
+    def same_target(self, other: Selection | None) -> bool:
+        """True when `other` designates the same thing (ignoring who emitted it)."""
+        if other is None:
+            return False
+        return (self.kind, self.name, self.event, self.node, self.function) == (
+            other.kind,
+            other.name,
+            other.event,
+            other.node,
+            other.function,
+        )
+
+
+class Document(QObject):
+    """A loaded file and the shared view state. Created on the GUI thread after a load.
+
+    Signals:
+        selection_changed(object): a `Selection`, or None when cleared.
+        range_changed(int, int): visible/selected time range in ns (lo, hi), relative to the
+            trace origin. Emitted by `set_range`.
+        search_changed(str): the search text views should highlight.
+        view_requested(str): someone asked the document tab to show view `name`.
+    """
+
+    selection_changed = Signal(object)
+    # object, not int: ns ranges pass 2**31 (2.1 s), which a 32-bit `int` signal argument overflows.
+    range_changed = Signal(object, object)
+    search_changed = Signal(str)
+    view_requested = Signal(str)
+
+    def __init__(self, bundle: Bundle, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.bundle = bundle
+        self.path: Path = Path(bundle.path)
+        self.title: str = bundle.title
+        self.selection: Selection | None = None
+        self.range: tuple[int, int] | None = None
+        self.search: str = ""
+        self._tables: dict[str, pd.DataFrame] = {}
+        self._tree: CallTree | None = None
+        self._tree_done = False
+
+    # --- shared state -----------------------------------------------------------------------
+    def select(self, selection: Selection | None) -> None:
+        """Make `selection` current; emits `selection_changed` only if the target changed."""
+        if selection is None:
+            if self.selection is None:
+                return
+        elif selection.same_target(self.selection):
+            return
+        self.selection = selection
+        self.selection_changed.emit(selection)
+
+    def set_range(self, lo: int, hi: int) -> None:
+        """Set the time range (ns). Emits `range_changed` only when it differs."""
+        lo, hi = int(lo), int(hi)
+        if hi < lo:
+            lo, hi = hi, lo
+        if self.range == (lo, hi):
+            return
+        self.range = (lo, hi)
+        self.range_changed.emit(lo, hi)
+
+    def set_search(self, text: str) -> None:
+        """Set the search text every view highlights. Emits `search_changed` when it differs."""
+        if text == self.search:
+            return
+        self.search = text
+        self.search_changed.emit(text)
+
+    def request_view(self, name: str) -> None:
+        """Ask the tab showing this document to switch to view `name` (e.g. "timeline")."""
+        self.view_requested.emit(name)
+
+    # --- derived data (memoised) ------------------------------------------------------------
+    def tree(self) -> CallTree | None:
+        """The call tree for icicle/sandwich views (pstats: estimated; traces: merged slices)."""
+        if not self._tree_done:
+            self._tree = _tree_for(self.bundle)
+            self._tree_done = True
+        return self._tree
+
+    def table(self, view_name: str) -> pd.DataFrame:
+        """Summary table `view_name` (a CLI view name: functions, ops, kernels …), memoised."""
+        table = self._tables.get(view_name)
+        if table is None:
+            from perfview.core import summary
+
+            table = summary.summarize(self.bundle, view_name)
+            self._tables[view_name] = table
+        return table
+
+    def seed_tables(self, tables: dict[str, pd.DataFrame]) -> None:
+        """Adopt tables computed off-thread by the load task (keys are view names)."""
+        for name, table in tables.items():
+            self._tables.setdefault(name, table)
+
+    def available_views(self) -> list[str]:
+        """Names of the summary views that apply to this file (empty if summary is missing)."""
+        try:
+            from perfview.core import summary
+        except ImportError:
+            return []
+        return list(summary.available_views(self.bundle))
+
+
+def _tree_for(bundle: Bundle) -> CallTree | None:
+    """`calltree.tree_for` when that module exists; the loader's tree otherwise."""
+    try:
+        from perfview.core import calltree
+    except ImportError:
+        return bundle.tree
+    tree_for = getattr(calltree, "tree_for", None)
+    if tree_for is None:
+        return bundle.tree
+    result: CallTree | None = tree_for(bundle)
+    return result
+
+
+__all__ = ["SELECTION_KINDS", "Document", "Selection"]

@@ -1,0 +1,135 @@
+"""Text for rectangles wide enough to hold it, elided to fit. Drawn in device pixels.
+
+Labels are the slowest part of a flame frame (text shaping), so they are only attempted on
+rects at least `MIN_LABEL_PX` wide, and elided strings are cached by (text, width): panning
+reuses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+MIN_LABEL_PX = 40.0
+PAD_PX = 4.0
+TEXT_COLOUR = QtGui.QColor(20, 20, 24)
+
+
+class LabelPainter:
+    """Draws elided names inside device-pixel rects; keeps a small elision cache."""
+
+    def __init__(self, font: QtGui.QFont | None = None, min_px: float = MIN_LABEL_PX) -> None:
+        self.font = font or QtGui.QFont()
+        self.min_px = min_px
+        self._metrics = QtGui.QFontMetricsF(self.font)
+        self._cache: dict[tuple[str, int], str] = {}
+
+    def set_font(self, font: QtGui.QFont) -> None:
+        self.font = font
+        self._metrics = QtGui.QFontMetricsF(font)
+        self._cache.clear()
+
+    @property
+    def line_height(self) -> float:
+        return float(self._metrics.height())
+
+    def elide(self, text: str, width_px: float) -> str:
+        key = (text, int(width_px))
+        got = self._cache.get(key)
+        if got is None:
+            if len(self._cache) > 20_000:
+                self._cache.clear()
+            got = self._metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, key[1])
+            self._cache[key] = got
+        return got
+
+    def draw(
+        self,
+        painter: QtGui.QPainter,
+        px0: np.ndarray,
+        px1: np.ndarray,
+        py0: np.ndarray,
+        height: float,
+        nodes: np.ndarray,
+        names: Callable[[np.ndarray], Sequence[str]],
+    ) -> int:
+        """Label every rect wider than `min_px` (and tall enough for a line); returns how many.
+
+        `px0/px1/py0` are device-pixel left, right and top edges; `names(nodes)` gives texts.
+        """
+        if height < self._metrics.height() * 0.8 or not len(px0):
+            return 0
+        wide = np.flatnonzero((px1 - px0) >= self.min_px)
+        if not len(wide):
+            return 0
+        texts = names(nodes[wide])
+        painter.setFont(self.font)
+        painter.setPen(TEXT_COLOUR)
+        ascent = self._metrics.ascent()
+        baseline = (height - self._metrics.height()) / 2.0 + ascent
+        drawn = 0
+        for i, text in zip(wide.tolist(), texts, strict=True):
+            room = float(px1[i] - px0[i]) - 2 * PAD_PX
+            shown = self.elide(text, room)
+            if not shown or shown == "…":
+                continue
+            painter.drawText(
+                QtCore.QPointF(float(px0[i]) + PAD_PX, float(py0[i]) + baseline), shown
+            )
+            drawn += 1
+        return drawn
+
+
+__all__ = ["MIN_LABEL_PX", "LabelPainter"]
+
+
+def _time_unit(span_ns: float) -> tuple[float, str]:
+    for scale, suffix in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if span_ns >= scale:
+            return scale, suffix
+    return 1.0, "ns"
+
+
+class TimeAxis(pg.AxisItem):
+    """Time axis for int64-ns data: ticks read '12.5 ms', one unit chosen from the tick spacing.
+
+    pyqtgraph's SI prefixes would print '1.25e+07 ns'-style labels for nanosecond data; here
+    the unit follows the zoom (s → ms → µs → ns), with just enough decimals to tell ticks apart.
+    """
+
+    def __init__(self, orientation: str = "top", **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        unit_scale, suffix = _time_unit(max(spacing * 10, 1.0))
+        step = spacing / unit_scale
+        decimals = max(0, min(6, int(np.ceil(-np.log10(step))) if step > 0 else 0))
+        return [f"{v / unit_scale:.{decimals}f} {suffix}" for v in values]
+
+
+class TrackAxis(pg.AxisItem):
+    """Left column naming the tracks. Ticks sit at row centres; text is elided to the width."""
+
+    def __init__(self, width: int = 190) -> None:
+        super().__init__("left")
+        self.setWidth(width)
+        self.setStyle(tickLength=0, autoExpandTextSpace=False, hideOverlappingLabels=False)
+        self._labels: list[tuple[float, str]] = []
+
+    def set_tracks(self, labels: list[tuple[float, str]]) -> None:
+        """`labels`: (row centre, text) pairs."""
+        self._labels = labels
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        room = self.width() - 12
+        ticks = [
+            (y, metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideMiddle, room))
+            for y, text in labels
+        ]
+        self.setTicks([ticks, []])
+
+
+__all__ += ["TimeAxis", "TrackAxis"]

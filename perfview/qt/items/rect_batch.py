@@ -1,0 +1,370 @@
+"""One pyqtgraph item that draws any number of rectangles (slices or call-tree nodes).
+
+Never one graphics item per event: the rects live in numpy arrays (`core.flame.Rects`). On
+each paint the item asks `core.flame.FlameIndex` for the rects visible in the current view,
+with sub-pixel slices merged, maps them to device pixels with numpy, and issues ONE
+`QPainter.drawRects` per colour bucket.
+
+Why a raw pointer: building a Python list of QRectF costs ~1.8 µs per rect (35 ms for 20k)
+while handing Qt a pointer into a contiguous array costs nothing (measured 0.2 ms build +
+3 ms draw for 20k). QRect is four ints (x1, y1, x2, y2), so a C-contiguous int32 (n, 4)
+array *is* a QRect[]; PySide ≥ 6.4.3 accepts `drawRects(QRect*, int)` (the same trick as
+pyqtgraph's internal PrimitiveArray). (shiboken6 ships with PySide6.)
+
+Drawing happens in device pixels (the painter transform is reset), so pens stay 1 px, the
+1-px gaps between neighbours are exact, and labels can be clipped to the visible edge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+from shiboken6 import wrapInstance
+
+from perfview.core import colors
+from perfview.core.flame import FlameIndex, Rects, TrackLayout
+from perfview.qt.items.labels import LabelPainter
+
+
+def draw_rect_array(painter: QtGui.QPainter, arr: np.ndarray) -> None:
+    """Fill an (n, 4) int32 C-contiguous array of QRect corners (x1, y1, x2, y2, inclusive)
+    in one call. Integer rects take Qt's fastest raster path (measured 1.3 ms for 12k rects
+    vs 3.7-6 ms as QRectF) and land on whole pixels, so edges stay crisp."""
+    n = len(arr)
+    if n == 0:
+        return
+    first = wrapInstance(arr.ctypes.data, QtCore.QRect)
+    painter.drawRects(first, n)  # type: ignore[call-overload]
+
+
+def brushes(palette: Sequence[colors.RGB]) -> list[QtGui.QBrush]:
+    return [QtGui.QBrush(QtGui.QColor(*rgb)) for rgb in palette]
+
+
+class RectBatchItem(pg.GraphicsObject):
+    """Rects on integer rows (row r covers y in [r, r+1)), x in data units.
+
+    `names(nodes)` returns label texts for node ids (called only for rects wide enough).
+    """
+
+    def __init__(
+        self,
+        names: Callable[[np.ndarray], Sequence[str]] | None = None,
+        palette: Sequence[colors.RGB] = colors.PALETTE,
+    ) -> None:
+        super().__init__()
+        self._index: FlameIndex | None = None
+        self._highlight: FlameIndex | None = None
+        self._names = names or (lambda nodes: [str(n) for n in nodes.tolist()])
+        self._brushes = brushes(palette)
+        self._muted = brushes(colors.MUTED if palette is colors.PALETTE else palette)
+        self._bounds = QtCore.QRectF()
+        self._selected: tuple[float, float, int] | None = None  # x0, x1, row
+        self.labels = LabelPainter()
+        self.labels_enabled = True
+        self.stats: dict[str, float] = {}
+        self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+
+    # --- data ---------------------------------------------------------------------------------
+    def set_rects(self, rects: Rects) -> None:
+        """Replace all rects (sorted or not). Clears highlight and selection."""
+        self.prepareGeometryChange()
+        self._index = FlameIndex(rects)
+        self._highlight = None
+        self._selected = None
+        idx = self._index
+        if len(rects):
+            self._bounds = QtCore.QRectF(
+                idx.x_min, 0.0, max(idx.x_max - idx.x_min, 1e-9), float(idx.n_rows)
+            )
+        else:
+            self._bounds = QtCore.QRectF()
+        self.update()
+
+    @property
+    def index(self) -> FlameIndex | None:
+        return self._index
+
+    @property
+    def rects(self) -> Rects:
+        return self._index.rects if self._index is not None else Rects.empty()
+
+    def set_highlight(self, nodes: np.ndarray | None) -> int:
+        """Emphasise rects whose node is in `nodes` (others are washed out); None clears.
+
+        Returns how many rects matched.
+        """
+        if nodes is None or self._index is None:
+            self._highlight = None
+            self.update()
+            return 0
+        rects = self._index.rects
+        mask = np.isin(rects.node, np.asarray(nodes, dtype=np.int64))
+        self._highlight = FlameIndex(rects.take(np.flatnonzero(mask)))
+        self.update()
+        return int(mask.sum())
+
+    def set_selected(self, node: int | None) -> None:
+        """Outline the rect showing `node` (None clears)."""
+        self._selected = None
+        if node is not None and self._index is not None:
+            pos = self._index.position_of(node)
+            if pos >= 0:
+                r = self._index.rects
+                self._selected = (float(r.x0[pos]), float(r.x1[pos]), int(r.row[pos]))
+        self.update()
+
+    def node_at(self, x: float, y: float, tolerance: float = 0.0) -> int:
+        """Node under the data point (x, y), or -1; `tolerance` in x data units."""
+        if self._index is None:
+            return -1
+        pos = self._index.hit(x, int(np.floor(y)), tolerance)
+        return -1 if pos < 0 else int(self._index.rects.node[pos])
+
+    # --- QGraphicsItem ------------------------------------------------------------------------
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self._bounds)
+
+    def paint(
+        self,
+        painter: QtGui.QPainter,
+        option: QtWidgets.QStyleOptionGraphicsItem,
+        widget: QtWidgets.QWidget | None = None,
+    ) -> None:
+        if self._index is None or not len(self._index.rects):
+            return
+        start = time.perf_counter()
+        view = self.viewRect()
+        if view is None:
+            return
+        t = painter.transform()
+        sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
+        if sx == 0 or sy == 0:
+            return
+        x_lo, x_hi = view.left(), view.right()
+        r_lo, r_hi = int(np.floor(view.top())), int(np.ceil(view.bottom()))
+        rows = (min(r_lo, r_hi), max(r_lo, r_hi))
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        clip = (x_lo * sx + dx, x_hi * sx + dx)
+        brush_set = self._muted if self._highlight is not None else self._brushes
+        shown = self._index.query(x_lo, x_hi, abs(sx), 1.0, rows)
+        geo = self._draw_batch(painter, shown, sx, sy, dx, dy, clip, brush_set)
+        if self._highlight is not None:
+            hits = self._highlight.query(x_lo, x_hi, abs(sx), 1.0, rows)
+            painter.setPen(QtGui.QPen(QtGui.QColor(30, 30, 30), 1.0))
+            self._draw_batch(painter, hits, sx, sy, dx, dy, clip, self._brushes)
+            painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        if self.labels_enabled and geo is not None:
+            px0, px1, py0, h = geo
+            self.labels.draw(painter, px0, px1, py0, h, shown.node, self._names)
+        self._draw_selection(painter, sx, sy, dx, dy)
+        painter.restore()
+        self.stats = {
+            "visible": float(len(shown)),
+            "slices": float(shown.count.sum()) if len(shown) else 0.0,
+            "ms": (time.perf_counter() - start) * 1e3,
+        }
+
+    def _draw_batch(
+        self,
+        painter: QtGui.QPainter,
+        shown: Rects,
+        sx: float,
+        sy: float,
+        dx: float,
+        dy: float,
+        clip: tuple[float, float],
+        brush_set: list[QtGui.QBrush],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+        """Map rects to device pixels and fill them, one drawRects per bucket."""
+        if not len(shown):
+            return None
+        lo, hi = min(clip), max(clip)
+        a = shown.x0 * sx + dx
+        b = shown.x1 * sx + dx
+        px0 = np.clip(np.minimum(a, b), lo - 2.0, hi + 2.0)
+        px1 = np.clip(np.maximum(a, b), lo - 2.0, hi + 2.0)
+        top = shown.row * sy + dy
+        py0 = np.minimum(top, top + sy)
+        row_px = abs(sy)
+        # Integer pixel edges, each rect ending where the next begins minus a 1-px gap (only
+        # where there is room), so neighbouring rects and rows never blur into one block.
+        x_start = np.floor(px0)
+        x_end = np.floor(px1)  # exclusive
+        x_gap = np.where(x_end - x_start >= 3.0, 1.0, 0.0)
+        x_last = np.maximum(x_end - 1.0 - x_gap, x_start)
+        y_start = np.round(py0)
+        y_last = np.round(py0 + row_px) - (2.0 if row_px >= 3 else 1.0)
+        y_last = np.maximum(y_last, y_start)
+        # int16 keys make numpy's stable sort a radix sort: O(n) for the bucket grouping.
+        order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
+        arr = np.empty((len(shown), 4), dtype=np.int32)
+        arr[:, 0] = x_start[order]
+        arr[:, 1] = y_start[order]
+        arr[:, 2] = x_last[order]
+        arr[:, 3] = y_last[order]
+        edges = np.searchsorted(shown.bucket[order], np.arange(len(brush_set) + 1))
+        for bucket in range(len(brush_set)):
+            s, e = int(edges[bucket]), int(edges[bucket + 1])
+            if e > s:
+                painter.setBrush(brush_set[bucket])
+                draw_rect_array(painter, arr[s:e])
+        h = max(row_px - 1.0, 1.0)
+        return x_start, x_last + 1.0, y_start, h
+
+    def _draw_selection(
+        self, painter: QtGui.QPainter, sx: float, sy: float, dx: float, dy: float
+    ) -> None:
+        if self._selected is None:
+            return
+        x0, x1, row = self._selected
+        a, b = sorted((x0 * sx + dx, x1 * sx + dx))
+        t, u = sorted((row * sy + dy, (row + 1) * sy + dy))
+        a, b = max(a, -10.0), min(b, 1e6)
+        painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        painter.setPen(QtGui.QPen(QtGui.QColor(0, 90, 200), 2.0))
+        painter.drawRect(QtCore.QRectF(a, t, max(b - a - 1, 2.0), max(u - t - 1, 2.0)))
+
+
+class FlameViewBox(pg.ViewBox):
+    """Navigation shared by the timeline and the icicle.
+
+    Wheel zooms x at the cursor (Shift/Alt+wheel scrolls rows); left-drag pans; Shift+drag or
+    right-drag selects an x range; click and double-click are reported in data coordinates.
+    The y scale stays fixed (rows keep their pixel height), so only x ever zooms.
+    """
+
+    clicked = QtCore.Signal(float, float)
+    double_clicked = QtCore.Signal(float, float)
+    range_selected = QtCore.Signal(float, float)
+    range_dragging = QtCore.Signal(float, float)
+
+    def __init__(self) -> None:
+        super().__init__(enableMenu=False)
+        self.setMouseEnabled(x=True, y=False)
+        self._sel_start: float | None = None
+        self._content_rows = 1.0
+        self._row_px = 18.0
+        self.sigResized.connect(lambda: self.show_rows_from(None))
+
+    def set_content_rows(self, rows: float, row_px: float) -> None:
+        """Rows of content and the fixed pixel height of one row (y never zooms)."""
+        self._content_rows = float(rows)
+        self._row_px = float(row_px)
+        self.show_rows_from(-0.5)
+
+    def visible_rows(self) -> float:
+        return max(self.height(), 1.0) / self._row_px
+
+    def show_rows_from(self, top: float | None) -> None:
+        """Scroll so row `top` is at the top (None: keep the current top), rows at row_px.
+
+        The y limit grows with the window: pyqtgraph squeezes a range that is taller than
+        its limits, which would stretch the rows of a short trace to fill the view.
+        """
+        if top is None:
+            _, (top, _bottom) = self.viewRange()
+        rows = self.visible_rows()
+        self.setLimits(yMin=-0.5, yMax=max(self._content_rows + 1.0, rows - 0.5))
+        top = max(min(top, self._content_rows + 1.0 - rows), -0.5)
+        self.setYRange(top, top + rows, padding=0)
+
+    def zoom_x(self, factor: float, center: float | None = None) -> None:
+        """Zoom x by `factor` (< 1 zooms in) around data x `center` (default: the middle)."""
+        (lo, hi), _ = self.viewRange()
+        c = (lo + hi) / 2 if center is None else center
+        self.setXRange(c - (c - lo) * factor, c + (hi - c) * factor, padding=0)
+
+    def pan_x(self, fraction: float) -> None:
+        (lo, hi), _ = self.viewRange()
+        d = (hi - lo) * fraction
+        self.setXRange(lo + d, hi + d, padding=0)
+
+    def scroll_rows(self, rows: float) -> None:
+        _, (top, bottom) = self.viewRange()
+        self.setYRange(top + rows, bottom + rows, padding=0)
+
+    def wheelEvent(self, ev: Any, axis: Any = None) -> None:
+        delta = ev.delta() if hasattr(ev, "delta") else ev.angleDelta().y()
+        mods = ev.modifiers()
+        if mods & (
+            QtCore.Qt.KeyboardModifier.ShiftModifier | QtCore.Qt.KeyboardModifier.AltModifier
+        ):
+            self.scroll_rows(-delta / 40.0)
+        else:
+            center = self.mapToView(ev.pos()).x()
+            self.zoom_x(0.999**delta, center)
+        ev.accept()
+
+    def mouseClickEvent(self, ev: Any) -> None:
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton:
+            ev.ignore()
+            return
+        ev.accept()
+        pos = self.mapToView(ev.pos())
+        if ev.double():
+            self.double_clicked.emit(pos.x(), pos.y())
+        else:
+            self.clicked.emit(pos.x(), pos.y())
+
+    def mouseDragEvent(self, ev: Any, axis: Any = None) -> None:
+        select = ev.button() == QtCore.Qt.MouseButton.RightButton or (
+            ev.button() == QtCore.Qt.MouseButton.LeftButton
+            and ev.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
+        )
+        ev.accept()
+        if select:
+            x = self.mapToView(ev.pos()).x()
+            if ev.isStart() or self._sel_start is None:
+                self._sel_start = self.mapToView(ev.buttonDownPos()).x()
+            lo, hi = sorted((self._sel_start, x))
+            if ev.isFinish():
+                self._sel_start = None
+                self.range_selected.emit(lo, hi)
+            else:
+                self.range_dragging.emit(lo, hi)
+            return
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        delta = self.mapToView(ev.lastPos()) - self.mapToView(ev.pos())
+        self.translateBy(x=delta.x(), y=delta.y())
+
+
+class TrackBands(pg.GraphicsObject):
+    """Alternating background bands behind the lanes, so tracks read as separate rows."""
+
+    def __init__(self, tracks: TrackLayout, span: int) -> None:
+        super().__init__()
+        self.tracks = tracks
+        self.span = float(max(span, 1))
+        self.setZValue(-10)
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(-1e18, 0, 2e18, float(max(self.tracks.total_rows, 1)))
+
+    def paint(
+        self,
+        painter: QtGui.QPainter,
+        option: QtWidgets.QStyleOptionGraphicsItem,
+        widget: QtWidgets.QWidget | None = None,
+    ) -> None:
+        view = self.viewRect()
+        if view is None:
+            return
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        shades = (QtGui.QColor(242, 243, 247), QtGui.QColor(250, 250, 252))
+        for i, (off, height) in enumerate(zip(self.tracks.offset, self.tracks.height, strict=True)):
+            painter.setBrush(shades[i % 2])
+            painter.drawRect(
+                QtCore.QRectF(view.left(), float(off) - 0.5, view.width(), float(height) + 1.0)
+            )
+
+
+__all__ = ["FlameViewBox", "RectBatchItem", "TrackBands", "draw_rect_array"]

@@ -1,0 +1,423 @@
+"""The main window: one tab per open document, menus, background loading, drag and drop.
+
+Loading never blocks the GUI: `open_path` starts a `tasks.Task` (loader + summary tables in a
+worker thread) and the status bar shows its progress with a Cancel button. A file that cannot
+be loaded produces one message in the error bar at the top of the window (non-modal, so the
+window stays usable and tests can read it) and the `load_failed` signal.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from perfview import __version__
+from perfview.core.units import format_ns
+from perfview.qt import actions as action_table
+from perfview.qt.document import Document
+from perfview.qt.document_tab import DocumentTab, table_views
+from perfview.qt.settings import Settings
+from perfview.qt.tasks import LoadResult, Task, load_task
+from perfview.qt.widgets.info_bar import InfoBar
+
+EXAMPLE = ("resources", "examples", "example.prof")
+WELCOME = (
+    "<h2>perfview</h2><p>Open a cProfile <code>.prof</code>, a torch.profiler / Chrome trace "
+    "<code>.json(.gz)</code>, an mprof <code>.dat</code> or a memory_profiler report.</p>"
+    "<p><b>File ▸ Open…</b> (Ctrl+O) or drop files on this window.</p>"
+)
+
+
+def example_path() -> Path:
+    """The bundled example profile (package data, so it exists in installed wheels too)."""
+    return Path(str(resources.files("perfview").joinpath(*EXAMPLE)))
+
+
+def name_filters() -> list[str]:
+    """File-dialog filters: all supported files, one per loader, then All files."""
+    filters: list[str] = []
+    patterns: list[str] = []
+    try:
+        from perfview.loaders import LOADERS
+    except ImportError:
+        LOADERS = []
+    for loader in LOADERS:
+        globs = " ".join(f"*{ext}" for ext in loader.EXTENSIONS)
+        if globs:
+            patterns.extend(f"*{ext}" for ext in loader.EXTENSIONS)
+            filters.append(f"{str(loader.DESCRIPTION).capitalize()} ({globs})")
+    unique = " ".join(dict.fromkeys(patterns))
+    if unique:
+        filters.insert(0, f"All supported files ({unique})")
+    filters.append("All files (*)")
+    return filters
+
+
+class MainWindow(QMainWindow):
+    """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path)."""
+
+    document_opened = Signal(object)
+    load_failed = Signal(str, str)
+    load_cancelled = Signal(str)
+
+    def __init__(self, settings: Settings | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings if settings is not None else Settings()
+        self.setWindowTitle("perfview")
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+        self._tasks: dict[Task, str] = {}
+
+        self.tabs = QTabWidget(self)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._on_current_tab)
+        self.welcome = QLabel(WELCOME, self)
+        self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(self.tabs)
+        self.error_bar = InfoBar(self)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.error_bar)
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self._build_status_bar()
+        self.actions_by_id = action_table.build_actions(self)
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.menus = action_table.build_menus(
+            self, self.actions_by_id, {"file:open_example": self.recent_menu}
+        )
+        self.view_menu = self.menus["view"]
+        self._view_actions = QActionGroup(self)
+        self._view_actions.setExclusive(True)
+        self._view_menu_items: list[QAction] = []
+        self._fill_recent_menu()
+        self._update_actions()
+        self._restore_geometry()
+
+    # --- construction ----------------------------------------------------------------------
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.progress_label = QLabel(self)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 1000)
+        self.progress.setMaximumWidth(240)
+        self.progress.setTextVisible(False)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip("Stop loading")
+        self.cancel_button.clicked.connect(self.cancel_loads)
+        self.info_label = QLabel(self)
+        bar.addPermanentWidget(self.info_label)
+        bar.addPermanentWidget(self.progress_label)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel_button)
+        self._set_busy(False)
+
+    def _restore_geometry(self) -> None:
+        geometry = self.settings.geometry("main")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.geometry("main_state")
+        if state is not None:
+            self.restoreState(state)
+
+    # --- opening ---------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        paths, _filter = QFileDialog.getOpenFileNames(
+            self, "Open profile", self.settings.last_folder(), ";;".join(name_filters())
+        )
+        self.open_paths(paths)
+
+    def open_paths(self, paths: list[str] | list[Path]) -> None:
+        for path in paths:
+            self.open_path(path)
+
+    def open_example(self) -> Task | None:
+        return self.open_path(example_path(), remember=False)
+
+    def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
+        """Start loading `path` in the background; the tab appears when it is done."""
+        path = Path(path)
+        existing = self.tab_for_path(path)
+        if existing is not None:
+            self.tabs.setCurrentWidget(existing)
+            self.document_opened.emit(existing)
+            return None
+        task = load_task(path, table_views)
+        self._tasks[task] = str(path)
+        task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
+        task.finished.connect(lambda result, r=remember: self._on_loaded(result, r))
+        task.failed.connect(lambda message, t=task, p=path: self._on_failed(p, message, t))
+        task.cancelled.connect(lambda p=path: self._on_cancelled(p))
+        task.done.connect(lambda t=task: self._on_task_done(t))
+        self._set_busy(True, f"Loading {path.name}…")
+        task.start()
+        return task
+
+    def reload_current(self) -> None:
+        tab = self.current_tab()
+        if tab is None:
+            return
+        path = tab.document.path
+        self.close_tab(self.tabs.indexOf(tab))
+        self.open_path(path)
+
+    def cancel_loads(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _on_progress(self, path: Path, fraction: float, message: str) -> None:
+        self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+        self.progress_label.setText(f"{path.name}: {message}" if message else path.name)
+
+    def _on_loaded(self, result: LoadResult, remember: bool) -> None:
+        document = Document(result.bundle)
+        tab = DocumentTab(document, result.tables, self.settings)
+        index = self.tabs.addTab(tab, document.title)
+        self.tabs.setTabToolTip(index, str(document.path))
+        self.tabs.setCurrentIndex(index)
+        self.stack.setCurrentWidget(self.tabs)
+        tab.view_changed.connect(lambda _name, t=tab: self._sync_view_menu(t))
+        if remember:
+            self.settings.add_recent(document.path)
+            self.settings.set_last_folder(document.path.parent)
+        nonzero = [(k, v) for k, v in result.bundle.counts.items() if v][:4]
+        counts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in nonzero)
+        self.statusBar().showMessage(
+            f"Loaded {document.title} in {result.seconds:.2f} s"
+            + (f" ({counts})" if counts else ""),
+            8000,
+        )
+        self.document_opened.emit(tab)
+
+    def _on_failed(self, path: Path, message: str, task: Task) -> None:
+        text = f"perfview: cannot open {path}: {message}"
+        self.error_bar.show_message(text, "error", task.traceback)
+        self.statusBar().showMessage(text, 10000)
+        self.load_failed.emit(str(path), message)
+
+    def _on_cancelled(self, path: Path) -> None:
+        self.statusBar().showMessage(f"Loading {path.name} was cancelled", 5000)
+        self.load_cancelled.emit(str(path))
+
+    def _on_task_done(self, task: Task) -> None:
+        self._tasks.pop(task, None)
+        if not self._tasks:
+            self._set_busy(False)
+
+    def _set_busy(self, busy: bool, text: str = "") -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self.progress_label.setVisible(busy)
+        if busy:
+            self.progress.setValue(0)
+            self.progress_label.setText(text)
+
+    def is_loading(self) -> bool:
+        return bool(self._tasks)
+
+    # --- tabs ------------------------------------------------------------------------------
+    def document_tabs(self) -> list[DocumentTab]:
+        tabs = (self.tabs.widget(i) for i in range(self.tabs.count()))
+        return [t for t in tabs if isinstance(t, DocumentTab)]
+
+    def current_tab(self) -> DocumentTab | None:
+        widget = self.tabs.currentWidget()
+        return widget if isinstance(widget, DocumentTab) else None
+
+    def tab_for_path(self, path: Path) -> DocumentTab | None:
+        target = path.resolve() if path.exists() else path
+        for tab in self.document_tabs():
+            if tab.document.path.resolve() == target:
+                return tab
+        return None
+
+    def close_tab(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        if widget is None:
+            return
+        if isinstance(widget, DocumentTab):
+            widget.save_state()
+        self.tabs.removeTab(index)
+        widget.deleteLater()
+        if not self.tabs.count():
+            self.stack.setCurrentWidget(self.welcome)
+        self._update_actions()
+
+    def close_current(self) -> None:
+        if self.tabs.count():
+            self.close_tab(self.tabs.currentIndex())
+
+    def _on_current_tab(self, _index: int) -> None:
+        tab = self.current_tab()
+        self.setWindowTitle(f"{tab.document.title} — perfview" if tab else "perfview")
+        self._sync_view_menu(tab)
+        self._update_actions()
+        if tab is not None:
+            bundle = tab.document.bundle
+            span = f", {format_ns(bundle.duration_ns)}" if bundle.duration_ns else ""
+            self.info_label.setText(f"{bundle.format}{span}")
+        else:
+            self.info_label.setText("")
+
+    def _update_actions(self) -> None:
+        has_tab = self.current_tab() is not None
+        for key in ("close", "reload", "copy_table", "next_view", "prev_view", "find"):
+            self.actions_by_id[key].setEnabled(has_tab)
+
+    # --- view menu -------------------------------------------------------------------------
+    def _sync_view_menu(self, tab: DocumentTab | None) -> None:
+        """Rebuild the per-document part of the View menu (one checkable item per view)."""
+        for action in self._view_menu_items:
+            self.view_menu.removeAction(action)
+            self._view_actions.removeAction(action)
+            action.deleteLater()
+        self._view_menu_items = []
+        if tab is None:
+            return
+        self._view_menu_items.append(self.view_menu.addSeparator())
+        current = tab.current_view()
+        for i, (name, title) in enumerate(tab.view_titles()):
+            action = QAction(title, self)
+            action.setCheckable(True)
+            action.setChecked(name == current)
+            action.setData(name)
+            if i < 9:
+                action.setShortcut(f"Ctrl+{i + 1}")
+            action.triggered.connect(lambda _c=False, n=name: self.show_view(n))
+            self._view_actions.addAction(action)
+            self.view_menu.addAction(action)
+            self._view_menu_items.append(action)
+
+    def show_view(self, name: str) -> bool:
+        tab = self.current_tab()
+        return tab.show_view(name) if tab is not None else False
+
+    def next_view(self, step: int = 1) -> None:
+        tab = self.current_tab()
+        if tab is not None and tab.tabs.count():
+            tab.tabs.setCurrentIndex((tab.tabs.currentIndex() + step) % tab.tabs.count())
+
+    def previous_view(self) -> None:
+        self.next_view(-1)
+
+    # --- edit commands ---------------------------------------------------------------------
+    def _current_view_widget(self) -> QWidget | None:
+        tab = self.current_tab()
+        return tab.view_widget(tab.current_view()) if tab is not None else None
+
+    def copy_current_table(self) -> str:
+        widget = self._current_view_widget()
+        table = _find_child_with(widget, "copy_table")
+        return str(table.copy_table()) if table is not None else ""
+
+    def focus_filter(self) -> None:
+        widget = self._current_view_widget()
+        if widget is None:
+            return
+        edit = widget.findChild(QLineEdit)
+        if edit is not None:
+            edit.setFocus()
+            edit.selectAll()
+
+    # --- recent files ----------------------------------------------------------------------
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.settings.recent_files()
+        for i, path in enumerate(files):
+            action = self.recent_menu.addAction(f"&{(i + 1) % 10}  {Path(path).name}")
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
+        if files:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear List", self._clear_recent)
+        self.recent_menu.setEnabled(bool(files))
+
+    def _clear_recent(self) -> None:
+        self.settings.clear_recent()
+        self._fill_recent_menu()
+
+    # --- help ------------------------------------------------------------------------------
+    def show_about(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("About perfview")
+        box.setText(
+            f"<b>perfview {__version__}</b><br>A native viewer for cProfile, torch.profiler / "
+            "Chrome traces, mprof and memory_profiler output."
+        )
+        box.open()
+
+    # --- drag and drop ---------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if _local_paths(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: Any) -> None:
+        if _local_paths(event):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = _local_paths(event)
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    # --- closing ---------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.cancel_loads()
+        for tab in self.document_tabs():
+            tab.save_state()
+        self.settings.set_geometry("main", self.saveGeometry())
+        self.settings.set_geometry("main_state", self.saveState())
+        self.settings.sync()
+        super().closeEvent(event)
+
+
+def _local_paths(event: Any) -> list[str]:
+    mime = event.mimeData()
+    if mime is None or not mime.hasUrls():
+        return []
+    return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
+
+
+def _find_child_with(widget: QWidget | None, method: str) -> Any:
+    """`widget` or its first descendant that has `method` (e.g. a TableView's copy_table)."""
+    if widget is None:
+        return None
+    if hasattr(widget, method):
+        return widget
+    for child in widget.findChildren(QWidget):
+        if hasattr(child, method):
+            return child
+    return None
+
+
+__all__ = ["MainWindow", "example_path", "name_filters"]

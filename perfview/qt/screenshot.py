@@ -1,0 +1,156 @@
+"""Render the main window to PNG files: `perfview --screenshot` and `scripts/screenshots.py`.
+
+Everything is driven by signals: open the file, wait for `document_opened` (or
+`load_failed`), switch views, let the event loop settle, then `window.grab()`. No sleeps, so the
+same code works offscreen, under Xvfb and in tests.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QApplication
+
+from perfview.qt.document_tab import DocumentTab
+from perfview.qt.main_window import MainWindow
+
+SETTLE_ROUNDS = 3
+
+
+def settle(rounds: int = SETTLE_ROUNDS) -> None:
+    """Let layouts, resizes and pyqtgraph's deferred range updates run."""
+    app = QApplication.instance()
+    for _ in range(rounds):
+        if app is not None:
+            app.processEvents()
+
+
+def grab(window: MainWindow, out: str | Path) -> bool:
+    """Render the whole window (menus, status bar included) and save it as PNG."""
+    settle()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return bool(window.grab().save(str(out)))
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "view"
+
+
+class ScreenshotJob(QObject):
+    """Open `path` in `window`, then for each requested view grab the window to a PNG.
+
+    `views` None means the first view of the file's format; "all" every view. `outputs`
+    maps a view name to the output path (see `single` / `every`). `finished(code)` fires once:
+    0 on success, 2 when the file cannot be opened or a view does not exist.
+    """
+
+    finished = Signal(int)
+
+    def __init__(
+        self,
+        window: MainWindow,
+        path: str | Path,
+        outputs: Callable[[DocumentTab], list[tuple[str, Path]]],
+        *,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.path = Path(path)
+        self.outputs = outputs
+        self.log = log or (lambda text: print(text, file=sys.stderr))
+        self.written: list[Path] = []
+        self.code: int | None = None
+
+    def start(self) -> None:
+        self.window.document_opened.connect(self._on_opened)
+        self.window.load_failed.connect(self._on_failed)
+        self.window.load_cancelled.connect(lambda _p: self._done(2))
+        if self.window.open_path(self.path, remember=False) is None and self.code is None:
+            tab = self.window.tab_for_path(self.path)
+            if tab is not None:  # already open (document_opened was emitted synchronously)
+                self._on_opened(tab)
+
+    def _on_failed(self, path: str, message: str) -> None:
+        self.log(f"perfview: cannot open {path}: {message}")
+        self._done(2)
+
+    def _on_opened(self, tab: DocumentTab) -> None:
+        if self.code is not None:
+            return
+        try:
+            plan = self.outputs(tab)
+        except ValueError as exc:
+            self.log(f"perfview: {exc}")
+            self._done(2)
+            return
+        # Grab on the next event-loop turns so the new tab is laid out and painted first.
+        QTimer.singleShot(0, lambda: self._shoot(tab, plan))
+
+    def _shoot(self, tab: DocumentTab, plan: list[tuple[str, Path]]) -> None:
+        for view, out in plan:
+            tab.show_view(view)
+            if not grab(self.window, out):
+                self.log(f"perfview: cannot write {out}")
+                self._done(2)
+                return
+            self.written.append(out)
+        self._done(0)
+
+    def _done(self, code: int) -> None:
+        if self.code is None:
+            self.code = code
+            self.finished.emit(code)
+
+
+def single(out: str | Path, view: str | None) -> Callable[[DocumentTab], list[tuple[str, Path]]]:
+    """Plan for `--screenshot OUT [--view VIEW]`: one picture of VIEW (default: the first)."""
+
+    def plan(tab: DocumentTab) -> list[tuple[str, Path]]:
+        names = tab.view_names()
+        if not names:
+            raise ValueError("this file has no views to show")
+        name = view or names[0]
+        if name not in names:
+            raise ValueError(f"no view {name!r} for this file (views: {', '.join(names)})")
+        return [(name, Path(out))]
+
+    return plan
+
+
+def every(outdir: str | Path, stem: str) -> Callable[[DocumentTab], list[tuple[str, Path]]]:
+    """Plan for scripts/screenshots.py: OUTDIR/STEM-VIEW.png for every view of the file."""
+
+    def plan(tab: DocumentTab) -> list[tuple[str, Path]]:
+        return [
+            (n, Path(outdir) / f"{safe_name(stem)}-{safe_name(n)}.png") for n in tab.view_names()
+        ]
+
+    return plan
+
+
+def run(
+    window: MainWindow,
+    path: str | Path,
+    outputs: Callable[[DocumentTab], list[tuple[str, Path]]],
+) -> tuple[int, list[Path]]:
+    """Open `path`, take the planned screenshots, return (exit code, files written).
+
+    Runs the application's event loop until the job finishes.
+    """
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    job = ScreenshotJob(window, path, outputs)
+    job.finished.connect(lambda code: app.exit(code))
+    window.show()
+    QTimer.singleShot(0, job.start)
+    code = app.exec()
+    return (job.code if job.code is not None else code), job.written
+
+
+__all__ = ["ScreenshotJob", "every", "grab", "run", "safe_name", "settle", "single"]

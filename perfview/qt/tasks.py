@@ -1,0 +1,182 @@
+"""Run slow core work (loading, aggregating) off the GUI thread, reporting through signals.
+
+A `Task` wraps a plain function `fn(progress) -> result` and runs it in `QThreadPool`. The
+function gets a Qt-free `progress(fraction, message)` callable (the same one loaders accept);
+calling it from the worker emits the `progress` signal, throttled so a loader that reports every
+few thousand events does not flood the GUI's event queue. `cancel()` makes the *next* progress
+call raise `LoadCancelled` inside the worker, which is how loaders are interrupted cleanly: they
+already let that exception propagate. Results only ever reach the GUI through queued signals.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from perfview.core.errors import LoadCancelled, LoadError
+from perfview.core.model import Bundle
+from perfview.core.progress import Progress
+
+# Tasks alive right now; holding them here keeps their QObject (the signal sender) alive until
+# the worker is done, whatever the caller does with its own reference.
+_RUNNING: set[Task] = set()
+
+
+class _Runnable(QRunnable):
+    def __init__(self, task: Task) -> None:
+        super().__init__()
+        self._task = task
+
+    def run(self) -> None:
+        self._task._run()
+
+
+class Task(QObject):
+    """One function call in the thread pool. Connect to the signals, then call `start()`.
+
+    Signals (always delivered on the GUI thread):
+        progress(float, str): fraction in [0, 1] and a short message.
+        finished(object): the function's return value.
+        failed(str): a user-readable sentence (LoadError text, or the exception for bugs).
+        cancelled(): the user cancelled; nothing was produced.
+        done(): emitted last, after exactly one of finished/failed/cancelled.
+    """
+
+    progress = Signal(float, str)
+    finished = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+    done = Signal()
+
+    def __init__(self, fn: Callable[[Progress], Any], name: str = "", parent: Any = None) -> None:
+        super().__init__(parent)
+        self.fn = fn
+        self.name = name
+        self.traceback = ""  # full traceback of an unexpected error, for a Details box
+        self._cancel = threading.Event()
+        self._last_emit = 0.0
+        self._last_fraction = -1.0
+        self._running = False
+        self._runnable: _Runnable | None = None
+        # Released on the GUI thread (queued), after the result slots ran.
+        self.done.connect(self._release)
+
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
+    def start(self, pool: QThreadPool | None = None) -> None:
+        """Queue the function on `pool` (the global pool by default)."""
+        self._running = True
+        _RUNNING.add(self)
+        self._runnable = _Runnable(self)
+        self._runnable.setAutoDelete(False)
+        (pool or QThreadPool.globalInstance()).start(self._runnable)
+
+    def cancel(self) -> None:
+        """Ask the worker to stop at its next progress report."""
+        self._cancel.set()
+
+    def _report(self, fraction: float, message: str) -> None:
+        # Runs on the worker thread, inside the loader.
+        if self._cancel.is_set():
+            raise LoadCancelled("cancelled by the user")
+        now = time.monotonic()
+        if now - self._last_emit < 0.05 and abs(fraction - self._last_fraction) < 0.01:
+            return
+        self._last_emit = now
+        self._last_fraction = fraction
+        self.progress.emit(float(fraction), str(message))
+
+    def _run(self) -> None:
+        try:
+            if self._cancel.is_set():
+                raise LoadCancelled("cancelled before start")
+            result = self.fn(self._report)
+        except LoadCancelled:
+            self._finish(self.cancelled.emit)
+        except LoadError as exc:
+            reason = str(exc)
+            self._finish(lambda: self.failed.emit(reason))
+        except Exception as exc:  # a bug in a loader must not take the app down
+            self.traceback = traceback.format_exc()
+            message = f"unexpected error: {type(exc).__name__}: {exc}"
+            self._finish(lambda: self.failed.emit(message))
+        else:
+            self._finish(lambda: self.finished.emit(result))
+
+    def _finish(self, emit: Callable[[], None]) -> None:
+        self._running = False
+        emit()
+        self.done.emit()
+
+    def _release(self) -> None:
+        _RUNNING.discard(self)
+
+
+@dataclass
+class LoadResult:
+    """What a load task hands to the GUI: the bundle and tables already computed off-thread."""
+
+    path: Path
+    bundle: Bundle
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def load_and_prepare(
+    path: Path,
+    progress: Progress,
+    views_for: Callable[[Bundle], Sequence[str]] | None = None,
+) -> LoadResult:
+    """Load `path`, then build the call tree and the summary tables its views will show.
+
+    Doing the derived work here too (not on first display) keeps a large trace's first paint
+    of the Ops table from freezing the window.
+    """
+    from perfview.loaders import load
+
+    started = time.perf_counter()
+    bundle = load(path, progress=lambda f, m: progress(0.9 * f, m))
+    tables: dict[str, pd.DataFrame] = {}
+    if bundle.format == "trace" and bundle.tree is None:
+        progress(0.92, "building the call tree")
+        try:
+            from perfview.core import calltree
+
+            calltree.tree_for(bundle)
+        except ImportError:
+            pass
+    names = list(views_for(bundle)) if views_for is not None else []
+    for i, view in enumerate(names):
+        progress(0.94 + 0.06 * i / max(len(names), 1), f"summarising {view}")
+        try:
+            from perfview.core import summary
+
+            tables[view] = summary.summarize(bundle, view)
+        except (ImportError, LoadError, ValueError, KeyError):
+            continue  # the tab computes (and reports) it again when shown
+    progress(1.0, "done")
+    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started)
+
+
+def load_task(path: str | Path, views_for: Callable[[Bundle], Sequence[str]] | None = None) -> Task:
+    """A Task that loads `path` and prepares its tables (not started yet)."""
+    target = Path(path)
+    return Task(lambda progress: load_and_prepare(target, progress, views_for), name=str(target))
+
+
+def wait_all(timeout_ms: int = 30000) -> bool:
+    """Block until the global pool is idle (used at exit so no worker outlives the app)."""
+    return bool(QThreadPool.globalInstance().waitForDone(timeout_ms))
+
+
+__all__ = ["LoadResult", "Task", "load_and_prepare", "load_task", "wait_all"]

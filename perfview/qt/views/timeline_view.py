@@ -1,0 +1,488 @@
+"""Timeline: one track per lane (thread / GPU stream), slices stacked by depth, plus counter and
+torch memory tracks. All slices are drawn by ONE `RectBatchItem`.
+
+Coordinates: x is ns since the trace origin, y is a row number (row r covers [r, r+1), the
+view is inverted so row 0 is at the top). Rows keep a fixed pixel height; only x zooms.
+Views never compute aggregates themselves: range tables, links and layouts come from
+`perfview.core.flame`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from perfview.core import colors, flame
+from perfview.core.model import Timeline
+from perfview.core.units import format_ns
+from perfview.qt.document import Document, Selection
+from perfview.qt.items.labels import TimeAxis, TrackAxis
+from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
+from perfview.qt.views.details_panel import DetailsPanel
+
+ROW_PX = 18.0
+CURVE_ROWS = 3  # height of a counter / memory track in rows
+MAX_COUNTER_TRACKS = 24
+RANGE_ROWS = 300
+MAX_ARROW_HEADS = 40
+
+
+class TimelineView(QtWidgets.QWidget):
+    """Tracks × time. Construct as `TimelineView(timeline, document)`; document may be None."""
+
+    selected = QtCore.Signal(int)  # event row (also sent to the document)
+
+    def __init__(
+        self,
+        timeline: Timeline,
+        document: Document | None = None,
+        parent: QtWidgets.QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.timeline = timeline
+        self.document = document
+        self.selected_row: int | None = None
+        self._matches = np.zeros(0, dtype=np.int64)
+        self._match_pos = -1
+        ev = timeline.events
+        self._names = pd.Categorical(ev["name"])
+        self._categories = np.asarray(self._names.categories, dtype=object)
+        self._codes = np.asarray(self._names.codes, dtype=np.int64)
+        self._ts = ev["ts"].to_numpy(dtype=np.int64)
+        self._dur = ev["dur"].to_numpy(dtype=np.int64)
+        self._build_plot()
+        self._build_side()
+        self._build_search()
+        self._layout_tracks()
+        splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        left = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(left)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.search_bar)
+        lay.addWidget(self.plot)
+        splitter.addWidget(left)
+        splitter.addWidget(self.side)
+        splitter.setStretchFactor(0, 1)
+        splitter.setSizes([1100, 340])
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(splitter)
+        self._connect_document()
+        self.fit_all()
+
+    # --- construction -------------------------------------------------------------------------
+    def _build_plot(self) -> None:
+        self.viewbox = FlameViewBox()
+        self.viewbox.invertY(True)
+        self.time_axis = TimeAxis("top")
+        self.track_axis = TrackAxis(width=230)
+        self.plot = pg.PlotWidget(
+            viewBox=self.viewbox, axisItems={"top": self.time_axis, "left": self.track_axis}
+        )
+        self.plot.setBackground(QtGui.QColor(250, 250, 252))
+        item = self.plot.getPlotItem()
+        item.hideAxis("bottom")
+        item.showAxis("top")
+        item.hideButtons()
+        item.setMenuEnabled(False)
+        for axis in (self.time_axis, self.track_axis):
+            axis.setPen(pg.mkPen(120, 120, 130))
+            axis.setTextPen(pg.mkPen(40, 40, 48))
+        self.plot.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self.plot.installEventFilter(self)
+        self.bands = pg.GraphicsObject()  # replaced in _layout_tracks
+        cats, codes = self._categories, self._codes
+        self.batch = RectBatchItem(names=lambda nodes: cats[codes[nodes]].tolist())
+        self.batch.setZValue(10)
+        self.plot.addItem(self.batch)
+        self.flow_item = pg.PlotDataItem(pen=pg.mkPen(20, 20, 20, 200, width=1.5), connect="pairs")
+        self.flow_item.setZValue(30)
+        self._arrow_heads: list[pg.ArrowItem] = []
+        self.plot.addItem(self.flow_item)
+        self.region = pg.LinearRegionItem(
+            movable=False, brush=pg.mkBrush(60, 120, 220, 40), pen=pg.mkPen(60, 120, 220, 160)
+        )
+        self.region.setZValue(40)
+        self.region.hide()
+        self.plot.addItem(self.region, ignoreBounds=True)
+        self.viewbox.clicked.connect(self._on_click)
+        self.viewbox.double_clicked.connect(self._on_double_click)
+        self.viewbox.range_dragging.connect(self._show_region)
+        self.viewbox.range_selected.connect(self.select_range)
+        self.plot.scene().sigMouseMoved.connect(self._on_hover)
+
+    def _build_side(self) -> None:
+        self.details = DetailsPanel()
+        self.details.event_activated.connect(self.select_event)
+        self.range_label = QtWidgets.QLabel("Shift+drag (or right-drag) to select a time range")
+        self.range_label.setWordWrap(True)
+        self.range_table = QtWidgets.QTableWidget(0, 3)
+        self.range_table.setHorizontalHeaderLabels(["Name", "Calls", "Time in range"])
+        header = self.range_table.horizontalHeader()
+        header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.range_table.verticalHeader().hide()
+        self.range_table.verticalHeader().setDefaultSectionSize(
+            self.range_table.fontMetrics().height() + 6
+        )
+        self.range_table.setWordWrap(False)
+        self.range_table.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
+        self.range_table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        range_page = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(range_page)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(self.range_label)
+        lay.addWidget(self.range_table)
+        self.side = QtWidgets.QTabWidget()
+        self.side.setMinimumWidth(260)
+        self.side.addTab(self.details, "Details")
+        self.side.addTab(range_page, "Range")
+
+    def _build_search(self) -> None:
+        self.search_bar = QtWidgets.QWidget()
+        lay = QtWidgets.QHBoxLayout(self.search_bar)
+        lay.setContentsMargins(4, 2, 4, 2)
+        self.search_edit = QtWidgets.QLineEdit()
+        self.search_edit.setPlaceholderText(
+            "Find slices by name (Enter / F3: next, Shift+F3: previous)"
+        )
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.textChanged.connect(self.set_search)
+        self.search_edit.returnPressed.connect(self.next_match)
+        self.match_label = QtWidgets.QLabel("")
+        lay.addWidget(self.search_edit)
+        lay.addWidget(self.match_label)
+        self.search_bar.hide()
+        for keys, slot in (
+            ("Ctrl+F", self.show_search),
+            ("F3", self.next_match),
+            ("Shift+F3", self.previous_match),
+            ("Escape", self._escape),
+        ):
+            shortcut = QtGui.QShortcut(QtGui.QKeySequence(keys), self)
+            shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+
+    def _layout_tracks(self) -> None:
+        """Rows for every lane, then counter tracks, then the torch memory track."""
+        lanes = self.timeline.lanes.sort_values("lane", kind="stable")
+        self.tracks = flame.track_layout(
+            lanes["lane"].to_numpy(), lanes["max_depth"].to_numpy().clip(0), gap=1
+        )
+        ev = self.timeline.events
+        self.event_row = flame.event_rows(
+            ev["lane"].to_numpy(), ev["depth"].to_numpy(), self.tracks
+        )
+        buckets = colors.bucket_codes(self._names)
+        self.batch.set_rects(flame.layout_events(self._ts, self._dur, self.event_row, buckets))
+        labels = [
+            (float(off) + 0.5, str(text))
+            for off, text in zip(self.tracks.offset, lanes["label"], strict=True)
+        ]
+        row = self.tracks.total_rows + 1
+        self.curves: list[pg.PlotDataItem] = []
+        for label, x, y in flame.curve_tracks(self.timeline, MAX_COUNTER_TRACKS):
+            labels.append((row + CURVE_ROWS / 2, label))
+            self._add_curve(x, y, row)
+            row += CURVE_ROWS + 1
+        self.total_rows = row
+        self.track_axis.set_tracks(labels)
+        bands = TrackBands(self.tracks, self.timeline.duration_ns or int(self._span()[1]))
+        self.plot.addItem(bands)
+        self.bands = bands
+        lo, hi = self._span()
+        pad = max((hi - lo) * 0.05, 1000.0)
+        self.viewbox.setLimits(
+            xMin=lo - pad,
+            xMax=hi + pad,
+            minXRange=10.0,
+        )
+        self.viewbox.set_content_rows(self.total_rows, ROW_PX)
+
+    def _add_curve(self, x: np.ndarray, y: np.ndarray, row: int) -> None:
+        y = y.astype(np.float64)
+        lo, hi = (float(np.nanmin(y)), float(np.nanmax(y))) if len(y) else (0.0, 1.0)
+        lo = min(lo, 0.0)
+        scale = (CURVE_ROWS - 0.2) / (hi - lo) if hi > lo else 0.0
+        ys = row + CURVE_ROWS - (y - lo) * scale
+        colour = colors.PALETTE[len(self.curves) * 5 % len(colors.PALETTE)]
+        # No fill under the curve: pyqtgraph fills a downsampled curve segment by segment
+        # (~40 fillPath calls, 7 ms a frame), more than all the slices cost.
+        dark = tuple(int(c * 0.7) for c in colour)
+        curve = pg.PlotDataItem(x.astype(np.float64), ys, pen=pg.mkPen(*dark, width=1.5))
+        curve.setZValue(5)
+        self.plot.addItem(curve)
+        # Only after addItem: pyqtgraph 0.14 raises in itemChange when clip-to-view is set on
+        # an item that has no ViewBox yet.
+        curve.setClipToView(True)
+        curve.setDownsampling(auto=True, method="peak")
+        self.curves.append(curve)
+
+    def _connect_document(self) -> None:
+        if self.document is None:
+            return
+        self.document.selection_changed.connect(self._on_document_selection)
+        self.document.range_changed.connect(self._on_document_range)
+        self.document.search_changed.connect(self._on_document_search)
+
+    # --- geometry -----------------------------------------------------------------------------
+    def _span(self) -> tuple[float, float]:
+        if not len(self._ts):
+            return 0.0, float(max(self.timeline.duration_ns, 1))
+        return float(self._ts.min()), float((self._ts + self._dur).max())
+
+    def fit_all(self) -> None:
+        lo, hi = self._span()
+        self.viewbox.setXRange(lo, hi, padding=0.01)
+        self.viewbox.show_rows_from(-0.5)
+
+    def x_range(self) -> tuple[float, float]:
+        (lo, hi), _ = self.viewbox.viewRange()
+        return float(lo), float(hi)
+
+    def fit_event(self, row: int) -> None:
+        """Zoom so slice `row` fills the view (with a small margin) and scroll to its track."""
+        ts, dur = float(self._ts[row]), float(max(self._dur[row], 1))
+        self.viewbox.setXRange(ts - dur * 0.05, ts + dur * 1.05, padding=0)
+        self._scroll_to_row(int(self.event_row[row]))
+
+    def _scroll_to_row(self, row: int) -> None:
+        _, (top, bottom) = self.viewbox.viewRange()
+        if top <= row and row + 1 <= bottom:
+            return
+        self.viewbox.show_rows_from(row - (bottom - top) / 3)
+
+    # --- interaction --------------------------------------------------------------------------
+    def eventFilter(self, obj: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if (
+            obj is self.plot
+            and isinstance(event, QtGui.QKeyEvent)
+            and (event.type() == QtCore.QEvent.Type.KeyPress)
+        ):
+            key = QtCore.Qt.Key(event.key())
+            moves: dict[QtCore.Qt.Key, Callable[[], None]] = {
+                QtCore.Qt.Key.Key_W: lambda: self.viewbox.zoom_x(0.8, self._cursor_x()),
+                QtCore.Qt.Key.Key_S: lambda: self.viewbox.zoom_x(1.25, self._cursor_x()),
+                QtCore.Qt.Key.Key_A: lambda: self.viewbox.pan_x(-0.15),
+                QtCore.Qt.Key.Key_D: lambda: self.viewbox.pan_x(0.15),
+            }
+            move = moves.get(key)
+            if move is not None:
+                move()
+                return True
+        return super().eventFilter(obj, event)
+
+    def _cursor_x(self) -> float | None:
+        pos = self.plot.mapFromGlobal(QtGui.QCursor.pos())
+        if not self.plot.rect().contains(pos):
+            return None
+        scene = self.plot.mapToScene(pos)
+        return float(self.viewbox.mapSceneToView(scene).x())
+
+    def _pixel_tolerance(self, px: float = 3.0) -> float:
+        lo, hi = self.x_range()
+        return (hi - lo) / max(self.viewbox.width(), 1.0) * px
+
+    def _on_click(self, x: float, y: float) -> None:
+        row = self.batch.node_at(x, y, self._pixel_tolerance())
+        if row >= 0:
+            self.select_event(row, fit=False)
+
+    def _on_double_click(self, x: float, y: float) -> None:
+        row = self.batch.node_at(x, y, self._pixel_tolerance())
+        if row >= 0:
+            self.select_event(row, fit=True)
+        else:
+            self.fit_all()
+
+    def _on_hover(self, scene_pos: QtCore.QPointF) -> None:
+        if not self.viewbox.sceneBoundingRect().contains(scene_pos):
+            return
+        p = self.viewbox.mapSceneToView(scene_pos)
+        row = self.batch.node_at(p.x(), p.y(), self._pixel_tolerance(2.0))
+        if row < 0:
+            self.plot.setToolTip("")
+            return
+        self.plot.setToolTip(
+            f"<b>{self._categories[self._codes[row]]}</b><br>"
+            f"{self.timeline.events['kind'].iat[row]} · start {format_ns(int(self._ts[row]))}"
+            f" · {format_ns(int(self._dur[row]))}"
+        )
+
+    def select_event(self, row: int, fit: bool = False) -> None:
+        """Select slice `row`: outline it, describe it, draw its flows, tell the document."""
+        row = int(row)
+        self.selected_row = row
+        self.batch.set_selected(row)
+        self.details.show_event(self.timeline, row)
+        self.side.setCurrentWidget(self.details)
+        self._draw_flows(row)
+        if fit:
+            self.fit_event(row)
+        else:
+            self._ensure_visible(row)
+        self.selected.emit(row)
+        if self.document is not None:
+            name = str(self._categories[self._codes[row]])
+            self.document.select(Selection(kind="event", name=name, event=row, source=self))
+
+    def _ensure_visible(self, row: int) -> None:
+        lo, hi = self.x_range()
+        ts, end = float(self._ts[row]), float(self._ts[row] + self._dur[row])
+        if end < lo or ts > hi:
+            half = (hi - lo) / 2
+            mid = (ts + end) / 2
+            self.viewbox.setXRange(mid - half, mid + half, padding=0)
+        self._scroll_to_row(int(self.event_row[row]))
+
+    def _draw_flows(self, row: int) -> None:
+        flows = self.timeline.flows
+        pairs: list[tuple[int, int]] = []
+        if len(flows):
+            src = flows["src_event"].to_numpy()
+            dst = flows["dst_event"].to_numpy()
+            hit = ((src == row) | (dst == row)) & (src >= 0) & (dst >= 0)
+            pairs = list(zip(src[hit].tolist(), dst[hit].tolist(), strict=True))
+        if not pairs:
+            pairs = [(row, int(r)) for r in flame.linked_events(self.timeline.events, row, 50)]
+        for head in self._arrow_heads:
+            self.plot.removeItem(head)
+        self._arrow_heads = []
+        if not pairs:
+            self.flow_item.setData([], [])
+            return
+        a = np.array([p[0] for p in pairs])
+        b = np.array([p[1] for p in pairs])
+        xs = np.empty(2 * len(a))
+        ys = np.empty(2 * len(a))
+        xs[0::2], xs[1::2] = self._ts[a], self._ts[b]
+        ys[0::2], ys[1::2] = self.event_row[a] + 0.5, self.event_row[b] + 0.5
+        self.flow_item.setData(xs, ys)
+        heads = zip(
+            xs[1::2].tolist(), ys[1::2].tolist(), (ys[1::2] - ys[0::2]).tolist(), strict=True
+        )
+        for x, y, down in list(heads)[:MAX_ARROW_HEADS]:
+            # Screen angles (rows grow downwards): -90 points down, 90 up, 180 right.
+            angle = -90 if down > 0 else (90 if down < 0 else 180)
+            head = pg.ArrowItem(
+                pos=(x, y),
+                angle=angle,
+                headLen=9,
+                tipAngle=40,
+                pen=None,
+                brush=pg.mkBrush(20, 20, 20),
+            )
+            head.setZValue(31)
+            self.plot.addItem(head)
+            self._arrow_heads.append(head)
+
+    # --- range --------------------------------------------------------------------------------
+    def _show_region(self, lo: float, hi: float) -> None:
+        self.region.setRegion((lo, hi))
+        self.region.show()
+
+    def select_range(self, lo: float, hi: float) -> None:
+        """Select [lo, hi] ns: show it, fill the range table, tell the document."""
+        lo_i, hi_i = round(min(lo, hi)), round(max(lo, hi))
+        self._show_region(lo_i, hi_i)
+        self._fill_range_table(lo_i, hi_i)
+        if self.document is not None:
+            self.document.set_range(lo_i, hi_i)
+
+    def _fill_range_table(self, lo: int, hi: int) -> None:
+        table = flame.range_summary(self.timeline.events, lo, hi)
+        self.range_summary = table
+        self.range_label.setText(
+            f"{format_ns(lo)} – {format_ns(hi)}  (span {format_ns(hi - lo)}): "
+            f"{int(table['calls'].sum()) if len(table) else 0} slices, {len(table)} names"
+        )
+        shown = table.head(RANGE_ROWS)
+        self.range_table.setRowCount(len(shown))
+        for i, (name, calls, total) in enumerate(
+            zip(shown["name"], shown["calls"], shown["total_ns"], strict=True)
+        ):
+            self.range_table.setItem(i, 0, QtWidgets.QTableWidgetItem(str(name)))
+            for col, text in ((1, f"{int(calls):,}"), (2, format_ns(int(total)))):
+                cell = QtWidgets.QTableWidgetItem(text)
+                cell.setTextAlignment(
+                    QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
+                )
+                self.range_table.setItem(i, col, cell)
+        self.side.setCurrentIndex(1)
+
+    # --- search -------------------------------------------------------------------------------
+    def show_search(self) -> None:
+        self.search_bar.show()
+        self.search_edit.setFocus()
+        self.search_edit.selectAll()
+
+    def _escape(self) -> None:
+        if self.search_bar.isVisible():
+            self.search_edit.clear()
+            self.search_bar.hide()
+            self.plot.setFocus()
+        self.region.hide()
+
+    def set_search(self, text: str) -> int:
+        """Highlight slices whose name contains `text` (case-insensitive); returns the count."""
+        if self.search_edit.text() != text:
+            self.search_edit.setText(text)
+            return len(self._matches)
+        text = text.strip()
+        if not text:
+            self._matches = np.zeros(0, dtype=np.int64)
+            self.batch.set_highlight(None)
+            self.match_label.setText("")
+        else:
+            lowered = np.char.lower(self._categories.astype(str))
+            hit_codes = np.flatnonzero(np.char.find(lowered, text.lower()) >= 0)
+            rows = np.flatnonzero(np.isin(self._codes, hit_codes))
+            self._matches = rows[np.argsort(self._ts[rows], kind="stable")]
+            self.batch.set_highlight(self._matches)
+            self.match_label.setText(f"{len(self._matches):,} matches")
+        self._match_pos = -1
+        if self.document is not None:
+            self.document.set_search(text)
+        return len(self._matches)
+
+    def next_match(self, step: int = 1) -> int:
+        """Select the next (or previous) match; returns its row or -1."""
+        if not len(self._matches):
+            return -1
+        self._match_pos = (self._match_pos + step) % len(self._matches)
+        row = int(self._matches[self._match_pos])
+        self.select_event(row)
+        self.match_label.setText(f"{self._match_pos + 1:,} / {len(self._matches):,}")
+        return row
+
+    def previous_match(self) -> int:
+        return self.next_match(-1)
+
+    # --- document -----------------------------------------------------------------------------
+    def _on_document_selection(self, selection: Selection | None) -> None:
+        if selection is None or selection.source is self:
+            return
+        if selection.kind == "event" and selection.event is not None:
+            if selection.event != self.selected_row and 0 <= selection.event < len(self._ts):
+                self.select_event(int(selection.event))
+            return
+        if selection.name:
+            code = np.flatnonzero(self._categories == selection.name)
+            self.batch.set_highlight(np.flatnonzero(np.isin(self._codes, code)))
+
+    def _on_document_range(self, lo: int, hi: int) -> None:
+        self._show_region(lo, hi)
+        self._fill_range_table(lo, hi)
+
+    def _on_document_search(self, text: str) -> None:
+        if text != self.search_edit.text():
+            self.search_bar.setVisible(bool(text))
+            self.search_edit.setText(text)
+
+
+__all__ = ["TimelineView"]

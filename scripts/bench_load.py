@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Load-time benchmark: perfview's trace loader on big synthetic kineto traces.
+
+    python scripts/bench_load.py [--sizes 100,500] [--source FILE] [--repeat 3] [--workdir DIR]
+
+Builds a trace of N MB by replicating a real one (default: the resnet50 kineto sample) with
+every copy shifted in time past the previous one, and its correlation / External id / flow ids
+offset, so the result is valid kineto JSON that looks like a longer run. Each measurement loads
+the file in a FRESH child process (so peak RSS is that load's own, read from
+`resource.getrusage(RUSAGE_SELF).ru_maxrss` in the child) and reports the median time.
+A `json.load` + `pd.DataFrame(events)` baseline shows what the naive approach costs.
+
+Not part of CI: it takes minutes and gigabytes at 500 MB; the machine's cores are shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
+DEFAULT_SOURCE = SAMPLES / "kineto_gpu" / "kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
+MB = 1_000_000
+
+# Child programs: time only the load itself (imports are excluded), report peak RSS of the child.
+CHILD_PERFVIEW = """
+import json, resource, sys, time
+from perfview.loaders import load
+t0 = time.perf_counter()
+bundle = load(sys.argv[1])
+seconds = time.perf_counter() - t0
+events = bundle.counts.get("events") or sum(bundle.counts.values())
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "events": events, "rss_mb": rss}))
+"""
+CHILD_BASELINE = """
+import json, resource, sys, time
+import pandas as pd
+t0 = time.perf_counter()
+with open(sys.argv[1], "rb") as fh:
+    data = json.load(fh)
+events = data["traceEvents"] if isinstance(data, dict) else data
+frame = pd.DataFrame(events)
+seconds = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "events": len(frame), "rss_mb": rss}))
+"""
+
+ID_ARGS = ("correlation", "External id", "external id")
+
+
+def read_trace(path: Path) -> dict[str, Any]:
+    opener: Any = gzip.open if path.read_bytes()[:2] == b"\x1f\x8b" else open
+    with opener(path, "rb") as fh:
+        data = json.load(fh)
+    if isinstance(data, list):
+        data = {"traceEvents": data}
+    return data  # type: ignore[no-any-return]
+
+
+def _num(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def shift_plan(events: list[dict[str, Any]]) -> tuple[float, int]:
+    """Time step between copies (span + 10%) and the id offset that keeps ids unique."""
+    starts = [t for e in events if (t := _num(e.get("ts"))) is not None]
+    ends = [s + (_num(e.get("dur")) or 0) for e in events if (s := _num(e.get("ts"))) is not None]
+    span = max(ends) - min(starts)
+    max_id = 0
+    for e in events:
+        if (i := _num(e.get("id"))) is not None:
+            max_id = max(max_id, int(i))
+        args = e.get("args")
+        if isinstance(args, dict):
+            for key in ID_ARGS:
+                if (i := _num(args.get(key))) is not None:
+                    max_id = max(max_id, int(i))
+    return math.ceil(span * 1.1) + 1, max_id + 1
+
+
+def shifted_copy(events: list[dict[str, Any]], k: int, dt: float, id_step: int) -> list[Any]:
+    """Copy k of the events: later in time by k*dt, ids offset by k*id_step, no metadata."""
+    out = []
+    for e in events:
+        if e.get("ph") == "M":
+            continue  # process/thread names once are enough
+        e = dict(e)
+        if (t := _num(e.get("ts"))) is not None:
+            e["ts"] = t + k * dt
+        if (i := _num(e.get("id"))) is not None:
+            e["id"] = int(i) + k * id_step
+        args = e.get("args")
+        if isinstance(args, dict) and any(key in args for key in ID_ARGS):
+            args = dict(args)
+            for key in ID_ARGS:
+                if (i := _num(args.get(key))) is not None:
+                    args[key] = int(i) + k * id_step
+            e["args"] = args
+        out.append(e)
+    return out
+
+
+def _encode(value: Any) -> bytes:
+    try:
+        import msgspec
+
+        return msgspec.json.encode(value)
+    except ImportError:  # plain json is fine, only slower
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
+def make_trace(source: Path, size_mb: float, dest: Path) -> Path:
+    """Write a kineto trace of about `size_mb` MB (decimal) made of shifted copies of `source`."""
+    data = read_trace(source)
+    events = data.pop("traceEvents")
+    dt, id_step = shift_plan(events)
+    target = int(size_mb * MB)
+    head = _encode(data)[:-1] + b',"traceEvents":[' if data else b'{"traceEvents":['
+    written = len(head)
+    with open(dest, "wb") as fh:
+        fh.write(head)
+        k = 0
+        while written < target:
+            copy = events if k == 0 else shifted_copy(events, k, dt, id_step)
+            chunk = _encode(copy)[1:-1]
+            keep = len(copy)
+            for _ in range(8):  # events differ in size: shrink the share until it fits
+                if written + len(chunk) <= target or keep <= 1:
+                    break
+                # Encode only whole events, so the file stays valid JSON.
+                keep = max(1, int(keep * (target - written) / len(chunk)))
+                chunk = _encode(copy[:keep])[1:-1]
+            fh.write(b"," if k else b"")
+            fh.write(chunk)
+            written += len(chunk) + 1
+            k += 1
+        fh.write(b"]}")
+    return dest
+
+
+def measure(path: Path, child: str) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, "-c", child, str(path)], capture_output=True, text=True, env=env
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed on {path}:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def bench(path: Path, child: str, repeat: int) -> dict[str, float]:
+    runs = [measure(path, child) for _ in range(repeat)]
+    return {
+        "seconds": statistics.median(r["seconds"] for r in runs),
+        "events": runs[0]["events"],
+        "rss_mb": max(r["rss_mb"] for r in runs),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,500", help="trace sizes in MB, comma separated")
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="trace to replicate")
+    parser.add_argument("--repeat", type=int, default=3, help="loads per size (median time)")
+    parser.add_argument("--workdir", type=Path, help="keep (and reuse) generated traces here")
+    parser.add_argument("--no-baseline", action="store_true", help="skip json.load + DataFrame")
+    args = parser.parse_args(argv)
+    sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
+    if not args.source.exists():
+        print(f"bench_load: source trace {args.source} not found", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="perfview-bench-") as tmp:
+        workdir = args.workdir or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        header = (
+            f"{'size MB':>8} {'events':>10} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12}"
+            f" {'json+DF s':>10} {'json+DF RSS MB':>15}"
+        )
+        print(f"source: {args.source}  repeat: {args.repeat}  python: {sys.version.split()[0]}")
+        print(header)
+        for size in sizes:
+            path = workdir / f"bench_{size:g}MB.pt.trace.json"
+            if not path.exists():
+                t0 = time.perf_counter()
+                make_trace(args.source, size, path)
+                print(f"  (generated {path.name} in {time.perf_counter() - t0:.1f} s)")
+            real_mb = path.stat().st_size / MB
+            ours = bench(path, CHILD_PERFVIEW, args.repeat)
+            base = {"seconds": math.nan, "rss_mb": math.nan}
+            if not args.no_baseline:
+                base = bench(path, CHILD_BASELINE, args.repeat)
+            print(
+                f"{real_mb:8.1f} {int(ours['events']):10,d} {ours['seconds']:8.2f}"
+                f" {real_mb / ours['seconds']:7.1f} {ours['rss_mb']:12.0f}"
+                f" {base['seconds']:10.2f} {base['rss_mb']:15.0f}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
