@@ -278,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
         "`perfview --screenshot OUT.png [--view VIEW] FILE` saves a picture of it.",
     )
     parser.add_argument("--version", action="version", version=f"perfview {__version__}")
+    desktop = parser.add_mutually_exclusive_group()
+    desktop.add_argument(
+        "--install-desktop",
+        action="store_true",
+        help="register perfview for the current user: menu entry, file types, icon",
+    )
+    desktop.add_argument("--uninstall-desktop", action="store_true", help="undo --install-desktop")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_summary(subparsers)
     _add_optional(subparsers)
@@ -289,7 +296,7 @@ def _is_headless(argv: Sequence[str], parser: argparse.ArgumentParser) -> bool:
     if not argv:
         return False
     first = argv[0]
-    if first in ("-h", "--help", "--version"):
+    if first in ("-h", "--help", "--version", "--install-desktop", "--uninstall-desktop"):
         return True
     commands: set[str] = set()
     for action in parser._actions:
@@ -317,6 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not _is_headless(args_list, parser):
             return run_gui(args_list)
         args = parser.parse_args(args_list)
+        if args.install_desktop or args.uninstall_desktop:
+            from perfview import desktop
+
+            return desktop.install() if args.install_desktop else desktop.uninstall()
         if getattr(args, "func", None) is None:
             parser.print_help()
             return 0

@@ -25,7 +25,7 @@ class ActionSpec:
     id: str
     text: str
     handler: str  # name of a MainWindow method taking no arguments
-    menu: str  # "file", "edit", "view", "help"
+    menu: str  # a key of MENU_TITLES
     shortcut: Shortcut = None
     tip: str = ""
     separator_before: bool = False
@@ -50,10 +50,22 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Show the next view of this document"),
     ActionSpec("prev_view", "&Previous View", "previous_view", "view", "Ctrl+PgUp",
                "Show the previous view of this document"),
+    ActionSpec("run_script", "&Run Script…", "run_script", "profile", "Ctrl+R",
+               "Profile a Python script with cProfile, torch.profiler or memory_profiler"),
+    ActionSpec("rerun_last", "Re-run &Last", "rerun_last", "profile", "Ctrl+Shift+R",
+               "Run the last profiled script again with the same settings"),
+    ActionSpec("show_runs", "R&uns…", "show_runs", "profile", None,
+               "List past runs to reopen or delete them", separator_before=True),
     ActionSpec("about", "&About perfview", "show_about", "help", None, ""),
 )  # fmt: skip
 
-MENU_TITLES = {"file": "&File", "edit": "&Edit", "view": "&View", "help": "&Help"}
+MENU_TITLES = {
+    "file": "&File",
+    "edit": "&Edit",
+    "view": "&View",
+    "profile": "&Profile",
+    "help": "&Help",
+}
 
 
 def build_actions(window: QMainWindow) -> dict[str, QAction]:

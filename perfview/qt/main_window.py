@@ -34,6 +34,7 @@ from perfview.core.units import format_ns
 from perfview.qt import actions as action_table
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab, table_views
+from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import LoadResult, Task, load_task
 from perfview.qt.widgets.info_bar import InfoBar
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self._tasks: dict[Task, str] = {}
+        self._run_dock: RunDock | None = None
 
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)
@@ -390,8 +392,39 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_paths(paths)
 
+    # --- profile menu ----------------------------------------------------------------------
+    def run_dock(self) -> RunDock:
+        """The run panel dock, created on first use (most sessions never profile)."""
+        if self._run_dock is None:
+            self._run_dock = RunDock(self, self.open_path)
+        return self._run_dock
+
+    def run_script(self) -> None:
+        self.run_dock().controller.run_script(self)
+
+    def rerun_last(self) -> None:
+        self.run_dock().controller.rerun_last(self)
+
+    def show_runs(self) -> None:
+        self.run_dock().controller.show_runs(self)
+
+    def confirm_quit_during_run(self) -> bool:
+        """Ask before quitting while a profiled script still runs (tests replace this)."""
+        answer = QMessageBox.question(
+            self,
+            "perfview",
+            "A profiling run is still going. Quit and stop it?\n"
+            "What it recorded so far is written before it ends.",
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
     # --- closing ---------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._run_dock is not None and self._run_dock.is_running():
+            if not self.confirm_quit_during_run():
+                event.ignore()
+                return
+            self._run_dock.stop_for_quit()
         self.cancel_loads()
         for tab in self.document_tabs():
             tab.save_state()

@@ -138,6 +138,20 @@ class ProcessRunner(QObject):
         self._signal_group(signal.SIGTERM)
         self._kill_timer.start(self.grace_ms)
 
+    def stop_for_quit(self, grace_ms: int = 1500) -> None:
+        """End the run before the application exits: SIGTERM, wait up to `grace_ms`, SIGKILL.
+
+        This is the one place that waits: the window is closing, so no event loop will be
+        left to fire the kill timer that `cancel()` relies on.
+        """
+        if self._proc is None:
+            return
+        self._cancelling = True
+        self._signal_group(signal.SIGTERM)
+        if not self._proc.waitForFinished(grace_ms):
+            self._kill_group()
+            self._proc.waitForFinished(500)
+
     # --- internals -------------------------------------------------------------------------
     def _signal_group(self, sig: signal.Signals) -> None:
         if self._pgid <= 0:
