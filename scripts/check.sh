@@ -18,7 +18,9 @@ step() { echo "== $*"; "$@" || { echo "FAILED: $*"; status=1; }; }
 step python3 -m ruff check .
 step python3 -m ruff format --check .
 step python3 -m mypy
-step lint-imports
+# Through python3 rather than the `lint-imports` script: console scripts installed with
+# `python3 -m pip` are not on PATH under pyenv until a rehash.
+step python3 -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv[0] = 'lint-imports'; c()"
 python3 -m pytest "$@"
 rc=$?
 if [ "$rc" = "5" ]; then echo "FAILED: pytest collected no tests"; rc=1; fi
