@@ -63,7 +63,7 @@ def load_bundle(path: str) -> Any:
     Loaders raise LoadError for what they recognise as bad input; anything else on a user's
     file is still bad input from the user's point of view, so it gets the same one-line shape.
     """
-    from perfview.loaders import load  # deferred: `perfview --version` need not import pandas
+    from perfview.loaders import internal_error, load  # deferred: --version skips pandas
 
     try:
         return load(path)
@@ -72,8 +72,7 @@ def load_bundle(path: str) -> Any:
     except Exception as exc:  # no traceback for bad input, see module doc
         if os.environ.get(DEBUG_ENV):
             raise
-        reason = f"unexpected {type(exc).__name__} while reading it ({exc}); set {DEBUG_ENV}=1"
-        raise cannot_open(path, reason) from exc
+        raise cannot_open(path, f"{internal_error(exc)} (set {DEBUG_ENV}=1 for details)") from exc
 
 
 # ---------------------------------------------------------------------------------- output
@@ -205,7 +204,28 @@ def write_summary(
 # ------------------------------------------------------------------------------- commands
 
 
+def run_ranks_folder(args: argparse.Namespace) -> int:
+    """`perfview summary FOLDER [--view ranks]`: one row per rank trace in the folder."""
+    from pathlib import Path
+
+    from perfview.core.model import Bundle
+    from perfview.core.torch import ranks
+
+    if args.view not in (None, "ranks"):
+        raise CliError(f"{args.file} is a folder: only --view ranks reads a folder of rank traces")
+    folder = Path(args.file)
+    traces = ranks.load_ranks(folder, lambda path: load_bundle(str(path)))
+    if not traces:
+        raise cannot_open(args.file, "the folder holds no .json / .json.gz trace files")
+    table = ranks.ranks_table(traces)
+    run = Bundle(format="trace", path=folder, counts={"ranks": len(traces)})
+    write_summary(run, "ranks", table, args.top, args.format, sys.stdout)
+    return 0
+
+
 def run_summary(args: argparse.Namespace) -> int:
+    if os.path.isdir(args.file):
+        return run_ranks_folder(args)
     bundle = load_bundle(args.file)
     view = args.view or summary.default_view(bundle)
     try:
@@ -238,7 +258,11 @@ def _add_summary(subparsers: Any) -> None:
         help="print a table of a profile without opening a window",
         description=f"Print one view of FILE as a table, CSV or JSON. Views: {views}.",
     )
-    p.add_argument("file", metavar="FILE", help="a profile, trace or memory file")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="a profile, trace or memory file (a folder of per-rank traces for --view ranks)",
+    )
     p.add_argument("--view", choices=list(summary.VIEWS), help="default: the format's main view")
     p.add_argument("--top", type=_non_negative, default=20, help="rows to show; 0 = all")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")

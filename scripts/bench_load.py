@@ -8,7 +8,10 @@ every copy shifted in time past the previous one, and its correlation / External
 offset, so the result is valid kineto JSON that looks like a longer run. Each measurement loads
 the file in a FRESH child process (so peak RSS is that load's own, read from
 `resource.getrusage(RUSAGE_SELF).ru_maxrss` in the child) and reports the median time.
-A `json.load` + `pd.DataFrame(events)` baseline shows what the naive approach costs.
+Side by side, on the same file and the same way: HTA's trace parser (PyPI `traceinsight`,
+`pip install perfview[bench]`; skipped when absent) and a `json.load` + `pd.DataFrame(events)`
+baseline. perfview is measured with its parsed-column cache off (a cold parse), and then the
+reopen through the cache is timed separately (`reopen s`).
 
 Not part of CI: it takes minutes and gigabytes at 500 MB; the machine's cores are shared.
 """
@@ -17,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,7 +43,7 @@ CHILD_PERFVIEW = """
 import json, resource, sys, time
 from perfview.loaders import load
 t0 = time.perf_counter()
-bundle = load(sys.argv[1])
+bundle = load(sys.argv[1], use_cache=False)
 seconds = time.perf_counter() - t0
 events = bundle.counts.get("events") or sum(bundle.counts.values())
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -52,6 +57,30 @@ with open(sys.argv[1], "rb") as fh:
     data = json.load(fh)
 events = data["traceEvents"] if isinstance(data, dict) else data
 frame = pd.DataFrame(events)
+seconds = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "events": len(frame), "rss_mb": rss}))
+"""
+
+CHILD_REOPEN = """
+import json, resource, sys, time
+from perfview.loaders import cache, load
+bundle = load(sys.argv[1])  # fills the cache when it is empty (PERFVIEW_CACHE_DIR)
+cache.flush()
+t0 = time.perf_counter()
+bundle = load(sys.argv[1])
+seconds = time.perf_counter() - t0
+events = bundle.counts.get("events") or sum(bundle.counts.values())
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "events": events, "rss_mb": rss}))
+"""
+CHILD_HTA = """
+import json, logging, resource, sys, time
+logging.disable(logging.WARNING)
+from hta.common.trace_parser import parse_trace_dataframe
+from hta.configs.parser_config import ParserConfig
+t0 = time.perf_counter()
+meta, frame, symbols = parse_trace_dataframe(sys.argv[1], ParserConfig())
 seconds = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": seconds, "events": len(frame), "rss_mb": rss}))
@@ -150,8 +179,9 @@ def make_trace(source: Path, size_mb: float, dest: Path) -> Path:
     return dest
 
 
-def measure(path: Path, child: str) -> dict[str, float]:
+def measure(path: Path, child: str, env_extra: dict[str, str] | None = None) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.update(env_extra or {})
     proc = subprocess.run(
         [sys.executable, "-c", child, str(path)], capture_output=True, text=True, env=env
     )
@@ -160,13 +190,22 @@ def measure(path: Path, child: str) -> dict[str, float]:
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def bench(path: Path, child: str, repeat: int) -> dict[str, float]:
-    runs = [measure(path, child) for _ in range(repeat)]
+NAN = {"seconds": math.nan, "events": math.nan, "rss_mb": math.nan}
+
+
+def bench(
+    path: Path, child: str, repeat: int, env_extra: dict[str, str] | None = None
+) -> dict[str, float]:
+    runs = [measure(path, child, env_extra) for _ in range(repeat)]
     return {
         "seconds": statistics.median(r["seconds"] for r in runs),
         "events": runs[0]["events"],
         "rss_mb": max(r["rss_mb"] for r in runs),
     }
+
+
+def have_hta() -> bool:
+    return importlib.util.find_spec("hta") is not None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,20 +215,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="loads per size (median time)")
     parser.add_argument("--workdir", type=Path, help="keep (and reuse) generated traces here")
     parser.add_argument("--no-baseline", action="store_true", help="skip json.load + DataFrame")
+    parser.add_argument("--no-hta", action="store_true", help="skip HTA's parser")
+    parser.add_argument("--hta-repeat", type=int, help="runs of HTA's parser (default --repeat)")
+    parser.add_argument("--keep", action="store_true", help="keep generated traces (--workdir)")
     args = parser.parse_args(argv)
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
     if not args.source.exists():
         print(f"bench_load: source trace {args.source} not found", file=sys.stderr)
         return 2
+    use_hta = not args.no_hta and have_hta()
     with tempfile.TemporaryDirectory(prefix="perfview-bench-") as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        header = (
-            f"{'size MB':>8} {'events':>10} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12}"
-            f" {'json+DF s':>10} {'json+DF RSS MB':>15}"
-        )
         print(f"source: {args.source}  repeat: {args.repeat}  python: {sys.version.split()[0]}")
-        print(header)
+        print(f"cpus: {os.cpu_count()}  HTA parser: {'yes' if use_hta else 'not installed'}")
+        print(
+            f"{'size MB':>8} {'events':>10} {'seconds':>8} {'MB/s':>6} {'RSS MB':>7}"
+            f" {'RSS/size':>8} {'reopen s':>8} | {'HTA s':>6} {'HTA RSS':>7} {'xHTA':>5}"
+            f" | {'json+DF s':>9} {'RSS MB':>7} {'xjson':>5}"
+        )
         for size in sizes:
             path = workdir / f"bench_{size:g}MB.pt.trace.json"
             if not path.exists():
@@ -198,15 +242,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  (generated {path.name} in {time.perf_counter() - t0:.1f} s)")
             real_mb = path.stat().st_size / MB
             ours = bench(path, CHILD_PERFVIEW, args.repeat)
-            base = {"seconds": math.nan, "rss_mb": math.nan}
-            if not args.no_baseline:
-                base = bench(path, CHILD_BASELINE, args.repeat)
+            cache_env = {
+                "PERFVIEW_CACHE_DIR": str(workdir / "cache"),
+                "PERFVIEW_CACHE_MAX_MB": "8000",
+            }
+            reopen = bench(path, CHILD_REOPEN, args.repeat, cache_env)
+            hta = bench(path, CHILD_HTA, args.hta_repeat or args.repeat) if use_hta else NAN
+            base = NAN if args.no_baseline else bench(path, CHILD_BASELINE, args.repeat)
             print(
                 f"{real_mb:8.1f} {int(ours['events']):10,d} {ours['seconds']:8.2f}"
-                f" {real_mb / ours['seconds']:7.1f} {ours['rss_mb']:12.0f}"
-                f" {base['seconds']:10.2f} {base['rss_mb']:15.0f}",
+                f" {real_mb / ours['seconds']:6.0f} {ours['rss_mb']:7.0f}"
+                f" {ours['rss_mb'] / real_mb:8.2f} {reopen['seconds']:8.2f}"
+                f" | {hta['seconds']:6.2f} {hta['rss_mb']:7.0f}"
+                f" {hta['seconds'] / ours['seconds']:5.1f}"
+                f" | {base['seconds']:9.2f} {base['rss_mb']:7.0f}"
+                f" {base['seconds'] / ours['seconds']:5.1f}",
                 flush=True,
             )
+            shutil.rmtree(workdir / "cache", ignore_errors=True)
+            if not (args.keep and args.workdir):
+                path.unlink()
     return 0
 
 

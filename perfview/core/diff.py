@@ -9,6 +9,7 @@ returns a `Comparison` that the CLI prints and the compare view shows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -253,10 +254,48 @@ def diff_profiles(
     )  # fmt: skip
 
 
+def diff_all(
+    a: Bundle,
+    b: Bundle,
+    *,
+    match: str = "basename",
+    progress: Callable[[float, str], None] | None = None,
+) -> tuple[dict[str, Comparison], dict[str, str]]:
+    """Every view that applies to the pair's format: (comparisons by view, errors by view).
+
+    What the GUI's compare tab shows. A view that cannot be built (a CPU-only trace has no
+    kernels to speak of, a trace without steps) is reported in `errors` instead of failing the
+    whole comparison; mismatched formats still raise ValueError. The merged call tree is built
+    once, for the first view that wants one (the others would repeat the same tree).
+    """
+    if a.format != b.format:
+        raise ValueError(f"cannot compare a {a.format} file with a {b.format} file")
+    views = diff_views.views_for(a.format)
+    if not views:
+        raise ValueError(f"perfview cannot compare {a.format} files")
+    out: dict[str, Comparison] = {}
+    errors: dict[str, str] = {}
+    tree_done = False
+    for i, view in enumerate(views):
+        if progress is not None:
+            progress(i / len(views), f"comparing {view}")
+        wants_tree = diff_views.VIEWS[view].tree and not tree_done
+        try:
+            out[view] = diff_profiles(a, b, view=view, match=match, with_tree=wants_tree)
+        except (ValueError, KeyError) as exc:
+            errors[view] = str(exc)
+            continue
+        tree_done = tree_done or out[view].tree is not None
+    if progress is not None:
+        progress(1.0, "compared")
+    return out, errors
+
+
 __all__ = [
     "MIN_SHARE_PCT",
     "Comparison",
     "compare_tables",
+    "diff_all",
     "diff_profiles",
     "diff_tree",
     "pct_change",

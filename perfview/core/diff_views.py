@@ -159,6 +159,26 @@ def steps_table(timeline: Timeline) -> pd.DataFrame:
     return out.astype({"step": object, "label": object, "dur_ns": np.float64})
 
 
+def first_step_ns(timeline: Timeline) -> int:
+    """Start (ns since the trace origin) of the first CPU-side ProfilerStep, else 0.
+
+    Two traces are aligned on this instant for side-by-side timelines: warm-up before the
+    first step differs from run to run, the steps themselves are what the user compares.
+    """
+    events = timeline.events
+    if not len(events):
+        return 0
+    names = events["name"]
+    cats = pd.Index(names.cat.categories.astype(object).astype(str))
+    is_step = np.asarray(cats.str.startswith(STEP_PREFIX), dtype=bool)
+    codes = names.cat.codes.to_numpy()
+    mask = (codes >= 0) & is_step[np.maximum(codes, 0)]
+    mask &= (events["kind"] != "gpu_annotation").to_numpy()
+    if not mask.any():
+        return 0
+    return int(events["ts"].to_numpy(dtype=np.int64)[mask].min())
+
+
 def _steps(bundle: Bundle) -> Side:
     table = steps_table(_timeline(bundle))
     mean = table["dur_ns"].to_numpy(dtype=np.float64)[-2]  # the `mean` summary row
@@ -212,4 +232,13 @@ def build(bundle: Bundle, view: str, match: str = "basename") -> Side:
     return _lines(bundle, match)
 
 
-__all__ = ["MATCHES", "VIEWS", "Side", "ViewSpec", "build", "default_view", "spec_for"]
+__all__ = [
+    "MATCHES",
+    "VIEWS",
+    "Side",
+    "ViewSpec",
+    "build",
+    "default_view",
+    "first_step_ns",
+    "spec_for",
+]

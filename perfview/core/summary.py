@@ -16,6 +16,9 @@ import pandas as pd
 from perfview.core import aggregate
 from perfview.core.errors import LoadError
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
+from perfview.core.torch import kernels as torch_kernels
+from perfview.core.torch import memory_alloc, op_kernels, overview, ranks, recommend
+from perfview.core.torch.common import step_rows
 from perfview.core.units import Unit
 
 TableFn = Callable[[Bundle], pd.DataFrame]
@@ -87,6 +90,19 @@ def _has_memory(bundle: Bundle) -> bool:
     return True
 
 
+def _is_torch(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and bundle.timeline.is_torch
+
+
+def _has_steps(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and len(step_rows(bundle.timeline)) > 0
+
+
+def _has_gpu(bundle: Bundle) -> bool:
+    tl = bundle.timeline
+    return tl is not None and bool(tl.events["kind"].isin(["kernel", "memcpy", "memset"]).any())
+
+
 def _has_shapes(bundle: Bundle) -> bool:
     tl = bundle.timeline
     return tl is not None and bool((tl.events["shape"].astype(str) != "").any())
@@ -111,10 +127,52 @@ VIEWS: dict[str, View] = {
             {"pstats": lambda b: aggregate.callers_table(_profile(b))},
         ),
         View(
+            "overview",
+            "Overview",
+            "torch trace overview: GPUs, step times, step breakdown, GPU utilisation",
+            {"trace": lambda b: overview.overview_table(_timeline(b))},
+            has_data=_is_torch,
+        ),
+        View(
+            "steps",
+            "Steps",
+            "ProfilerStep durations with the per-step time breakdown",
+            {"trace": lambda b: overview.steps_table(_timeline(b))},
+            has_data=_has_steps,
+        ),
+        View(
+            "utilization",
+            "GPU utilization",
+            "per device and stream: busy, compute, communication, memory and idle time",
+            {"trace": lambda b: overview.utilization_table(_timeline(b))},
+            has_data=_has_gpu,
+        ),
+        View(
             "ops",
             "Ops",
             "operators (or slices) by name: calls, self and total time",
             {"trace": lambda b: aggregate.ops_table(_timeline(b))},
+        ),
+        View(
+            "operators",
+            "Operators",
+            "torch operators by name: calls, host and device (GPU) self/total time",
+            {"trace": lambda b: op_kernels.ops_table(_timeline(b))},
+            has_data=_has_kind("cpu_op"),
+        ),
+        View(
+            "operators-by-shape",
+            "Operators by shape",
+            "torch operators by name and input shape, host and device time",
+            {"trace": lambda b: op_kernels.ops_table(_timeline(b), by_shape=True)},
+            has_data=_has_shapes,
+        ),
+        View(
+            "op-kernels",
+            "Op → kernels",
+            "GPU kernels/copies grouped by the operator that launched them",
+            {"trace": lambda b: op_kernels.op_kernels_table(_timeline(b))},
+            has_data=_has_gpu,
         ),
         View(
             "ops-by-shape",
@@ -126,8 +184,8 @@ VIEWS: dict[str, View] = {
         View(
             "kernels",
             "Kernels",
-            "GPU kernels by name",
-            {"trace": lambda b: aggregate.kernels_table(_timeline(b))},
+            "GPU kernels by name, with launch configuration, occupancy and tensor-core use",
+            {"trace": lambda b: torch_kernels.kernels_table(_timeline(b))},
             has_data=_has_kind("kernel"),
         ),
         View(
@@ -145,6 +203,27 @@ VIEWS: dict[str, View] = {
                 "trace": lambda b: aggregate.trace_memory_table(_timeline(b)),
             },
             has_data=_has_memory,
+        ),
+        View(
+            "allocations",
+            "Allocations",
+            "torch memory allocations paired with their frees (op, size, lifetime)",
+            {"trace": lambda b: memory_alloc.allocations_table(_timeline(b))},
+            has_data=_has_memory,
+        ),
+        View(
+            "ranks",
+            "Ranks",
+            "step times per rank (a folder of per-rank traces; one row for a single file)",
+            {"trace": ranks.single_rank_table},
+            has_data=_is_torch,
+        ),
+        View(
+            "recommendations",
+            "Recommendations",
+            "findings with evidence: GPU utilisation, data loading, launches, copies, precision",
+            {"trace": lambda b: recommend.recommendations_table(_timeline(b))},
+            has_data=_is_torch,
         ),
         View(
             "lines",

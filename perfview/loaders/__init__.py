@@ -6,13 +6,23 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from perfview.core.errors import LoadError, UnknownFormat
 from perfview.core.model import Bundle
 from perfview.core.progress import Progress, noop
-from perfview.loaders import chrome_trace, cprofile, memory_profiler_text, mprof
+from perfview.loaders import (
+    cache,
+    chrome_trace,
+    cprofile,
+    isolate,
+    limits,
+    memory_profiler_text,
+    mprof,
+)
 from perfview.loaders.base import read_head
 
 LOADERS: list[ModuleType] = [cprofile, chrome_trace, mprof, memory_profiler_text]
@@ -21,6 +31,28 @@ LOADERS: list[ModuleType] = [cprofile, chrome_trace, mprof, memory_profiler_text
 def _name_matches(loader: ModuleType, path: Path) -> bool:
     name = path.name.lower()
     return any(name.endswith(ext) for ext in loader.EXTENSIONS)
+
+
+def internal_error(exc: BaseException) -> str:
+    """The user's sentence for an exception no loader expected (a bug, never bad input).
+
+    This is the one documented last resort: `detect()`, the GUI's load task and the CLI turn
+    such exceptions into this LoadError text, so no window or terminal ever shows a traceback.
+    Loaders themselves must raise LoadError for every bad input they can recognise; the fuzzer
+    (scripts/fuzz_loaders.py) counts this message as a failure, so it cannot hide a bug.
+    """
+    detail = f"{type(exc).__name__}: {exc}"
+    return f"perfview could not read it (internal error: {detail}); please report it"
+
+
+def _guarded(fn: Any, head: bytes, path: Path) -> Any:
+    """Call a sniffer or refusal; an unexpected exception becomes the internal-error LoadError."""
+    try:
+        return fn(head, path)
+    except LoadError:
+        raise
+    except Exception as exc:
+        raise LoadError(internal_error(exc)) from exc
 
 
 def detect(path: Path) -> ModuleType:
@@ -36,16 +68,17 @@ def detect(path: Path) -> ModuleType:
         raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc
     if not head.strip():
         raise LoadError("the file is empty")
-    candidates = [loader for loader in LOADERS if loader.sniff(head, path)]
+    candidates = [loader for loader in LOADERS if _guarded(loader.sniff, head, path)]
     if len(candidates) > 1:
         by_name = [loader for loader in candidates if _name_matches(loader, path)]
         candidates = by_name or candidates
     if candidates:
+        limits.check(path, candidates[0].NAME)  # refuse before decoding, not by swapping
         return candidates[0]
     for loader in LOADERS:
         refusal = getattr(loader, "refuse", None)
         if refusal is not None:
-            reason = refusal(head, path)
+            reason = _guarded(refusal, head, path)
             if reason:
                 raise UnknownFormat(reason)
     raise UnknownFormat(
@@ -54,12 +87,32 @@ def detect(path: Path) -> ModuleType:
     )
 
 
-def load(path: Path | str, *, progress: Progress = noop) -> Bundle:
-    """Detect the format of `path` and load it. Raises LoadError with a user-readable reason."""
+def load(path: Path | str, *, progress: Progress = noop, use_cache: bool = True) -> Bundle:
+    """Detect the format of `path` and load it. Raises LoadError with a user-readable reason.
+
+    Big traces go through the parsed-column cache (`perfview.loaders.cache`): an unchanged
+    file reopens from it in a fraction of a second; a fresh parse is stored in the background.
+    """
     path = Path(path)
     loader = detect(path)
+    cached = use_cache and loader is chrome_trace and cache.enabled(path)
+    if cached:
+        progress(0.0, "reading the cache")
+        hit = cache.get(path)
+        if hit is not None:
+            progress(1.0, "loaded from the cache")
+            return hit
+        if threading.current_thread() is not threading.main_thread() and isolate.wanted(path):
+            # A background load (the GUI's): parse in a child so this process's GIL stays free.
+            hit = isolate.load(path, progress)
+            if hit is not None:
+                progress(1.0, "done")
+                return hit
     try:
-        return loader.load(path, progress=progress)  # type: ignore[no-any-return]
+        bundle: Bundle = loader.load(path, progress=progress)
+        if cached:
+            cache.put_later(path, bundle)
+        return bundle
     except LoadError:
         raise
     except MemoryError as exc:

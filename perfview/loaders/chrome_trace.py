@@ -83,9 +83,11 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
         raise EmptyProfile("the trace has no events")
     cols = decode_events(buf, split.events, progress, 0.3, 0.8)
     meta = _meta(split.top)
+    # The raw events are views of `buf`: drop both before the args are joined, so the file
+    # text and the args copies are never all alive at once (peak memory).
+    del split, buf
     blob = b"".join(cols.arg_blobs)
     cols.arg_blobs.clear()
-    del split, buf
     if cols.n == 0:
         raise EmptyProfile("the trace has no events (the list holds no event objects)")
     progress(0.85, "building the timeline")

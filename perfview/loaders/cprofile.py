@@ -12,6 +12,7 @@ icicle tree is reconstructed from the edges (`core.callgraph`, estimated=True).
 from __future__ import annotations
 
 import marshal
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,9 @@ PY2_MESSAGE = "it is a Python 2 cProfile file; perfview reads profiles written b
 PPROF_MESSAGE = "it is a Go pprof profile (gzip protobuf), not a cProfile file"
 GHC_MESSAGE = "it is a GHC (Haskell) profile, not a Python cProfile file"
 NOT_PSTATS = "it is a marshal file but not a cProfile profile"
+MALFORMED = "it is a cProfile file, but its statistics hold values no profiler writes"
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+_MAX_SECONDS = 9.2e9  # int64 nanoseconds end at about 9.22e9 s (292 years)
 
 # Strings found in the string table of pprof profiles (sample and period types).
 _PPROF_WORDS = (b"samples", b"nanoseconds", b"alloc_space", b"inuse_space", b"contentions")
@@ -72,10 +76,97 @@ def refuse(head: bytes, path: Path) -> str | None:
     return None
 
 
+# marshal type codes (Python/marshal.c) a pstats dump may hold, by how their payload is sized.
+_FIXED = {ord(c): n for c, n in (("0", 0), ("N", 0), ("F", 0), ("T", 0), ("S", 0), (".", 0),
+                                 ("i", 4), ("g", 8), ("y", 16), ("r", 4))}  # fmt: skip
+_SIZED32 = frozenset(b"stuaA")  # 4-byte length, then that many bytes
+_SIZED8 = frozenset(b"zZf")  # 1-byte length, then that many bytes
+_COUNT32 = frozenset(b"([<>")  # 4-byte element count, then the elements
+_DICT = -1  # stack marker: a dict runs until a NULL key
+# Codes marshal never registers as refs even when flagged, and containers whose slots stay
+# NULL until their elements are read (a ref to them before then is the crash).
+_UNREGISTERED = frozenset(b"0NFTS.r")
+_INCOMPLETE_UNTIL_READ = frozenset(b"()[")
+
+
+def _check_marshal(data: bytes) -> None:
+    """Walk the marshal stream without building it; LoadError if it cannot be a pstats dump.
+
+    `marshal.loads` trusts what it reads ("not secure against maliciously constructed data"):
+    - element counts: four `[` bytes declare a list of 1.5 billion items, which it allocates
+      (12 GB) before noticing the data ends, so a few hundred bytes can exhaust memory. Here
+      every container must fit in the bytes that remain (each element takes at least one);
+    - back-references: a ref to a tuple still being read hands out a tuple with NULL slots,
+      and a 17-byte file segfaults the interpreter. Here a ref must name a finished object.
+    Iterative, so deep nesting cannot overflow the stack.
+    """
+    size, pos = len(data), 0
+    done: list[bool] = []  # per registered ref: is the object complete?
+    stack = [[1, -1]]  # [elements still to read, ref slot of the container or -1]
+    while stack:
+        top = stack[-1]
+        if top[0] == 0:
+            if top[1] >= 0:
+                done[top[1]] = True
+            stack.pop()
+            continue
+        if pos >= size:
+            raise LoadError("it is a cProfile file that was cut short")
+        code, flagged = data[pos] & 0x7F, data[pos] & 0x80  # FLAG_REF: register the object
+        pos += 1
+        if top[0] > 0:
+            top[0] -= 1
+        slot = -1
+        if flagged and code not in _UNREGISTERED:
+            slot = len(done)
+            done.append(code not in _INCOMPLETE_UNTIL_READ)
+        if code == ord("r"):
+            (ref,) = struct.unpack_from("<I", data, pos) if pos + 4 <= size else (size,)
+            if ref >= len(done) or not done[ref]:
+                raise LoadError(f"it is not a readable cProfile file (bad reference at {pos})")
+        if code == ord("0"):
+            if top[0] != _DICT:
+                raise LoadError(f"it is not a readable cProfile file (bad marshal data at {pos})")
+            stack.pop()
+            continue
+        pos, count = _payload(code, data, pos)
+        if count is not None:
+            stack.append([count, slot])
+
+
+def _payload(code: int, data: bytes, pos: int) -> tuple[int, int | None]:
+    """Skip a scalar's payload: (next position, None); for a container: (position, count)."""
+    size = len(data)
+    if code in _FIXED:
+        return pos + _FIXED[code], None
+    if code in _SIZED8:
+        return pos + 1 + (data[pos] if pos < size else 0), None
+    if code == ord(")"):
+        return pos + 1, data[pos] if pos < size else 0
+    if code == ord("{"):
+        return pos, _DICT
+    if code in _SIZED32 or code in _COUNT32 or code == ord("l"):
+        (count,) = struct.unpack_from("<i", data, pos) if pos + 4 <= size else (-1,)
+        pos += 4
+        if code == ord("l"):
+            count = abs(count) * 2  # digits of 15 bits, two bytes each
+        if not 0 <= count <= size - pos:
+            raise LoadError("it is not a readable cProfile file (a size is larger than it)")
+        return (pos, count) if code in _COUNT32 else (pos + count, None)
+    raise LoadError(f"it is not a readable cProfile file (unexpected marshal code {code})")
+
+
 def _decode(data: bytes) -> dict[Any, Any]:
     try:
+        _check_marshal(data)
+    except LoadError as exc:
+        if data[:1] == b"{":  # Python 2 marshal: type codes Python 3 does not have
+            raise LoadError(PY2_MESSAGE) from exc
+        raise
+    try:
         stats = marshal.loads(data)
-    except (ValueError, EOFError, TypeError) as exc:
+    except (ValueError, EOFError, TypeError, RecursionError) as exc:
+        # ValueError also covers marshal's own nesting limit ("recursion limit exceeded").
         if data[:1] == b"{":
             raise LoadError(PY2_MESSAGE) from exc
         raise LoadError(f"it is not a readable cProfile file ({exc})") from exc
@@ -94,7 +185,28 @@ def _key(key: Any) -> tuple[str, int, str]:
         raise LoadError(NOT_PSTATS)
     if isinstance(key[0], bytes) or isinstance(key[2], bytes):
         raise LoadError(PY2_MESSAGE)  # Python 2 `str` comes back as Python 3 bytes
+    if not _INT_MIN <= key[1] <= _INT_MAX:
+        raise LoadError(MALFORMED)
     return key[0], key[1], str(key[2])
+
+
+def _count(value: Any) -> int:
+    """A call count as pstats writes it: a non-negative int (bool excluded), at most 2**53 so
+    it survives the float64 table below exactly."""
+    if type(value) is not int or not 0 <= value <= 2**53:
+        raise LoadError(MALFORMED)
+    return value
+
+
+def _seconds(value: Any) -> float:
+    """A time in seconds: a finite, non-negative float (or int) small enough to hold in int64 ns.
+
+    Checked here because `float("nan")` or `1e300` would otherwise become garbage integers in
+    the ns columns, and a string would fail deep inside numpy with an unhelpful message.
+    """
+    if type(value) not in (float, int) or not 0.0 <= value < _MAX_SECONDS:
+        raise LoadError(MALFORMED)
+    return float(value)
 
 
 def _tables(stats: dict[Any, Any]) -> tuple[pd.DataFrame, pd.DataFrame, float, int, int]:
@@ -106,7 +218,7 @@ def _tables(stats: dict[Any, Any]) -> tuple[pd.DataFrame, pd.DataFrame, float, i
         if not isinstance(value, tuple) or len(value) != 5 or not isinstance(value[4], dict):
             raise LoadError(NOT_PSTATS)
         cc, nc, tt, ct, _ = value
-        rows.append((int(nc), int(cc), float(tt), float(ct)))
+        rows.append((_count(nc), _count(cc), _seconds(tt), _seconds(ct)))
     total_tt = 0.0
     for _, _, tt, _ in rows:  # the same summation order as pstats, so totals match exactly
         total_tt += tt
@@ -120,9 +232,10 @@ def _tables(stats: dict[Any, Any]) -> tuple[pd.DataFrame, pd.DataFrame, float, i
                 caller = ids[ck] = len(rows)
                 rows.append((0, 0, 0.0, 0.0))
             if isinstance(edge, tuple) and len(edge) >= 4:
-                e_rows.append((caller, callee, int(edge[0]), int(edge[1]), edge[2], edge[3]))
+                nc, cc = _count(edge[0]), _count(edge[1])
+                e_rows.append((caller, callee, nc, cc, _seconds(edge[2]), _seconds(edge[3])))
             elif isinstance(edge, int):  # the pure-Python `profile` module: a call count
-                e_rows.append((caller, callee, edge, edge, 0.0, 0.0))
+                e_rows.append((caller, callee, _count(edge), edge, 0.0, 0.0))
             else:
                 raise LoadError(NOT_PSTATS)
     keys = list(ids)

@@ -41,9 +41,11 @@ _HEADER = re.compile(r"^\s*Line #\s+Mem usage\s+Increment(\s+Occurrences)?\s+Lin
 _RULE = re.compile(r"^=+\s*$")
 _UNIT = {"B": 1.0, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30}
 _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf)"
-_ROW_MEM = re.compile(rf"^\s*(\d+)\s+{_NUM} (B|KiB|MiB|GiB)\s+{_NUM} (B|KiB|MiB|GiB)")
-_ROW_OCC = re.compile(r"\s+(\d+)")
-_ROW_BARE = re.compile(r"^\s*(\d+)(?=\s|$)")
+# Line numbers and occurrences are capped at 18 digits so they always fit int64 (a longer
+# digit run is not a report row).
+_ROW_MEM = re.compile(rf"^\s*(\d{{1,18}})\s+{_NUM} (B|KiB|MiB|GiB)\s+{_NUM} (B|KiB|MiB|GiB)")
+_ROW_OCC = re.compile(r"\s+(\d{1,18})(?!\d)")
+_ROW_BARE = re.compile(r"^\s*(\d{1,18})(?=\s|$)")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)")
 
 

@@ -14,6 +14,7 @@ Timestamps are parsed from their decimal text straight to integer ns (no float r
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -47,12 +48,43 @@ def sniff(head: bytes, path: Path) -> bool:
     return len(first) >= 3
 
 
+_MAX_NS = 2**61  # ±73 years around 1970 and back: differences of two stay inside int64
+_MAX_MIB = 2.0**40  # 1 EiB; beyond it `* MIB` would leave int64
+
+
 def _ns(text: str) -> int:
-    """Unix seconds as written by mprof ("1652117772.6332") → int ns, exactly."""
+    """Unix seconds as written by mprof ("1652117772.6332") → int ns, exactly.
+
+    Raises ValueError (the line is then skipped as malformed) for text that is not a finite
+    time that int64 ns can hold: `inf`, `nan`, `1e400`, 30-digit integers.
+    """
     whole, dot, frac = text.partition(".")
-    if whole.isdigit() and (frac.isdigit() or not dot):
-        return int(whole) * 1_000_000_000 + int(frac[:9].ljust(9, "0") or 0)
-    return round(float(text) * 1e9)
+    if whole.isdigit() and (frac.isdigit() or not dot) and len(whole) < 12:
+        value = int(whole) * 1_000_000_000 + int(frac[:9].ljust(9, "0") or 0)
+    else:
+        seconds = float(text)
+        if not math.isfinite(seconds) or abs(seconds) * 1e9 >= _MAX_NS:
+            raise ValueError(f"time out of range: {text[:40]}")
+        value = round(seconds * 1e9)
+    if abs(value) >= _MAX_NS:
+        raise ValueError(f"time out of range: {text[:40]}")
+    return value
+
+
+def _mib(text: str) -> float:
+    """A memory value in MiB; ValueError for nan, inf and absurd sizes."""
+    value = float(text)
+    if not math.isfinite(value) or abs(value) >= _MAX_MIB:
+        raise ValueError(f"memory value out of range: {text[:40]}")
+    return value
+
+
+def _small_int(text: str, bits: int) -> int:
+    """An int that fits a signed column of `bits` bits (child index, stack level)."""
+    value = int(text)
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise ValueError(f"number out of range: {text[:40]}")
+    return value
 
 
 class _Parsed:
@@ -74,24 +106,26 @@ def _parse(text: str) -> _Parsed:
         if not line.strip():
             continue
         tag, _, rest = line.partition(" ")
+        # Every field is converted before anything is appended, so a bad field in the middle
+        # of a line cannot leave the column lists with different lengths.
         try:
             if tag == "MEM":
                 mib, ts = rest.split()[:2]
-                p.mem[2].append(float(mib))
-                p.mem[1].append(_ns(ts))
+                mem, ns = _mib(mib), _ns(ts)
+                p.mem[2].append(mem)
+                p.mem[1].append(ns)
                 p.mem[0].append(p.run)
                 p.run_has_samples = True
             elif tag == "CHLD":
                 child, mib, ts = rest.split()[:3]
-                p.chld[3].append(float(mib))
-                p.chld[2].append(_ns(ts))
-                p.chld[1].append(int(child))
-                p.chld[0].append(p.run)
+                row = (p.run, _small_int(child, 32), _ns(ts), _mib(mib))
+                for column, value in zip(p.chld, row, strict=True):
+                    column.append(value)  # type: ignore[attr-defined]
                 p.run_has_samples = True
             elif tag == "FUNC":
                 v = rest.split()
-                level = int(v[5]) if len(v) >= 6 else -1
-                p.func.append((v[0], float(v[1]), _ns(v[2]), float(v[3]), _ns(v[4]), level))
+                level = _small_int(v[5], 16) if len(v) >= 6 else -1
+                p.func.append((v[0], _mib(v[1]), _ns(v[2]), _mib(v[3]), _ns(v[4]), level))
             elif tag == "CMDLINE":
                 if p.run_has_samples:  # a new CMDLINE after samples: an appended run
                     p.run += 1

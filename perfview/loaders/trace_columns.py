@@ -19,10 +19,12 @@ import msgspec
 import numpy as np
 
 from perfview.core.progress import Progress
+from perfview.loaders import trace_fast
 from perfview.loaders.trace_decode import Bracket, batch_bounds, parse_decimal
 
 EMPTY = msgspec.Raw(b"")
 BATCH = 100_000
+BATCH_BYTES = 6_000_000
 ARG_PHASES = frozenset("XBbS")  # phases whose args are kept for the ArgsStore
 ID_PHASES = frozenset("stfbenSTFp")  # phases whose id matters (flows, async)
 SCOPE_PHASES = frozenset("iInR")
@@ -69,6 +71,7 @@ class MemArgs(msgspec.Struct, gc=False):
     total_reserved: msgspec.Raw = msgspec.field(default=EMPTY, name="Total Reserved")
 
 
+AnyEv = Ev | trace_fast.FEv
 _EV_LIST = msgspec.json.Decoder(list[Ev])
 _EV_ONE = msgspec.json.Decoder(Ev)
 _ARGS_LIST = msgspec.json.Decoder(list[ArgsView])
@@ -95,10 +98,16 @@ class Interner:
         return code
 
     def codes(self, values: Sequence[Any]) -> np.ndarray:
-        """Global codes of `values`; new distinct values are added (dict lookups run in C)."""
+        """Global codes of `values`; new distinct values are added (dict lookups run in C).
+
+        New values get codes in order of first appearance (not set order, which varies with
+        the string hash seed), so every process builds identical tables from one file.
+        """
         index = self.index
-        for value in set(values).difference(index):
-            self.add(value)
+        if not set(values).issubset(index):
+            for value in dict.fromkeys(values):
+                if value not in index:
+                    self.add(value)
         return np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
 
 
@@ -154,12 +163,53 @@ def decode_events(
     """Decode every event into `Columns`, batch by batch, reporting progress in [lo, hi]."""
     cols = Columns()
     n = len(raws)
-    for a in range(0, n, BATCH):
-        b = min(n, a + BATCH)
-        evs, kargs = _decode_batch(buf, raws, a, b)
-        _append(cols, evs, kargs)
+    # Batches of about BATCH_BYTES: msgspec holds the GIL for a whole decode call, so a GUI
+    # thread sharing the process gets it back every few tens of milliseconds.
+    step = max(1000, min(BATCH, n * BATCH_BYTES // max(len(buf), 1)))
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        if not _fast_batch(cols, buf, raws, a, b):
+            evs, kargs = _decode_batch(buf, raws, a, b)
+            _append(cols, evs, kargs)
         progress(lo + (hi - lo) * b / max(n, 1), f"decoded {b:,} of {n:,} events")
     return cols
+
+
+def _fast_batch(cols: Columns, buf: bytearray, raws: list[msgspec.Raw], a: int, b: int) -> bool:
+    """Decode and append raws[a:b] on the fast path; False (nothing appended) when it cannot.
+
+    The fast path computes every number before appending anything, so a batch it refuses
+    leaves `cols` untouched for the exact path.
+    """
+    lo, hi = batch_bounds(buf, raws, a, b)
+    if not (0 <= lo < hi <= len(buf) and buf[lo] in _OPENERS and buf[hi - 1] in _CLOSERS):
+        return False
+    try:
+        with Bracket(buf, lo, hi) as view:
+            evs, kargs = trace_fast.decode(view)
+        if len(evs) != b - a:
+            return False
+
+        def exact(rows: np.ndarray, attr: str) -> tuple[np.ndarray, np.ndarray]:
+            return _exact_rows(raws, a, rows, attr)
+
+        ts, ts_ok = trace_fast.times(evs, "ts", exact)
+        dur, dur_ok = trace_fast.times(evs, "dur", exact)
+        corr, ext = trace_fast.kineto_ids(kargs)
+    except trace_fast.NotFast:
+        return False
+    args = list(map(attrgetter("args"), kargs))
+    _append_common(cols, evs, (ts, ts_ok, dur, dur_ok, corr, ext), args)
+    return True
+
+
+def _exact_rows(
+    raws: list[msgspec.Raw], a: int, rows: np.ndarray, attr: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ns of `attr` for batch rows the fast path could not prove, from their text."""
+    joined = b"[" + b",".join([raws[a + i] for i in rows.tolist()]) + b"]"
+    evs = _EV_LIST.decode(joined)
+    return _exact(list(map(attrgetter(attr), evs)), 3)
 
 
 def _decode_batch(
@@ -247,6 +297,27 @@ def _exact(raws: list[msgspec.Raw], scale: int) -> tuple[np.ndarray, np.ndarray]
 
 
 def _append(cols: Columns, evs: list[Ev], kargs: list[ArgsView]) -> None:
+    """The exact path: every number parsed from its JSON text."""
+    if not evs:
+        return
+    ts, ts_ok = _exact(list(map(attrgetter("ts"), evs)), 3)
+    dur, dur_ok = _exact(list(map(attrgetter("dur"), evs)), 3)
+    args = list(map(attrgetter("args"), kargs))
+    corr, ok = _exact(list(map(attrgetter("correlation"), args)), 0)
+    corr = np.where(ok, corr, -1)
+    ext, ok = _exact(list(map(attrgetter("ext"), args)), 0)
+    ext2, ok2 = _exact(list(map(attrgetter("ext_lower"), args)), 0)
+    ext = np.where(ok, ext, np.where(ok2, ext2, -1))
+    _append_common(cols, evs, (ts, ts_ok, dur, dur_ok, corr, ext), args)
+
+
+def _append_common(
+    cols: Columns,
+    evs: Sequence[AnyEv],
+    numbers: tuple[np.ndarray, ...],
+    args: Sequence[KArgs | trace_fast.FKArgs],
+) -> None:
+    """Append one decoded batch: strings interned, numbers as given, the rest from `evs`."""
     m = len(evs)
     base = cols.n
     if m == 0:
@@ -258,11 +329,14 @@ def _append(cols: Columns, evs: list[Ev], kargs: list[ArgsView]) -> None:
     cols.cat.append(cols.cats.codes(list(map(attrgetter("cat"), evs))))
     cols.pid.append(cols.keys.codes(list(map(attrgetter("pid"), evs))))
     cols.tid.append(cols.keys.codes(list(map(attrgetter("tid"), evs))))
-    for attr, ok_attr in (("ts", "ts_ok"), ("dur", "dur_ok")):
-        v, ok = _exact(list(map(attrgetter(attr), evs)), 3)
-        getattr(cols, attr).append(v)
-        getattr(cols, ok_attr).append(ok)
-    _kineto_args(cols, kargs)
+    ts, ts_ok, dur, dur_ok, corr, ext = numbers
+    cols.ts.append(ts)
+    cols.ts_ok.append(ts_ok)
+    cols.dur.append(dur)
+    cols.dur_ok.append(dur_ok)
+    cols.corr.append(corr)
+    cols.ext.append(ext)
+    _shapes(cols, args)
     phs = cols.phs.values
 
     def rows(phases: frozenset[str]) -> np.ndarray:
@@ -298,19 +372,14 @@ def _append(cols: Columns, evs: list[Ev], kargs: list[ArgsView]) -> None:
     cols.n += m
 
 
-def _id_key(ev: Ev) -> bytes:
+def _id_key(ev: AnyEv) -> bytes:
     """Flow/async id as text: `id`, else `id2` (local/global), so strings, ints and > 2**64 work."""
     raw = ev.id if len(ev.id) else ev.id2
     return bytes(raw).strip().strip(b'"').lower() if len(raw) else b""
 
 
-def _kineto_args(cols: Columns, kargs: list[ArgsView]) -> None:
-    args = list(map(attrgetter("args"), kargs))
-    corr, ok = _exact(list(map(attrgetter("correlation"), args)), 0)
-    cols.corr.append(np.where(ok, corr, -1))
-    ext, ok = _exact(list(map(attrgetter("ext"), args)), 0)
-    ext2, ok2 = _exact(list(map(attrgetter("ext_lower"), args)), 0)
-    cols.ext.append(np.where(ok, ext, np.where(ok2, ext2, -1)))
+def _shapes(cols: Columns, args: Sequence[KArgs | trace_fast.FKArgs]) -> None:
+    """Input Dims per event as interned compact text ('' when absent)."""
     dims = list(map(bytes, map(attrgetter("dims"), args)))
     lower = list(map(bytes, map(attrgetter("dims_lower"), args)))
     if any(lower):  # older kineto spelled it "Input dims"
@@ -328,7 +397,7 @@ def _compact(raw: bytes) -> str:
     return _SPACES.sub(b"", raw).replace(b",", b", ").decode("utf-8", "replace")
 
 
-def _decode_args(evs: list[Ev], rows: np.ndarray) -> list[Any]:
+def _decode_args(evs: Sequence[AnyEv], rows: np.ndarray) -> list[Any]:
     kept = [evs[i].args if len(evs[i].args) else b"null" for i in rows.tolist()]
     try:
         out: list[Any] = _ANY.decode(b"[" + b",".join(kept) + b"]")
@@ -337,13 +406,13 @@ def _decode_args(evs: list[Ev], rows: np.ndarray) -> list[Any]:
         return [None] * len(kept)
 
 
-def _metadata(cols: Columns, evs: list[Ev], rows: np.ndarray, base: int) -> None:
+def _metadata(cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, base: int) -> None:
     for i, args in zip(rows.tolist(), _decode_args(evs, rows), strict=True):
         ev = evs[i]
         cols.metadata.append((base + i, ev.name or "", ev.pid, ev.tid, args))
 
 
-def _counters(cols: Columns, evs: list[Ev], rows: np.ndarray, base: int) -> None:
+def _counters(cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, base: int) -> None:
     for i, args in zip(rows.tolist(), _decode_args(evs, rows), strict=True):
         if not isinstance(args, dict):
             continue
@@ -353,7 +422,9 @@ def _counters(cols: Columns, evs: list[Ev], rows: np.ndarray, base: int) -> None
                 cols.counters.append((base + i, f"{name}\x00{key}", float(value)))
 
 
-def _memory(cols: Columns, evs: list[Ev], rows: np.ndarray, base: int, names: list[Any]) -> None:
+def _memory(
+    cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, base: int, names: list[Any]
+) -> None:
     kept = [evs[i].args if len(evs[i].args) else b"{}" for i in rows.tolist()]
     try:
         mem = _MEM_LIST.decode(b"[" + b",".join(kept) + b"]")

@@ -1,6 +1,7 @@
 """Application entry: `main(argv)` sets up QApplication and the main window.
 
     perfview [FILE ...] [--new-window]
+    perfview --compare A B            (a compare tab: A = baseline, B = new)
     perfview --screenshot OUT.png [--view VIEW] [--size WxH] FILE
 
 `argv` holds the arguments *after* the program name (as `perfview.cli` passes them). Unknown
@@ -36,6 +37,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument(
         "--new-window", action="store_true", help="do not hand files to a running perfview"
     )
+    parser.add_argument(
+        "--compare", nargs=2, metavar=("A", "B"), help="compare run B against baseline A"
+    )
     parser.add_argument("--version", action="version", version=f"perfview {__version__}")
     return parser.parse_known_args(argv)
 
@@ -69,12 +73,10 @@ def install_excepthook(parent: QWidget | None) -> None:
         if issubclass(kind, KeyboardInterrupt):
             QApplication.quit()
             return
-        box = QMessageBox(
-            QMessageBox.Icon.Critical, "perfview: unexpected error", "", parent=parent
-        )
-        box.setText(f"An unexpected error occurred:\n{kind.__name__}: {value}")
-        box.setInformativeText("perfview keeps running; the view involved may be incomplete.")
-        box.setDetailedText(text)
+        from perfview.qt import crash_log
+
+        logged = crash_log.record(text)  # before any Qt call that could fail in turn
+        box = crash_log.error_box(parent, f"{kind.__name__}: {value}", text, logged)
         box.finished.connect(lambda _r, b=box: boxes.remove(b) if b in boxes else None)
         boxes.append(box)
         box.open()
@@ -135,7 +137,7 @@ def screenshot(args: argparse.Namespace) -> int:
     from perfview.qt import screenshot as shots
     from perfview.qt.main_window import MainWindow
 
-    if len(args.files) != 1:
+    if len(args.files) != 1 and not args.compare:
         print("perfview: --screenshot needs exactly one FILE", file=sys.stderr)
         return 2
     quiet = QApplication.platformName() == "offscreen"
@@ -143,7 +145,15 @@ def screenshot(args: argparse.Namespace) -> int:
     window = MainWindow(Settings.ephemeral())
     window.resize(*_size(args.size))
     try:
-        code, _written = shots.run(window, args.files[0], shots.single(args.screenshot, args.view))
+        if args.compare:
+            from perfview.qt.compare_tab import screenshot_compare
+
+            a, b = args.compare
+            code = screenshot_compare(window, a, b, args.screenshot, args.view)
+        else:
+            code, _written = shots.run(
+                window, args.files[0], shots.single(args.screenshot, args.view)
+            )
     finally:
         window.close()
         window.deleteLater()
@@ -182,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     app = make_app(qt_args)
     if args.screenshot:
         return screenshot(args)
-    if not args.new_window and _forward_to_running(args.files):
+    if not args.new_window and not args.compare and _forward_to_running(args.files):
         return 0
 
     from perfview.qt.main_window import MainWindow
@@ -193,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     if args.files:
         window.open_paths(args.files)
-    else:
+    elif not args.compare:
         window.open_example()
+    if args.compare:
+        window.open_compare(*args.compare)
     code = app.exec()
     del server
     return int(code)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 from perfview.core.model import Bundle, CallTree
 from perfview.qt.document import Document
 from perfview.qt.settings import Settings
+from perfview.qt.views.torch_pages import is_torch_tab, make_torch_view, torch_specs
 from perfview.qt.widgets.info_bar import InfoBar
 
 
@@ -58,6 +59,8 @@ def view_specs(bundle: Bundle) -> list[ViewSpec]:
             ViewSpec("callers", "Callers/Callees", "callers"),
             ViewSpec("tree", "Call tree"),
         ]
+    elif bundle.format == "trace" and is_torch_tab(have):
+        specs = [ViewSpec(*spec) for spec in torch_specs(have)]
     elif bundle.format == "trace":
         specs = [ViewSpec("timeline", "Timeline"), ViewSpec("icicle", "Icicle")]
         for name, title in (
@@ -213,6 +216,9 @@ class DocumentTab(QWidget):
             "memory": self._make_memory,
             "lines": self._make_lines,
         }
+        torch_page = make_torch_view(name, self.document)
+        if torch_page is not None:
+            return torch_page
         factory = factories.get(name)
         return factory() if factory is not None else self._make_table(name)
 

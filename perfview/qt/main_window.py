@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
     document_opened = Signal(object)
     load_failed = Signal(str, str)
     load_cancelled = Signal(str)
+    compare_opened = Signal(object)  # a compare_tab.CompareTab
 
     def __init__(self, settings: Settings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -115,6 +117,7 @@ class MainWindow(QMainWindow):
             self, self.actions_by_id, {"file:open_example": self.recent_menu}
         )
         self.view_menu = self.menus["view"]
+        self._add_export_action()
         self._view_actions = QActionGroup(self)
         self._view_actions.setExclusive(True)
         self._view_menu_items: list[QAction] = []
@@ -162,9 +165,35 @@ class MainWindow(QMainWindow):
     def open_example(self) -> Task | None:
         return self.open_path(example_path(), remember=False)
 
+    def open_folder_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(
+            self, "Open a folder of per-rank traces", self.settings.last_folder()
+        )
+        if folder:
+            self.open_folder(folder)
+
+    def open_folder(self, folder: str | Path) -> Task:
+        """Load every rank trace in `folder` in the background and show the Ranks tab."""
+        from perfview.qt.views.ranks_view import open_rank_folder
+
+        return open_rank_folder(self, folder)
+
+    def open_bundle(self, bundle: Any) -> DocumentTab:
+        """Show an already loaded bundle (a rank of a Ranks tab) in its own tab, on its Timeline."""
+        existing = self.tab_for_path(Path(bundle.path))
+        if existing is None:
+            self._on_loaded(LoadResult(Path(bundle.path), bundle), remember=False)
+            existing = self.tab_for_path(Path(bundle.path))
+        assert existing is not None
+        self.tabs.setCurrentWidget(existing)
+        existing.show_view("timeline")
+        return existing
+
     def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
         """Start loading `path` in the background; the tab appears when it is done."""
         path = Path(path)
+        if path.is_dir():  # a run folder of per-rank traces (File ▸ Open Folder…, `perfview DIR`)
+            return self.open_folder(path)
         existing = self.tab_for_path(path)
         if existing is not None:
             self.tabs.setCurrentWidget(existing)
@@ -193,11 +222,21 @@ class MainWindow(QMainWindow):
         for task in list(self._tasks):
             task.cancel()
 
+    def _gone(self) -> bool:
+        """True once the window's C++ side is deleted. Load tasks outlive a closed window
+        (closeEvent cancels them, but they still report); their lambdas must then do nothing
+        rather than raise "Internal C++ object already deleted" from the event loop."""
+        return not shiboken6.isValid(self) or not shiboken6.isValid(self.progress)
+
     def _on_progress(self, path: Path, fraction: float, message: str) -> None:
+        if self._gone():
+            return
         self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
         self.progress_label.setText(f"{path.name}: {message}" if message else path.name)
 
     def _on_loaded(self, result: LoadResult, remember: bool) -> None:
+        if self._gone():
+            return
         document = Document(result.bundle)
         tab = DocumentTab(document, result.tables, self.settings)
         index = self.tabs.addTab(tab, document.title)
@@ -218,17 +257,23 @@ class MainWindow(QMainWindow):
         self.document_opened.emit(tab)
 
     def _on_failed(self, path: Path, message: str, task: Task) -> None:
+        if self._gone():
+            return
         text = f"perfview: cannot open {path}: {message}"
         self.error_bar.show_message(text, "error", task.traceback)
         self.statusBar().showMessage(text, 10000)
         self.load_failed.emit(str(path), message)
 
     def _on_cancelled(self, path: Path) -> None:
+        if self._gone():
+            return
         self.statusBar().showMessage(f"Loading {path.name} was cancelled", 5000)
         self.load_cancelled.emit(str(path))
 
     def _on_task_done(self, task: Task) -> None:
         self._tasks.pop(task, None)
+        if self._gone():
+            return
         if not self._tasks:
             self._set_busy(False)
 
@@ -242,6 +287,32 @@ class MainWindow(QMainWindow):
 
     def is_loading(self) -> bool:
         return bool(self._tasks)
+
+    # --- comparing (compare_tab.py does the work) ------------------------------------------
+    def compare_dialog(self) -> Any:
+        """File ▸ Compare…: pick two runs; A starts as the current tab's file."""
+        from perfview.qt.compare_tab import CompareDialog
+
+        tab = self.current_tab()
+        path = tab.document.path if tab is not None else None
+        dialog = CompareDialog(self, path, self.settings.last_folder())
+        dialog.compare_requested.connect(self.open_compare)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def open_compare(self, path_a: str | Path, path_b: str | Path, match: str = "basename") -> Any:
+        """Load two runs concurrently and show them in a compare tab (`compare_opened`)."""
+        from perfview.qt.compare_tab import open_compare
+
+        return open_compare(self, path_a, path_b, match)
+
+    def track_task(self, task: Task, path: Path, text: str) -> None:
+        """Show a background task in the status bar (progress, Cancel) until it is done."""
+        self._tasks[task] = str(path)
+        task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
+        task.done.connect(lambda t=task: self._on_task_done(t))
+        self._set_busy(True, text)
 
     # --- tabs ------------------------------------------------------------------------------
     def document_tabs(self) -> list[DocumentTab]:
@@ -289,7 +360,8 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         has_tab = self.current_tab() is not None
-        for key in ("close", "reload", "copy_table", "next_view", "prev_view", "find"):
+        keys = ("close", "reload", "copy_table", "export_table", "next_view", "prev_view", "find")
+        for key in keys:
             self.actions_by_id[key].setEnabled(has_tab)
 
     # --- view menu -------------------------------------------------------------------------
@@ -337,6 +409,44 @@ class MainWindow(QMainWindow):
         widget = self._current_view_widget()
         table = _find_child_with(widget, "copy_table")
         return str(table.copy_table()) if table is not None else ""
+
+    def _add_export_action(self) -> None:
+        """File ▸ Export Table as CSV…, placed before Close (kept out of the shared action
+        table so the handler's optional path argument stays a window concern)."""
+        action = QAction("&Export Table as CSV…", self)
+        action.setStatusTip("Save every visible row of the current table to a CSV file")
+        action.triggered.connect(lambda _checked=False: self.export_current_table())
+        self.menus["file"].insertAction(self.actions_by_id["close"], action)
+        self.actions_by_id["export_table"] = action
+
+    def export_current_table(self, path: str | Path | None = None) -> Path | None:
+        """Write the current view's table as CSV (asking where when `path` is None).
+
+        Written atomically (temp file + rename), so an interrupted export never leaves a
+        half-written file behind, nor destroys the file it was replacing.
+        """
+        from perfview.core.atomic import write_text
+
+        table = _find_child_with(self._current_view_widget(), "table_csv")
+        if table is None:
+            self.statusBar().showMessage("This view has no table to export", 5000)
+            return None
+        if path is None:
+            tab = self.current_tab()
+            name = f"{tab.document.path.stem}-{tab.current_view()}.csv" if tab else "table.csv"
+            start = str(Path(self.settings.last_folder()) / name)
+            path, _filter = QFileDialog.getSaveFileName(self, "Export table", start, "CSV (*.csv)")
+            if not path:
+                return None
+        target = Path(path)
+        try:
+            write_text(target, str(table.table_csv()))
+        except OSError as exc:
+            message = f"perfview: cannot write {target}: {exc.strerror or exc}"
+            self.error_bar.show_message(message, "error")
+            return None
+        self.statusBar().showMessage(f"Table exported to {target}", 5000)
+        return target
 
     def focus_filter(self) -> None:
         widget = self._current_view_widget()
@@ -406,7 +516,9 @@ class MainWindow(QMainWindow):
         self.run_dock().controller.rerun_last(self)
 
     def show_runs(self) -> None:
-        self.run_dock().controller.show_runs(self)
+        dialog = self.run_dock().controller.show_runs(self)
+        if hasattr(dialog, "compare_requested"):
+            dialog.compare_requested.connect(lambda a, b: self.open_compare(a, b))
 
     def confirm_quit_during_run(self) -> bool:
         """Ask before quitting while a profiled script still runs (tests replace this)."""

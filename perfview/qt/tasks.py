@@ -105,6 +105,7 @@ class Task(QObject):
             self._finish(self.cancelled.emit)
         except LoadError as exc:
             reason = str(exc)
+            self.traceback = str(getattr(exc, "details", ""))  # set by the load guard below
             self._finish(lambda: self.failed.emit(reason))
         except Exception as exc:  # a bug in a loader must not take the app down
             self.traceback = traceback.format_exc()
@@ -145,7 +146,16 @@ def load_and_prepare(
     from perfview.loaders import load
 
     started = time.perf_counter()
-    bundle = load(path, progress=lambda f, m: progress(0.9 * f, m))
+    try:
+        bundle = load(path, progress=lambda f, m: progress(0.9 * f, m))
+    except (LoadError, LoadCancelled):
+        raise
+    except Exception as exc:  # the documented last resort (loaders.internal_error)
+        from perfview.loaders import internal_error
+
+        error = LoadError(internal_error(exc))
+        error.details = traceback.format_exc()  # type: ignore[attr-defined]
+        raise error from exc
     tables: dict[str, pd.DataFrame] = {}
     if bundle.format == "trace" and bundle.tree is None:
         progress(0.92, "building the call tree")

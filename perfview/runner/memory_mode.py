@@ -25,6 +25,7 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import IO, Any
 
+from perfview.core.atomic import atomic_write
 from perfview.runner.spec import RunSpec, ScriptResult, ScriptRunner
 
 _MIB = float(1 << 20)
@@ -97,6 +98,10 @@ def _stop_child(proc: subprocess.Popen[bytes], grace: float) -> None:
 def record_samples(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
     """mprof-style sampling of `python script.py args…`; `run` is unused (separate process)."""
     cmd = [sys.executable, spec.script, *spec.args]
+    # The one output not written through a temp file + rename (perfview.core.atomic): the .dat
+    # is an append-only log, every prefix of which loads (the mprof loader skips a cut last
+    # line), and streaming it is what keeps the samples when the GUI has to SIGKILL a recorder
+    # that ignored SIGTERM. A rename at the end would lose them all in exactly that case.
     with open(str(spec.output), "w", encoding="utf-8") as fh:
         fh.write("CMDLINE " + " ".join(cmd) + "\n")  # mprof writes the plain joined argv
         fh.flush()
@@ -178,7 +183,7 @@ def record_lines(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
     finally:
         sys.settrace(old_trace)
         mp.profile = saved_profile
-        with open(str(spec.output), "w", encoding="utf-8") as fh:
+        with atomic_write(str(spec.output), "w", encoding="utf-8") as fh:
             mp.show_results(prof, stream=fh, precision=spec.options.precision)
         if not any(True for _ in prof.code_map.items()):
             print(

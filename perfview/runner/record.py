@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from perfview.core.atomic import atomic_path
 from perfview.runner import memory_mode, torch_mode
 from perfview.runner.spec import (
     BOOTSTRAP_ENV,
@@ -132,7 +133,8 @@ def record_cprofile(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
         return run()
     finally:
         prof.disable()
-        prof.dump_stats(str(spec.output))
+        with atomic_path(str(spec.output)) as tmp:  # never a half-written .prof
+            prof.dump_stats(str(tmp))
 
 
 _MODES: dict[str, Callable[[RunSpec, ScriptRunner], ScriptResult]] = {

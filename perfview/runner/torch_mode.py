@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from perfview.core.atomic import atomic_path
 from perfview.runner.spec import RunSpec, ScriptResult, ScriptRunner
 
 _TRACE_SUFFIXES = (".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json")
@@ -60,7 +61,8 @@ class _Stepper:
 
     def on_trace_ready(self, prof: Any) -> None:
         path = numbered(self.output, len(self.written) + 1)
-        prof.export_chrome_trace(str(path))
+        with atomic_path(path) as tmp:  # the temp name keeps the suffix: .gz stays gzip
+            prof.export_chrome_trace(str(tmp))
         self.written.append(path)
 
 
@@ -146,7 +148,8 @@ def record(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
         stepper.prof = None
         prof.stop()  # in a RECORD phase this fires on_trace_ready: the partial cycle is kept
         if sched is None:
-            prof.export_chrome_trace(str(output))
+            with atomic_path(output) as tmp:
+                prof.export_chrome_trace(str(tmp))
         elif not stepper.written:
             print(
                 f"perfview: the schedule {','.join(map(str, opts.schedule or ()))} never reached "

@@ -488,3 +488,114 @@ def test_parse_decimal_is_exact_and_tolerant() -> None:
     ints, ok = parse_decimal(b"10159970886766084423\n7\n", 3, 0)
     assert ok.tolist() == [False, True, False]  # beyond int64 -> not a usable id
     assert ints[1] == 7
+
+
+# --- the fast decode path (trace_fast) must give exactly what the exact text path gives ---
+
+TABLES = ("events", "lanes", "instants", "counters", "flows", "memory")
+
+
+def _same_bundles(a: Bundle, b: Bundle) -> None:
+    assert a.timeline is not None
+    assert b.timeline is not None
+    for name in TABLES:
+        left, right = getattr(a.timeline, name), getattr(b.timeline, name)
+        assert left.equals(right), name
+    assert a.timeline.args.blob == b.timeline.args.blob
+    assert np.array_equal(a.timeline.args.offsets, b.timeline.args.offsets)
+    assert (a.timeline.origin_ns, a.counts, a.warnings) == (
+        b.timeline.origin_ns,
+        b.counts,
+        b.warnings,
+    )
+
+
+def _exact_only(monkeypatch: pytest.MonkeyPatch, path: Path) -> Bundle:
+    from perfview.loaders import trace_columns
+
+    with monkeypatch.context() as m:
+        m.setattr(trace_columns, "_fast_batch", lambda *args: False)
+        return chrome_trace.load(path)
+
+
+@pytest.mark.parametrize("rel", TRACE_SAMPLES)
+def test_fast_path_equals_exact_path_on_samples(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = sample(rel)
+    _same_bundles(loaded(path), _exact_only(monkeypatch, path))
+
+
+TRICKY_TS = [
+    "1623142623460147",  # old kineto: integer epoch µs (ns exceed 2**53)
+    "1712195495519695.8",  # epoch µs with a fraction: floats cannot hold it, the text decides
+    "1.0005",  # a tie: half up gives 1001 ns, rint of the float would give 1000
+    "2.00049999",
+    "-3.0005",
+    "0.0015",
+    "1.5e3",
+    "12345.678",
+    "9999999999.999",  # beyond 2**33 µs: the exact path
+]
+
+
+def _tricky_trace(tmp_path: Path, extra: str = "") -> Path:
+    events = [
+        f'{{"ph":"X","name":"op{i}","cat":"cpu_op","pid":1,"tid":2,"ts":{ts},"dur":{ts.lstrip("-")},'
+        f'"args":{{"External id":{2**62 + i},"correlation":{i},"Input Dims":[[{i}, 3]]}}}}'
+        for i, ts in enumerate(TRICKY_TS)
+    ]
+    events.append(
+        '{"ph":"s","name":"f","cat":"ac2g","pid":1,"tid":2,"ts":1.0,"id":18446744073709551617}'
+    )
+    events.append(
+        '{"ph":"f","name":"f","cat":"ac2g","pid":1,"tid":2,"ts":1.0006,"id":18446744073709551617,"bp":"e"}'
+    )
+    if extra:
+        events.append(extra)
+    path = tmp_path / "tricky.json"
+    path.write_text('{"traceEvents":[' + ",".join(events) + "]}")
+    return path
+
+
+def _expected_ns(text: str) -> int:
+    value = Decimal(text) * 1000
+    return int(value.to_integral_value(rounding="ROUND_HALF_UP"))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ["", '{"ph":"X","name":"quoted","pid":1,"tid":2,"ts":"5.5","dur":1}'],
+    ids=["fast", "falls-back"],
+)
+def test_fast_path_is_exact_on_tricky_numbers(
+    tmp_path: Path, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _tricky_trace(tmp_path, extra)
+    fast = chrome_trace.load(path)
+    _same_bundles(fast, _exact_only(monkeypatch, path))
+    assert fast.timeline is not None
+    ev = fast.timeline.events
+    origin = fast.timeline.origin_ns
+    for i, text in enumerate(TRICKY_TS):
+        row = ev[ev["name"] == f"op{i}"].iloc[0]
+        assert int(row["ts"]) + origin == _expected_ns(text), text
+        assert int(row["dur"]) == _expected_ns(text.lstrip("-")), text
+        assert int(row["ext_id"]) == 2**62 + i
+    assert fast.counts["flows"] == 1
+
+
+def test_fast_path_runs_on_plain_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfview.loaders import trace_columns
+
+    calls: list[bool] = []
+    real = trace_columns._fast_batch
+
+    def spy(*args: Any) -> bool:
+        calls.append(real(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(trace_columns, "_fast_batch", spy)
+    chrome_trace.load(_tricky_trace(tmp_path))
+    assert calls == [True]
+    calls.clear()
+    chrome_trace.load(_tricky_trace(tmp_path, '{"ph":"i","name":"n","pid":1,"tid":2,"ts":null}'))
+    assert calls == [False]  # a null ts is not a number: the whole batch takes the exact path

@@ -107,7 +107,13 @@ def test_every_sample_opens(qtbot: object, window: MainWindow, rel: str) -> None
     assert _broken_views(tab, names) == []
     assert not window.error_bar.isVisible()
     fmt = tab.document.bundle.format
-    expected_first = {"pstats": "icicle", "trace": "timeline", "mprof": "memory"}
+    timeline = tab.document.bundle.timeline
+    torch_trace = timeline is not None and timeline.is_torch
+    expected_first = {
+        "pstats": "icicle",
+        "trace": "overview" if torch_trace else "timeline",
+        "mprof": "memory",
+    }
     assert tab.view_names()[0] == expected_first.get(fmt, "lines")
 
 
@@ -116,7 +122,7 @@ def test_view_sets_per_format(qtbot: object, window: MainWindow) -> None:
     assert tab.view_names() == ["icicle", "functions", "callers", "tree"]
     trace = open_and_wait(qtbot, window, sample("kineto_gpu/hta_mi250_rocm6.2.json.gz"))
     names = trace.view_names()
-    assert names[:2] == ["timeline", "icicle"]
+    assert names[:3] == ["overview", "timeline", "operators"]  # torch traces open on Overview
     assert {"ops", "kernels", "lanes"} <= set(names)
     cpu = open_and_wait(qtbot, window, sample("kineto_cpu/dtu_jc_resnet18_cpu_trace.json"))
     assert "kernels" not in cpu.view_names()  # no kernel events, no Kernels tab

@@ -157,8 +157,11 @@ def test_memory_lines_report(tmp_path: Path) -> None:
         output=str(out),
         options=RunOptions(functions=("named_alloc",)),
     )
-    code, err = _run(spec)
-    assert code == 0, err
+    # A fresh process, as the GUI runs it: in-process, memory_profiler would measure the test
+    # runner's own RSS, where a 16 MiB list can reuse heap freed by earlier tests.
+    spec = spec.resolved()
+    child = subprocess.run(spec.argv(), env=spec.child_env(), capture_output=True, text=True)
+    assert child.returncode == 0, child.stderr
     text = out.read_text()
     assert text.count(f"Filename: {SCRIPTS / 'lines_alloc.py'}") == 2
     rows = {int(line[:6]): line for line in text.splitlines() if line[:6].strip().isdigit()}

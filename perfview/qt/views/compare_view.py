@@ -5,6 +5,11 @@ this view only shows it. The icicle is the differential flame graph convention: 
 B's costs (`total_ns` of the merged tree is B's), colours say what changed in each frame's *own*
 time (self delta when the tree has it, else total delta): red slower, blue faster, grey within
 a tenth of the largest change. Hover text gives both runs' values.
+
+Rows are shown by the size of their change, |Δ| largest first, whichever way it went: a big
+speed-up matters as much as a slowdown when reading a diff. A delegate tints each row by its
+status (red slower, blue faster, green new, grey gone) without touching the shared table model.
+`compact=True` drops the header and swap button, for the compare tab that owns one of each.
 """
 
 from __future__ import annotations
@@ -15,24 +20,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QPointF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
-from perfview.core import colors, flame
-from perfview.core.diff import Comparison, pct_change, unit_of
+from perfview.core import colors, diff_views, flame
+from perfview.core.diff import (
+    STATUS_DOWN,
+    STATUS_GONE,
+    STATUS_NEW,
+    STATUS_UP,
+    Comparison,
+    pct_change,
+    unit_of,
+)
 from perfview.core.units import Unit, format_value
 from perfview.qt.items.rect_batch import RectBatchItem
+from perfview.qt.models.table_model import RAW_ROLE
 from perfview.qt.views.table_view import TableView
 
 STEPS = 11  # diverging palette size (odd: the middle bucket is "unchanged")
+MIN_ROWS = 14.0
 
 
 def _rgb_hex(rgb: tuple[int, int, int]) -> str:
@@ -52,6 +70,42 @@ def _pct(value: float) -> str:
     if math.isinf(value):
         return "new" if value > 0 else "-inf %"
     return f"{value:+.1f} %"
+
+
+# (row tint, status-cell colour, text colour or None) per status; "=" keeps the plain row.
+STATUS_COLOURS: dict[str, tuple[str, str, str | None]] = {
+    STATUS_UP: ("#fdecea", "#f5b7b1", None),
+    STATUS_DOWN: ("#e8f0fb", "#aecbf0", None),
+    STATUS_NEW: ("#e9f7ec", "#a9dfb5", None),
+    STATUS_GONE: ("#f2f2f2", "#d5d5d5", "#7a7a7a"),
+}
+STATUS_TEXT = {STATUS_UP: "▲ +", STATUS_DOWN: "▼ −", STATUS_NEW: "new", STATUS_GONE: "gone"}
+
+
+class StatusDelegate(QStyledItemDelegate):
+    """Tints a row by the raw value of its `status` column: the colour says what changed."""
+
+    def __init__(self, status_column: int, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.status_column = status_column
+
+    def initStyleOption(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        status = index.sibling(index.row(), self.status_column).data(RAW_ROLE)
+        is_status = index.column() == self.status_column
+        if is_status:
+            option.displayAlignment = Qt.AlignmentFlag.AlignCenter  # type: ignore[attr-defined]
+        colours = STATUS_COLOURS.get(str(status))
+        if colours is None:
+            return
+        row_tint, cell, text = colours
+        option.backgroundBrush = QBrush(QColor(cell if is_status else row_tint))
+        if text is not None:
+            option.palette.setColor(QPalette.ColorRole.Text, QColor(text))
+        if is_status:
+            option.text = STATUS_TEXT.get(str(status), str(status))  # type: ignore[attr-defined]
 
 
 def table_frame(comparison: Comparison) -> tuple[pd.DataFrame, dict[str, str], dict[str, Any]]:
@@ -74,7 +128,26 @@ def table_frame(comparison: Comparison) -> tuple[pd.DataFrame, dict[str, str], d
         cols.append(f"{m}_pct")
         headers[f"{m}_pct"] = f"Δ% {short}"
         units[f"{m}_pct"] = Unit.PERCENT
-    return table[cols].copy(), headers, units
+    headers["status"] = "status"
+    frame = table[cols]
+    spec = diff_views.VIEWS.get(comparison.view)
+    if spec is None or spec.sort:  # by |Δ|, largest change first (ordered views keep order)
+        size = np.abs(np.nan_to_num(table[f"{comparison.metric}_delta"].to_numpy(np.float64)))
+        frame = frame.iloc[np.argsort(-size, kind="stable")]
+    return frame.reset_index(drop=True), headers, units
+
+
+def summary_html(comparison: Comparison) -> str:
+    """One line: what the total means, A and B, and the change (coloured like the icicle)."""
+    c = comparison
+    unit = c.total_unit
+    pct = c.total_delta_pct
+    colour = _rgb_hex(colors.diverging_palette(STEPS)[-1 if pct > 0 else 0 if pct < 0 else 5])
+    return (
+        f"{c.total_label}: <b>A</b> {format_value(c.total_a, unit)} → "
+        f"<b>B</b> {format_value(c.total_b, unit)} "
+        f"<b style='color:{colour}'>{_pct(pct)}</b> ({_signed(c.total_b - c.total_a, unit)})"
+    )
 
 
 class CompareView(QWidget):
@@ -82,8 +155,11 @@ class CompareView(QWidget):
 
     swapped = Signal(object)  # the new Comparison
 
-    def __init__(self, comparison: Comparison, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, comparison: Comparison, parent: QWidget | None = None, *, compact: bool = False
+    ) -> None:
         super().__init__(parent)
+        self.compact = compact
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -108,6 +184,7 @@ class CompareView(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.header, 1)
         top.addWidget(self.swap_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.swap_button.setVisible(not compact)
         self.icicle_box = QWidget(self)
         box = QVBoxLayout(self.icicle_box)
         box.setContentsMargins(0, 0, 0, 0)
@@ -126,7 +203,7 @@ class CompareView(QWidget):
     # --- content ---------------------------------------------------------------------------
     def set_comparison(self, comparison: Comparison) -> None:
         self.comparison = comparison
-        self.header.setText(self.header_html())
+        self.header.setText(summary_html(comparison) if self.compact else self.header_html())
         frame, headers, units = table_frame(comparison)
         if self.table_view is not None:
             self.table_view.setParent(None)
@@ -134,9 +211,12 @@ class CompareView(QWidget):
         self.table_view = TableView(
             frame, kind="compare", headers=headers, units=units, stretch_column=None
         )
+        self.status_delegate = StatusDelegate(0, self.table_view.table)
+        self.table_view.table.setItemDelegate(self.status_delegate)
         self.splitter.insertWidget(0, self.table_view)
         if self.splitter.indexOf(self.icicle_box) < 0:
             self.splitter.addWidget(self.icicle_box)
+            self.splitter.setSizes([1000, 1000])  # proportions: table and icicle share the tab
         self._set_tree()
 
     def swap(self) -> None:
@@ -146,17 +226,10 @@ class CompareView(QWidget):
 
     def header_html(self) -> str:
         c = self.comparison
-        unit = c.total_unit
-        pct = c.total_delta_pct
-        colour = _rgb_hex(colors.diverging_palette(STEPS)[-1 if pct > 0 else 0 if pct < 0 else 5])
-        total_a = format_value(c.total_a, unit)
-        total_b = format_value(c.total_b, unit)
         return (
-            f"<b>A</b> {c.path_a.name}: {total_a} &nbsp;·&nbsp; "
-            f"<b>B</b> {c.path_b.name}: {total_b} &nbsp;·&nbsp; "
-            f"{c.total_label}: <b style='color:{colour}'>{_pct(pct)}</b> "
-            f"({_signed(c.total_b - c.total_a, unit)})<br>"
-            f"<small>view {c.view}, rows sorted by Δ {c.metric}; "
+            f"<b>A</b> {c.path_a.name} &nbsp;·&nbsp; <b>B</b> {c.path_b.name} &nbsp;·&nbsp; "
+            f"{summary_html(c)}<br>"
+            f"<small>view {c.view}, rows sorted by |Δ {c.metric}|; "
             f"A = {c.path_a}, B = {c.path_b}</small>"
         )
 
@@ -175,7 +248,8 @@ class CompareView(QWidget):
         self.icicle.set_rects(rects)
         if len(rects):
             self.plot.setXRange(float(rects.x0.min()), float(rects.x1.max()), padding=0)
-            self.plot.setYRange(0, float(rects.row.max()) + 1, padding=0)
+            # At least MIN_ROWS rows of height, so a shallow tree keeps readable bar heights.
+            self.plot.setYRange(0, max(float(rects.row.max()) + 1, MIN_ROWS), padding=0)
         self.legend.setText(self.legend_html(limit, key))
 
     def legend_html(self, limit: float, key: str) -> str:
@@ -224,4 +298,4 @@ class CompareView(QWidget):
             QToolTip.showText(self.plot.mapToGlobal(self.plot.mapFromScene(pos)), text, self.plot)
 
 
-__all__ = ["CompareView", "table_frame"]
+__all__ = ["STATUS_COLOURS", "CompareView", "StatusDelegate", "summary_html", "table_frame"]

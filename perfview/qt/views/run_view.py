@@ -365,9 +365,10 @@ class RunPanel(QWidget):
 
 
 class RunsDialog(QDialog):
-    """Past runs (newest first) with Open and Delete."""
+    """Past runs (newest first) with Open, Compare (exactly two selected) and Delete."""
 
     open_requested = Signal(str)
+    compare_requested = Signal(str, str)  # older run (A, baseline), newer run (B)
     COLUMNS = ("Started", "Mode", "Script", "Status", "Exit", "Duration")
 
     def __init__(self, parent: QWidget | None = None, root: Path | None = None) -> None:
@@ -379,12 +380,15 @@ class RunsDialog(QDialog):
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(list(self.COLUMNS))
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.ExtendedSelection)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.doubleClicked.connect(self.open_selected)
         self.open_button = QPushButton("Open")
         self.open_button.clicked.connect(self.open_selected)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Compare the two selected runs (older = A, newer = B)")
+        self.compare_button.clicked.connect(self.compare_selected)
         self.delete_button = QPushButton("Delete")
         self.delete_button.clicked.connect(lambda: self.delete_selected(confirm=True))
         refresh = QPushButton("Refresh")
@@ -392,7 +396,7 @@ class RunsDialog(QDialog):
         close = QPushButton("Close")
         close.clicked.connect(self.close)
         buttons = QHBoxLayout()
-        for button in (self.open_button, self.delete_button, refresh):
+        for button in (self.open_button, self.compare_button, self.delete_button, refresh):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(close)
@@ -426,13 +430,29 @@ class RunsDialog(QDialog):
         self._update_buttons()
 
     def selected(self) -> RunRecord | None:
-        rows = self.table.selectionModel().selectedRows()
-        return self.records[rows[0].row()] if rows else None
+        """The selected run when exactly one is selected."""
+        records = self.selected_records()
+        return records[0] if len(records) == 1 else None
+
+    def selected_records(self) -> list[RunRecord]:
+        rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
+        return [self.records[row] for row in rows]
 
     def _update_buttons(self) -> None:
         rec = self.selected()
         self.open_button.setEnabled(rec is not None and rec.output_exists)
         self.delete_button.setEnabled(rec is not None and rec.status != "running")
+        pair = self.selected_records()
+        self.compare_button.setEnabled(len(pair) == 2 and all(r.output_exists for r in pair))
+
+    def compare_selected(self) -> bool:
+        """Ask to compare the two selected runs, the older one as the baseline A."""
+        pair = self.selected_records()
+        if len(pair) != 2 or not all(r.output_exists for r in pair):
+            return False
+        older, newer = sorted(pair, key=lambda r: r.started)
+        self.compare_requested.emit(older.output, newer.output)
+        return True
 
     def open_selected(self) -> None:
         rec = self.selected()

@@ -1,0 +1,223 @@
+"""Shared helpers of the torch analysis pages: masks, step windows, interval unions, args decoding.
+
+Every page works on the columnar `Timeline` only (events, lanes, memory, args, meta), so it
+stays independent of how the trace loader fills it. Anything the loader does not give as a
+column (launch configuration, deviceProperties) is read here from `Timeline.args` / `meta`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from perfview.core.model import Timeline
+
+I64 = np.int64
+GPU_KINDS = ("kernel", "memcpy", "memset")
+STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
+# NCCL (CUDA) and RCCL (ROCm) collective kernels: ncclKernel_AllReduce…, ncclDevKernel_…
+COMM_KERNEL_RE = r"(?i)\b(?:void )?[rn]ccl|c10d::"
+DATALOADER_PREFIX = "enumerate(DataLoader)"
+
+_DECODER = msgspec.json.Decoder()
+
+
+def kind_mask(events: pd.DataFrame, kinds: Iterable[str]) -> np.ndarray:
+    """Boolean mask of rows whose `kind` is one of `kinds`."""
+    return np.asarray(events["kind"].isin(list(kinds)), dtype=bool)
+
+
+def name_mask(events: pd.DataFrame, pattern: str) -> np.ndarray:
+    """Rows whose name matches the regex, tested once per distinct name (names are categorical)."""
+    names = events["name"]
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        cats = pd.Series(names.cat.categories.astype(str))
+        hit = cats.str.contains(pattern, regex=True).to_numpy(dtype=bool)
+        codes = names.cat.codes.to_numpy()
+        if not len(hit):
+            return np.zeros(len(names), dtype=bool)
+        return np.asarray((codes >= 0) & hit[np.clip(codes, 0, None)], dtype=bool)
+    return np.asarray(names.astype(str).str.contains(pattern, regex=True), dtype=bool)
+
+
+def comm_kernel_mask(events: pd.DataFrame) -> np.ndarray:
+    """GPU kernels that are collective communication (NCCL/RCCL), by kernel name."""
+    return np.asarray(kind_mask(events, ("kernel",)) & name_mask(events, COMM_KERNEL_RE), bool)
+
+
+def _lane_table(timeline: Timeline) -> np.ndarray:
+    """Device label per lane id (index = lane)."""
+    lanes = timeline.lanes
+    n = int(max(len(lanes), int(timeline.events["lane"].max()) + 1 if len(timeline.events) else 0))
+    table = np.full(n, "", dtype=object)
+    table[lanes["lane"].to_numpy(dtype=I64)] = lanes["device"].astype(str).to_numpy()
+    return table
+
+
+def lane_devices(timeline: Timeline) -> np.ndarray:
+    """Device label ("cpu", "gpu:0", …) of every event row, from its lane."""
+    table = _lane_table(timeline)
+    return np.asarray(table[timeline.events["lane"].to_numpy(dtype=I64)], dtype=object)
+
+
+def gpu_lane_mask(timeline: Timeline) -> np.ndarray:
+    """Rows on a GPU lane (device label starting with "gpu"); decided once per lane."""
+    is_gpu = np.asarray([str(d).startswith("gpu") for d in _lane_table(timeline)], dtype=bool)
+    if not len(is_gpu):
+        return np.zeros(len(timeline.events), dtype=bool)
+    return np.asarray(is_gpu[timeline.events["lane"].to_numpy(dtype=I64)], dtype=bool)
+
+
+def step_rows(timeline: Timeline) -> pd.DataFrame:
+    """The `ProfilerStep#N` slices on CPU threads: step, row, start_ns, end_ns, dur_ns.
+
+    kineto also mirrors steps onto GPU streams as gpu_user_annotation; those are skipped, as is a
+    repeat of the same N (the first by time wins), so every step appears once, sorted by start.
+    """
+    ev = timeline.events
+    cand = np.flatnonzero(
+        kind_mask(ev, ("annotation", "cpu_op")) & name_mask(ev, r"^ProfilerStep#\d+$")
+    )
+    names = ev["name"].to_numpy()[cand].astype(str)
+    steps = np.asarray([int(n.split("#", 1)[1]) for n in names], dtype=I64)
+    ts = ev["ts"].to_numpy(dtype=I64)[cand]
+    dur = ev["dur"].to_numpy(dtype=I64)[cand]
+    out = pd.DataFrame({"step": steps, "row": cand.astype(I64), "start_ns": ts, "dur_ns": dur})
+    out["end_ns"] = out["start_ns"] + out["dur_ns"]
+    out = out.sort_values(["start_ns", "step"], kind="stable").drop_duplicates("step")
+    return out[["step", "row", "start_ns", "end_ns", "dur_ns"]].reset_index(drop=True)
+
+
+def analysis_window(timeline: Timeline) -> tuple[int, int]:
+    """(start, end) ns of what utilisation is measured over: the steps if any, else the trace."""
+    steps = step_rows(timeline)
+    if len(steps):
+        return int(steps["start_ns"].min()), int(steps["end_ns"].max())
+    return 0, int(timeline.duration_ns)
+
+
+def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Union of intervals as sorted, disjoint (start, end) arrays (touching ones are joined)."""
+    start = np.asarray(start, dtype=I64)
+    end = np.asarray(end, dtype=I64)
+    if not len(start):
+        return start[:0], end[:0]
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], np.maximum(end[order], start[order])
+    run = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > run[:-1]
+    group = np.cumsum(new) - 1
+    starts = s[new]
+    ends = np.zeros(len(starts), dtype=I64)
+    np.maximum.at(ends, group, e)
+    return starts, ends
+
+
+def covered(starts: np.ndarray, ends: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """For merged intervals: is each point inside [start, end)?"""
+    if not len(starts):
+        return np.zeros(len(points), dtype=bool)
+    k = np.searchsorted(starts, points, side="right") - 1
+    return (k >= 0) & (ends[np.clip(k, 0, None)] > points)
+
+
+def partition(
+    categories: Sequence[tuple[np.ndarray, np.ndarray]],
+    win_start: np.ndarray,
+    win_end: np.ndarray,
+) -> np.ndarray:
+    """Time of each window given to each category by priority: shape (windows, categories + 1).
+
+    Every instant of a window goes to the first category (in the given order) that has an
+    interval active at that instant; instants with none go to the extra last column. So the row
+    sums equal the window lengths, and overlaps are never counted twice. Windows must be sorted
+    and disjoint. Works on elementary segments between all interval ends (vectorised).
+    """
+    win_start = np.asarray(win_start, dtype=I64)
+    win_end = np.asarray(win_end, dtype=I64)
+    merged = [merge_intervals(s, e) for s, e in categories]
+    out = np.zeros((len(win_start), len(categories) + 1), dtype=I64)
+    if not len(win_start):
+        return out
+    lo, hi = int(win_start.min()), int(win_end.max())
+    cuts = [win_start, win_end] + [a for m in merged for a in m]
+    bounds = np.sort(np.clip(np.concatenate(cuts), lo, hi))  # np.unique hashes: slower here
+    bounds = bounds[np.concatenate([[True], bounds[1:] != bounds[:-1]])]
+    seg_start, seg_len = bounds[:-1], np.diff(bounds)
+    k = np.searchsorted(win_start, seg_start, side="right") - 1
+    inside = (k >= 0) & (seg_start < win_end[np.clip(k, 0, None)])
+    owner = np.full(len(seg_start), len(categories), dtype=I64)
+    for c in range(len(categories) - 1, -1, -1):
+        owner[covered(*merged[c], seg_start)] = c
+    flat = k[inside] * (len(categories) + 1) + owner[inside]
+    sums = np.bincount(flat, weights=seg_len[inside], minlength=out.size)
+    return np.rint(sums).astype(I64).reshape(out.shape)
+
+
+def decode_args(timeline: Timeline, rows: np.ndarray, keys: Sequence[str]) -> dict[str, list[Any]]:
+    """Selected args of the given event rows, decoded with msgspec: key → list (None if absent).
+
+    Only the rows a page needs are decoded (kernels for launch columns, …), so a big trace's
+    args never become a dict per event.
+    """
+    out: dict[str, list[Any]] = {key: [None] * len(rows) for key in keys}
+    store = timeline.args
+    offsets = store.offsets
+    blob = store.blob
+    n_off = len(offsets)
+    for i, row in enumerate(np.asarray(rows, dtype=I64).tolist()):
+        if row < 0 or row + 1 >= n_off:
+            continue
+        raw = blob[int(offsets[row]) : int(offsets[row + 1])]
+        if not raw:
+            continue
+        try:
+            value = _DECODER.decode(raw)
+        except (msgspec.DecodeError, ValueError):
+            continue
+        if isinstance(value, dict):
+            for key in keys:
+                out[key][i] = value.get(key)
+    return out
+
+
+def device_properties(timeline: Timeline) -> list[dict[str, Any]]:
+    """kineto's deviceProperties list ([] when absent or malformed)."""
+    props = timeline.meta.get("deviceProperties")
+    if isinstance(props, str):
+        try:
+            props = msgspec.json.decode(props.encode())
+        except msgspec.DecodeError:
+            return []
+    return [p for p in props if isinstance(p, dict)] if isinstance(props, list) else []
+
+
+def text(values: Any) -> np.ndarray:
+    """Plain str object array (tables and CSV expect text, not categoricals)."""
+    return np.asarray(pd.Series(values).astype(object).astype(str).to_numpy(), dtype=object)
+
+
+__all__ = [
+    "COMM_KERNEL_RE",
+    "DATALOADER_PREFIX",
+    "GPU_KINDS",
+    "analysis_window",
+    "comm_kernel_mask",
+    "covered",
+    "decode_args",
+    "device_properties",
+    "gpu_lane_mask",
+    "kind_mask",
+    "lane_devices",
+    "merge_intervals",
+    "name_mask",
+    "partition",
+    "step_rows",
+    "text",
+]

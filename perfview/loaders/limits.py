@@ -1,0 +1,107 @@
+"""Refuse files whose decoded form would not fit in memory, before decoding starts.
+
+A 30 GB trace on a 16 GB laptop should produce one sentence ("it would need about 38 GB of
+memory to open; this machine has 21 GB available"), not minutes of swapping followed by the
+kernel's OOM killer taking the whole window, and every other open document, with it.
+
+The estimate is deliberately cheap (no decoding): the decoded size of the file times how much
+memory each loader was measured to need per decoded byte, plus a fixed base. For gzip files
+the decoded size is the ISIZE trailer, which is only the size mod 2**32; when the trailer is
+smaller than the compressed file (impossible for a real size) or the file is over 4 GiB, the
+compressed size times a generous compression ratio is used instead.
+
+`PERFVIEW_MEMORY_LIMIT` (bytes) replaces the available memory, so tests and users can impose a
+lower ceiling than the machine's.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+from perfview.core.errors import LoadError
+
+ENV_LIMIT = "PERFVIEW_MEMORY_LIMIT"
+# Peak memory per decoded byte, measured on the samples (peak RSS growth / decoded size) and
+# rounded up: traces keep the raw buffer while building numpy columns; pstats and the text
+# formats build Python objects per record, which cost far more than their bytes.
+OVERHEAD = {"trace": 4.0, "pstats": 16.0, "mprof": 12.0, "memprof_text": 12.0}
+DEFAULT_OVERHEAD = 16.0
+BASE_BYTES = 64 * 2**20  # tables, trees and views built after any load
+GZIP_RATIO = 32  # JSON traces compress 10-30x (samples: 13x, 30x); assume the high end
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def decoded_size(path: Path) -> int:
+    """Bytes the file's content takes once decompressed (estimated for gzip, see module doc)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        if fh.read(2) != GZIP_MAGIC or size < 18:
+            return size
+        fh.seek(-4, os.SEEK_END)
+        (isize,) = struct.unpack("<I", fh.read(4))
+    if size > 2**32 or isize < size:
+        return size * GZIP_RATIO
+    return int(isize)
+
+
+def available_memory() -> int | None:
+    """Bytes that can be allocated without swapping (env override first), None if unknown."""
+    override = os.environ.get(ENV_LIMIT, "").strip()
+    if override:
+        try:
+            return max(int(float(override)), 0)
+        except ValueError:
+            pass  # a typo in the variable must not make every file unloadable
+    try:
+        import psutil  # optional: psutil is not a core dependency
+
+        return int(psutil.virtual_memory().available)
+    except (ImportError, OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def needed_memory(path: Path, loader_name: str) -> int:
+    """Estimated peak bytes to load `path` with the loader called `loader_name`."""
+    factor = OVERHEAD.get(loader_name, DEFAULT_OVERHEAD)
+    return int(decoded_size(path) * factor) + BASE_BYTES
+
+
+def human(n: float) -> str:
+    """Decimal units, rounded the way people say them: '38 GB', '2.5 GB', '700 MB'."""
+    for scale, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
+    return f"{n:.0f} bytes"
+
+
+def check(path: Path, loader_name: str) -> None:
+    """Raise LoadError when loading `path` would need more memory than is available."""
+    available = available_memory()
+    if available is None:
+        return
+    try:
+        needed = needed_memory(Path(path), loader_name)
+    except OSError:
+        return  # unreadable: the loader reports that with its own message
+    if needed <= available:
+        return
+    where = (
+        f"the limit set by {ENV_LIMIT} is {human(available)}"
+        if os.environ.get(ENV_LIMIT, "").strip()
+        else f"this machine has {human(available)} available"
+    )
+    raise LoadError(f"it would need about {human(needed)} of memory to open; {where}")
+
+
+__all__ = ["ENV_LIMIT", "available_memory", "check", "decoded_size", "human", "needed_memory"]

@@ -1,0 +1,511 @@
+"""Compare two runs in one tab: loading both, building the comparison, showing it.
+
+`open_compare(window, a, b)` is what File ▸ Compare…, `perfview --compare A B` and the Runs
+dialog call. A `CompareJob` loads both files *concurrently* through `tasks.py` (two worker
+tasks, each in the window's status bar with progress and Cancel), then builds every comparison
+of the pair's format in a third task (`core.diff.diff_all`), so nothing heavy runs on the GUI
+thread. The `CompareTab` shows the result: a header naming A and B (file names, plus folders
+when the names collide), Swap, the matching rule, and one sub-tab per comparison view, built
+lazily like a DocumentTab's views. Swap and a new matching rule recompute off the GUI thread
+too; `updated` fires when the new result is shown.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from perfview.core.diff import Comparison, diff_all
+from perfview.core.model import Bundle
+from perfview.core.progress import Progress
+from perfview.qt.tasks import LoadResult, Task, load_task
+
+TITLES = {
+    "functions": "Functions",
+    "ops": "Ops",
+    "ops-by-shape": "Ops by shape",
+    "kernels": "Kernels",
+    "steps": "Steps",
+    "timelines": "Timelines",
+    "memory": "Memory",
+    "lines": "Lines",
+}
+MATCH_LABELS = {
+    "basename": "file name + line + function",
+    "name": "function name only",
+    "full": "full path + line + function",
+}
+MATCHED_FORMATS = ("pstats", "memprof_text")  # formats whose keys depend on the match rule
+
+
+def side_labels(path_a: Path, path_b: Path) -> tuple[str, str]:
+    """Names that tell A and B apart: file names, with as many parent folders as it takes."""
+    a_parts, b_parts = Path(path_a).parts, Path(path_b).parts
+    for depth in range(1, max(len(a_parts), len(b_parts)) + 1):
+        a, b = "/".join(a_parts[-depth:]), "/".join(b_parts[-depth:])
+        if a != b or depth >= min(len(a_parts), len(b_parts)):
+            return a, b
+    return str(path_a), str(path_b)
+
+
+@dataclass
+class CompareResult:
+    """Both runs and every comparison of their format (errors per view that failed)."""
+
+    a: Bundle
+    b: Bundle
+    match: str
+    comparisons: dict[str, Comparison]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def views(self) -> list[str]:
+        names = [*self.comparisons, *self.errors]
+        if self.a.timeline is not None and self.b.timeline is not None:
+            names.append("timelines")
+        return sorted(names, key=list(TITLES).index)
+
+
+def build_result(a: Bundle, b: Bundle, match: str, progress: Progress) -> CompareResult:
+    """Pure worker function: all comparisons of A against B."""
+    comparisons, errors = diff_all(a, b, match=match, progress=progress)
+    return CompareResult(a, b, match, comparisons, errors)
+
+
+def _placeholder(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(True)
+    return label
+
+
+class CompareTab(QWidget):
+    """Header (A, B, Swap, matching) plus one lazily built sub-tab per comparison view."""
+
+    updated = Signal(object)  # the CompareResult now shown
+    failed = Signal(str)
+
+    def __init__(self, result: CompareResult, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result = result
+        self.task: Task | None = None
+        self._views: dict[str, QWidget] = {}
+        self._names: list[str] = []
+        self.header = QLabel(self)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.swap_button = QToolButton(self)
+        self.swap_button.setText("Swap A ↔ B")
+        self.swap_button.setToolTip("Use B as the baseline and A as the new run")
+        self.swap_button.clicked.connect(self.swap)
+        self.match_combo = QComboBox(self)
+        for key, label in MATCH_LABELS.items():
+            self.match_combo.addItem(label, key)
+        self.match_combo.setToolTip("How functions (or lines) of A and B are paired up")
+        self.match_combo.currentIndexChanged.connect(
+            lambda _i: self.set_match(str(self.match_combo.currentData()))
+        )
+        self.match_label = QLabel("Match by:", self)
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 4, 6, 2)
+        top.addWidget(self.header, 1)
+        top.addWidget(self.match_label, 0, Qt.AlignmentFlag.AlignTop)
+        top.addWidget(self.match_combo, 0, Qt.AlignmentFlag.AlignTop)
+        top.addWidget(self.swap_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tabs.currentChanged.connect(self._on_tab)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.tabs, 1)
+        self.set_result(result)
+
+    # --- public API ------------------------------------------------------------------------
+    @property
+    def title(self) -> str:
+        a, b = side_labels(self.result.a.path, self.result.b.path)
+        return f"{Path(a).name} ↔ {Path(b).name}"
+
+    def view_names(self) -> list[str]:
+        return list(self._names)
+
+    def show_view(self, name: str) -> bool:
+        if name not in self._names:
+            return False
+        self.tabs.setCurrentIndex(self._names.index(name))
+        return True
+
+    def view_widget(self, name: str) -> QWidget | None:
+        if name not in self._names:
+            return None
+        if name not in self._views:
+            self._build(name)
+        return self._views.get(name)
+
+    def set_result(self, result: CompareResult) -> None:
+        """Show `result`: rebuild the sub-tabs, keeping the current one selected."""
+        current = self._names[self.tabs.currentIndex()] if self._names else ""
+        self.result = result
+        self.header.setText(self.header_html())
+        matched = result.a.format in MATCHED_FORMATS
+        self.match_label.setVisible(matched)
+        self.match_combo.setVisible(matched)
+        self.match_combo.blockSignals(True)
+        self.match_combo.setCurrentIndex(list(MATCH_LABELS).index(result.match))
+        self.match_combo.blockSignals(False)
+        self.tabs.blockSignals(True)
+        while self.tabs.count():
+            page = self.tabs.widget(0)
+            self.tabs.removeTab(0)
+            if page is not None:
+                page.deleteLater()
+        self._views = {}
+        self._names = result.views()
+        for name in self._names:
+            page = QWidget()
+            QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
+            self.tabs.addTab(page, TITLES.get(name, name))
+        self.tabs.blockSignals(False)
+        index = self._names.index(current) if current in self._names else 0
+        self.tabs.setCurrentIndex(index)
+        self._on_tab(index)
+        self.setEnabled(True)
+
+    def header_html(self) -> str:
+        """A and B by name (folders when names collide), each with its total in the first view."""
+        from perfview.core.units import format_value
+
+        r = self.result
+        name_a, name_b = side_labels(r.a.path, r.b.path)
+        first = next(iter(r.comparisons.values()), None)
+        total_a = total_b = ""
+        if first is not None:
+            total_a = f" · {format_value(first.total_a, first.total_unit)}"
+            total_b = f" · {format_value(first.total_b, first.total_unit)}"
+        what = f"{r.a.format}" + (f", totals: {first.total_label}" if first is not None else "")
+        return (
+            f"<span style='font-size:large'><b>A</b> <span title='{r.a.path}'>{name_a}</span>"
+            f"{total_a} &nbsp;<b>vs</b>&nbsp; "
+            f"<b>B</b> <span title='{r.b.path}'>{name_b}</span>{total_b}</span><br>"
+            f"<small>A is the baseline; {what}</small>"
+        )
+
+    def swap(self) -> Task:
+        """Recompute with A and B exchanged (off the GUI thread)."""
+        return self.recompute(self.result.b, self.result.a, self.result.match)
+
+    def set_match(self, match: str) -> Task | None:
+        if match == self.result.match:
+            return None
+        return self.recompute(self.result.a, self.result.b, match)
+
+    def recompute(self, a: Bundle, b: Bundle, match: str) -> Task:
+        if self.task is not None:
+            self.task.cancel()
+        task = Task(lambda progress: build_result(a, b, match, progress), name="compare")
+        task.finished.connect(self._on_result)
+        task.failed.connect(self._on_failed)
+        self.task = task
+        self.swap_button.setEnabled(False)
+        self.match_combo.setEnabled(False)
+        task.start()
+        return task
+
+    # --- internals -------------------------------------------------------------------------
+    def _on_result(self, result: CompareResult) -> None:
+        self.swap_button.setEnabled(True)
+        self.match_combo.setEnabled(True)
+        self.set_result(result)
+        self.updated.emit(result)
+
+    def _on_failed(self, message: str) -> None:
+        self.swap_button.setEnabled(True)
+        self.match_combo.setEnabled(True)
+        self.header.setText(self.header_html() + f"<br><b>Comparison failed:</b> {message}")
+        self.failed.emit(message)
+
+    def _on_tab(self, index: int) -> None:
+        if 0 <= index < len(self._names):
+            self.view_widget(self._names[index])
+
+    def _build(self, name: str) -> None:
+        page = self.tabs.widget(self._names.index(name))
+        try:
+            widget = self._make(name)
+        except Exception as exc:  # one broken view must not take the tab down
+            widget = _placeholder(f"This view could not be built:\n{type(exc).__name__}: {exc}")
+        self._views[name] = widget
+        layout = page.layout() if page is not None else None
+        if layout is not None:
+            layout.addWidget(widget)
+
+    def _make(self, name: str) -> QWidget:
+        r = self.result
+        names = side_labels(r.a.path, r.b.path)
+        if name in r.errors:
+            return _placeholder(f"No {TITLES.get(name, name).lower()} to compare: {r.errors[name]}")
+        if name == "timelines":
+            from perfview.qt.views.compare_timelines import CompareTimelines
+
+            assert r.a.timeline is not None
+            assert r.b.timeline is not None
+            return CompareTimelines(r.a.timeline, r.b.timeline, names)
+        comparison = r.comparisons[name]
+        if name == "memory" and r.a.memory is not None and r.b.memory is not None:
+            from perfview.qt.views.compare_memory import CompareMemoryView
+
+            return CompareMemoryView(comparison, r.a.memory, r.b.memory, names)
+        from perfview.qt.views.compare_view import CompareView
+
+        return CompareView(comparison, compact=True)
+
+
+class CompareJob(QObject):
+    """Load A and B concurrently, then compare them; every step in a worker task.
+
+    `track(task, path, text)` is called for each task before it starts (the window shows it in
+    its status bar and cancels it with its Cancel button). Exactly one of `finished(result)`,
+    `failed(path, message)` or `cancelled()` fires.
+    """
+
+    finished = Signal(object)
+    failed = Signal(str, str)
+    cancelled = Signal()
+
+    def __init__(
+        self,
+        path_a: str | Path,
+        path_b: str | Path,
+        match: str = "basename",
+        track: Callable[[Task, Path, str], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.paths = (Path(path_a), Path(path_b))
+        self.match = match
+        self.track = track
+        self.tasks: list[Task] = []
+        self._loaded: dict[int, Bundle] = {}
+        self._over = False
+
+    def start(self) -> None:
+        for side, path in enumerate(self.paths):
+            task = load_task(path)
+            task.finished.connect(lambda result, s=side: self._on_loaded(s, result))
+            task.failed.connect(lambda message, p=path: self._fail(str(p), message))
+            task.cancelled.connect(self._cancel)
+            self._start(task, path, f"Loading {path.name} to compare…")
+
+    def cancel(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+    def _start(self, task: Task, path: Path, text: str) -> None:
+        self.tasks.append(task)
+        if self.track is not None:
+            self.track(task, path, text)
+        task.start()
+
+    def _on_loaded(self, side: int, result: LoadResult) -> None:
+        self._loaded[side] = result.bundle
+        if len(self._loaded) < 2 or self._over:
+            return
+        a, b, match = self._loaded[0], self._loaded[1], self.match
+        task = Task(lambda progress: build_result(a, b, match, progress), name="compare")
+        task.finished.connect(self._finish)
+        label = f"{self.paths[0]} and {self.paths[1]}"
+        task.failed.connect(lambda message: self._fail(label, message))
+        task.cancelled.connect(self._cancel)
+        self._start(task, self.paths[1], "Comparing…")
+
+    def _finish(self, result: CompareResult) -> None:
+        if not self._over:
+            self._over = True
+            self.finished.emit(result)
+
+    def _fail(self, path: str, message: str) -> None:
+        if not self._over:
+            self._over = True
+            self.cancel()  # the other file's load is of no use now
+            self.failed.emit(path, message)
+
+    def _cancel(self) -> None:
+        if not self._over:
+            self._over = True
+            self.cancel()
+            self.cancelled.emit()
+
+
+class CompareDialog(QDialog):
+    """File ▸ Compare…: two paths (A prefilled with the current tab's file) and a match rule."""
+
+    compare_requested = Signal(str, str, str)  # path A, path B, match
+
+    def __init__(
+        self, parent: QWidget | None = None, path_a: Path | None = None, folder: str = ""
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare Two Runs")
+        self.setMinimumWidth(620)
+        self.folder = folder
+        self.path_a = QLineEdit(str(path_a) if path_a is not None else "")
+        self.path_a.setPlaceholderText("baseline run (.prof, trace .json(.gz), .dat, report)")
+        self.path_b = QLineEdit()
+        self.path_b.setPlaceholderText("new run, of the same kind")
+        self.match = QComboBox()
+        for key, label in MATCH_LABELS.items():
+            self.match.addItem(label, key)
+        swap = QPushButton("Swap A ↔ B")
+        swap.clicked.connect(self.swap_fields)
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #c0392b")
+        self.error.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("A (baseline):", self._row(self.path_a))
+        form.addRow("B (new):", self._row(self.path_b))
+        form.addRow("Match functions by:", self.match)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.compare_button = buttons.addButton("Compare", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(swap, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+
+    def _row(self, edit: QLineEdit) -> QWidget:
+        row = QWidget()
+        lay = QHBoxLayout(row)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(edit, 1)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(lambda: self._browse(edit))
+        lay.addWidget(browse)
+        return row
+
+    def _browse(self, edit: QLineEdit) -> None:  # native dialog: not exercised by tests
+        from perfview.qt.main_window import name_filters
+
+        start = edit.text() or self.path_a.text() or self.folder
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Choose a run", start, ";;".join(name_filters())
+        )
+        if path:
+            edit.setText(path)
+
+    def swap_fields(self) -> None:
+        a, b = self.path_a.text(), self.path_b.text()
+        self.path_a.setText(b)
+        self.path_b.setText(a)
+
+    def accept(self) -> None:
+        a, b = self.path_a.text().strip(), self.path_b.text().strip()
+        for label, text in (("A", a), ("B", b)):
+            if not text or not Path(text).is_file():
+                self.error.setText(f"Run {label}: file not found: {text or '(none)'}")
+                return
+        self.compare_requested.emit(a, b, str(self.match.currentData()))
+        super().accept()
+
+
+def open_compare(window: Any, path_a: str | Path, path_b: str | Path, match: str) -> CompareJob:
+    """Start a CompareJob for `window` (a MainWindow); the tab appears when it is done."""
+    job = CompareJob(path_a, path_b, match, track=window.track_task, parent=window)
+
+    def done(result: CompareResult) -> None:
+        tab = CompareTab(result)
+        index = window.tabs.addTab(tab, tab.title)
+        window.tabs.setTabToolTip(index, f"A: {result.a.path}\nB: {result.b.path}")
+        window.tabs.setCurrentIndex(index)
+        window.stack.setCurrentWidget(window.tabs)
+        window.statusBar().showMessage(f"Compared {tab.title}", 8000)
+        window.compare_opened.emit(tab)
+
+    def failed(path: str, message: str) -> None:
+        text = f"perfview: cannot compare {path}: {message}"
+        window.error_bar.show_message(text, "error")
+        window.statusBar().showMessage(text, 10000)
+        window.load_failed.emit(path, message)
+
+    job.finished.connect(done)
+    job.failed.connect(failed)
+    job.cancelled.connect(lambda: window.load_cancelled.emit(str(job.paths[0])))
+    job.start()
+    return job
+
+
+def screenshot_compare(
+    window: Any, path_a: str, path_b: str, out: str | Path, view: str | None = None
+) -> int:
+    """`perfview --screenshot OUT --compare A B [--view V]`: 0 when written, 2 on failure.
+
+    Signal-driven like `screenshot.run`: open the comparison, wait for `compare_opened`,
+    switch to the sub-tab, grab the window on the next event-loop turn.
+    """
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from perfview.qt.screenshot import grab
+
+    app = QApplication.instance()
+    assert app is not None
+    codes: list[int] = []
+
+    def finish(code: int) -> None:
+        if not codes:
+            codes.append(code)
+            app.exit(code)
+
+    def shoot(tab: CompareTab) -> None:
+        if view is not None and not tab.show_view(view):
+            views = ", ".join(tab.view_names())
+            print(f"perfview: no compare view {view!r} (views: {views})", file=sys.stderr)
+            finish(2)
+            return
+        finish(0 if grab(window, out) else 2)
+
+    def failed(path: str, message: str) -> None:
+        print(f"perfview: cannot compare {path}: {message}", file=sys.stderr)
+        finish(2)
+
+    window.compare_opened.connect(lambda tab: QTimer.singleShot(0, lambda: shoot(tab)))
+    window.load_failed.connect(failed)
+    window.load_cancelled.connect(lambda _path: finish(2))
+    window.show()
+    QTimer.singleShot(0, lambda: window.open_compare(path_a, path_b))
+    code = app.exec()
+    return codes[0] if codes else int(code)
+
+
+__all__ = [
+    "CompareDialog",
+    "CompareJob",
+    "CompareResult",
+    "CompareTab",
+    "build_result",
+    "open_compare",
+    "screenshot_compare",
+    "side_labels",
+]

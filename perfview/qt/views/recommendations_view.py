@@ -1,0 +1,109 @@
+"""Recommendations page: the findings of `core.torch.recommend`, one card per finding.
+
+A card shows the severity as a coloured badge, the title, and the evidence sentence with its
+numbers, plus the metric against its threshold, so the user sees *why* a rule fired rather
+than just that it did. The same widget, in compact form, sits at the bottom of the Overview.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from perfview.core.torch.recommend import Finding
+
+SEVERITY_COLORS = {"high": "#d1495b", "medium": "#edae49", "low": "#66a182"}
+SEVERITY_MARKS = {"high": "▲", "medium": "◆", "low": "●"}
+
+
+def _metric_text(finding: Finding) -> str:
+    value, threshold = finding.value, finding.threshold
+    fmt = "{:,.1f}" if abs(value) < 1000 else "{:,.0f}"
+    return f"{finding.metric} = {fmt.format(value)} (threshold {threshold:,.4g})"
+
+
+class FindingCard(QFrame):
+    """One finding: severity badge, bold title, evidence, metric vs threshold."""
+
+    def __init__(self, finding: Finding, compact: bool = False, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.finding = finding
+        color = SEVERITY_COLORS.get(finding.severity, "#888888")
+        self.setObjectName("findingCard")
+        self.setStyleSheet(
+            f"#findingCard {{ border: 1px solid palette(mid); border-left: 5px solid {color};"
+            " border-radius: 4px; }"
+        )
+        mark = SEVERITY_MARKS.get(finding.severity, "•")
+        self.badge = QLabel(f"{mark} {finding.severity.upper()}", self)
+        self.badge.setStyleSheet(f"color: {color}; font-weight: bold;")
+        self.badge.setMinimumWidth(80)
+        self.title = QLabel(f"<b>{finding.title}</b>", self)
+        self.evidence = QLabel(finding.evidence, self)
+        self.evidence.setWordWrap(True)
+        self.evidence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        head = QHBoxLayout()
+        head.addWidget(self.badge)
+        head.addWidget(self.title, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setSpacing(3)
+        layout.addLayout(head)
+        layout.addWidget(self.evidence)
+        if not compact:
+            metric = QLabel(_metric_text(finding), self)
+            metric.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+            layout.addWidget(metric)
+
+
+class FindingsList(QWidget):
+    """Cards for `findings` (most severe first, as `recommendations` returns them)."""
+
+    def __init__(
+        self, findings: Sequence[Finding], compact: bool = False, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.findings = list(findings)
+        self.cards = [FindingCard(f, compact, self) for f in self.findings]
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        if not self.cards:
+            empty = QLabel("No findings: none of the rules fired on this trace.", self)
+            empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+            layout.addWidget(empty)
+        for card in self.cards:
+            layout.addWidget(card)
+
+
+class RecommendationsView(QScrollArea):
+    """The Recommendations tab: a heading and a scrolling list of finding cards."""
+
+    def __init__(self, findings: Sequence[Finding], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        body = QWidget(self)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(12, 12, 12, 12)
+        n = len(findings)
+        heading = QLabel(
+            f"<h3>Recommendations</h3>{n} finding{'s' if n != 1 else ''}, most severe first. "
+            "Each states the numbers it is based on.",
+            body,
+        )
+        heading.setWordWrap(True)
+        self.list = FindingsList(findings, parent=body)
+        layout.addWidget(heading)
+        layout.addWidget(self.list)
+        layout.addStretch(1)
+        self.setWidget(body)
+
+    def titles(self) -> list[str]:
+        return [f.title for f in self.list.findings]
+
+
+__all__ = ["SEVERITY_COLORS", "FindingCard", "FindingsList", "RecommendationsView"]

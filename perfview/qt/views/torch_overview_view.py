@@ -1,0 +1,264 @@
+"""Overview page for torch traces: what the TensorBoard plugin's Overview showed, offline.
+
+Top to bottom: one card per GPU the trace used (name, memory, SMs, compute capability), the
+step-time statistics, a stacked bar per ProfilerStep splitting its time into the BREAKDOWN
+categories (they add up to the step), the GPU busy/idle split per device and stream, and the
+recommendations. All numbers come from `core.torch.overview`/`recommend` (`OverviewData`), so
+the widget itself does no aggregation; `OverviewData.compute` may run on a worker thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from perfview.core.model import Timeline
+from perfview.core.torch import overview, recommend
+from perfview.core.torch.recommend import Finding
+from perfview.core.units import format_bytes, format_ns
+from perfview.qt.document import Document
+from perfview.qt.views.recommendations_view import FindingsList
+from perfview.qt.views.table_view import TableView
+from perfview.qt.widgets.plot_style import style_plot
+
+# Fixed colours per category so the chart reads the same in every trace (GPU work in cool
+# tones, CPU-side causes of idle GPU in warm ones, `other` grey).
+BREAKDOWN_COLORS = {
+    "comm": "#b07aa1",
+    "kernel": "#4e79a7",
+    "memcpy": "#76b7b2",
+    "memset": "#59a14f",
+    "runtime": "#e15759",
+    "dataloader": "#f28e2b",
+    "cpu_exec": "#edc948",
+    "other": "#bab0ac",
+}
+BREAKDOWN_LABELS = {
+    "comm": "Communication",
+    "kernel": "Kernel",
+    "memcpy": "Memcpy",
+    "memset": "Memset",
+    "runtime": "Runtime",
+    "dataloader": "DataLoader",
+    "cpu_exec": "CPU exec",
+    "other": "Other",
+}
+
+
+@dataclass(frozen=True)
+class OverviewData:
+    """Everything the page shows, computed from a Timeline in one call (Qt-free)."""
+
+    devices: pd.DataFrame
+    stats: overview.StepStats
+    steps: pd.DataFrame
+    utilization: pd.DataFrame
+    findings: list[Finding]
+
+    @classmethod
+    def compute(cls, timeline: Timeline) -> OverviewData:
+        return cls(
+            overview.devices_table(timeline),
+            overview.step_stats(timeline),
+            overview.steps_table(timeline),
+            overview.utilization_table(timeline),
+            recommend.recommendations(timeline),
+        )
+
+
+def _card(title: str, rows: list[tuple[str, str]], parent: QWidget) -> QFrame:
+    frame = QFrame(parent)
+    frame.setObjectName("card")
+    frame.setStyleSheet("#card { border: 1px solid palette(mid); border-radius: 6px; }")
+    grid = QGridLayout(frame)
+    grid.setContentsMargins(10, 8, 10, 8)
+    grid.setHorizontalSpacing(12)
+    grid.setVerticalSpacing(2)
+    head = QLabel(f"<b>{title}</b>", frame)
+    grid.addWidget(head, 0, 0, 1, 2)
+    for i, (key, value) in enumerate(rows, start=1):
+        k = QLabel(key, frame)
+        k.setStyleSheet("color: palette(placeholder-text);")
+        v = QLabel(value, frame)
+        v.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        grid.addWidget(k, i, 0)
+        grid.addWidget(v, i, 1)
+    return frame
+
+
+def _section(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(f"<h3 style='margin:0'>{text}</h3>", parent)
+    label.setContentsMargins(0, 10, 0, 2)
+    return label
+
+
+class StepBreakdownChart(pg.PlotWidget):
+    """Stacked bars, one per step, one colour per BREAKDOWN category (ms on the y axis)."""
+
+    def __init__(self, steps: pd.DataFrame, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        style_plot(self)
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(x=False, y=False)
+        self.hideButtons()
+        item = self.getPlotItem()
+        item.setLabel("left", "step time", units="s")
+        item.setLabel("bottom", "ProfilerStep")
+        self.legend = item.addLegend(offset=(-10, 10), colCount=4)
+        self.bars: dict[str, pg.BarGraphItem] = {}
+        x = steps["step"].to_numpy(dtype=np.float64)
+        bottom = np.zeros(len(steps), dtype=np.float64)
+        for name in overview.BREAKDOWN:
+            height = steps[f"{name}_ns"].to_numpy(dtype=np.float64) / 1e9
+            color = QColor(BREAKDOWN_COLORS[name])
+            bar = pg.BarGraphItem(
+                x=x, y0=bottom.copy(), height=height, width=0.7, brush=color, pen=pg.mkPen(None)
+            )
+            item.addItem(bar)
+            self.legend.addItem(bar, BREAKDOWN_LABELS[name])
+            self.bars[name] = bar
+            bottom += height
+        if len(x):
+            item.getAxis("bottom").setTicks([[(float(s), f"#{int(s)}") for s in x]])
+            item.setXRange(float(x.min()) - 0.6, float(x.max()) + 0.6, padding=0)
+            item.setYRange(0, float(bottom.max()) * 1.35 or 1.0, padding=0)
+        self.setMinimumHeight(260)
+
+
+class TorchOverviewView(QScrollArea):
+    """The Overview tab. `open_recommendations` asks the document tab for the full list."""
+
+    open_recommendations = Signal()
+
+    def __init__(
+        self,
+        timeline: Timeline,
+        document: Document | None = None,
+        data: OverviewData | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.data = data if data is not None else OverviewData.compute(timeline)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        body = QWidget(self)
+        self.body_layout = QVBoxLayout(body)
+        self.body_layout.setContentsMargins(12, 8, 12, 12)
+        self._add_cards(body)
+        self._add_breakdown(body)
+        self._add_utilization(body)
+        self._add_findings(body)
+        self.body_layout.addStretch(1)
+        self.setWidget(body)
+
+    # --- sections ----------------------------------------------------------------------------
+    def _add_cards(self, body: QWidget) -> None:
+        row = QHBoxLayout()
+        devices = self.data.devices
+        used = devices[devices["used"]] if len(devices) else devices
+        self.device_cards: list[QFrame] = []
+        for dev in used.to_dict("records"):  # a handful of GPUs at most
+            card = _card(
+                f"GPU {dev['id']}: {dev['name']}",
+                [
+                    ("Memory", format_bytes(float(dev["memory_bytes"]))),
+                    ("SMs", str(dev["sms"])),
+                    ("Compute capability", str(dev["compute_capability"])),
+                ],
+                body,
+            )
+            self.device_cards.append(card)
+            row.addWidget(card)
+        if not self.device_cards:
+            row.addWidget(_card("Devices", [("GPU", "none recorded (CPU-only trace)")], body))
+        if len(devices) > len(used):
+            note = QLabel(f"(+{len(devices) - len(used)} idle GPUs on the machine)", body)
+            note.setStyleSheet("color: palette(placeholder-text);")
+            row.addWidget(note)
+        s = self.data.stats
+        self.steps_card = _card(
+            f"Steps: {s.count}",
+            [
+                ("Mean", format_ns(s.mean_ns)),
+                ("Median", format_ns(s.median_ns)),
+                ("Min / max", f"{format_ns(float(s.min_ns))} / {format_ns(float(s.max_ns))}"),
+            ]
+            if s.count
+            else [("ProfilerStep", "no ProfilerStep#N slices in this trace")],
+            body,
+        )
+        row.addWidget(self.steps_card)
+        row.addStretch(1)
+        self.body_layout.addLayout(row)
+
+    def _add_breakdown(self, body: QWidget) -> None:
+        steps = self.data.steps
+        self.body_layout.addWidget(_section("Step time breakdown", body))
+        if not len(steps):
+            self.chart: StepBreakdownChart | None = None
+            self.body_layout.addWidget(QLabel("No ProfilerStep#N slices to break down.", body))
+            return
+        total = float(steps["dur_ns"].sum())
+        shares = [
+            f"{BREAKDOWN_LABELS[n]} {steps[f'{n}_ns'].sum() * 100 / total:.1f} %"
+            for n in overview.BREAKDOWN
+            if total > 0 and steps[f"{n}_ns"].sum() > 0
+        ]
+        caption = QLabel("Share of all step time: " + " · ".join(shares), body)
+        caption.setWordWrap(True)
+        self.body_layout.addWidget(caption)
+        self.chart = StepBreakdownChart(steps, body)
+        self.body_layout.addWidget(self.chart)
+
+    def _add_utilization(self, body: QWidget) -> None:
+        self.body_layout.addWidget(_section("GPU utilization", body))
+        util = self.data.utilization
+        if not len(util):
+            self.utilization_table: TableView | None = None
+            self.body_layout.addWidget(QLabel("No GPU activity in this trace.", body))
+            return
+        self.utilization_table = TableView(util, None, kind="op", key_column="stream")
+        self.utilization_table.filter_edit.hide()
+        rows = len(util) + 1
+        height = self.utilization_table.table.verticalHeader().defaultSectionSize()
+        self.utilization_table.setFixedHeight(min(rows, 12) * height + 48)
+        self.body_layout.addWidget(self.utilization_table)
+
+    def _add_findings(self, body: QWidget) -> None:
+        head = QHBoxLayout()
+        head.addWidget(_section("Recommendations", body))
+        head.addStretch(1)
+        button = QPushButton("Open the Recommendations tab", body)
+        button.clicked.connect(self._on_open_recommendations)
+        head.addWidget(button)
+        self.body_layout.addLayout(head)
+        self.findings = FindingsList(self.data.findings, compact=True, parent=body)
+        self.body_layout.addWidget(self.findings)
+
+    def _on_open_recommendations(self) -> None:
+        self.open_recommendations.emit()
+        if self.document is not None:
+            self.document.request_view("recommendations")
+
+    # --- test / script helpers ---------------------------------------------------------------
+    def step_count(self) -> int:
+        return int(self.data.stats.count)
+
+
+__all__ = ["BREAKDOWN_COLORS", "OverviewData", "StepBreakdownChart", "TorchOverviewView"]

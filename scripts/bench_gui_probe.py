@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""GUI responsiveness while a big trace loads: a 10 ms timer probe on the GUI thread.
+
+    python3 scripts/bench_gui_probe.py FILE [--cancel-after S] [--warm]
+
+Opens the real main window offscreen, loads FILE through the real load task (`open_path`),
+and records every gap between ticks of a 10 ms QTimer on the GUI thread until the tab is open
+and drawn (`window.grab()` forces a full paint). A gap is how long the GUI thread could not
+run: the target is < 100 ms. With --cancel-after S it presses Cancel S seconds into the load
+and reports how long the load took to stop (target < 1 s). The parsed-column cache is pointed
+at a fresh temp folder unless --warm (then a second open of the same file is timed too).
+Not part of CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+
+
+class Probe:
+    """Timestamps of a 10 ms timer's ticks; gaps between ticks show GUI-thread stalls."""
+
+    def __init__(self) -> None:
+        self.ticks: list[float] = []
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(lambda: self.ticks.append(time.perf_counter()))
+
+    def start(self) -> None:
+        self.ticks = [time.perf_counter()]
+        self.timer.start()
+
+    def stop(self) -> list[float]:
+        self.timer.stop()
+        self.ticks.append(time.perf_counter())
+        return [(b - a) * 1000 for a, b in zip(self.ticks, self.ticks[1:], strict=False)]
+
+
+def open_and_wait(window: object, path: Path, cancel_after: float | None) -> dict[str, float]:
+    """Open `path`; return seconds to open and draw (or to stop, when cancelled) and gaps."""
+    while window.tabs.count():  # type: ignore[attr-defined]  # an open tab would be reused
+        window.close_tab(0)  # type: ignore[attr-defined]
+    QApplication.processEvents()
+    loop = QEventLoop()
+    result: dict[str, float] = {}
+    t0 = time.perf_counter()
+
+    def opened(_tab: object) -> None:
+        result["opened_s"] = time.perf_counter() - t0
+        window.grab()  # type: ignore[attr-defined]  # paint everything once: the drawn timeline
+        result["drawn_s"] = time.perf_counter() - t0
+        loop.quit()
+
+    def failed(_path: str, message: str) -> None:
+        print(f"load failed: {message}", file=sys.stderr)
+        loop.quit()
+
+    def cancelled(_path: str) -> None:
+        result["stopped_after_cancel_s"] = time.perf_counter() - result["cancel_at"]
+        loop.quit()
+
+    window.document_opened.connect(opened)  # type: ignore[attr-defined]
+    window.load_failed.connect(failed)  # type: ignore[attr-defined]
+    window.load_cancelled.connect(cancelled)  # type: ignore[attr-defined]
+    probe = Probe()
+    probe.start()
+    if cancel_after is not None:
+
+        def cancel() -> None:
+            result["cancel_at"] = time.perf_counter()
+            window.cancel_loads()  # type: ignore[attr-defined]
+
+        QTimer.singleShot(int(cancel_after * 1000), cancel)
+    window.open_path(path, remember=False)  # type: ignore[attr-defined]
+    loop.exec()
+    gaps = probe.stop()
+    for signal, slot in (("document_opened", opened), ("load_failed", failed)):
+        getattr(window, signal).disconnect(slot)
+    window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
+    result["max_gap_ms"] = max(gaps) if gaps else 0.0
+    if gaps:  # when the worst stall ended, in seconds since the open started
+        result["max_gap_ended_s"] = probe.ticks[gaps.index(max(gaps)) + 1] - t0
+    result["p99_gap_ms"] = statistics.quantiles(gaps, n=100)[98] if len(gaps) > 2 else 0.0
+    result["gaps_over_100ms"] = float(sum(g > 100 for g in gaps))
+    result["ticks"] = float(len(gaps))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--cancel-after", type=float, help="press Cancel after S seconds")
+    parser.add_argument("--warm", action="store_true", help="keep the user's cache; time a reopen")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="perfview-probe-") as tmp:
+        if not args.warm:
+            os.environ["PERFVIEW_CACHE_DIR"] = str(Path(tmp) / "cache")
+        os.environ.setdefault("XDG_CONFIG_HOME", str(Path(tmp) / "config"))  # no user settings
+        app = QApplication.instance() or QApplication([])
+        from perfview.loaders import cache
+        from perfview.qt.main_window import MainWindow
+
+        window = MainWindow()
+        window.show()
+        app.processEvents()
+        size_mb = args.file.stat().st_size / 1e6
+        print(f"file: {args.file} ({size_mb:,.0f} MB), cpus: {os.cpu_count()}")
+        runs = [("open", args.cancel_after)]
+        if args.cancel_after is None:
+            runs.append(("reopen (cache)", None))
+        for label, cancel_after in runs:
+            res = open_and_wait(window, args.file, cancel_after)
+            cache.flush()
+            shown = {k: round(v, 3) for k, v in res.items() if k != "cancel_at"}
+            print(f"{label}: {shown}", flush=True)
+        window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""Torch analysis pages (issue 8, GUI): overview, operators, kernels, memory, ranks, advice.
+
+Every check compares what a page shows with the Qt-free `core.torch` function it displays, on
+the real GPU traces in the shared samples (skipped when they are absent).
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QLabel
+
+from perfview.core.model import Bundle
+from perfview.core.torch import memory_alloc, op_kernels, recommend
+from tests.conftest import sample
+
+pytestmark = pytest.mark.gui
+
+RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
+NCCL = "kineto_gpu/hta_nccl_data.json.gz"
+RANK0 = "kineto_gpu/hta_sampled_rank-0.json.gz"
+RANK1 = "kineto_gpu/hta_sampled_rank-1.json.gz"
+
+
+@cache
+def _bundle(rel: str) -> Bundle:
+    from perfview.loaders import load
+
+    return load(sample(rel))
+
+
+def _document(rel: str) -> Any:
+    from perfview.qt.document import Document
+
+    return Document(_bundle(rel))
+
+
+@pytest.mark.parametrize(("rel", "steps"), [(RESNET, 6), (NCCL, 3)])
+def test_overview_shows_the_step_count(qtbot: Any, rel: str, steps: int) -> None:
+    from perfview.qt.views.torch_overview_view import TorchOverviewView
+
+    doc = _document(rel)
+    view = TorchOverviewView(doc.bundle.timeline, doc)
+    qtbot.addWidget(view)
+    assert view.step_count() == steps
+    texts = [label.text() for label in view.steps_card.findChildren(QLabel)]
+    assert f"<b>Steps: {steps}</b>" in texts
+    assert len(view.device_cards) == 1  # one GPU used, the rest of the machine's listed idle
+    assert view.chart is not None
+    heights = sum(bar.opts["height"] for bar in view.chart.bars.values())
+    durations = view.data.steps["dur_ns"].to_numpy() / 1e9
+    assert heights == pytest.approx(durations)  # the stacked categories add up to each step
+    with qtbot.waitSignal(doc.view_requested) as blocker:
+        view._on_open_recommendations()
+    assert blocker.args == ["recommendations"]
+
+
+def test_document_tab_orders_torch_pages(qtbot: Any) -> None:
+    from perfview.qt.document_tab import DocumentTab
+
+    tab = DocumentTab(_document(RESNET))
+    qtbot.addWidget(tab)
+    names = tab.view_names()
+    assert names[:6] == ["overview", "timeline", "operators", "kernels", "memory",
+                         "recommendations"]  # fmt: skip
+    assert type(tab.view_widget("overview")).__name__ == "TorchOverviewView"
+    assert type(tab.view_widget("memory")).__name__ == "TorchMemoryView"
+
+
+def test_ops_view_expands_an_op_to_its_kernels(qtbot: Any) -> None:
+    from perfview.qt.views.torch_ops_view import TorchOpsView
+
+    doc = _document(RESNET)
+    timeline = doc.bundle.timeline
+    view = TorchOpsView(timeline, doc)
+    qtbot.addWidget(view)
+    op = "aten::cudnn_convolution"
+    expected = op_kernels.op_kernels_table(timeline, op)
+    assert len(expected) > 0
+    assert view.show_op(op) == len(expected)
+    assert view.kernels.model.rowCount() == len(expected)
+    assert int(view.kernels.model.frame["calls"].sum()) == int(expected["calls"].sum())
+    assert view.stack.count() > 0
+    # Selecting the op row in the table selects it in the document and fills the pane.
+    row = view.ops.model.find_rows("name", op)[0]
+    proxy_row = view.ops.proxy.mapFromSource(view.ops.model.index(row, 0)).row()
+    with qtbot.waitSignal(doc.selection_changed):
+        view.ops.table.selectRow(proxy_row)
+    assert doc.selection.name == op
+    assert view.current_op == (op, None)
+    # By-shape toggle swaps in the name + shape table.
+    view.by_shape.setChecked(True)
+    assert "shape" in view.ops.model.column_names()
+
+
+def test_kernels_view_shows_launches_and_jumps_to_the_timeline(qtbot: Any) -> None:
+    from perfview.core.torch import kernels
+    from perfview.qt.views.torch_kernels_view import TorchKernelsView
+
+    doc = _document(NCCL)
+    timeline = doc.bundle.timeline
+    view = TorchKernelsView(timeline, doc)
+    qtbot.addWidget(view)
+    name = str(kernels.kernels_table(timeline)["name"].iloc[0])
+    view.show_kernel(name)
+    rows = kernels.kernel_rows(timeline)
+    assert view.launches.model.rowCount() == int((rows["name"] == name).sum())
+    assert view.ops.model.rowCount() >= 1
+    first = view.launch_row(0)
+    with qtbot.waitSignals([doc.view_requested, doc.selection_changed]):
+        view.open_launch(0)
+    assert doc.selection.kind == "event"
+    assert doc.selection.event == first
+
+
+def test_memory_range_filters_the_allocation_table(qtbot: Any) -> None:
+    from perfview.qt.views.torch_memory_view import TorchMemoryView
+
+    doc = _document(RESNET)
+    timeline = doc.bundle.timeline
+    view = TorchMemoryView(timeline, doc)
+    qtbot.addWidget(view)
+    allocs = memory_alloc.allocations_table(timeline)
+    assert view.table.model.rowCount() == len(allocs)
+    assert len(view.peak_items) == 2 * len(memory_alloc.memory_peaks(timeline))
+    lo, hi = 300_000_000, 500_000_000
+    expected = len(memory_alloc.filter_allocations(allocs, lo, hi))
+    assert 0 < expected < len(allocs)
+    assert view.set_range_ns(lo, hi) == expected
+    assert view.table.model.rowCount() == expected
+    # Dragging the region (what the user does) goes through the same filter.
+    view.region.setRegion((0.1, 0.2))
+    view.region.sigRegionChangeFinished.emit(view.region)
+    assert view.table.model.rowCount() == len(
+        memory_alloc.filter_allocations(allocs, 100_000_000, 200_000_000)
+    )
+    view.clear_range()
+    assert view.table.model.rowCount() == len(allocs)
+
+
+def test_ranks_view_lists_ranks_and_flags_the_slowest(qtbot: Any, tmp_path: Path) -> None:
+    from perfview.core.torch.ranks import load_ranks, ranks_table
+    from perfview.loaders import load
+    from perfview.qt.views.ranks_view import RanksView
+
+    for rel in (RANK0, RANK1):
+        shutil.copy(sample(rel), tmp_path / Path(rel).name)
+    traces = load_ranks(tmp_path, load)
+    view = RanksView(traces)
+    qtbot.addWidget(view)
+    table = ranks_table(traces)
+    assert view.table.model.rowCount() == 2
+    assert sorted(table["rank"].tolist()) == [0, 1]
+    slowest = int(table["rank"].to_numpy()[int(table["step_mean_ns"].to_numpy().argmax())])
+    assert view.slowest_ranks() == [slowest]
+    assert f"rank {slowest}" in view.heading.text()
+    with qtbot.waitSignal(view.rank_opened) as blocker:
+        view.open_rank_at(0)
+    assert blocker.args[0].bundle is not None
+
+
+def test_main_window_opens_a_rank_folder(qtbot: Any, tmp_path: Path) -> None:
+    from perfview.qt.main_window import MainWindow
+    from perfview.qt.settings import Settings
+
+    for rel in (RANK0, RANK1):
+        shutil.copy(sample(rel), tmp_path / Path(rel).name)
+    store = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(Settings(store))
+    qtbot.addWidget(window)
+    task = window.open_path(tmp_path)  # a folder: loaded in a worker, shown as a Ranks tab
+    assert task is not None
+    with qtbot.waitSignal(task.done, timeout=60000):
+        pass
+    view: Any = getattr(window, "ranks_view", None)
+    assert view is not None
+    assert window.tabs.indexOf(view) == window.tabs.currentIndex()
+    with qtbot.waitSignal(window.document_opened):
+        view.open_rank_at(0)
+    tab = window.current_tab()
+    assert tab is not None
+    assert tab.current_view() == "timeline"
+
+
+def test_recommendations_view_lists_the_findings(qtbot: Any) -> None:
+    from perfview.qt.views.recommendations_view import RecommendationsView
+
+    timeline = _bundle(NCCL).timeline
+    assert timeline is not None
+    findings = recommend.recommendations(timeline)
+    view = RecommendationsView(findings)
+    qtbot.addWidget(view)
+    assert len(findings) >= 1
+    assert view.titles() == [f.title for f in findings]
+    card = view.list.cards[0]
+    assert card.finding.severity.upper() in card.badge.text()
+    assert card.evidence.text() == findings[0].evidence
