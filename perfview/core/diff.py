@@ -19,7 +19,7 @@ import pandas as pd
 from perfview.core import diff_views
 from perfview.core.diff_tree import diff_tree
 from perfview.core.model import Bundle, CallTree
-from perfview.core.units import Unit
+from perfview.core.units import Unit, column_unit
 
 STATUS_UP = "+"
 STATUS_DOWN = "-"
@@ -33,14 +33,8 @@ MIN_SHARE_PCT = 0.1
 
 
 def unit_of(column: str) -> Unit:
-    """Unit of a metric from its suffix (`_ns`, `_bytes`): the naming rule of core tables."""
-    if column.endswith("_ns"):
-        return Unit.NS
-    if column.endswith("_bytes"):
-        return Unit.BYTES
-    if column.endswith("_pct"):
-        return Unit.PERCENT
-    return Unit.COUNT
+    """Unit of a metric from its suffix (`_ns`, `_bytes`); plain numbers are counts."""
+    return column_unit(column) or Unit.COUNT
 
 
 def pct_change(a: float, b: float) -> float:

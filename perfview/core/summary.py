@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from perfview.core import aggregate
+from perfview.core import aggregate, units
 from perfview.core.errors import LoadError
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.torch import kernels as torch_kernels
 from perfview.core.torch import memory_alloc, op_kernels, overview, ranks, recommend
 from perfview.core.torch.common import step_rows
-from perfview.core.units import Unit
 
 TableFn = Callable[[Bundle], pd.DataFrame]
 HasData = Callable[[Bundle], bool]
@@ -280,18 +279,8 @@ def summarize(bundle: Bundle, view: str | None = None) -> pd.DataFrame:
     return table(bundle)
 
 
-def column_unit(column: str) -> Unit | None:
-    """The unit a column holds, from its name suffix (None for text and plain numbers).
-
-    Shared by the CLI's table output and the GUI's table model, so both show the same units.
-    """
-    if column.endswith("_ns"):
-        return Unit.NS
-    if column.endswith("_bytes"):
-        return Unit.BYTES
-    if column.endswith("_pct"):
-        return Unit.PERCENT
-    return None
+# Re-exported: the CLI's table output reads units through the summary module.
+column_unit = units.column_unit
 
 
 __all__ = [

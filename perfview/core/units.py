@@ -45,6 +45,18 @@ def format_bytes(n: float, digits: int = 3) -> str:
     return f"{n:.0f} B"
 
 
+# Table columns say their unit in their name; every table in core follows this naming rule.
+COLUMN_SUFFIX_UNITS = (("_ns", Unit.NS), ("_bytes", Unit.BYTES), ("_pct", Unit.PERCENT))
+
+
+def column_unit(column: str) -> Unit | None:
+    """The unit a column holds, from its name suffix (None for text and plain numbers)."""
+    for suffix, unit in COLUMN_SUFFIX_UNITS:
+        if column.endswith(suffix):
+            return unit
+    return None
+
+
 def format_value(value: float, unit: Unit) -> str:
     """Render `value` in `unit` for display in tables, tooltips and the CLI."""
     if unit is Unit.NS:

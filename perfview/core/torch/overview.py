@@ -42,7 +42,7 @@ from perfview.core.torch.common import (
     partition,
     step_rows,
 )
-from perfview.core.units import Unit, format_value
+from perfview.core.units import Unit, column_unit, format_value
 
 BREAKDOWN = ("comm", "kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other")
 
@@ -193,16 +193,6 @@ def utilization_table(timeline: Timeline) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def _unit(key: str) -> Unit | None:
-    if key.endswith("_ns"):
-        return Unit.NS
-    if key.endswith("_bytes"):
-        return Unit.BYTES
-    if key.endswith("_pct"):
-        return Unit.PERCENT
-    return None
-
-
 def overview_table(timeline: Timeline) -> pd.DataFrame:
     """The overview as key/value rows (what `perfview summary --view overview` prints).
 
@@ -214,7 +204,7 @@ def overview_table(timeline: Timeline) -> pd.DataFrame:
     rows: list[tuple[str, str, str, float]] = []
 
     def add(section: str, key: str, value: object) -> None:
-        unit = _unit(key)
+        unit = column_unit(key)
         if isinstance(value, int | float | np.integer | np.floating) and unit is not None:
             rows.append((section, key, format_value(float(value), unit), float(value)))
         elif isinstance(value, int | float | np.integer | np.floating):

@@ -30,7 +30,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from perfview.core.units import Unit, format_value
+from perfview.core.units import COLUMN_SUFFIX_UNITS, Unit, column_unit, format_value
 
 RAW_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -48,17 +48,11 @@ _PLAIN_INT_COLUMNS = {
     "id",
     "depth",
 }
-_SUFFIX_UNITS = (("_ns", Unit.NS), ("_bytes", Unit.BYTES), ("_pct", Unit.PERCENT))
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
-def unit_for(column: str) -> Unit | None:
-    """The unit a column's name implies (None for text and plain identifiers)."""
-    for suffix, unit in _SUFFIX_UNITS:
-        if column.endswith(suffix):
-            return unit
-    return None
+unit_for = column_unit  # the naming rule lives in core.units
 
 
 def header_for(column: str) -> str:
@@ -66,7 +60,7 @@ def header_for(column: str) -> str:
     (`self_pct` becomes "self %" so it does not collide with `self_ns`'s "self")."""
     if column.endswith("_pct"):
         return column[: -len("_pct")].replace("_", " ") + " %"
-    for suffix, _unit in _SUFFIX_UNITS:
+    for suffix, _unit in COLUMN_SUFFIX_UNITS:
         if column.endswith(suffix):
             column = column[: -len(suffix)]
             break
