@@ -237,3 +237,28 @@ def test_document_round_trip(qtbot) -> None:
     with qtbot.waitSignal(doc.range_changed):
         view.select_range(100, 2_000_000)
     assert doc.range == (100, 2_000_000)
+
+
+def test_hover_says_how_many_slices_a_merged_rect_holds(qtbot) -> None:
+    from perfview.qt.views.timeline_view import TimelineView
+
+    view = TimelineView(make_timeline(n_top=20_000, n_lanes=1, fanout=1, levels=1))
+    qtbot.addWidget(view)
+    view.resize(1000, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    view.fit_all()
+    view.plot.grab()  # paint: 20,000 slices across ~700 px must merge
+    assert view.batch.stats["visible"] < view.batch.stats["slices"]
+    ts = view.timeline.events["ts"].to_numpy()
+    mid = float(ts[len(ts) // 2])
+    text = view.hover_text(mid, float(view.event_row[len(ts) // 2]) + 0.5)
+    assert "slices merged here" in text
+
+    row = len(ts) // 2
+    dur = int(view.timeline.events["dur"].iat[row])
+    view._on_double_click(ts[row] + dur / 2, float(view.event_row[row]) + 0.5)
+    view.plot.grab()
+    text = view.hover_text(ts[row] + dur / 2, float(view.event_row[row]) + 0.5)
+    assert "merged" not in text
+    assert text.startswith("<b>")

@@ -119,6 +119,24 @@ class RectBatchItem(pg.GraphicsObject):
                 self._selected = (float(r.x0[pos]), float(r.x1[pos]), int(r.row[pos]))
         self.update()
 
+    def drawn_at(self, x: float, y: float, tolerance: float = 0.0) -> tuple[int, int]:
+        """(node, slices) of the rect drawn last at data point (x, y), or (-1, 0).
+
+        At coarse zoom one drawn rect stands for many slices merged into a pixel column;
+        `slices` says how many, so a tooltip can tell the user what they are pointing at.
+        """
+        shown = getattr(self, "_last_shown", None)
+        if shown is None or not len(shown):
+            return -1, 0
+        row = int(np.floor(y))
+        hit = np.flatnonzero(
+            (shown.row == row) & (shown.x0 <= x + tolerance) & (shown.x1 >= x - tolerance)
+        )
+        if not len(hit):
+            return -1, 0
+        best = hit[np.argmax(shown.x1[hit] - shown.x0[hit])]
+        return int(shown.node[best]), int(shown.count[best])
+
     def node_at(self, x: float, y: float, tolerance: float = 0.0) -> int:
         """Node under the data point (x, y), or -1; `tolerance` in x data units."""
         if self._index is None:
@@ -166,6 +184,7 @@ class RectBatchItem(pg.GraphicsObject):
             self.labels.draw(painter, px0, px1, py0, h, shown.node, self._names)
         self._draw_selection(painter, sx, sy, dx, dy)
         painter.restore()
+        self._last_shown = shown
         self.stats = {
             "visible": float(len(shown)),
             "slices": float(shown.count.sum()) if len(shown) else 0.0,

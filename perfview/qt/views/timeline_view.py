@@ -304,15 +304,24 @@ class TimelineView(QtWidgets.QWidget):
         if not self.viewbox.sceneBoundingRect().contains(scene_pos):
             return
         p = self.viewbox.mapSceneToView(scene_pos)
-        row = self.batch.node_at(p.x(), p.y(), self._pixel_tolerance(2.0))
+        self.plot.setToolTip(self.hover_text(p.x(), p.y()))
+
+    def hover_text(self, x: float, y: float) -> str:
+        """Tooltip at data point (x, y): the slice there, or how many slices a merged rect holds."""
+        tolerance = self._pixel_tolerance(2.0)
+        row, merged = self.batch.drawn_at(x, y, tolerance)
         if row < 0:
-            self.plot.setToolTip("")
-            return
-        self.plot.setToolTip(
+            row, merged = self.batch.node_at(x, y, tolerance), 1
+        if row < 0:
+            return ""
+        text = (
             f"<b>{self._categories[self._codes[row]]}</b><br>"
             f"{self.timeline.events['kind'].iat[row]} · start {format_ns(int(self._ts[row]))}"
             f" · {format_ns(int(self._dur[row]))}"
         )
+        if merged > 1:
+            text += f"<br><i>{merged:,} slices merged here; zoom in to see them (widest shown)</i>"
+        return text
 
     def select_event(self, row: int, fit: bool = False) -> None:
         """Select slice `row`: outline it, describe it, draw its flows, tell the document."""
