@@ -241,7 +241,8 @@ def run_summary(args: argparse.Namespace) -> int:
     return 0
 
 
-def _non_negative(text: str) -> int:
+def row_count(text: str) -> int:
+    """argparse type for `--top`: a whole number, 0 meaning all rows (summary and diff)."""
     try:
         value = int(text)
     except ValueError:
@@ -264,7 +265,7 @@ def _add_summary(subparsers: Any) -> None:
         help="a profile, trace or memory file (a folder of per-rank traces for --view ranks)",
     )
     p.add_argument("--view", choices=list(summary.VIEWS), help="default: the format's main view")
-    p.add_argument("--top", type=_non_negative, default=20, help="rows to show; 0 = all")
+    p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.set_defaults(func=run_summary)
 
@@ -385,5 +386,6 @@ __all__ = [
     "load_bundle",
     "main",
     "records",
+    "row_count",
     "write_summary",
 ]

@@ -22,7 +22,15 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from perfview.cli import DEBUG_ENV, FORMATS, CliError, format_cell, load_bundle, records
+from perfview.cli import (
+    DEBUG_ENV,
+    FORMATS,
+    CliError,
+    format_cell,
+    load_bundle,
+    records,
+    row_count,
+)
 from perfview.core import diff_views
 from perfview.core.diff import (
     MIN_SHARE_PCT,
@@ -40,16 +48,6 @@ from perfview.core.summary import FORMAT_PHRASES
 from perfview.core.units import Unit, format_value
 
 MAX_GATE_LINES = 10
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 (all rows) or more")
-    return value
 
 
 def _percent(text: str) -> float:
@@ -74,7 +72,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("b", metavar="B", help="new run")
     p.add_argument("--view", choices=list(diff_views.VIEWS), help="default: the format's first")
     p.add_argument("--metric", help="metric to sort and gate on (default: the view's own)")
-    p.add_argument("--top", type=_count, default=20, help="rows to show; 0 = all")
+    p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.add_argument(
         "--fail-above",
