@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest
+# Nothing a test does may touch the user's real settings, caches, runs or crash log.
+_SANDBOX = Path(tempfile.mkdtemp(prefix="perfview-tests-"))
+for _var, _sub in (
+    ("PERFVIEW_STATE_DIR", "state"),
+    ("PERFVIEW_CACHE_DIR", "cache"),
+    ("PERFVIEW_RUNS_DIR", "runs"),
+):
+    os.environ.setdefault(_var, str(_SANDBOX / _sub))
+os.environ.setdefault("PERFVIEW_SETTINGS", str(_SANDBOX / "settings.ini"))
+
+import pytest  # noqa: E402  (the environment above must be set before any import)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -123,7 +123,8 @@ def test_try_exec_skips_env_prefix() -> None:
 
 def test_resolve_command_runs_perfview() -> None:
     command = desktop.resolve_command()
-    assert command[-1] == "perfview" or command[-2:] == ["-m", "perfview"]
+    # An installed entry point resolves to its absolute path (e.g. a venv's bin/perfview).
+    assert Path(command[-1]).name == "perfview" or command[-2:] == ["-m", "perfview"]
 
 
 def test_desktop_file_validates(tmp_path: Path) -> None:

@@ -23,9 +23,6 @@ from perfview.loaders import cprofile, limits, memory_profiler_text, mprof
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20260
 CASES = 240  # fed to all four loaders and to detect's pick: 1,200 loader calls
-# Trace-loader failures found by the fuzzer in files owned by another change (see the issue
-# note); the trace test xfails on these kinds only, and passes once they are fixed.
-KNOWN_TRACE_KINDS = ("RecursionError", "UnicodeDecodeError", "Overflow")
 
 
 def _fuzzer() -> ModuleType:
@@ -56,11 +53,8 @@ def test_non_trace_loaders_survive_fuzzing(outcomes: dict[str, object], name: st
 
 
 def test_trace_loader_and_detect_survive_fuzzing(outcomes: dict[str, object]) -> None:
-    failures = [*outcomes["trace"].failures, *outcomes["detect"].failures]  # type: ignore[attr-defined]
-    unknown = [f for f in failures if not any(k in f for k in KNOWN_TRACE_KINDS)]
-    assert unknown == []
-    if failures:
-        pytest.xfail(f"{len(failures)} known trace-loader failures, e.g. {failures[0]}")
+    assert outcomes["trace"].failures == []  # type: ignore[attr-defined]
+    assert outcomes["detect"].failures == []  # type: ignore[attr-defined]
 
 
 def test_fuzz_cases_are_replayable() -> None:
@@ -233,3 +227,31 @@ def test_gzip_size_comes_from_the_trailer_or_a_safe_ratio(tmp_path: Path) -> Non
     plain = tmp_path / "p.dat"
     plain.write_bytes(b"MEM 1 2\n")
     assert limits.decoded_size(plain) == 8
+
+
+# --------------------------------------------------------------- trace loader reproducers
+# Found by the fuzzer: msgspec raised UnicodeDecodeError / RecursionError and the decimal
+# fallback decimal.Overflow out of the trace loader.
+
+_EV = b'{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1'
+_DEEP = b"[" * 100_000 + b"]" * 100_000
+TRACE_REPRODUCERS = {
+    "invalid UTF-8 in an event name": b'[{"ph":"X","name":"a\xffb","ts":1,"dur":1}]',
+    "invalid UTF-8 in a top-level key": b'{"traceEvents":[' + _EV + b'}],"x\xff":1}',
+    "invalid UTF-8 in metadata": b'{"traceEvents":[' + _EV + b'}],"traceName":"\xc3"}',
+    "args nested 100k deep (object form)": b'{"traceEvents":[' + _EV + b',"args":' + _DEEP + b"}]}",
+    "args nested 100k deep (bare array)": b"[" + _EV + b',"args":' + _DEEP + b"}]",
+    "a timestamp with a huge exponent": b'[{"ph":"X","name":"a","ts":1e9999999999,"dur":1}]',
+}
+
+
+@pytest.mark.parametrize("what", list(TRACE_REPRODUCERS))
+def test_trace_reproducers_load_or_raise_load_error(tmp_path: Path, what: str) -> None:
+    path = tmp_path / "t.json"
+    path.write_bytes(TRACE_REPRODUCERS[what])
+    message = "loaded"
+    try:
+        loaders.detect(path).load(path)
+    except LoadError as exc:
+        message = str(exc)
+    assert message

@@ -73,8 +73,24 @@ def refuse(head: bytes, path: Path) -> str | None:
 
 
 def load(path: Path, *, progress: Progress = noop) -> Bundle:
-    """Load a Chrome trace file into a Bundle with a Timeline."""
-    path = Path(path)
+    """Load a Chrome trace file into a Bundle with a Timeline.
+
+    msgspec reports invalid UTF-8 inside a JSON string as UnicodeDecodeError and nesting past
+    its depth limit as RecursionError, from any of its decode calls. Both mean the file is not
+    a readable JSON trace, so they become LoadError here, once, rather than at each call site
+    (found by scripts/fuzz_loaders.py).
+    """
+    try:
+        return _load(Path(path), progress)
+    except UnicodeDecodeError as exc:
+        raise LoadError(
+            "it is not a readable trace: a JSON string in it holds bytes that are not UTF-8 text"
+        ) from exc
+    except RecursionError as exc:
+        raise LoadError("it is not a readable trace: its JSON is nested too deeply") from exc
+
+
+def _load(path: Path, progress: Progress) -> Bundle:
     progress(0.0, "reading")
     buf, read_warning = read_bytes(path, progress, 0.3)
     split = split_events(buf)

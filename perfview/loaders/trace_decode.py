@@ -19,7 +19,7 @@ import contextlib
 import re
 import zlib
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, Overflow
 from pathlib import Path
 from typing import Any
 
@@ -268,7 +268,7 @@ def parse_decimal(texts: bytes, count: int, scale: int) -> tuple[np.ndarray, np.
 def _decimal_fallback(text: bytes, scale: int) -> tuple[int, bool]:
     try:
         value = (Decimal(text.decode("ascii")) * (10**scale)).to_integral_value(ROUND_HALF_UP)
-    except (InvalidOperation, UnicodeDecodeError, ValueError):
+    except (InvalidOperation, Overflow, UnicodeDecodeError, ValueError):  # Overflow: 1e9999999999
         return 0, False
     if not value.is_finite() or abs(value) >= 2**63:
         return 0, False
