@@ -39,6 +39,7 @@ from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import LoadResult, Task, load_task
 from perfview.qt.widgets.info_bar import InfoBar
+from perfview.qt.widgets.loading_tab import LoadingTab
 
 EXAMPLE = ("resources", "examples", "example.prof")
 WELCOME = (
@@ -190,7 +191,7 @@ class MainWindow(QMainWindow):
         return existing
 
     def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
-        """Start loading `path` in the background; the tab appears when it is done."""
+        """Start loading `path` in the background in a placeholder tab the document replaces."""
         path = Path(path)
         if path.is_dir():  # a run folder of per-rank traces (File ▸ Open Folder…, `perfview DIR`)
             return self.open_folder(path)
@@ -201,8 +202,14 @@ class MainWindow(QMainWindow):
             return None
         task = load_task(path, table_views)
         self._tasks[task] = str(path)
+        placeholder = LoadingTab(path, task)
+        index = self.tabs.addTab(placeholder, path.name)
+        self.tabs.setTabToolTip(index, str(path))
+        self.tabs.setCurrentIndex(index)
+        self.stack.setCurrentWidget(self.tabs)
+        task.progress.connect(placeholder.set_progress)
         task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
-        task.finished.connect(lambda result, r=remember: self._on_loaded(result, r))
+        task.finished.connect(lambda result, r=remember: self._on_loaded(result, r, placeholder))
         task.failed.connect(lambda message, t=task, p=path: self._on_failed(p, message, t))
         task.cancelled.connect(lambda p=path: self._on_cancelled(p))
         task.done.connect(lambda t=task: self._on_task_done(t))
@@ -234,14 +241,28 @@ class MainWindow(QMainWindow):
         self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
         self.progress_label.setText(f"{path.name}: {message}" if message else path.name)
 
-    def _on_loaded(self, result: LoadResult, remember: bool) -> None:
+    def _on_loaded(
+        self, result: LoadResult, remember: bool, placeholder: LoadingTab | None = None
+    ) -> None:
         if self._gone():
             return
+        at = -1
+        if placeholder is not None:
+            at = self.tabs.indexOf(placeholder) if shiboken6.isValid(placeholder) else -1
+            if at < 0:
+                return  # the user closed the loading tab just as the load finished
         document = Document(result.bundle)
         tab = DocumentTab(document, result.tables, self.settings)
-        index = self.tabs.addTab(tab, document.title)
+        index = (
+            self.tabs.insertTab(at, tab, document.title)
+            if at >= 0
+            else self.tabs.addTab(tab, document.title)
+        )
         self.tabs.setTabToolTip(index, str(document.path))
         self.tabs.setCurrentIndex(index)
+        if placeholder is not None:  # the document takes its place before anyone hears of it
+            self.tabs.removeTab(self.tabs.indexOf(placeholder))
+            placeholder.deleteLater()
         self.stack.setCurrentWidget(self.tabs)
         tab.view_changed.connect(lambda _name, t=tab: self._sync_view_menu(t))
         if remember:
@@ -274,6 +295,7 @@ class MainWindow(QMainWindow):
         self._tasks.pop(task, None)
         if self._gone():
             return
+        self._drop_placeholder(task)
         if not self._tasks:
             self._set_busy(False)
 
@@ -330,10 +352,23 @@ class MainWindow(QMainWindow):
                 return tab
         return None
 
+    def _drop_placeholder(self, task: Task) -> None:
+        """Remove the loading tab of a finished, failed or cancelled load."""
+        for i in range(self.tabs.count()):
+            widget = self.tabs.widget(i)
+            if isinstance(widget, LoadingTab) and widget.task is task:
+                self.tabs.removeTab(i)
+                widget.deleteLater()
+                break
+        if not self.tabs.count():
+            self.stack.setCurrentWidget(self.welcome)
+
     def close_tab(self, index: int) -> None:
         widget = self.tabs.widget(index)
         if widget is None:
             return
+        if isinstance(widget, LoadingTab):  # closing a file still loading cancels its load
+            widget.task.cancel()
         if isinstance(widget, DocumentTab):
             widget.save_state()
         self.tabs.removeTab(index)
