@@ -27,6 +27,7 @@ class LoadingTab(QWidget):
         self.detail.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.bar = QProgressBar(self)
         self.bar.setRange(0, 1000)
+        self.bar.setMinimumWidth(360)
         self.bar.setMaximumWidth(480)
         self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.clicked.connect(task.cancel)
