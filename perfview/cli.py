@@ -29,7 +29,7 @@ import pandas as pd
 from perfview import __version__
 from perfview.core import summary
 from perfview.core.errors import LoadError
-from perfview.core.units import Unit, format_bytes, format_ns
+from perfview.core.units import format_ns, format_value
 
 # Subcommands other modules provide: name → module with add_parser(subparsers) and run(args).
 OPTIONAL_COMMANDS: dict[str, str] = {
@@ -113,12 +113,8 @@ def format_cell(column: str, value: Any) -> str:
         stamp = pd.Timestamp(int(value), unit="ns", tz="UTC")
         return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
     unit = summary.column_unit(column)
-    if unit is Unit.NS:
-        return format_ns(value)
-    if unit is Unit.BYTES:
-        return format_bytes(value)
-    if unit is Unit.PERCENT:
-        return f"{value:.1f} %"
+    if unit is not None:
+        return format_value(value, unit)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
