@@ -14,6 +14,7 @@ handler already saved raises); the first goes to OUT, later ones to OUT with `-2
 from __future__ import annotations
 
 import builtins
+import importlib
 import signal
 import sys
 import warnings
@@ -66,12 +67,20 @@ class _Stepper:
         self.written.append(path)
 
 
-def _activities(torch: Any) -> list[Any]:
-    from torch.profiler import ProfilerActivity
+def _torch(module: str = "torch") -> Any:
+    """Import torch (or one of its modules) at call time, in the profiled child only.
 
-    acts = [ProfilerActivity.CPU]
+    perfview itself never imports torch (1+ s and gigabytes it does not need); going through
+    importlib keeps every torch import visibly on this child-only path.
+    """
+    return importlib.import_module(module)
+
+
+def _activities(torch: Any) -> list[Any]:
+    activity = _torch("torch.profiler").ProfilerActivity
+    acts = [activity.CPU]
     if torch.cuda.is_available():
-        acts.append(ProfilerActivity.CUDA)
+        acts.append(activity.CUDA)
     return acts
 
 
@@ -101,16 +110,16 @@ def _start_timer(seconds: float, step: Callable[[], None]) -> Callable[[], None]
 
 
 def _optimizer_hook(step: Callable[[], None]) -> Callable[[], None]:
-    from torch.optim.optimizer import register_optimizer_step_post_hook
-
-    handle = register_optimizer_step_post_hook(lambda opt, args, kwargs: step())
+    optimizer = _torch("torch.optim.optimizer")
+    handle = optimizer.register_optimizer_step_post_hook(lambda opt, args, kwargs: step())
     return handle.remove  # type: ignore[no-any-return]
 
 
 def record(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
     """Profile the script with torch.profiler; always exports what was recorded."""
-    import torch
-    from torch.profiler import profile, schedule
+    torch = _torch()
+    profiler = _torch("torch.profiler")
+    profile, schedule = profiler.profile, profiler.schedule
 
     # Each finished cycle is exported by on_trace_ready, so torch's hint that events are cleared
     # between cycles is noise here.
