@@ -20,11 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from perfview.core.calltree import node_depths
-from perfview.core.model import CallTree, Timeline
-from perfview.core.units import format_bytes
+from perfview.core.model import CallTree
 
 _F = np.float64
 
@@ -165,36 +163,6 @@ def layout_events(
     # gives (row, ts) order, ~50x faster than the full lexsort on millions of slices.
     by_row = rects.take(np.argsort(rects.row, kind="stable"))
     return by_row if _is_sorted(by_row) else rects.sorted()
-
-
-@dataclass(frozen=True)
-class TrackLayout:
-    """Where each lane sits vertically: lane `i` uses rows [offset[i], offset[i] + height[i])."""
-
-    lanes: np.ndarray  # lane ids in display order
-    offset: np.ndarray  # first row of each lane (aligned with `lanes`)
-    height: np.ndarray  # rows of each lane (max_depth + 1)
-    total_rows: int
-
-
-def track_layout(lanes: np.ndarray, max_depth: np.ndarray, gap: int = 1) -> TrackLayout:
-    """Stack lanes top to bottom (in the given order) with `gap` empty rows between them."""
-    lanes = np.asarray(lanes, dtype=np.int64)
-    height = np.asarray(max_depth, dtype=np.int64) + 1
-    offset = np.zeros(len(lanes), dtype=np.int64)
-    if len(lanes):
-        offset[1:] = np.cumsum(height + gap)[:-1]
-    total = int(offset[-1] + height[-1]) if len(lanes) else 0
-    return TrackLayout(lanes, offset, height, total)
-
-
-def event_rows(lane: np.ndarray, depth: np.ndarray, tracks: TrackLayout) -> np.ndarray:
-    """Row of every event: its lane's first row plus its depth (int32)."""
-    lut = np.zeros(int(tracks.lanes.max()) + 1 if len(tracks.lanes) else 1, dtype=np.int64)
-    lut[tracks.lanes] = tracks.offset
-    return (lut[np.asarray(lane, dtype=np.int64)] + np.asarray(depth, dtype=np.int64)).astype(
-        np.int32
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,112 +434,11 @@ def _is_sorted(rects: Rects) -> bool:
     return bool((np.diff(rects.x0)[same_row] >= 0).all())
 
 
-# ---------------------------------------------------------------------------------------------
-# questions the timeline asks about its events
-
-
-def range_summary(events: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
-    """Slices overlapping [lo, hi] grouped by name: calls, time inside the range, kind.
-
-    `total_ns` counts only the part of each slice inside the range (a step that sticks out
-    of the selection contributes its overlap), so the numbers answer "what ran in here".
-    Columns: name, kind, calls, total_ns; sorted by total_ns descending.
-    """
-    ts = events["ts"].to_numpy(dtype=np.int64)
-    end = ts + events["dur"].to_numpy(dtype=np.int64)
-    hit = np.flatnonzero((end >= lo) & (ts <= hi))
-    inside = np.minimum(end[hit], hi) - np.maximum(ts[hit], lo)
-    frame = pd.DataFrame(
-        {
-            "name": events["name"].to_numpy()[hit],
-            "kind": events["kind"].to_numpy()[hit],
-            "inside": inside,
-        }
-    )
-    if not len(frame):
-        return pd.DataFrame(
-            {
-                "name": pd.Series([], dtype=object),
-                "kind": pd.Series([], dtype=object),
-                "calls": pd.Series([], dtype=np.int64),
-                "total_ns": pd.Series([], dtype=np.int64),
-            }
-        )
-    out = frame.groupby("name", observed=True, sort=False).agg(
-        kind=("kind", "first"), calls=("inside", "size"), total_ns=("inside", "sum")
-    )
-    out = out.reset_index().sort_values("total_ns", ascending=False, kind="stable")
-    out["name"] = out["name"].astype(object).astype(str)
-    out["kind"] = out["kind"].astype(object).astype(str)
-    out["calls"] = out["calls"].astype(np.int64)
-    out["total_ns"] = out["total_ns"].astype(np.int64)
-    return out.reset_index(drop=True)
-
-
-def linked_events(events: pd.DataFrame, row: int, limit: int = 200) -> np.ndarray:
-    """Rows tied to event `row` without a flow arrow: same CUPTI correlation id (runtime call
-    <-> kernel/memcpy) or same kineto External id (cpu_op <-> the kernels it launched).
-    Sorted by start time, at most `limit`, never `row` itself."""
-    corr = events["corr"].to_numpy(dtype=np.int64)
-    ext = events["ext_id"].to_numpy(dtype=np.int64)
-    c, e = int(corr[row]), int(ext[row])
-    mask = np.zeros(len(events), dtype=bool)
-    if c >= 0:
-        mask |= corr == c
-    if e >= 0:
-        mask |= ext == e
-    mask[row] = False
-    rows = np.flatnonzero(mask)
-    ts = events["ts"].to_numpy(dtype=np.int64)[rows]
-    return rows[np.argsort(ts, kind="stable")][:limit]
-
-
-def curve_tracks(
-    timeline: Timeline, max_counters: int = 24
-) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """(label, ts, value) for each counter series and each device's torch memory curve.
-
-    Memory uses `Total Allocated` when the trace recorded it; 2021-era kineto files only have
-    `Bytes` per alloc/free, so their curve is the running sum of Bytes (net allocation since
-    the profiler started), labelled as such.
-    """
-    out: list[tuple[str, np.ndarray, np.ndarray]] = []
-    counters = timeline.counters
-    if len(counters):
-        groups = list(counters.groupby("name", observed=True, sort=True))[:max_counters]
-        for name, grp in groups:
-            grp = grp.sort_values("ts", kind="stable")
-            out.append((str(name), grp["ts"].to_numpy(np.int64), grp["value"].to_numpy()))
-    mem = timeline.memory
-    if not len(mem):
-        return out
-    mem = mem.sort_values("ts", kind="stable")
-    device = mem["device_type"].to_numpy(np.int64) * 1000 + mem["device_id"].to_numpy(np.int64)
-    for key in np.unique(device):
-        grp = mem[device == key]
-        dtype, did = int(grp["device_type"].iat[0]), int(grp["device_id"].iat[0])
-        dev = "CPU" if dtype == 0 else (f"GPU {did}" if dtype == 1 else f"device {dtype}:{did}")
-        values = grp["total_allocated"].to_numpy(np.int64)
-        what = "memory"
-        if not values.any():
-            values = np.cumsum(grp["bytes"].to_numpy(np.int64))
-            what = "memory (net)"
-        peak = format_bytes(float(values.max())) if len(values) else "0 B"
-        out.append((f"{dev} {what}, peak {peak}", grp["ts"].to_numpy(np.int64), values))
-    return out
-
-
 __all__ = [
     "FlameIndex",
     "Rects",
-    "TrackLayout",
-    "curve_tracks",
-    "event_rows",
     "layout",
     "layout_events",
-    "linked_events",
     "merge",
-    "range_summary",
-    "track_layout",
     "visible",
 ]

@@ -27,7 +27,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from shiboken6 import wrapInstance
 
 from perfview.core import colors
-from perfview.core.flame import FlameIndex, Rects, TrackLayout
+from perfview.core.flame import FlameIndex, Rects
+from perfview.core.timeline_layout import TrackLayout
 from perfview.qt.items.labels import LabelPainter
 
 

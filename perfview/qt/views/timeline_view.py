@@ -16,7 +16,7 @@ import pandas as pd
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core import colors, flame
+from perfview.core import colors, flame, timeline_layout
 from perfview.core.model import Timeline
 from perfview.core.units import format_ns
 from perfview.qt.document import Document, Selection
@@ -171,11 +171,11 @@ class TimelineView(QtWidgets.QWidget):
     def _layout_tracks(self) -> None:
         """Rows for every lane, then counter tracks, then the torch memory track."""
         lanes = self.timeline.lanes.sort_values("lane", kind="stable")
-        self.tracks = flame.track_layout(
+        self.tracks = timeline_layout.track_layout(
             lanes["lane"].to_numpy(), lanes["max_depth"].to_numpy().clip(0), gap=1
         )
         ev = self.timeline.events
-        self.event_row = flame.event_rows(
+        self.event_row = timeline_layout.event_rows(
             ev["lane"].to_numpy(), ev["depth"].to_numpy(), self.tracks
         )
         buckets = colors.bucket_codes(self._names)
@@ -186,7 +186,7 @@ class TimelineView(QtWidgets.QWidget):
         ]
         row = self.tracks.total_rows + 1
         self.curves: list[pg.PlotDataItem] = []
-        for label, x, y in flame.curve_tracks(self.timeline, MAX_COUNTER_TRACKS):
+        for label, x, y in timeline_layout.curve_tracks(self.timeline, MAX_COUNTER_TRACKS):
             labels.append((row + CURVE_ROWS / 2, label))
             self._add_curve(x, y, row)
             row += CURVE_ROWS + 1
@@ -358,7 +358,9 @@ class TimelineView(QtWidgets.QWidget):
             hit = ((src == row) | (dst == row)) & (src >= 0) & (dst >= 0)
             pairs = list(zip(src[hit].tolist(), dst[hit].tolist(), strict=True))
         if not pairs:
-            pairs = [(row, int(r)) for r in flame.linked_events(self.timeline.events, row, 50)]
+            pairs = [
+                (row, int(r)) for r in timeline_layout.linked_events(self.timeline.events, row, 50)
+            ]
         for head in self._arrow_heads:
             self.plot.removeItem(head)
         self._arrow_heads = []
@@ -404,7 +406,7 @@ class TimelineView(QtWidgets.QWidget):
             self.document.set_range(lo_i, hi_i)
 
     def _fill_range_table(self, lo: int, hi: int) -> None:
-        table = flame.range_summary(self.timeline.events, lo, hi)
+        table = timeline_layout.range_summary(self.timeline.events, lo, hi)
         self.range_summary = table
         self.range_label.setText(
             f"{format_ns(lo)} – {format_ns(hi)}  (span {format_ns(hi - lo)}): "
