@@ -19,6 +19,8 @@ sequential first-fit pass, everything else stays vectorised.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 I64 = np.int64
@@ -260,40 +262,44 @@ def enclosing(
     return out
 
 
+def _lane_search(
+    lane: np.ndarray,
+    start: np.ndarray,
+    q_lane: np.ndarray,
+    q_ts: np.ndarray,
+    side: Literal["left", "right"],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each query time falls among its own lane's slice starts.
+
+    Slices are sorted by (lane, start). Returns (pos, lo, hi): the global `searchsorted`
+    position of q_ts[i] within the rows [lo[i], hi[i]) of lane q_lane[i].
+    """
+    lanes = np.asarray(lane)
+    lo = np.searchsorted(lanes, q_lane, side="left").astype(I64)
+    hi = np.searchsorted(lanes, q_lane, side="right").astype(I64)
+    pos = lo.copy()
+    for g in np.unique(q_lane):
+        sel = np.flatnonzero(q_lane == g)
+        a, b = int(lo[sel[0]]), int(hi[sel[0]])
+        if a < b:
+            pos[sel] = a + np.searchsorted(start[a:b], q_ts[sel], side=side)
+    return pos, lo, hi
+
+
 def _last_at_or_before(
     lane: np.ndarray, start: np.ndarray, q_lane: np.ndarray, q_ts: np.ndarray
 ) -> np.ndarray:
     """Index of the last slice of the query's lane with start <= ts, -1 when none."""
-    out = np.full(len(q_ts), -1, dtype=I64)
-    lanes = np.asarray(lane)
-    lo = np.searchsorted(lanes, q_lane, side="left")
-    hi = np.searchsorted(lanes, q_lane, side="right")
-    for g in np.unique(q_lane):
-        sel = np.flatnonzero(q_lane == g)
-        a, b = int(lo[sel[0]]), int(hi[sel[0]])
-        if a == b:
-            continue
-        k = np.searchsorted(start[a:b], q_ts[sel], side="right") - 1
-        out[sel] = np.where(k >= 0, k + a, -1)
-    return out
+    pos, lo, _hi = _lane_search(lane, start, q_lane, q_ts, "right")
+    return np.where(pos - 1 >= lo, pos - 1, -1).astype(I64)
 
 
 def next_starting(
     lane: np.ndarray, start: np.ndarray, q_lane: np.ndarray, q_ts: np.ndarray
 ) -> np.ndarray:
     """First (outermost) slice of lane `q_lane[i]` starting at or after q_ts[i], or -1."""
-    out = np.full(len(q_ts), -1, dtype=I64)
-    lanes = np.asarray(lane)
-    lo = np.searchsorted(lanes, q_lane, side="left")
-    hi = np.searchsorted(lanes, q_lane, side="right")
-    for g in np.unique(q_lane):
-        sel = np.flatnonzero(q_lane == g)
-        a, b = int(lo[sel[0]]), int(hi[sel[0]])
-        if a == b:
-            continue
-        k = np.searchsorted(start[a:b], q_ts[sel], side="left")
-        out[sel] = np.where(k < b - a, k + a, -1)
-    return out
+    pos, _lo, hi = _lane_search(lane, start, q_lane, q_ts, "left")
+    return np.where(pos < hi, pos, -1).astype(I64)
 
 
 __all__ = [
