@@ -23,17 +23,26 @@ from perfview.core import schema
 class ArgsStore:
     """Every slice's raw JSON `args` text in one buffer, decoded only when a view asks for one.
 
-    Keeping bytes plus offsets costs one allocation instead of a dict per event.
-    `offsets` has len(events) + 1 entries; event i's args are blob[offsets[i]:offsets[i+1]].
+    Keeping bytes plus spans costs one allocation instead of a dict per event. The blob holds
+    the args in file order (so a loader copies them once, sequentially, or not at all); event
+    i's args are blob[starts[i]:starts[i] + lens[i]] (lens 0: none).
     """
 
     blob: bytes = b""
-    offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    lens: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @classmethod
+    def from_offsets(cls, blob: bytes, offsets: np.ndarray) -> ArgsStore:
+        """A store whose rows are consecutive: row i is blob[offsets[i]:offsets[i+1]]."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        return cls(blob=blob, starts=offsets[:-1].copy(), lens=np.diff(offsets))
 
     def raw(self, row: int) -> bytes:
-        if row < 0 or row + 1 >= len(self.offsets):
+        if row < 0 or row >= len(self.starts):
             return b""
-        return self.blob[int(self.offsets[row]) : int(self.offsets[row + 1])]
+        a = int(self.starts[row])
+        return self.blob[a : a + int(self.lens[row])]
 
     def get(self, row: int) -> dict[str, Any]:
         """Decoded args of one event ({} when it had none or they were not JSON)."""

@@ -34,7 +34,7 @@ import pandas as pd
 from perfview.core import schema
 from perfview.core.model import ArgsStore, Bundle, Timeline
 
-CACHE_VERSION = 1  # bump when the loader's output or this layout changes
+CACHE_VERSION = 2  # bump when the loader's output or this layout changes
 DEFAULT_MAX_MB = 2048
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
 TABLES = {
@@ -202,7 +202,8 @@ def _write(folder: Path, bundle: Bundle, tl: Timeline) -> None:
                 np.save(file, series.to_numpy())
                 cols[col] = {"kind": "array"}
         tables[name] = {"columns": cols, "rows": len(frame)}
-    np.save(folder / "args.offsets.npy", tl.args.offsets)
+    np.save(folder / "args.starts.npy", tl.args.starts)
+    np.save(folder / "args.lens.npy", tl.args.lens)
     with open(folder / _BLOB, "wb") as fh:
         fh.write(tl.args.blob)
     meta = {
@@ -241,16 +242,17 @@ def _read(folder: Path, path: Path) -> Bundle:
         if len(frame) != info["rows"]:
             raise ValueError(f"{name}: row count differs")
         frames[name] = frame
-    offsets = np.load(folder / "args.offsets.npy")
+    starts = np.load(folder / "args.starts.npy")
+    lens = np.load(folder / "args.lens.npy")
     blob: Any = b""
     if (folder / _BLOB).stat().st_size:
         with open(folder / _BLOB, "rb") as fh:
             blob = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    if int(offsets[-1]) != len(blob):
-        raise ValueError("args blob size differs")
+    if len(starts) != len(lens) or (len(lens) and int((starts + lens).max()) > len(blob)):
+        raise ValueError("args spans do not fit the blob")
     timeline = Timeline(
         **frames,
-        args=ArgsStore(blob=cast(bytes, blob), offsets=offsets),
+        args=ArgsStore(blob=cast(bytes, blob), starts=starts, lens=lens),
         origin_ns=int(meta["origin_ns"]),
         duration_ns=int(meta["duration_ns"]),
         meta=meta["meta"],

@@ -9,9 +9,10 @@ The pipeline is: `trace_decode` (bytes, events as raw slices, exact decimals) â†
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import numpy as np
@@ -25,10 +26,14 @@ from perfview.loaders.trace_build import build
 from perfview.loaders.trace_columns import Columns, decode_events
 from perfview.loaders.trace_decode import parse_decimal, read_bytes, split_events
 
+if TYPE_CHECKING:
+    from perfview.loaders.trace_parallel import Scanned
+
 NAME = "trace"
 DESCRIPTION = "a Chrome trace / torch.profiler trace (JSON)"
 EXTENSIONS = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz", ".gz")
 
+SCANNER_MIN_BYTES = 16_000_000  # below this the batch path is fast and needs no compiled code
 META_MAX_BYTES = 64 * 1024  # top-level keys bigger than this (stackFrames, samples) are dropped
 TORCH_KEYS = ("deviceProperties", "distributedInfo", "baseTimeNanoseconds", "schemaVersion")
 TORCH_CATS = frozenset(
@@ -92,27 +97,44 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
 
 def _load(path: Path, progress: Progress) -> Bundle:
     progress(0.0, "reading")
-    buf, read_warning = read_bytes(path, progress, 0.3)
-    split = split_events(buf)
-    warnings = [w for w in (read_warning, *split.warnings) if w]
-    if not split.events:
-        raise EmptyProfile("the trace has no events")
-    cols = decode_events(buf, split.events, progress, 0.3, 0.8)
-    meta = _meta(split.top)
-    # The raw events are views of `buf`: drop both before the args are joined, so the file
-    # text and the args copies are never all alive at once (peak memory).
-    del split, buf
-    blob = b"".join(cols.arg_blobs)
-    cols.arg_blobs.clear()
-    if cols.n == 0:
-        raise EmptyProfile("the trace has no events (the list holds no event objects)")
-    progress(0.85, "building the timeline")
-    built = build(cols)
+    buf, read_warning = read_bytes(path, progress, 0.2)
+    warnings = [read_warning] if read_warning else []
+    scanned = _scan(buf, progress)
+    if scanned is not None:  # the compiled scanner read it all
+        from perfview.loaders.trace_parallel import ArgsCompaction
+
+        cols, top = scanned.cols, scanned.top
+        del scanned
+        _check_events(cols)
+        progress(0.85, "building the timeline")
+        lens = cols.cat_all("arg_lens").astype(np.int64)
+        compaction = ArgsCompaction(buf, cols.cat_all("arg_starts"), lens)
+        del buf  # the file text becomes the args blob, in place, while the tables are built
+        built = build(cols)
+        blob, starts = compaction.finish()
+        index = built.arg_index
+        args = ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
+    else:
+        split = split_events(buf)
+        warnings += [w for w in split.warnings if w]
+        if not split.events:
+            raise EmptyProfile("the trace has no events")
+        cols = decode_events(buf, split.events, progress, 0.3, 0.8)
+        top = split.top
+        # The raw events are views of `buf`: drop both before the args are joined, so the
+        # file text and the args copies are never all alive at once (peak memory).
+        del split, buf
+        blob_parts = b"".join(cols.arg_blobs)
+        cols.arg_blobs.clear()
+        _check_events(cols)
+        progress(0.85, "building the timeline")
+        built = build(cols)
+        args = _args_store(blob_parts, cols.cat_all("arg_lens").astype(np.int64), built.arg_index)
     if built.counts["slices"] + built.counts["async"] + len(built.instants) == 0 and (
         len(built.counters) + len(built.memory) == 0
     ):
         raise EmptyProfile("the trace has no slices, instants or counters to show")
-    args = _args_store(blob, cols.cat_all("arg_lens").astype(np.int64), built.arg_index)
+    meta = _meta(top)
     base = meta.get("baseTimeNanoseconds")
     base_ns = base if isinstance(base, int) and not isinstance(base, bool) else 0
     meta["torch"] = _is_torch(meta, cols)
@@ -139,6 +161,25 @@ def _load(path: Path, progress: Progress) -> Bundle:
         duration_ns=built.duration_ns,
         warnings=warnings + built.warnings,
     )
+
+
+def _check_events(cols: Columns) -> None:
+    if cols.n == 0:
+        raise EmptyProfile("the trace has no events (the list holds no event objects)")
+
+
+def _scan(buf: bytearray, progress: Progress) -> Scanned | None:
+    """The compiled scanner's columns, or None for the general path (small files, odd
+    content, or numba missing). PERFVIEW_TRACE_SCANNER=0 turns it off, =1 forces it."""
+    choice = os.environ.get("PERFVIEW_TRACE_SCANNER", "")
+    if choice == "0" or (choice != "1" and len(buf) < SCANNER_MIN_BYTES):
+        return None
+    try:
+        from perfview.loaders import trace_parallel
+    except ImportError:  # pragma: no cover - numba is a dependency, but keep working without
+        return None
+    progress(0.2, "scanning events")
+    return trace_parallel.scan(buf, progress, 0.2, 0.8)
 
 
 def _meta(top: dict[str, msgspec.Raw]) -> dict[str, Any]:
@@ -170,26 +211,10 @@ def _is_torch(meta: dict[str, Any], cols: Columns) -> bool:
 
 
 def _args_store(blob: bytes, lens: np.ndarray, index: np.ndarray) -> ArgsStore:
-    """Reorder the kept args (file order) into events-table order.
-
-    Consecutive events that were also consecutive in the file form one run, copied as one
-    slice, so the cost follows the number of runs rather than the number of bytes or events.
-    """
-    if len(index) == 0:
-        return ArgsStore()
-    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    out_off = np.zeros(len(index) + 1, dtype=np.int64)
-    np.cumsum(lens[index], out=out_off[1:])
-    brk = np.ones(len(index), dtype=bool)
-    brk[1:] = index[1:] != index[:-1] + 1
-    first = np.flatnonzero(brk)
-    last = np.append(first[1:], len(index)) - 1
-    starts = offsets[index[first]].tolist()
-    stops = offsets[index[last] + 1].tolist()
-    view = memoryview(blob)
-    data = b"".join([view[a:b] for a, b in zip(starts, stops, strict=True)])
-    return ArgsStore(blob=data, offsets=out_off)
+    """The kept args (file order, back to back in `blob`) found by events-table row."""
+    starts = np.zeros(len(lens), dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    return ArgsStore(blob=blob, starts=starts[index], lens=lens[index])
 
 
 def _validate(tl: Timeline) -> None:

@@ -134,6 +134,7 @@ class Columns:
     arg_rows: list[np.ndarray] = field(default_factory=list)
     arg_lens: list[np.ndarray] = field(default_factory=list)
     arg_blobs: list[bytes] = field(default_factory=list)
+    arg_starts: list[np.ndarray] = field(default_factory=list)  # scanner path: offsets in the file
     phs: Interner = field(default_factory=Interner)
     names: Interner = field(default_factory=Interner)
     cats: Interner = field(default_factory=Interner)
@@ -362,13 +363,15 @@ def _append_common(
     cols.arg_rows.append(keep + base)
     cols.arg_lens.append(np.fromiter(map(len, kept), dtype=np.int64, count=len(kept)))
     cols.arg_blobs.append(b"".join(kept))
-    _metadata(cols, evs, rows(frozenset("M")), base)
-    _counters(cols, evs, rows(frozenset("C")), base)
+    meta = rows(frozenset("M"))
+    _metadata(cols, evs, meta, meta + base)
+    counter = rows(frozenset("C"))
+    _counters(cols, evs, counter, counter + base)
     mem_names = [i for i, v in enumerate(cols.names.values) if v in MEMORY_NAMES]
     mem = rows(frozenset("iI"))
     mem = mem[np.isin(names[mem], mem_names)]
     if len(mem):
-        _memory(cols, evs, mem, base, cols.names.values)
+        _memory(cols, evs, mem, mem + base)
     cols.n += m
 
 
@@ -406,32 +409,36 @@ def _decode_args(evs: Sequence[AnyEv], rows: np.ndarray) -> list[Any]:
         return [None] * len(kept)
 
 
-def _metadata(cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, base: int) -> None:
-    for i, args in zip(rows.tolist(), _decode_args(evs, rows), strict=True):
+# The three helpers below take `rows` (positions in `evs`) and `numbers` (the same events'
+# numbers in the whole file), so both the batch path and the scanner path can use them.
+
+
+def _metadata(cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, numbers: np.ndarray) -> None:
+    decoded = _decode_args(evs, rows)
+    for i, number, args in zip(rows.tolist(), numbers.tolist(), decoded, strict=True):
         ev = evs[i]
-        cols.metadata.append((base + i, ev.name or "", ev.pid, ev.tid, args))
+        cols.metadata.append((number, ev.name or "", ev.pid, ev.tid, args))
 
 
-def _counters(cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, base: int) -> None:
-    for i, args in zip(rows.tolist(), _decode_args(evs, rows), strict=True):
+def _counters(cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, numbers: np.ndarray) -> None:
+    decoded = _decode_args(evs, rows)
+    for i, number, args in zip(rows.tolist(), numbers.tolist(), decoded, strict=True):
         if not isinstance(args, dict):
             continue
         name = evs[i].name or ""
         for key, value in args.items():
             if isinstance(value, int | float) and not isinstance(value, bool):
-                cols.counters.append((base + i, f"{name}\x00{key}", float(value)))
+                cols.counters.append((number, f"{name}\x00{key}", float(value)))
 
 
-def _memory(
-    cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, base: int, names: list[Any]
-) -> None:
+def _memory(cols: Columns, evs: Sequence[AnyEv], rows: np.ndarray, numbers: np.ndarray) -> None:
     kept = [evs[i].args if len(evs[i].args) else b"{}" for i in rows.tolist()]
     try:
         mem = _MEM_LIST.decode(b"[" + b",".join(kept) + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):
         mem = [MemArgs() for _ in kept]
     out = cols.memory
-    out.setdefault("row", []).append(rows + base)
+    out.setdefault("row", []).append(np.asarray(numbers, dtype=np.int64))
     out.setdefault("oom", []).append(
         np.array([evs[i].name == MEMORY_NAMES[1] for i in rows.tolist()], dtype=bool)
     )

@@ -45,7 +45,8 @@ def assert_same(a: Bundle, b: Bundle) -> None:
         assert left.equals(right), name
         assert list(left.dtypes) == list(right.dtypes), name
     assert bytes(a.timeline.args.blob[:]) == bytes(b.timeline.args.blob[:])
-    assert np.array_equal(a.timeline.args.offsets, b.timeline.args.offsets)
+    assert np.array_equal(a.timeline.args.starts, b.timeline.args.starts)
+    assert np.array_equal(a.timeline.args.lens, b.timeline.args.lens)
     assert a.timeline.meta == b.timeline.meta
     assert (a.timeline.origin_ns, a.timeline.duration_ns) == (
         b.timeline.origin_ns,

@@ -502,7 +502,8 @@ def _same_bundles(a: Bundle, b: Bundle) -> None:
         left, right = getattr(a.timeline, name), getattr(b.timeline, name)
         assert left.equals(right), name
     assert a.timeline.args.blob == b.timeline.args.blob
-    assert np.array_equal(a.timeline.args.offsets, b.timeline.args.offsets)
+    assert np.array_equal(a.timeline.args.starts, b.timeline.args.starts)
+    assert np.array_equal(a.timeline.args.lens, b.timeline.args.lens)
     assert (a.timeline.origin_ns, a.counts, a.warnings) == (
         b.timeline.origin_ns,
         b.counts,

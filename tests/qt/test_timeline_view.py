@@ -120,7 +120,7 @@ def make_timeline(n_top: int = 50, n_lanes: int = 3, fanout: int = 3, levels: in
         counters=counters,
         flows=flows,
         memory=schema.empty(schema.MEMORY_EVENTS),
-        args=ArgsStore(blob, offsets),
+        args=ArgsStore.from_offsets(blob, offsets),
         duration_ns=n_top * period,
     )
 

@@ -168,13 +168,16 @@ def decode_args(timeline: Timeline, rows: np.ndarray, keys: Sequence[str]) -> di
     """
     out: dict[str, list[Any]] = {key: [None] * len(rows) for key in keys}
     store = timeline.args
-    offsets = store.offsets
     blob = store.blob
-    n_off = len(offsets)
-    for i, row in enumerate(np.asarray(rows, dtype=I64).tolist()):
-        if row < 0 or row + 1 >= n_off:
-            continue
-        raw = blob[int(offsets[row]) : int(offsets[row + 1])]
+    rows = np.asarray(rows, dtype=I64)
+    valid = (rows >= 0) & (rows < len(store.starts))
+    safe = rows[valid]
+    starts = np.zeros(len(rows), dtype=I64)
+    lens = np.zeros(len(rows), dtype=I64)
+    starts[valid] = store.starts[safe]
+    lens[valid] = store.lens[safe]
+    for i, (a, k) in enumerate(zip(starts.tolist(), lens.tolist(), strict=True)):
+        raw = blob[a : a + k]
         if not raw:
             continue
         try:

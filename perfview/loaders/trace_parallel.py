@@ -1,0 +1,488 @@
+"""Drive the compiled scanner (`trace_scan`) over a whole trace, on several threads at once.
+
+The events array is cut into byte ranges, one per core. Only the first range's start is known
+to be an event boundary; the others start at a guess (the next `},{` after an even cut) and are
+checked afterwards: the range before must have stopped exactly there, having parsed every byte
+up to it in context. A wrong guess (a `},{` inside a string or nested args) is detected that
+way and the range before simply carries on, so results never depend on the number of threads.
+
+Each range interns strings into its own hash tables; Python then decodes each distinct value
+once and maps every range's codes onto one set of `Interner`s in first-appearance order, which
+is what the batch path (`trace_columns.decode_events`) builds too. The result is the same
+`Columns` the batch path gives, except that args stay in the file (`arg_starts`), to be copied
+once, already in table order, by `gather_args`.
+
+`scan` returns None whenever the file needs the general path (odd values, invalid or truncated
+JSON); the caller then parses it there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from perfview.core.progress import Progress
+from perfview.loaders import trace_scan as ts
+from perfview.loaders.trace_columns import _EV_LIST as EV_LIST
+from perfview.loaders.trace_columns import (
+    ARG_PHASES,
+    MEMORY_NAMES,
+    Columns,
+    Interner,
+    _compact,
+    _counters,
+    _memory,
+    _metadata,
+)
+
+BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
+MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
+MAX_THREADS = 8
+MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_VALUES = msgspec.json.Decoder(list[Any])
+_SCAN_EVENTS: Any = ts.scan_events  # numba's Dispatcher type hides the real signature
+_WS = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+class _Tables:
+    """The scanner's six open-addressing string tables (see trace_scan._intern)."""
+
+    def __init__(self, slots: int = 1 << 12) -> None:
+        self.slots = np.full((ts.N_TABLES, slots), -1, dtype=np.int32)
+        cap = slots // 2
+        self.hashes = np.zeros((ts.N_TABLES, cap), dtype=np.uint64)
+        self.starts = np.zeros((ts.N_TABLES, cap), dtype=np.int64)
+        self.lens = np.zeros((ts.N_TABLES, cap), dtype=np.int64)
+        self.counts = np.zeros(ts.N_TABLES, dtype=np.int64)
+
+    def args(self) -> tuple[np.ndarray, ...]:
+        return self.slots, self.hashes, self.starts, self.lens, self.counts
+
+    def grow(self) -> None:
+        """Double every table (the scanner stopped before an event to ask for room)."""
+        size = self.slots.shape[1] * 2
+        cap = size // 2
+
+        def wider(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((ts.N_TABLES, cap), dtype=a.dtype)
+            out[:, : a.shape[1]] = a
+            return out
+
+        self.hashes, self.starts, self.lens = map(wider, (self.hashes, self.starts, self.lens))
+        self.slots = np.full((ts.N_TABLES, size), -1, dtype=np.int32)
+        ts.rehash(self.slots, self.hashes, self.counts)
+
+    def spans(self, t: int) -> list[tuple[int, int]]:
+        k = int(self.counts[t])
+        return list(zip(self.starts[t, :k].tolist(), self.lens[t, :k].tolist(), strict=True))
+
+
+@dataclass
+class _Range:
+    """One thread's share: where it starts, where it must stop, and what it produced."""
+
+    start: int
+    first: bool  # start is the array's '[' (else an event's '{')
+    stop_at: int  # -1: run to the end of the array
+    tables: _Tables = field(default_factory=_Tables)
+    batches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    status: int = -1
+    pos: int = 0
+    done_bytes: int = 0
+    error: BaseException | None = None
+
+    def run(self, buf: np.ndarray, stop: threading.Event) -> None:
+        try:
+            self._run(buf, stop)
+        except BaseException as exc:
+            self.error = exc
+
+    def _run(self, buf: np.ndarray, stop: threading.Event) -> None:
+        pos, first = self.start, self.first
+        codes, i64, u8 = _new_batch()
+        m = 0
+        while not stop.is_set():
+            status, pos, m = _SCAN_EVENTS(
+                buf, pos, first, self.stop_at, *self.tables.args(), codes, i64, u8, m
+            )
+            first = False
+            self.done_bytes = pos - self.start
+            if status == ts.FULL:
+                self.batches.append((codes, i64, u8))
+                codes, i64, u8 = _new_batch()
+                m = 0
+            elif status == ts.GROW:
+                self.tables.grow()
+            else:
+                break
+        else:
+            status = ts.ODD  # cancelled: the caller raises
+        self.batches.append((codes[:, :m], i64[:, :m], u8[:, :m]))
+        self.status, self.pos = status, pos
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return tuple(np.concatenate(parts, axis=1) for parts in zip(*self.batches, strict=True))  # type: ignore[return-value]
+
+
+def _new_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (
+        np.empty((ts.N_CODES, BATCH_ROWS), dtype=np.int32),
+        np.empty((ts.N_I64, BATCH_ROWS), dtype=np.int64),
+        np.empty((ts.N_U8, BATCH_ROWS), dtype=np.uint8),
+    )
+
+
+@dataclass
+class Scanned:
+    """What `scan` hands back: the columns and the decoded top-level members."""
+
+    cols: Columns
+    top: dict[str, msgspec.Raw]
+
+
+def threads_for(nbytes: int) -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_THREADS, nbytes // MIN_RANGE_BYTES))
+
+
+def scan(
+    buf: bytearray, progress: Progress, lo: float, hi: float, threads: int | None = None
+) -> Scanned | None:
+    """Columns of every event in `buf` (the whole file), or None for the general path."""
+    if buf[:3] == _BOM:
+        buf[:3] = b"   "
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    i = 0
+    n = len(buf)
+    while i < n and buf[i] in _WS:
+        i += 1
+    if i >= n:
+        return None
+    out = np.zeros((MAX_MEMBERS, 4), dtype=np.int64)
+    members: list[tuple[int, int, int, int]] = []
+    if buf[i] == ord("{"):
+        status, pos, count = ts.members(arr, i, True, out)
+        members += [tuple(r) for r in out[:count].tolist()]  # type: ignore[misc]
+        if status != ts.TOP_FOUND:
+            return None
+        start = pos
+    elif buf[i] == ord("["):
+        start = i
+    else:
+        return None
+    ranges = _split(buf, start, threads or threads_for(n - start))
+    end = _run(arr, ranges, progress, lo, hi)
+    if end is None:
+        return None
+    accepted, end_pos = end
+    if buf[i] == ord("{"):
+        status, pos, count = ts.members(arr, end_pos, False, out)
+        members += [tuple(r) for r in out[:count].tolist()]  # type: ignore[misc]
+        if status != ts.TOP_DONE:
+            return None
+    elif bytes(buf[end_pos:]).strip(_WS):
+        return None
+    cols = _assemble(buf, accepted)
+    if cols is None:
+        return None
+    top = {
+        bytes(buf[ks:ke]).decode("utf-8", "replace"): msgspec.Raw(bytes(buf[vs:ve]))
+        for ks, ke, vs, ve in members
+    }
+    return Scanned(cols, top)
+
+
+def _split(buf: bytearray, start: int, threads: int) -> list[_Range]:
+    """Ranges of the events array: the first from '[', the others from a guessed '{'."""
+    starts = [start]
+    length = len(buf) - start
+    for k in range(1, threads):
+        m = _BOUNDARY.search(buf, start + length * k // threads)
+        if m is None:
+            break
+        guess = m.end() - 1
+        if guess > starts[-1]:
+            starts.append(guess)
+    stops = [*starts[1:], -1]
+    return [_Range(s, k == 0, e) for k, (s, e) in enumerate(zip(starts, stops, strict=True))]
+
+
+def _run(
+    arr: np.ndarray, ranges: list[_Range], progress: Progress, lo: float, hi: float
+) -> tuple[list[_Range], int] | None:
+    """Scan every range (threads), then keep the chain of ranges whose guesses held."""
+    stop = threading.Event()
+    workers = [
+        threading.Thread(target=r.run, args=(arr, stop), name=f"perfview-scan-{k}", daemon=True)
+        for k, r in enumerate(ranges[1:], start=1)
+    ]
+    for w in workers:
+        w.start()
+    total = max(len(arr) - ranges[0].start, 1)
+    try:
+        _run_first(arr, ranges[0], stop, lambda: _report(ranges, total, progress, lo, hi))
+        for w in workers:
+            while w.is_alive():
+                w.join(0.05)
+                _report(ranges, total, progress, lo, hi)
+    except BaseException:
+        stop.set()
+        for w in workers:
+            w.join()
+        raise
+    for r in ranges:
+        if r.error is not None:
+            raise r.error
+    accepted = [ranges[0]]
+    for r in ranges[1:]:
+        last = accepted[-1]
+        if last.status == ts.STOPPED and last.pos == r.start:
+            accepted.append(r)
+            continue
+        if last.status == ts.STOPPED:  # the guess was inside a value: carry on to the end
+            last.stop_at = -1
+            last.start, last.first = last.pos, False
+            last.run(arr, stop)
+            if last.error is not None:
+                raise last.error
+        break
+    last = accepted[-1]
+    if any(r.status not in (ts.END, ts.STOPPED) for r in accepted) or last.status != ts.END:
+        return None
+    return accepted, last.pos
+
+
+def _run_first(arr: np.ndarray, r: _Range, stop: threading.Event, tick: Callable[[], None]) -> None:
+    """The first range runs on the calling thread, reporting progress between batches."""
+    done = threading.Event()
+
+    def work() -> None:
+        r.run(arr, stop)
+        done.set()
+
+    t = threading.Thread(target=work, name="perfview-scan-0", daemon=True)
+    t.start()
+    try:
+        tick()  # at once, so a Cancel pressed before the scan started stops it here
+        while not done.wait(0.05):
+            tick()
+    finally:
+        if not done.is_set():
+            stop.set()
+            t.join()
+    t.join()
+
+
+def _report(ranges: list[_Range], total: int, progress: Progress, lo: float, hi: float) -> None:
+    done = sum(max(r.done_bytes, 0) for r in ranges)
+    progress(lo + (hi - lo) * min(done / total, 1.0), f"scanned {done / 1e6:,.0f} MB")
+
+
+def _decode_values(buf: bytearray, spans: list[tuple[int, int]]) -> list[Any]:
+    """Decode each distinct raw JSON value (string, number or null) once."""
+    if not spans:
+        return []
+    view = memoryview(buf)
+    joined = b"[" + b",".join([view[s : s + k] for s, k in spans]) + b"]"
+    values: list[Any] = _VALUES.decode(joined)
+    return values
+
+
+def _with_absent(values: list[Any], codes: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Values in first-appearance order with None slotted where the first absent (-1) row
+    falls, and the codes shifted to match, so ordering equals the batch path's Interner."""
+    absent = np.flatnonzero(codes < 0)
+    if not len(absent):
+        return values, codes
+    first = int(absent[0])
+    before = int(codes[:first].max()) + 1 if first else 0
+    shifted = np.where(codes >= before, codes + 1, codes)
+    shifted[absent] = before
+    return [*values[:before], None, *values[before:]], shifted
+
+
+def _intern(
+    interner: Interner, per_range: list[tuple[list[Any], np.ndarray]], absent_none: bool = True
+) -> np.ndarray:
+    """Global codes for every range's local codes (concatenated in file order)."""
+    out = []
+    for values, codes in per_range:
+        if absent_none:
+            values, codes = _with_absent(values, codes)
+        lut = interner.codes(values) if values else np.zeros(0, dtype=np.int32)
+        out.append(lut[codes] if len(lut) else np.full(len(codes), -1, dtype=np.int32))
+    return np.concatenate(out).astype(np.int32)
+
+
+def _assemble(buf: bytearray, ranges: list[_Range]) -> Columns | None:
+    """One `Columns` from the accepted ranges (None when a value does not decode)."""
+    cols = Columns()
+    parts = [r.columns() for r in ranges]
+    codes = np.concatenate([p[0] for p in parts], axis=1)
+    i64 = np.concatenate([p[1] for p in parts], axis=1)
+    u8 = np.concatenate([p[2] for p in parts], axis=1)
+    bounds = np.cumsum([0] + [p[0].shape[1] for p in parts])
+    n = int(bounds[-1])
+
+    def local(col: int) -> list[np.ndarray]:
+        return [codes[col, bounds[k] : bounds[k + 1]] for k in range(len(ranges))]
+
+    try:
+        decoded = [
+            {t: _decode_values(buf, r.tables.spans(t)) for t in (ts.T_PH, ts.T_NAME, ts.T_CAT)}
+            for r in ranges
+        ]
+        keys = [_decode_values(buf, r.tables.spans(ts.T_KEY)) for r in ranges]
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    for col, t, interner, target in (
+        (ts.C_PH, ts.T_PH, cols.phs, cols.ph),
+        (ts.C_NAME, ts.T_NAME, cols.names, cols.name),
+        (ts.C_CAT, ts.T_CAT, cols.cats, cols.cat),
+    ):
+        target.append(
+            _intern(interner, [(d[t], c) for d, c in zip(decoded, local(col), strict=True)])
+        )
+    pid_tid = [
+        np.stack([p, q], axis=1).ravel()
+        for p, q in zip(local(ts.C_PID), local(ts.C_TID), strict=True)
+    ]
+    both = _intern(cols.keys, list(zip(keys, pid_tid, strict=True)))
+    cols.pid.append(both[0::2].copy())
+    cols.tid.append(both[1::2].copy())
+    view = memoryview(buf)
+    shapes = []
+    for r, c in zip(ranges, local(ts.C_DIMS), strict=True):
+        lut = np.array(
+            [
+                cols.shapes.add(_compact(bytes(view[s : s + k])))
+                for s, k in r.tables.spans(ts.T_DIMS)
+            ]
+            + [0],
+            dtype=np.int32,
+        )
+        shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
+    cols.shape.append(np.concatenate(shapes))
+    fids = []
+    for r, c in zip(ranges, local(ts.C_ID), strict=True):
+        texts = [bytes(view[s : s + k]).lower() for s, k in r.tables.spans(ts.T_ID)]
+        lut = np.append(cols.ids.codes(texts) if texts else np.zeros(0, np.int32), -1)
+        fids.append(lut[c].astype(np.int32))
+    cols.fid.append(np.concatenate(fids))
+    cols.ts.append(i64[ts.I_TS])
+    cols.ts_ok.append(u8[ts.U_TSOK].astype(bool))
+    cols.dur.append(i64[ts.I_DUR])
+    cols.dur_ok.append(u8[ts.U_DUROK].astype(bool))
+    cols.corr.append(i64[ts.I_CORR])
+    cols.ext.append(i64[ts.I_EXT])
+    cols.bp_e.append(u8[ts.U_BPE].astype(bool))
+    cols.scope.append(u8[ts.U_SCOPE].copy())
+    pc = u8[ts.U_PC]
+    keep = np.flatnonzero(np.isin(pc, np.frombuffer("".join(ARG_PHASES).encode(), np.uint8)))
+    cols.arg_rows.append(keep)
+    cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
+    cols.arg_starts.append(i64[ts.I_ARGS][keep])
+    cols.n = n
+    _events_with_args(cols, buf, i64, pc, ord("M"), _metadata)
+    _events_with_args(cols, buf, i64, pc, ord("C"), _counters)
+    mem_codes = [i for i, v in enumerate(cols.names.values) if v in MEMORY_NAMES]
+    if mem_codes:
+        inst = np.isin(pc, [ord("i"), ord("I")]) & np.isin(cols.name[0], mem_codes)
+        rows = np.flatnonzero(inst)
+        if len(rows) and not _memory_columns(cols, buf, i64, rows):
+            evs = _decode_events(buf, i64, rows)
+            _memory(cols, evs, np.arange(len(rows)), rows)
+    return cols
+
+
+MEMORY_COLUMNS = ("device_type", "device_id", "addr", "bytes", "total_allocated", "total_reserved")
+MEMORY_DEFAULTS = np.array([0, -1, 0, 0, 0, 0], dtype=np.int64)
+
+
+def _memory_columns(cols: Columns, buf: bytearray, i64: np.ndarray, rows: np.ndarray) -> bool:
+    """The memory events' integer args read by the scanner (False: use `_memory`)."""
+    values = np.zeros((len(rows), len(MEMORY_COLUMNS)), dtype=np.int64)
+    ok = np.zeros(values.shape, dtype=np.bool_)
+    starts = np.ascontiguousarray(i64[ts.I_ARGS][rows])
+    lens = np.ascontiguousarray(i64[ts.I_ARGLEN][rows])
+    if not ts.int_args(np.frombuffer(buf, dtype=np.uint8), starts, lens, values, ok):
+        return False
+    oom = cols.names.index.get(MEMORY_NAMES[1], -2)
+    out = cols.memory
+    out["row"] = [rows.astype(np.int64)]
+    out["oom"] = [cols.name[0][rows] == oom]
+    for w, name in enumerate(MEMORY_COLUMNS):
+        out[name] = [np.where(ok[:, w], values[:, w], MEMORY_DEFAULTS[w])]
+    return True
+
+
+def _decode_events(buf: bytearray, i64: np.ndarray, rows: np.ndarray) -> list[Any]:
+    """The few events whose args Python needs (metadata, counters, memory), as `Ev`s."""
+    view = memoryview(buf)
+    starts = i64[ts.I_START][rows].tolist()
+    ends = i64[ts.I_END][rows].tolist()
+    joined = b"[" + b",".join([view[a:b] for a, b in zip(starts, ends, strict=True)]) + b"]"
+    return EV_LIST.decode(joined)  # type: ignore[no-any-return]
+
+
+def _events_with_args(
+    cols: Columns, buf: bytearray, i64: np.ndarray, pc: np.ndarray, phase: int, fn: Any
+) -> None:
+    rows = np.flatnonzero(pc == phase)
+    if len(rows):
+        fn(cols, _decode_events(buf, i64, rows), np.arange(len(rows)), rows)
+
+
+class ArgsCompaction:
+    """Turn the file text into the args blob in place, on a thread of its own.
+
+    The kept args are moved back to back, in file order, to the front of `buf` (peak memory
+    stays at one copy of the file); the move runs compiled code without the GIL, so it
+    overlaps with `trace_build.build`, which does not need the text. `finish` waits for it
+    and returns the blob and each kept event's start in it.
+    """
+
+    def __init__(self, buf: bytearray, starts: np.ndarray, lens: np.ndarray) -> None:
+        self.buf = buf
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.lens = np.ascontiguousarray(lens, dtype=np.int64)
+        self.total = -1
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="perfview-args", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.total = ts.compact(np.frombuffer(self.buf, dtype=np.uint8), self.starts, self.lens)
+        except BaseException as exc:
+            self.error = exc
+
+    def finish(self) -> tuple[bytes | bytearray, np.ndarray]:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        buf, total = self.buf, self.total
+        del self.buf
+        blob: bytes | bytearray = buf
+        try:
+            del buf[total:]
+        except BufferError:  # a view is still alive somewhere (numba's compiler keeps some)
+            blob = bytes(memoryview(buf)[:total])
+        new = np.zeros(len(self.lens), dtype=np.int64)
+        np.cumsum(self.lens[:-1], out=new[1:])
+        return blob, new
+
+
+__all__ = ["ArgsCompaction", "Scanned", "scan", "threads_for"]

@@ -1,0 +1,353 @@
+"""The compiled scanner path (`trace_scan` + `trace_parallel`) against the general msgspec path.
+
+Both must build identical bundles: on every real sample, on hand-written traces full of edge
+cases, with any number of threads (including splits whose guessed boundaries fall inside
+strings and nested args), and when odd input sends the scanner back to the general path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from perfview.core.errors import LoadCancelled, LoadError
+from perfview.core.model import Bundle
+from perfview.loaders import chrome_trace, trace_parallel, trace_scan
+from perfview.loaders.trace_decode import parse_decimal, read_bytes
+from tests.conftest import sample
+from tests.loaders.test_chrome_trace import TRACE_SAMPLES, _same_bundles
+
+FIXTURE = Path(__file__).resolve().parent.parent / "data" / "torch_cpu_small.pt.trace.json.gz"
+
+
+def _load(path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> Bundle:
+    with monkeypatch.context() as m:
+        m.setenv("PERFVIEW_TRACE_SCANNER", mode)
+        return chrome_trace.load(path)
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> Bundle:
+    """Load on both paths, check they agree, return the scanner's bundle."""
+    fast = _load(path, "1", monkeypatch)
+    _same_bundles(fast, _load(path, "0", monkeypatch))
+    return fast
+
+
+def _scanned(path: Path, threads: int | None = None) -> trace_parallel.Scanned | None:
+    buf, _ = read_bytes(path)
+    return trace_parallel.scan(buf, lambda *_: None, 0.0, 1.0, threads)
+
+
+@pytest.mark.parametrize("rel", TRACE_SAMPLES)
+def test_scanner_equals_general_path_on_samples(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = sample(rel)
+    assert _scanned(path) is not None, "a real trace should not need the general path"
+    _both(path, monkeypatch)
+
+
+def test_scanner_equals_general_path_on_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _scanned(FIXTURE) is not None
+    bundle = _both(FIXTURE, monkeypatch)
+    assert bundle.timeline is not None
+    assert len(bundle.timeline.events) > 100
+
+
+# ----------------------------------------------------------------------------- edge cases
+
+EDGE_EVENTS: list[dict[str, Any] | str] = [
+    {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python \u00e9"}},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": "7", "args": {"name": "main"}},
+    {
+        "ph": "X",
+        "name": 'quo"te\\back\nnew',
+        "cat": "cpu_op",
+        "pid": 1,
+        "tid": 7,
+        "ts": 1.23449,
+        "dur": 2.0005,
+        "args": {"External id": 5, "Input Dims": [[1, 2], []], "s": "},{"},
+    },
+    {
+        "ph": "X",
+        "name": "caf\u00e9 \u4e2d\u6587 \U0001f600",
+        "cat": None,
+        "pid": 1,
+        "tid": 7,
+        "ts": 10,
+        "dur": 1,
+        "args": {"external id": 6, "Input dims": [[3]], "correlation": None},
+    },
+    {"ph": "X", "name": None, "pid": "worker", "tid": "io", "ts": -0.0005, "dur": 0},
+    {"ph": "X", "name": "no-tid", "ts": 12.5, "dur": 1.5, "args": {}},
+    {
+        "ph": "X",
+        "name": "nested",
+        "pid": 1,
+        "tid": 7,
+        "ts": 20,
+        "dur": 3,
+        "args": {
+            "list": [{"a": 1}, {"b": [1, 2, {"c": "},{"}]}],
+            "t": True,
+            "f": False,
+            "n": None,
+            "e": 1.5e-3,
+            "neg": -12,
+            "esc": '\\u00e9\t"',
+            "correlation": 77,
+        },
+    },
+    {"ph": "B", "name": "b", "pid": 1, "tid": 8, "ts": 30},
+    {"ph": "E", "pid": 1, "tid": 8, "ts": 35},
+    {"ph": "b", "name": "async", "cat": "c", "pid": 1, "tid": 8, "ts": 31, "id": "0xAB"},
+    {"ph": "e", "name": "async", "cat": "c", "pid": 1, "tid": 8, "ts": 33, "id": "0xab"},
+    {
+        "ph": "b",
+        "name": "async2",
+        "cat": "c",
+        "pid": 1,
+        "tid": 8,
+        "ts": 31,
+        "id2": {"local": "0x1"},
+    },
+    {
+        "ph": "e",
+        "name": "async2",
+        "cat": "c",
+        "pid": 1,
+        "tid": 8,
+        "ts": 34,
+        "id2": {"local": "0x1"},
+    },
+    {"ph": "s", "name": "flow", "cat": "ac2g", "pid": 1, "tid": 7, "ts": 1.3, "id": 99},
+    {"ph": "f", "name": "flow", "cat": "ac2g", "pid": 1, "tid": 8, "ts": 30.5, "id": 99, "bp": "e"},
+    {"ph": "i", "name": "mark", "pid": 1, "tid": 7, "ts": 21, "s": "p"},
+    {"ph": "I", "name": "glob", "pid": 1, "tid": 7, "ts": 22, "s": "g"},
+    {"ph": "n", "name": "inst", "pid": 1, "tid": 7, "ts": 23, "s": "\u00e9"},
+    {"ph": "C", "name": "ctr", "pid": 1, "ts": 5, "args": {"a": 1, "b": 2.5, "c": "x"}},
+    {
+        "ph": "i",
+        "name": "[memory]",
+        "pid": 1,
+        "tid": 7,
+        "ts": 6,
+        "s": "t",
+        "args": {
+            "Device Type": 1,
+            "Device Id": 0,
+            "Addr": 140000000000,
+            "Bytes": -512,
+            "Total Allocated": 1024,
+            "Total Reserved": 2048,
+        },
+    },
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 7, "ts": 7, "args": {"Bytes": 8}},
+    {
+        "ph": "i",
+        "name": "[OutOfMemory]",
+        "pid": 1,
+        "tid": 7,
+        "ts": 8,
+        "args": {"Device Type": 1, "Device Id": None, "Bytes": 1 << 40},
+    },
+    {"ph": "X", "name": "epoch", "pid": 2, "tid": 1, "ts": 1712195495519695.8765, "dur": 0.001},
+    {"ph": "X", "name": "null-times", "pid": 2, "tid": 1, "ts": None, "dur": None},
+    {"ph": "Z", "name": "unknown phase", "pid": 2, "tid": 1, "ts": 3},
+    {"ph": "XX", "name": "two letters", "pid": 2, "tid": 1, "ts": 3},
+    {"ph": None, "name": "null phase", "pid": 2, "tid": 1, "ts": 3},
+    {"name": "no phase", "pid": 2, "tid": 1, "ts": 3},
+    {},
+]
+
+
+def _write(tmp_path: Path, events: list[Any], *, name: str = "t.json", top: bool = True,
+           indent: int | None = None, prefix: bytes = b"") -> Path:  # fmt: skip
+    body: Any = {"schemaVersion": 1, "traceEvents": events, "traceName": "x"} if top else events
+    path = tmp_path / name
+    path.write_bytes(prefix + json.dumps(body, indent=indent, ensure_ascii=False).encode())
+    return path
+
+
+@pytest.mark.parametrize("indent", [None, 2], ids=["compact", "indented"])
+@pytest.mark.parametrize("top", [True, False], ids=["object", "array"])
+def test_edge_cases_scan_identically(
+    tmp_path: Path, indent: int | None, top: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path, EDGE_EVENTS, top=top, indent=indent)
+    assert _scanned(path) is not None
+    bundle = _both(path, monkeypatch)
+    tl = bundle.timeline
+    assert tl is not None
+    ev = tl.events
+    row = ev[ev["name"] == 'quo"te\\back\nnew'].iloc[0]
+    assert (int(row["ts"]) + tl.origin_ns, int(row["dur"])) == (1234, 2001)
+    assert (int(row["ext_id"]), row["shape"]) == (5, "[[1, 2], []]")
+    row = ev[ev["name"] == "caf\u00e9 \u4e2d\u6587 \U0001f600"].iloc[0]
+    assert (int(row["ext_id"]), int(row["corr"]), row["shape"]) == (6, -1, "[[3]]")
+    assert int(ev[ev["name"] == "nested"].iloc[0]["corr"]) == 77
+    assert bundle.counts["memory_events"] == 3
+    assert sorted(tl.memory["bytes"].tolist()) == [-512, 8, 1 << 40]
+
+
+def test_bom_and_gzip_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, EDGE_EVENTS, prefix=b"\xef\xbb\xbf")
+    assert _scanned(path) is not None
+    _both(path, monkeypatch)
+    gz = tmp_path / "t.json.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    _both(gz, monkeypatch)
+
+
+def _many(n: int) -> list[dict[str, Any]]:
+    """Events whose args hold `},{` inside strings and nested objects, to mislead splits."""
+    return [
+        {"ph": "X", "name": f"op{k % 5000}", "cat": "cpu_op", "pid": 1, "tid": k % 3,
+         "ts": k * 10 + 0.5, "dur": 5,
+         "args": {"note": "a},{b" * (k % 3), "deep": [{"x": k}, {"y": [{"z": "},{"}]}],
+                  "External id": k}}
+        for k in range(n)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 7])
+def test_any_thread_count_gives_the_same_columns(tmp_path: Path, threads: int) -> None:
+    path = _write(tmp_path, _many(3000))
+    one = _scanned(path, 1)
+    many = _scanned(path, threads)
+    assert one is not None
+    assert many is not None
+    for name in ("ph", "name", "cat", "pid", "tid", "ts", "dur", "ext", "arg_starts", "arg_lens"):
+        assert np.array_equal(one.cols.cat_all(name), many.cols.cat_all(name)), name
+    assert one.cols.names.values == many.cols.names.values
+
+
+def test_splits_inside_strings_are_detected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every guessed boundary lands inside a value: the range before carries on."""
+    blob = "},{" * 2000
+    events = [{"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
+               "args": {"text": blob, "objs": [{"a": 1}] * 2000}},
+              {"ph": "X", "name": "end", "pid": 1, "tid": 1, "ts": 3, "dur": 1}]  # fmt: skip
+    path = _write(tmp_path, events)
+    scanned = _scanned(path, 4)
+    assert scanned is not None
+    assert scanned.cols.n == 2
+    _both(path, monkeypatch)
+
+
+def test_small_batches_and_growing_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many FULL and GROW stops (tiny batches, > 4096 distinct names) change nothing."""
+    monkeypatch.setattr(trace_parallel, "BATCH_ROWS", 7)
+    events = [
+        {"ph": "X", "name": f"unique{k}", "cat": f"c{k % 50}", "pid": 1, "tid": k % 9,
+         "ts": k, "dur": 0.5, "id": k}
+        for k in range(6000)
+    ]  # fmt: skip
+    path = _write(tmp_path, events)
+    scanned = _scanned(path, 2)
+    assert scanned is not None
+    assert len(scanned.cols.names.values) == 6000
+    _both(path, monkeypatch)
+
+
+ODD = [
+    '{"ph":"X","name":"q","pid":1,"tid":1,"ts":"5.5","dur":1}',  # quoted number
+    '{"ph":"X","name":"e","pid":1,"tid":1,"ts":1e3,"dur":1}',  # exponent
+    '{"ph":"X","name":"d","pid":1,"tid":1,"ts":1,"ts":2,"dur":1}',  # duplicate key
+    '{"ph":"X","n\\u0061me":"k","pid":1,"tid":1,"ts":1,"dur":1}',  # escaped key
+    '{"ph":"X","name":"f","pid":1.5,"tid":1,"ts":1,"dur":1}',  # float pid
+    '{"ph":"X","name":"b","cat":true,"pid":1,"tid":1,"ts":1,"dur":1}',  # bool cat
+    '{"ph":"\\u0058","name":"p","pid":1,"tid":1,"ts":1,"dur":1}',  # escaped phase
+    '{"ph":"X","name":"c","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":1.5}}',
+    '{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":[1]}',  # args not an object
+    '{"ph":"X","name":"big","pid":1,"tid":1,"ts":12345678901234567890,"dur":1}',
+    '{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":1,"args":{"Bytes":"12"}}',
+    "17",  # not an event object
+]
+
+
+@pytest.mark.parametrize("extra", ODD)
+def test_odd_values_fall_back_and_agree(
+    tmp_path: Path, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = '{"ph":"X","name":"plain","pid":1,"tid":1,"ts":0.5,"dur":2}'
+    path = tmp_path / "odd.json"
+    path.write_text('{"traceEvents":[' + plain + "," + extra + "]}")
+    if '"[memory]"' not in extra:  # memory args fall back inside the scanner path
+        assert _scanned(path) is None
+    _both(path, monkeypatch)
+
+
+BROKEN = {
+    "truncated": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},{"ph":"X',
+    "unclosed": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},\n',
+    "trailing-comma": '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},]',
+    "garbage-after": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]} x',
+    "missing-comma": '{"traceEvents":[{"ph":"X" "name":"a","pid":1,"tid":1,"ts":1,"dur":1}]}',
+    "bad-literal": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"z":nul}]}',
+    "control-char": '{"traceEvents":[{"ph":"X","name":"a\x01","pid":1,"tid":1,"ts":1,"dur":1}]}',
+    "leading-zero": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":01,"dur":1}]}',
+}
+
+
+@pytest.mark.parametrize("text", BROKEN.values(), ids=BROKEN.keys())
+def test_broken_json_goes_to_the_general_path(
+    tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text(text)
+    assert _scanned(path) is None
+    try:
+        general = _load(path, "0", monkeypatch)
+    except LoadError as exc:
+        with pytest.raises(LoadError, match=str(exc)[:20]):
+            _load(path, "1", monkeypatch)
+        return
+    _same_bundles(_load(path, "1", monkeypatch), general)
+
+
+def test_invalid_utf8_gives_the_same_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"traceEvents":[{"ph":"X","name":"a\xff","pid":1,"tid":1,"ts":1,"dur":1}]}')
+    assert _scanned(path) is None
+    with pytest.raises(LoadError, match="not UTF-8"):
+        _load(path, "1", monkeypatch)
+
+
+def test_cancel_stops_every_scan_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, _many(20000))
+    buf, _ = read_bytes(path)
+    calls = 0
+
+    def progress(fraction: float, message: str) -> None:
+        nonlocal calls
+        calls += 1
+        if any(t.name.startswith("perfview-scan") for t in threading.enumerate()):
+            raise LoadCancelled()  # only once the scan threads run
+
+    with pytest.raises(LoadCancelled):
+        trace_parallel.scan(buf, progress, 0.0, 1.0, 2)
+    assert calls >= 1
+    assert not [t for t in threading.enumerate() if t.name.startswith("perfview-scan")]
+
+
+def test_numbers_match_parse_decimal() -> None:
+    """The scanner's exact decimal parsing equals `parse_decimal`, digit for digit."""
+    rng = np.random.default_rng(7)
+    texts = [f"{rng.integers(-(10**6), 10**15)}.{rng.integers(0, 10**9):09d}" for _ in range(2000)]
+    texts += ["0", "-0", "0.0005", "-0.0005", "1.9995", "9.99999", "123", "4.5", "0.00049"]
+    for scale in (0, 3):
+        expected, ok = parse_decimal("\n".join(texts).encode(), len(texts), scale)
+        assert ok.all()
+        for text, want in zip(texts, expected.tolist(), strict=True):
+            buf = np.frombuffer(bytearray(text.encode() + b" "), dtype=np.uint8)
+            end, kind, value = trace_scan._number(buf, 0, len(buf), scale)
+            assert (end, value) == (len(text), want), text
+            assert kind == (2 if "." in text else 1)
