@@ -165,7 +165,9 @@ def coerce(df: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
         if str(series.dtype) != dtype:
             series = series.astype(cast(Any, dtype))
         out[col] = series
-    return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+    # no copy: the columns are fresh or shared copy-on-write (pandas >= 3), and a 1 GB trace's
+    # events table would otherwise be duplicated at the peak of the load
+    return pd.DataFrame(out, index=pd.RangeIndex(len(df)), copy=False)
 
 
 def validate(df: pd.DataFrame, schema: dict[str, str], table: str = "table") -> None:

@@ -9,8 +9,11 @@ The pipeline is: `trace_decode` (bytes, events as raw slices, exact decimals) â†
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import re
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,7 +27,7 @@ from perfview.core.progress import Progress, noop
 from perfview.loaders.base import strip_bom
 from perfview.loaders.trace_build import build
 from perfview.loaders.trace_columns import Columns, decode_events
-from perfview.loaders.trace_decode import parse_decimal, read_bytes, split_events
+from perfview.loaders.trace_decode import parse_decimal, read_bytes, read_mapped, split_events
 
 if TYPE_CHECKING:
     from perfview.loaders.trace_parallel import Scanned
@@ -97,9 +100,21 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
 
 def _load(path: Path, progress: Progress) -> Bundle:
     progress(0.0, "reading")
-    buf, read_warning = read_bytes(path, progress, 0.2)
-    warnings = [read_warning] if read_warning else []
-    scanned = _scan(buf, progress)
+    warming = _warm_scanner(path)
+    text: bytearray | mmap.mmap | None = read_mapped(path, progress) if warming else None
+    if text is None:
+        text, read_warning = read_bytes(path, progress, 0.2)
+        warnings = [read_warning] if read_warning else []
+    else:
+        warnings = []
+    if warming is not None:
+        warming.join()
+    scanned = _scan(text, progress) if warming is not None else None
+    if scanned is None and isinstance(text, mmap.mmap):  # the general path edits a bytearray
+        mapped, text = text, bytearray(text)
+        mapped.close()
+    buf = text
+    del text
     if scanned is not None:  # the compiled scanner read it all
         from perfview.loaders.trace_parallel import ArgsCompaction
 
@@ -107,14 +122,15 @@ def _load(path: Path, progress: Progress) -> Bundle:
         del scanned
         _check_events(cols)
         progress(0.85, "building the timeline")
-        lens = cols.cat_all("arg_lens").astype(np.int64)
+        lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
         compaction = ArgsCompaction(buf, cols.cat_all("arg_starts"), lens)
         del buf  # the file text becomes the args blob, in place, while the tables are built
-        built = build(cols)
+        built = build(cols, compiled=True, release=compaction.shrink)
         blob, starts = compaction.finish()
         index = built.arg_index
         args = ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
     else:
+        assert isinstance(buf, bytearray)  # maps were turned into bytearrays above
         split = split_events(buf)
         warnings += [w for w in split.warnings if w]
         if not split.events:
@@ -129,7 +145,9 @@ def _load(path: Path, progress: Progress) -> Bundle:
         _check_events(cols)
         progress(0.85, "building the timeline")
         built = build(cols)
-        args = _args_store(blob_parts, cols.cat_all("arg_lens").astype(np.int64), built.arg_index)
+        args = _args_store(
+            blob_parts, cols.cat_all("arg_lens").astype(np.int64, copy=False), built.arg_index
+        )
     if built.counts["slices"] + built.counts["async"] + len(built.instants) == 0 and (
         len(built.counters) + len(built.memory) == 0
     ):
@@ -168,11 +186,36 @@ def _check_events(cols: Columns) -> None:
         raise EmptyProfile("the trace has no events (the list holds no event objects)")
 
 
-def _scan(buf: bytearray, progress: Progress) -> Scanned | None:
+def _scanner_wanted(nbytes: int) -> bool:
+    choice = os.environ.get("PERFVIEW_TRACE_SCANNER", "")
+    return choice == "1" or (choice != "0" and nbytes >= SCANNER_MIN_BYTES)
+
+
+def _warm_scanner(path: Path) -> threading.Thread | None:
+    """Start loading the compiled scanner while the file is read (both take a while on a
+    big file: numba's import and JIT start-up hold the GIL little, reading none)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if not _scanner_wanted(size):
+        return None
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):  # any failure shows again, and is handled, later
+            from perfview.loaders import trace_parallel
+
+            trace_parallel.warm()
+
+    thread = threading.Thread(target=warm, name="perfview-warm", daemon=True)
+    thread.start()
+    return thread
+
+
+def _scan(buf: bytearray | mmap.mmap, progress: Progress) -> Scanned | None:
     """The compiled scanner's columns, or None for the general path (small files, odd
     content, or numba missing). PERFVIEW_TRACE_SCANNER=0 turns it off, =1 forces it."""
-    choice = os.environ.get("PERFVIEW_TRACE_SCANNER", "")
-    if choice == "0" or (choice != "1" and len(buf) < SCANNER_MIN_BYTES):
+    if not _scanner_wanted(len(buf)):
         return None
     try:
         from perfview.loaders import trace_parallel

@@ -8,7 +8,9 @@ producers give them ts 0).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -80,7 +82,7 @@ class Phases:
     """Masks of events by phase letter."""
 
     def __init__(self, cols: Columns) -> None:
-        self.code = cols.cat_all("ph").astype(I64)
+        self.code = cols.cat_all("ph").astype(I64, copy=False)
         self.values = cols.phs.values
 
     def __call__(self, chars: str) -> np.ndarray:
@@ -130,9 +132,9 @@ def _slices(
     pid: np.ndarray, tid: np.ndarray, warnings: list[str], counts: dict[str, int],
 ) -> tuple[_Slices, dict[int, object]]:  # fmt: skip
     """X slices, B/E pairs per thread and async pairs per (pid, cat, id, name)."""
-    name = cols.cat_all("name").astype(I64)
-    cat = cols.cat_all("cat").astype(I64)
-    fid = cols.cat_all("fid").astype(I64)
+    name = cols.cat_all("name").astype(I64, copy=False)
+    cat = cols.cat_all("cat").astype(I64, copy=False)
+    fid = cols.cat_all("fid").astype(I64, copy=False)
     x = np.flatnonzero(ph("X") & ok)
     b, e, open_b, stray = _pairs([pid, tid], ts, np.flatnonzero(ph("BE") & ok), ph("B"))
     if len(open_b):
@@ -173,14 +175,37 @@ def _slices(
     return sl, tracks
 
 
-def build(cols: Columns) -> Built:
-    """Build every table of the Timeline from decoded columns."""
+def _nesting(compiled: bool) -> tuple[Callable[..., np.ndarray], Callable[..., Any]]:
+    """(assign_rows, nest): numba's linear passes when `compiled`, else core's numpy ones."""
+    if compiled:
+        try:
+            from perfview.loaders import trace_nesting
+        except ImportError:  # pragma: no cover - numba is a dependency
+            pass
+        else:
+            return trace_nesting.first_fit_rows, trace_nesting.nest_rows
+    return intervals.assign_rows, intervals.nest
+
+
+def build(
+    cols: Columns, *, compiled: bool = False, release: Callable[[], None] | None = None
+) -> Built:
+    """Build every table of the Timeline from decoded columns.
+
+    `compiled`: use the numba nesting kernels, as the scanner path does (both give the same
+    tables). `release` is called before the output tables are made, the peak of the load, so
+    the caller can free what it no longer needs by then (the scanner path shrinks the text).
+    """
     ph = Phases(cols)
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
-    ts_raw = cols.cat_all("ts").astype(I64)
-    ok = cols.cat_all("ts_ok").astype(bool)
-    dur = np.where(cols.cat_all("dur_ok").astype(bool), cols.cat_all("dur").astype(I64), 0)
+    ts_raw = cols.cat_all("ts").astype(I64, copy=False)
+    ok = cols.cat_all("ts_ok").astype(bool, copy=False)
+    dur = np.where(
+        cols.cat_all("dur_ok").astype(bool, copy=False),
+        cols.cat_all("dur").astype(I64, copy=False),
+        0,
+    )
     is_meta = ph("M")
     timed = ok & ~is_meta
     t0 = int(ts_raw[timed].min()) if timed.any() else 0
@@ -192,17 +217,18 @@ def build(cols: Columns) -> Built:
     is_x = ph("X") & ok
     trace_end = max(int((ts + np.where(is_x, dur, 0))[timed].max()) if timed.any() else 0, 0)
     key_id, key_text = key_ids(cols.keys.values)
-    pid = key_id[cols.cat_all("pid").astype(I64)]
-    tid = key_id[cols.cat_all("tid").astype(I64)]
-    name = cols.cat_all("name").astype(I64)
-    cat = cols.cat_all("cat").astype(I64)
+    pid = key_id[cols.cat_all("pid").astype(I64, copy=False)]
+    tid = key_id[cols.cat_all("tid").astype(I64, copy=False)]
+    name = cols.cat_all("name").astype(I64, copy=False)
+    cat = cols.cat_all("cat").astype(I64, copy=False)
 
     sl, tracks = _slices(ph, cols, ts, dur, ok, trace_end, pid, tid, warnings, counts)
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub)
     pair = joint_codes(sl.pid, sl.tid)
     o1 = intervals.slice_order(pair, sl.start, sl.end)
     sub = np.zeros(len(sl.src), dtype=np.int16)
-    sub[o1] = intervals.assign_rows(pair[o1], sl.start[o1], sl.end[o1])
+    assign_rows, nest = _nesting(compiled)
+    sub[o1] = assign_rows(pair[o1], sl.start[o1], sl.end[o1])
     n_overlap = int((sub > 0).sum())
     if n_overlap:
         warnings.append(
@@ -212,7 +238,7 @@ def build(cols: Columns) -> Built:
     mem_rows = np.zeros(cols.n, dtype=bool)
     mem_rows[cols.mem("row").astype(I64)] = True
     inst = np.flatnonzero(ph("iInR") & ok & ~mem_rows)
-    scope = cols.cat_all("scope").astype(np.uint8)[inst]
+    scope = cols.cat_all("scope").astype(np.uint8, copy=False)[inst]
     scope = np.where(np.isin(scope, [ord("p"), ord("g")]), scope, ord("t")).astype(np.uint8)
     thread_inst = inst[scope == ord("t")]
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
@@ -221,11 +247,15 @@ def build(cols: Columns) -> Built:
         tid[thread_inst],
     )  # fmt: skip
 
-    order = intervals.slice_order(lane_of, sl.start, sl.end)
+    # a lane is one (pid, tid, sub): within it o1 already has the (start, -duration, file)
+    # order, so a stable sort by lane gives slice_order(lane_of, ...) without a 3-key sort
+    order = o1[np.argsort(lane_of[o1], kind="stable")]
     s = SortedSlices(lane_of[order], sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
-    depth, s.parent = intervals.nest(s.lane, s.start, s.end)
+    depth, s.parent = nest(s.lane, s.start, s.end)
     src = sl.src[order]
     _lane_stats(lanes, s.lane, depth)
+    if release is not None:
+        release()
     kind = kinds_for(cat[src], cols.cats.values, name[src], cols.names.values)
     kind[sl.is_async[order]] = schema.KINDS.index("async")
     is_slice = (ph("X") | ph("B"))[src]
@@ -241,10 +271,13 @@ def build(cols: Columns) -> Built:
             "lane": s.lane.astype(np.int32),
             "depth": depth,
             "parent": s.parent,
-            "corr": np.where(is_slice, cols.cat_all("corr").astype(I64)[src], -1),
-            "ext_id": np.where(is_slice, cols.cat_all("ext").astype(I64)[src], -1),
-            "shape": categorical(cols.cat_all("shape").astype(I64)[src], cols.shapes.values),
-        }
+            "corr": np.where(is_slice, cols.cat_all("corr").astype(I64, copy=False)[src], -1),
+            "ext_id": np.where(is_slice, cols.cat_all("ext").astype(I64, copy=False)[src], -1),
+            "shape": categorical(
+                cols.cat_all("shape").astype(I64, copy=False)[src], cols.shapes.values
+            ),
+        },
+        copy=False,
     )
     instants = pd.DataFrame(
         {
@@ -283,7 +316,7 @@ def build(cols: Columns) -> Built:
         metadata=int(is_meta.sum()),
         **fcounts,
     )
-    arg_rows = cols.cat_all("arg_rows").astype(I64)
+    arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
     return Built(
         events=schema.coerce(events, schema.EVENTS),
         lanes=schema.coerce(lanes, schema.LANES),

@@ -150,7 +150,11 @@ class Columns:
         self.shapes.add("")
 
     def cat_all(self, name: str) -> np.ndarray:
+        """All batches of one column (the array itself, not a copy, when there is one)."""
         parts = getattr(self, name)
+        if len(parts) == 1:
+            out: np.ndarray = parts[0]
+            return out
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def mem(self, name: str) -> np.ndarray:

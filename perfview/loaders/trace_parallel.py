@@ -18,6 +18,7 @@ JSON); the caller then parses it there.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import threading
@@ -42,6 +43,7 @@ from perfview.loaders.trace_columns import (
     _metadata,
 )
 
+Text = bytearray | mmap.mmap  # the file's bytes: a map for plain files, a bytearray for gzip
 BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
@@ -129,8 +131,8 @@ class _Range:
         self.batches.append((codes[:, :m], i64[:, :m], u8[:, :m]))
         self.status, self.pos = status, pos
 
-    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return tuple(np.concatenate(parts, axis=1) for parts in zip(*self.batches, strict=True))  # type: ignore[return-value]
+    def rows(self) -> int:
+        return sum(b[0].shape[1] for b in self.batches)
 
 
 def _new_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -149,6 +151,16 @@ class Scanned:
     top: dict[str, msgspec.Raw]
 
 
+def warm() -> None:
+    """Load the compiled code now (numba's first call initialises its JIT, ~0.3 s): run on a
+    thread while the file is read, so the two overlap."""
+    tiny = np.frombuffer(bytearray(b'{"traceEvents":[{"ph":"X","name":"a","ts":1}]}  '), np.uint8)
+    out = np.zeros((4, 4), dtype=np.int64)
+    _status, pos, _count = ts.members(tiny, 0, True, out)
+    codes, i64, u8 = _new_batch()
+    _SCAN_EVENTS(tiny, pos, True, -1, *_Tables().args(), codes, i64, u8, 0)
+
+
 def threads_for(nbytes: int) -> int:
     try:
         cores = len(os.sched_getaffinity(0))
@@ -158,7 +170,7 @@ def threads_for(nbytes: int) -> int:
 
 
 def scan(
-    buf: bytearray, progress: Progress, lo: float, hi: float, threads: int | None = None
+    buf: Text, progress: Progress, lo: float, hi: float, threads: int | None = None
 ) -> Scanned | None:
     """Columns of every event in `buf` (the whole file), or None for the general path."""
     if buf[:3] == _BOM:
@@ -204,7 +216,7 @@ def scan(
     return Scanned(cols, top)
 
 
-def _split(buf: bytearray, start: int, threads: int) -> list[_Range]:
+def _split(buf: Text, start: int, threads: int) -> list[_Range]:
     """Ranges of the events array: the first from '[', the others from a guessed '{'."""
     starts = [start]
     length = len(buf) - start
@@ -290,7 +302,7 @@ def _report(ranges: list[_Range], total: int, progress: Progress, lo: float, hi:
     progress(lo + (hi - lo) * min(done / total, 1.0), f"scanned {done / 1e6:,.0f} MB")
 
 
-def _decode_values(buf: bytearray, spans: list[tuple[int, int]]) -> list[Any]:
+def _decode_values(buf: Text, spans: list[tuple[int, int]]) -> list[Any]:
     """Decode each distinct raw JSON value (string, number or null) once."""
     if not spans:
         return []
@@ -326,18 +338,15 @@ def _intern(
     return np.concatenate(out).astype(np.int32)
 
 
-def _assemble(buf: bytearray, ranges: list[_Range]) -> Columns | None:
+def _assemble(buf: Text, ranges: list[_Range]) -> Columns | None:
     """One `Columns` from the accepted ranges (None when a value does not decode)."""
     cols = Columns()
-    parts = [r.columns() for r in ranges]
-    codes = np.concatenate([p[0] for p in parts], axis=1)
-    i64 = np.concatenate([p[1] for p in parts], axis=1)
-    u8 = np.concatenate([p[2] for p in parts], axis=1)
-    bounds = np.cumsum([0] + [p[0].shape[1] for p in parts])
+    bounds = np.cumsum([0] + [r.rows() for r in ranges])
     n = int(bounds[-1])
+    codes, i64, u8 = _columns(ranges)
 
     def local(col: int) -> list[np.ndarray]:
-        return [codes[col, bounds[k] : bounds[k + 1]] for k in range(len(ranges))]
+        return [codes[col][bounds[k] : bounds[k + 1]] for k in range(len(ranges))]
 
     try:
         decoded = [
@@ -411,7 +420,7 @@ MEMORY_COLUMNS = ("device_type", "device_id", "addr", "bytes", "total_allocated"
 MEMORY_DEFAULTS = np.array([0, -1, 0, 0, 0, 0], dtype=np.int64)
 
 
-def _memory_columns(cols: Columns, buf: bytearray, i64: np.ndarray, rows: np.ndarray) -> bool:
+def _memory_columns(cols: Columns, buf: Text, i64: list[np.ndarray], rows: np.ndarray) -> bool:
     """The memory events' integer args read by the scanner (False: use `_memory`)."""
     values = np.zeros((len(rows), len(MEMORY_COLUMNS)), dtype=np.int64)
     ok = np.zeros(values.shape, dtype=np.bool_)
@@ -428,7 +437,24 @@ def _memory_columns(cols: Columns, buf: bytearray, i64: np.ndarray, rows: np.nda
     return True
 
 
-def _decode_events(buf: bytearray, i64: np.ndarray, rows: np.ndarray) -> list[Any]:
+def _columns(
+    ranges: list[_Range],
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Every column as one contiguous array over all ranges. The batches are released one
+    kind at a time (peak memory: the batches plus one kind, not two full copies)."""
+    per_kind = [[b[kind] for r in ranges for b in r.batches] for kind in range(3)]
+    for r in ranges:
+        r.batches = []
+    out: list[list[np.ndarray]] = []
+    for kind in range(3):
+        batches, per_kind[kind] = per_kind[kind], []
+        height = batches[0].shape[0]
+        out.append([np.concatenate([b[row] for b in batches]) for row in range(height)])
+        del batches
+    return out[0], out[1], out[2]
+
+
+def _decode_events(buf: Text, i64: list[np.ndarray], rows: np.ndarray) -> list[Any]:
     """The few events whose args Python needs (metadata, counters, memory), as `Ev`s."""
     view = memoryview(buf)
     starts = i64[ts.I_START][rows].tolist()
@@ -438,7 +464,7 @@ def _decode_events(buf: bytearray, i64: np.ndarray, rows: np.ndarray) -> list[An
 
 
 def _events_with_args(
-    cols: Columns, buf: bytearray, i64: np.ndarray, pc: np.ndarray, phase: int, fn: Any
+    cols: Columns, buf: Text, i64: list[np.ndarray], pc: np.ndarray, phase: int, fn: Any
 ) -> None:
     rows = np.flatnonzero(pc == phase)
     if len(rows):
@@ -454,11 +480,12 @@ class ArgsCompaction:
     and returns the blob and each kept event's start in it.
     """
 
-    def __init__(self, buf: bytearray, starts: np.ndarray, lens: np.ndarray) -> None:
+    def __init__(self, buf: Text, starts: np.ndarray, lens: np.ndarray) -> None:
         self.buf = buf
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
         self.lens = np.ascontiguousarray(lens, dtype=np.int64)
         self.total = -1
+        self.blob: bytes | Text | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="perfview-args", daemon=True)
         self.thread.start()
@@ -469,20 +496,33 @@ class ArgsCompaction:
         except BaseException as exc:
             self.error = exc
 
-    def finish(self) -> tuple[bytes | bytearray, np.ndarray]:
+    def shrink(self) -> None:
+        """Wait for the move and give the text beyond the args back (idempotent). The loader
+        calls it before building its biggest tables, when the move has long finished."""
+        if self.blob is not None:
+            return
         self.thread.join()
         if self.error is not None:
             raise self.error
         buf, total = self.buf, self.total
         del self.buf
-        blob: bytes | bytearray = buf
         try:
-            del buf[total:]
-        except BufferError:  # a view is still alive somewhere (numba's compiler keeps some)
-            blob = bytes(memoryview(buf)[:total])
+            if isinstance(buf, mmap.mmap):
+                if total == 0:
+                    raise ValueError("a map cannot be empty")
+                buf.resize(total)  # the pages past the args go back to the system
+            else:
+                del buf[total:]  # CPython reallocates only when less than half stays
+            self.blob = buf
+        except (BufferError, ValueError, OSError):  # a view is still alive somewhere
+            self.blob = bytes(memoryview(buf)[:total])
+
+    def finish(self) -> tuple[bytes | Text, np.ndarray]:
+        self.shrink()
+        assert self.blob is not None
         new = np.zeros(len(self.lens), dtype=np.int64)
         np.cumsum(self.lens[:-1], out=new[1:])
-        return blob, new
+        return self.blob, new
 
 
-__all__ = ["ArgsCompaction", "Scanned", "scan", "threads_for"]
+__all__ = ["ArgsCompaction", "Scanned", "scan", "threads_for", "warm"]

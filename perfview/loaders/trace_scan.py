@@ -338,17 +338,37 @@ def _lower(c: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _same(buf: np.ndarray, a: int, b: int, length: int) -> bool:
+    for j in range(length):  # noqa: SIM110 - a plain loop compiles to a tight compare
+        if buf[a + j] != buf[b + j]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _intern(
     t: int, buf: np.ndarray, s: int, length: int, lower: bool,
     slots: np.ndarray, hashes: np.ndarray, starts: np.ndarray, lens: np.ndarray, counts: np.ndarray,
 ) -> int:  # fmt: skip
-    """Code of buf[s:s+length] in table t (ASCII-lowercased when `lower`), added when new."""
-    h = FNV_OFFSET
-    for j in range(s, s + length):
+    """Code of buf[s:s+length] in table t (ASCII-lowercased when `lower`), added when new.
+
+    The hash reads at most the first and last 8 bytes (plus the length): names repeat far
+    more than they differ, so a cheap hash and one full comparison on a hit beat hashing every
+    byte. Distinct values with a colliding hash only probe further; they never merge.
+    """
+    h = FNV_OFFSET ^ np.uint64(length)
+    head = min(length, 8)
+    for j in range(s, s + head):
         c = buf[j]
         if lower:
             c = _lower(c)
         h = (h ^ np.uint64(c)) * FNV_PRIME
+    for j in range(max(s + head, s + length - 8), s + length):
+        c = buf[j]
+        if lower:
+            c = _lower(c)
+        h = (h ^ np.uint64(c)) * FNV_PRIME
+    h ^= h >> np.uint64(29)
     mask = slots.shape[1] - 1
     k = np.int64(h & np.uint64(mask))
     while True:
@@ -668,12 +688,19 @@ def _event(
         pc = buf[sp[K_PH] + 1]
     for key, col, tab in ((K_PH, C_PH, T_PH), (K_NAME, C_NAME, T_NAME), (K_CAT, C_CAT, T_CAT),
                           (K_PID, C_PID, T_KEY), (K_TID, C_TID, T_KEY)):  # fmt: skip
-        if sp[key] >= 0:
+        if sp[key] < 0:
+            codes[col, m] = -1
+            continue
+        # most events repeat the previous event's phase, category, pid and tid: compare
+        # with that value's bytes before hashing
+        prev = codes[col, m - 1] if m > 0 else -1
+        same = prev >= 0 and tlens[tab, prev] == sl[key]
+        if same and _same(buf, tstarts[tab, prev], sp[key], sl[key]):
+            codes[col, m] = prev
+        else:
             codes[col, m] = _intern(
                 tab, buf, sp[key], sl[key], False, slots, hashes, tstarts, tlens, counts
             )
-        else:
-            codes[col, m] = -1
     if dims_l > 0:
         codes[C_DIMS, m] = _intern(
             T_DIMS, buf, dims_s, dims_l, False, slots, hashes, tstarts, tlens, counts

@@ -350,7 +350,7 @@ def flows_table(
     sl: SortedSlices,
 ) -> tuple[pd.DataFrame, list[str], dict[str, int]]:
     """Flow arrows s -> (t ->)* f, matched by (cat, id) in time order, bound to slices."""
-    fid = cols.cat_all("fid").astype(I64)
+    fid = cols.cat_all("fid").astype(I64, copy=False)
     is_s, is_t, is_f = phase_mask("s"), phase_mask("t"), phase_mask("f")
     idx = np.flatnonzero((is_s | is_t | is_f) & ts_ok & (fid >= 0))
     counts = {"flows": int(is_s[idx].sum()), "flow_ends": int(is_f[idx].sum())}
@@ -375,7 +375,7 @@ def flows_table(
     d = dst[has_dst]
     src_event = bind(lanes, sl, pid[src], tid[src], ts[src], np.ones(len(src), dtype=bool))
     dst_event = np.full(len(src), -1, dtype=I64)
-    bp = cols.cat_all("bp_e").astype(bool)
+    bp = cols.cat_all("bp_e").astype(bool, copy=False)
     dst_event[has_dst] = bind(lanes, sl, pid[d], tid[d], ts[d], bp[d] | is_t[d])
     flows = pd.DataFrame(
         {

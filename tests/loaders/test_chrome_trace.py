@@ -501,7 +501,7 @@ def _same_bundles(a: Bundle, b: Bundle) -> None:
     for name in TABLES:
         left, right = getattr(a.timeline, name), getattr(b.timeline, name)
         assert left.equals(right), name
-    assert a.timeline.args.blob == b.timeline.args.blob
+    assert bytes(a.timeline.args.blob) == bytes(b.timeline.args.blob)
     assert np.array_equal(a.timeline.args.starts, b.timeline.args.starts)
     assert np.array_equal(a.timeline.args.lens, b.timeline.args.lens)
     assert (a.timeline.origin_ns, a.counts, a.warnings) == (

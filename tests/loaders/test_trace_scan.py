@@ -351,3 +351,28 @@ def test_numbers_match_parse_decimal() -> None:
             end, kind, value = trace_scan._number(buf, 0, len(buf), scale)
             assert (end, value) == (len(text), want), text
             assert kind == (2 if "." in text else 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_nesting_equals_core_intervals(seed: int) -> None:
+    """The loader's numba passes give core's numpy answers, overlaps and ties included."""
+    from perfview.core import intervals
+    from perfview.loaders import trace_nesting
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    lane = rng.integers(0, 4, n)
+    start = rng.integers(0, 400, n) * 10
+    dur = rng.choice([0, 0, 5, 10, 20, 50, 200, 1000], n) + rng.integers(0, 3, n) * (seed % 2)
+    end = start + dur
+    order = intervals.slice_order(lane, start, end)
+    lane, start, end = lane[order], start[order], end[order]
+    sub = trace_nesting.first_fit_rows(lane, start, end)
+    assert np.array_equal(sub, intervals.assign_rows(lane, start, end))
+    assert sub.max() > 0  # the random data does overlap
+    split = lane * 100 + sub
+    o2 = intervals.slice_order(split, start, end)
+    depth, parent = trace_nesting.nest_rows(split[o2], start[o2], end[o2])
+    want_depth, want_parent = intervals.nest(split[o2], start[o2], end[o2])
+    assert np.array_equal(depth, want_depth)
+    assert np.array_equal(parent, want_parent)
