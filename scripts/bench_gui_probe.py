@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """GUI responsiveness while a big trace loads: a 10 ms timer probe on the GUI thread.
 
-    python3 scripts/bench_gui_probe.py FILE [--cancel-after S] [--warm]
+    python3 scripts/bench_gui_probe.py FILE [--cancel-after S] [--warm] [--view NAME]
 
 Opens the real main window offscreen, loads FILE through the real load task (`open_path`),
 and records every gap between ticks of a 10 ms QTimer on the GUI thread until the tab is open
-and drawn (`window.grab()` forces a full paint). A gap is how long the GUI thread could not
-run: the target is < 100 ms. With --cancel-after S it presses Cancel S seconds into the load
-and reports how long the load took to stop (target < 1 s). The parsed-column cache is pointed
-at a fresh temp folder unless --warm (then a second open of the same file is timed too).
-Not part of CI.
+and drawn (`window.grab()` forces a full paint), then clicks page --view (default: the
+Timeline, when the tab opened on another page) and waits until that page is drawn. A gap is
+how long the GUI thread could not run: the target is < 100 ms. `tab_stall_ms` is the gap
+around the tab's construction (`result_at_s`: when the load's result reached the GUI thread);
+"gaps > 50 ms" lists each long gap with when it ended, to set against those times. With
+--cancel-after S it presses Cancel S seconds into the load and reports how long the load took
+to stop (target < 1 s). The parsed-column cache is pointed at a fresh temp folder unless
+--warm (then a second open of the same file is timed too). Not part of CI.
 """
 
 from __future__ import annotations
@@ -48,8 +51,14 @@ class Probe:
         return [(b - a) * 1000 for a, b in zip(self.ticks, self.ticks[1:], strict=False)]
 
 
-def open_and_wait(window: object, path: Path, cancel_after: float | None) -> dict[str, float]:
-    """Open `path`; return seconds to open and draw (or to stop, when cancelled) and gaps."""
+def open_and_wait(
+    window: object, path: Path, cancel_after: float | None, view: str = ""
+) -> dict[str, float]:
+    """Open `path`; return seconds to open and draw (or to stop, when cancelled) and gaps.
+
+    With `view` (e.g. "timeline"), once the tab is open its page `view` is clicked too, and
+    the time until that page is drawn is reported (`<view>_switch_s`, `<view>_drawn_s`).
+    """
     while window.tabs.count():  # type: ignore[attr-defined]  # an open tab would be reused
         window.close_tab(0)  # type: ignore[attr-defined]
     QApplication.processEvents()
@@ -57,11 +66,32 @@ def open_and_wait(window: object, path: Path, cancel_after: float | None) -> dic
     result: dict[str, float] = {}
     t0 = time.perf_counter()
 
-    def opened(_tab: object) -> None:
+    def opened(tab: object) -> None:
         result["opened_s"] = time.perf_counter() - t0
-        window.grab()  # type: ignore[attr-defined]  # paint everything once: the drawn timeline
+        window.grab()  # type: ignore[attr-defined]  # paint everything once: the first page
         result["drawn_s"] = time.perf_counter() - t0
-        loop.quit()
+        if view and view in tab.view_names() and tab.current_view() != view:  # type: ignore[attr-defined]
+            QTimer.singleShot(100, lambda: switch_to(tab))  # a user clicks a while after
+        else:
+            loop.quit()
+
+    def switch_to(tab: object) -> None:
+        """Click page `view`'s tab as a user would (it may prepare in the background), then
+        wait until it is built and drawn."""
+        started = time.perf_counter()
+        tab.tabs.setCurrentIndex(tab.view_names().index(view))  # type: ignore[attr-defined]
+
+        def check() -> None:
+            if tab.is_preparing(view):  # type: ignore[attr-defined]
+                QTimer.singleShot(5, check)
+                return
+            window.grab()  # type: ignore[attr-defined]
+            now = time.perf_counter()
+            result[f"{view}_switch_s"] = now - started
+            result[f"{view}_drawn_s"] = now - t0
+            loop.quit()
+
+        QTimer.singleShot(0, check)
 
     def failed(_path: str, message: str) -> None:
         print(f"load failed: {message}", file=sys.stderr)
@@ -71,6 +101,13 @@ def open_and_wait(window: object, path: Path, cancel_after: float | None) -> dic
         result["stopped_after_cancel_s"] = time.perf_counter() - result["cancel_at"]
         loop.quit()
 
+    build = window._on_loaded  # type: ignore[attr-defined]
+
+    def timed_build(*args: object) -> None:  # when the load's result reached the GUI thread
+        result["result_at_s"] = time.perf_counter() - t0
+        build(*args)
+
+    window._on_loaded = timed_build  # type: ignore[attr-defined]
     window.document_opened.connect(opened)  # type: ignore[attr-defined]
     window.load_failed.connect(failed)  # type: ignore[attr-defined]
     window.load_cancelled.connect(cancelled)  # type: ignore[attr-defined]
@@ -89,11 +126,22 @@ def open_and_wait(window: object, path: Path, cancel_after: float | None) -> dic
     for signal, slot in (("document_opened", opened), ("load_failed", failed)):
         getattr(window, signal).disconnect(slot)
     window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
+    window._on_loaded = build  # type: ignore[attr-defined]
     result["max_gap_ms"] = max(gaps) if gaps else 0.0
     if gaps:  # when the worst stall ended, in seconds since the open started
         result["max_gap_ended_s"] = probe.ticks[gaps.index(max(gaps)) + 1] - t0
     result["p99_gap_ms"] = statistics.quantiles(gaps, n=100)[98] if len(gaps) > 2 else 0.0
     result["gaps_over_100ms"] = float(sum(g > 100 for g in gaps))
+    # Where the long gaps were (ended at, seconds since the open): set against opened_s /
+    # drawn_s / <view>_drawn_s this says which step stalled.
+    long = [(round(probe.ticks[i + 1] - t0, 2), round(g)) for i, g in enumerate(gaps) if g > 50]
+    print(f"  gaps > 50 ms (ended at s, ms): {long}", flush=True)
+    if "result_at_s" in result:  # the GUI-thread stall around the tab's construction
+        at = t0 + result["result_at_s"]
+        before = max((t for t in probe.ticks if t <= at), default=at)
+        after = min((t for t in probe.ticks if t > at), default=at)
+        result["last_tick_before_result_ms"] = (at - before) * 1000
+        result["tab_stall_ms"] = (after - before) * 1000
     result["ticks"] = float(len(gaps))
     return result
 
@@ -103,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", type=Path)
     parser.add_argument("--cancel-after", type=float, help="press Cancel after S seconds")
     parser.add_argument("--warm", action="store_true", help="keep the user's cache; time a reopen")
+    parser.add_argument(
+        "--view", default="timeline", help="page to click once open ('' for none; default timeline)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="perfview-probe-") as tmp:
         if not args.warm:
@@ -121,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cancel_after is None:
             runs.append(("reopen (cache)", None))
         for label, cancel_after in runs:
-            res = open_and_wait(window, args.file, cancel_after)
+            res = open_and_wait(window, args.file, cancel_after, args.view)
             cache.flush()
             shown = {k: round(v, 3) for k, v in res.items() if k != "cancel_at"}
             print(f"{label}: {shown}", flush=True)

@@ -369,6 +369,18 @@ class FlameIndex:
             self._levels.append(_Level(merge(self._levels[-1].rects, 1.0 / cell, 1.0)))
         return self._levels[k]
 
+    def build_levels(self, up_to: int | None = None) -> int:
+        """Build the level chain now (up to `up_to`, default all); returns how many exist.
+
+        For a worker thread: the first zoomed-out frame would otherwise pay for the chain on
+        the GUI thread (a few hundred ms per million slices). Coarse levels are small, so
+        the whole chain costs little more than the levels a zoomed-out frame needs anyway.
+        """
+        last = self.max_level if up_to is None else min(up_to, self.max_level)
+        if not self._direct and self.base_cell > 0 and len(self.rects):
+            self._level(last)
+        return len(self._levels)
+
     def level_for(self, px_per_unit: float, min_px: float = 1.0) -> int:
         """Index of the level a query at this zoom uses (0 = the original rects)."""
         if self._direct or self.base_cell <= 0 or px_per_unit <= 0:

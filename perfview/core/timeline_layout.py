@@ -13,8 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from perfview.core import colors
+from perfview.core.flame import FlameIndex, layout_events
 from perfview.core.model import Timeline
 from perfview.core.units import format_bytes
+
+CURVE_ROWS = 3  # height of a counter / memory track in rows
+MAX_COUNTER_TRACKS = 24
 
 
 @dataclass(frozen=True)
@@ -138,11 +143,94 @@ def curve_tracks(
     return out
 
 
+def curve_rows(y: np.ndarray, row: int, rows: int = CURVE_ROWS) -> np.ndarray:
+    """A curve's values as y in row units: scaled into `rows` rows from `row` down, with zero
+    (or the minimum, if negative) on the track's bottom edge."""
+    y = np.asarray(y, dtype=np.float64)
+    lo, hi = (float(np.nanmin(y)), float(np.nanmax(y))) if len(y) else (0.0, 1.0)
+    lo = min(lo, 0.0)
+    scale = (rows - 0.2) / (hi - lo) if hi > lo else 0.0
+    out: np.ndarray = row + rows - (y - lo) * scale
+    return out
+
+
+@dataclass(frozen=True)
+class TimelineData:
+    """Everything the timeline view draws, derived from a Timeline by `prepare_timeline`.
+
+    Computed on a worker thread, so that the view's constructor only builds widgets: on a
+    1 GB trace the rows, colours, sorted rectangles and level-of-detail chain cost a second.
+    `labels` are (row centre, text) for the track axis; `curves` are (label, x ns, y rows)
+    already scaled into their tracks.
+    """
+
+    categories: np.ndarray  # distinct slice names (object)
+    codes: np.ndarray  # int64 code of each event's name into `categories`
+    ts: np.ndarray  # int64
+    dur: np.ndarray  # int64
+    tracks: TrackLayout
+    event_row: np.ndarray  # int32 row of every event
+    index: FlameIndex
+    labels: list[tuple[float, str]]
+    curves: list[tuple[str, np.ndarray, np.ndarray]]
+    total_rows: int
+    span: tuple[float, float]  # first start .. last end, ns
+    band_span: int  # how far the lane bands reach, ns
+
+
+def prepare_timeline(
+    timeline: Timeline,
+    max_counters: int = MAX_COUNTER_TRACKS,
+    rows_per_curve: int = CURVE_ROWS,
+    build_levels: bool = True,
+) -> TimelineData:
+    """Lay out `timeline` for drawing: rows, colours, rectangles, curves (pure; any thread).
+
+    `build_levels` also builds the rectangle index's whole level-of-detail chain, which the
+    first zoomed-out frame would otherwise build while painting.
+    """
+    ev = timeline.events
+    names = pd.Categorical(ev["name"])
+    categories = np.asarray(names.categories, dtype=object)
+    codes = np.asarray(names.codes, dtype=np.int64)
+    ts = ev["ts"].to_numpy(dtype=np.int64)
+    dur = ev["dur"].to_numpy(dtype=np.int64)
+    lanes = timeline.lanes.sort_values("lane", kind="stable")
+    tracks = track_layout(lanes["lane"].to_numpy(), lanes["max_depth"].to_numpy().clip(0), gap=1)
+    rows = event_rows(ev["lane"].to_numpy(), ev["depth"].to_numpy(), tracks)
+    index = FlameIndex(layout_events(ts, dur, rows, colors.bucket_codes(names)))
+    if build_levels:
+        index.build_levels()
+    labels = [
+        (float(off) + 0.5, str(text))
+        for off, text in zip(tracks.offset, lanes["label"], strict=True)
+    ]
+    row = tracks.total_rows + 1
+    curves: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for label, x, y in curve_tracks(timeline, max_counters):
+        labels.append((row + rows_per_curve / 2, label))
+        curves.append((label, x.astype(np.float64), curve_rows(y, row, rows_per_curve)))
+        row += rows_per_curve + 1
+    if len(ts):
+        span = (float(ts.min()), float((ts + dur).max()))
+    else:
+        span = (0.0, float(max(timeline.duration_ns, 1)))
+    return TimelineData(
+        categories, codes, ts, dur, tracks, rows, index, labels, curves, row, span,
+        int(timeline.duration_ns or int(span[1])),
+    )  # fmt: skip
+
+
 __all__ = [
+    "CURVE_ROWS",
+    "MAX_COUNTER_TRACKS",
+    "TimelineData",
     "TrackLayout",
+    "curve_rows",
     "curve_tracks",
     "event_rows",
     "linked_events",
+    "prepare_timeline",
     "range_summary",
     "track_layout",
 ]

@@ -5,6 +5,12 @@ the load worker can ask it which summary tables to precompute. Views are built l
 first time their sub-tab is shown: a trace's Timeline is not paid for when the user only wants
 the Ops table. A view that fails to build shows its error in place; the rest of the tab works.
 
+Pages with heavy data (timeline geometry, torch Overview/Kernels/Memory/Recommendations; see
+`core.page_data`) never compute it on the GUI thread when the user switches to them: the page
+shows "Preparing…" while a worker task computes the data, then builds its widgets from it. The
+load task already prepares the first page and the Timeline (`prepared_pages`), so a new tab
+appears drawn. `view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
+
 The Timeline and Icicle views come from another module that may not exist yet in a checkout;
 they are imported on demand and replaced by a placeholder label when missing.
 """
@@ -14,18 +20,22 @@ from __future__ import annotations
 import contextlib
 import importlib
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from perfview.core import page_data
 from perfview.core.model import Bundle, CallTree
 from perfview.qt.document import Document
 from perfview.qt.settings import Settings
+from perfview.qt.tasks import Task
 from perfview.qt.views.torch_pages import is_torch_tab, make_torch_view, torch_specs
 from perfview.qt.widgets.info_bar import InfoBar
 
@@ -48,8 +58,23 @@ def _summary_views(bundle: Bundle) -> list[str]:
     return list(summary.available_views(bundle))
 
 
+# view_specs per live bundle (by id; an entry goes when its bundle does). Which views apply
+# scans the events (about 0.1 s at 1 GB), so the load task answers it once, off the GUI thread.
+_SPECS: dict[int, list[ViewSpec]] = {}
+
+
 def view_specs(bundle: Bundle) -> list[ViewSpec]:
     """The views this bundle's tab shows, in tab order. Pure: safe on a worker thread."""
+    key = id(bundle)
+    specs = _SPECS.get(key)
+    if specs is None:
+        specs = _view_specs(bundle)
+        _SPECS[key] = specs
+        weakref.finalize(bundle, _SPECS.pop, key, None)
+    return list(specs)
+
+
+def _view_specs(bundle: Bundle) -> list[ViewSpec]:
     have = set(_summary_views(bundle))
     specs: list[ViewSpec] = []
     if bundle.format == "pstats":
@@ -90,6 +115,14 @@ def table_views(bundle: Bundle) -> list[str]:
     return [spec.table for spec in view_specs(bundle) if spec.table]
 
 
+def prepared_pages(bundle: Bundle) -> list[str]:
+    """Pages whose data the load task computes before the tab is shown: the page the tab
+    opens on and the Timeline (the view a trace is opened for). Pure: safe on a worker."""
+    names = [spec.name for spec in view_specs(bundle)]
+    wanted = names[:1] + [n for n in names if n == "timeline"]
+    return [n for n in dict.fromkeys(wanted) if page_data.needs_data(n, bundle)]
+
+
 def _placeholder(text: str) -> QLabel:
     label = QLabel(text)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -109,6 +142,7 @@ class DocumentTab(QWidget):
         tables: dict[str, pd.DataFrame] | None = None,
         settings: Settings | None = None,
         parent: QWidget | None = None,
+        pages: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(parent)
         self.document = document
@@ -117,7 +151,13 @@ class DocumentTab(QWidget):
         self._views: dict[str, QWidget] = {}
         self._pages: dict[str, QWidget] = {}
         self._splitters: dict[str, QSplitter] = {}
-        document.seed_tables(tables or {})
+        self._tables = dict(tables or {})
+        self._data: dict[str, Any] = {}  # prepared page data (core.page_data) by page name
+        self._preparing: dict[str, tuple[Task, QLabel]] = {}
+        self._async = False  # switches prepare in the background once the tab is built
+        for name, data in (pages or {}).items():
+            self._adopt(name, data)
+        document.seed_tables(self._tables)
 
         self.info_bar = InfoBar(self)
         self.tabs = QTabWidget(self)
@@ -139,6 +179,7 @@ class DocumentTab(QWidget):
         document.view_requested.connect(self.show_view)
         if self.specs:
             self._on_tab(0)
+        self._async = True
 
     # --- public API ------------------------------------------------------------------------
     def view_names(self) -> list[str]:
@@ -156,15 +197,25 @@ class DocumentTab(QWidget):
         names = self.view_names()
         if name not in names:
             return False
-        self.tabs.setCurrentIndex(names.index(name))
+        was, self._async = self._async, False  # built right here, not in the background
+        try:
+            self.tabs.setCurrentIndex(names.index(name))
+        finally:
+            self._async = was
         self.view_widget(name)
         return True
+
+    def is_preparing(self, name: str | None = None) -> bool:
+        """True while page `name` (any page, when None) waits for its data from a worker."""
+        return bool(self._preparing) if name is None else name in self._preparing
 
     def view_widget(self, name: str) -> QWidget | None:
         """The view's widget, built on first request (None if the tab has no such view)."""
         if name not in self._pages:
             return None
         if name not in self._views:
+            if self._needs_data(name):  # asked for now: compute here, not in the background
+                self._adopt(name, page_data.prepare(name, self.document.bundle, self._tables))
             self._build(name)
         return self._views.get(name)
 
@@ -190,25 +241,79 @@ class DocumentTab(QWidget):
         if not 0 <= index < len(self.specs):
             return
         name = self.specs[index].name
-        self.view_widget(name)
+        if self._async and name not in self._views and self._needs_data(name):
+            self._prepare_in_background(name)
+        else:
+            self.view_widget(name)
         self.view_changed.emit(name)
 
+    def _needs_data(self, name: str) -> bool:
+        return name not in self._data and page_data.needs_data(name, self.document.bundle)
+
+    def _adopt(self, name: str, data: Any) -> None:
+        """Keep page `name`'s prepared data (and what other pages get from it for free)."""
+        self._data[name] = data
+        for other, value in page_data.derived(name, data).items():
+            self._data.setdefault(other, value)
+
+    def _prepare_in_background(self, name: str) -> None:
+        """Show "Preparing…" on page `name` and compute its data in a worker task."""
+        if name in self._preparing:
+            return
+        title = dict(self.view_titles()).get(name, name)
+        label = _placeholder(f"Preparing {title}…")
+        layout = self._pages[name].layout()
+        assert layout is not None
+        layout.addWidget(label)
+        bundle, tables = self.document.bundle, dict(self._tables)
+        task = Task(lambda _progress: page_data.prepare(name, bundle, tables), name=name)
+        task.finished.connect(lambda data, n=name: self._on_prepared(n, data))
+        task.failed.connect(lambda message, n=name: self._on_prepare_failed(n, message))
+        self._preparing[name] = (task, label)
+        task.start()
+
+    def _on_prepared(self, name: str, data: Any) -> None:
+        if not shiboken6.isValid(self):
+            return  # the tab was closed while its page was being prepared
+        if name not in self._data:
+            self._adopt(name, data)
+        if name not in self._views:
+            self._build(name)
+        self._drop_preparing(name)
+
+    def _on_prepare_failed(self, name: str, message: str) -> None:
+        if not shiboken6.isValid(self):
+            return
+        if name not in self._views:
+            self._show(name, _placeholder(f"This view could not be built:\n{message}"))
+        self._drop_preparing(name)
+
+    def _drop_preparing(self, name: str) -> None:
+        _task, label = self._preparing.pop(name, (None, None))
+        if label is not None and shiboken6.isValid(label):
+            label.hide()
+            label.deleteLater()
+
     def _build(self, name: str) -> None:
-        page = self._pages[name]
         try:
             widget = self._make(name)
         except Exception as exc:  # show the failure in place; the other views stay usable
             details = traceback.format_exc()
             widget = _placeholder(f"This view could not be built:\n{type(exc).__name__}: {exc}")
             widget.setToolTip(details)
+        self._show(name, widget)
+
+    def _show(self, name: str, widget: QWidget) -> None:
+        self._drop_preparing(name)
         self._views[name] = widget
-        layout = page.layout()
+        layout = self._pages[name].layout()
         assert layout is not None
         layout.addWidget(widget)
 
     def _make(self, name: str) -> QWidget:
+        data = self._data.get(name)
         factories: dict[str, Callable[[], QWidget]] = {
-            "timeline": self._make_timeline,
+            "timeline": lambda: self._make_timeline(data),
             "icicle": self._make_icicle,
             "tree": self._make_tree,
             "callers": self._make_callers,
@@ -216,7 +321,7 @@ class DocumentTab(QWidget):
             "memory": self._make_memory,
             "lines": self._make_lines,
         }
-        torch_page = make_torch_view(name, self.document)
+        torch_page = make_torch_view(name, self.document, data)
         if torch_page is not None:
             return torch_page
         factory = factories.get(name)
@@ -231,14 +336,14 @@ class DocumentTab(QWidget):
         linked = self.document if name not in ("lanes", "samples", "memory") else None
         return TableView(frame, linked, kind=kind, key_column=key, **kwargs)  # type: ignore[arg-type]
 
-    def _make_timeline(self) -> QWidget:
+    def _make_timeline(self, data: Any = None) -> QWidget:
         timeline = self.document.bundle.timeline
         if timeline is None:
             return _placeholder("This file has no timeline.")
         module = _optional("perfview.qt.views.timeline_view")
         if module is None:
             return _placeholder("The timeline view is not available in this build.")
-        widget: QWidget = module.TimelineView(timeline, self.document)
+        widget: QWidget = module.TimelineView(timeline, self.document, data=data)
         return widget
 
     def _make_icicle(self) -> QWidget:
@@ -394,6 +499,7 @@ __all__ = [
     "PSTATS_HEADERS",
     "DocumentTab",
     "ViewSpec",
+    "prepared_pages",
     "pstats_functions_frame",
     "table_views",
     "view_specs",

@@ -34,7 +34,7 @@ from perfview import __version__
 from perfview.core.units import format_ns
 from perfview.qt import actions as action_table
 from perfview.qt.document import Document
-from perfview.qt.document_tab import DocumentTab, table_views
+from perfview.qt.document_tab import DocumentTab, prepared_pages, table_views
 from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import LoadResult, Task, load_task
@@ -200,7 +200,7 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(existing)
             self.document_opened.emit(existing)
             return None
-        task = load_task(path, table_views)
+        task = load_task(path, table_views, prepared_pages)
         self._tasks[task] = str(path)
         placeholder = LoadingTab(path, task)
         index = self.tabs.addTab(placeholder, path.name)
@@ -252,7 +252,7 @@ class MainWindow(QMainWindow):
             if at < 0:
                 return  # the user closed the loading tab just as the load finished
         document = Document(result.bundle)
-        tab = DocumentTab(document, result.tables, self.settings)
+        tab = DocumentTab(document, result.tables, self.settings, pages=result.pages)
         index = (
             self.tabs.insertTab(at, tab, document.title)
             if at >= 0

@@ -131,21 +131,47 @@ class LoadResult:
     bundle: Bundle
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     seconds: float = 0.0
+    pages: dict[str, Any] = field(default_factory=dict)  # core.page_data, by page name
+
+
+# Modules the first pages of a document tab import. Importing them here, while the file
+# loads, keeps their import time (pyqtgraph alone is 0.2-0.45 s) off the GUI thread: module
+# code only defines classes, it creates no widgets, so it is safe on a worker.
+WARM_IMPORTS = (
+    "pyqtgraph",
+    "perfview.qt.views.timeline_view",
+    "perfview.qt.views.torch_overview_view",
+    "perfview.qt.views.table_view",
+)
+
+
+def _warm_imports() -> None:
+    import importlib
+
+    for module in WARM_IMPORTS:
+        try:
+            importlib.import_module(module)
+        except Exception:  # a missing optional view is reported when shown
+            continue
 
 
 def load_and_prepare(
     path: Path,
     progress: Progress,
     views_for: Callable[[Bundle], Sequence[str]] | None = None,
+    pages_for: Callable[[Bundle], Sequence[str]] | None = None,
 ) -> LoadResult:
-    """Load `path`, then build the call tree and the summary tables its views will show.
+    """Load `path`, then build the call tree, the summary tables its views will show and
+    the data of the pages `pages_for(bundle)` names (`core.page_data`).
 
     Doing the derived work here too (not on first display) keeps a large trace's first paint
-    of the Ops table from freezing the window.
+    from freezing the window: the GUI thread then only builds widgets.
     """
     from perfview.loaders import load
 
     started = time.perf_counter()
+    if pages_for is not None:
+        _warm_imports()
     try:
         bundle = load(path, progress=lambda f, m: progress(0.9 * f, m))
     except (LoadError, LoadCancelled):
@@ -167,21 +193,48 @@ def load_and_prepare(
             pass
     names = list(views_for(bundle)) if views_for is not None else []
     for i, view in enumerate(names):
-        progress(0.94 + 0.06 * i / max(len(names), 1), f"summarising {view}")
+        progress(0.93 + 0.04 * i / max(len(names), 1), f"summarising {view}")
         try:
             from perfview.core import summary
 
             tables[view] = summary.summarize(bundle, view)
         except (ImportError, LoadError, ValueError, KeyError):
             continue  # the tab computes (and reports) it again when shown
+    pages = prepare_pages(bundle, tables, pages_for(bundle) if pages_for else [], progress)
     progress(1.0, "done")
-    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started)
+    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
 
 
-def load_task(path: str | Path, views_for: Callable[[Bundle], Sequence[str]] | None = None) -> Task:
-    """A Task that loads `path` and prepares its tables (not started yet)."""
+def prepare_pages(
+    bundle: Bundle, tables: dict[str, pd.DataFrame], names: Sequence[str], progress: Progress
+) -> dict[str, Any]:
+    """`core.page_data.prepare` for each page in `names`; a page that fails is left out (its
+    tab computes it again when shown, and reports the error in place)."""
+    from perfview.core import page_data
+
+    pages: dict[str, Any] = {}
+    for i, name in enumerate(names):
+        progress(0.97 + 0.03 * i / max(len(names), 1), f"preparing the {name} page")
+        try:
+            pages[name] = page_data.prepare(name, bundle, tables)
+        except (LoadCancelled, KeyboardInterrupt):
+            raise
+        except Exception:  # shown in place by the tab, not fatal to the load
+            continue
+    return pages
+
+
+def load_task(
+    path: str | Path,
+    views_for: Callable[[Bundle], Sequence[str]] | None = None,
+    pages_for: Callable[[Bundle], Sequence[str]] | None = None,
+) -> Task:
+    """A Task that loads `path` and prepares its tables and first pages (not started yet)."""
     target = Path(path)
-    return Task(lambda progress: load_and_prepare(target, progress, views_for), name=str(target))
+    return Task(
+        lambda progress: load_and_prepare(target, progress, views_for, pages_for),
+        name=str(target),
+    )
 
 
 def wait_all(timeout_ms: int = 30000) -> bool:
@@ -189,4 +242,4 @@ def wait_all(timeout_ms: int = 30000) -> bool:
     return bool(QThreadPool.globalInstance().waitForDone(timeout_ms))
 
 
-__all__ = ["LoadResult", "Task", "load_and_prepare", "load_task", "wait_all"]
+__all__ = ["LoadResult", "Task", "load_and_prepare", "load_task", "prepare_pages", "wait_all"]

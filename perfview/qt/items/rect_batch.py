@@ -74,8 +74,14 @@ class RectBatchItem(pg.GraphicsObject):
     # --- data ---------------------------------------------------------------------------------
     def set_rects(self, rects: Rects) -> None:
         """Replace all rects (sorted or not). Clears highlight and selection."""
+        self.set_index(FlameIndex(rects))
+
+    def set_index(self, index: FlameIndex) -> None:
+        """Draw the rects of a prepared `index` (built, levels and all, off the GUI thread).
+        Clears highlight and selection."""
         self.prepareGeometryChange()
-        self._index = FlameIndex(rects)
+        self._index = index
+        rects = index.rects
         self._highlight = None
         self._selected = None
         idx = self._index

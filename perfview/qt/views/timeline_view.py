@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core import colors, flame, timeline_layout
+from perfview.core import colors, timeline_layout
 from perfview.core.model import Timeline
 from perfview.core.units import format_ns
 from perfview.qt.document import Document, Selection
@@ -25,14 +24,19 @@ from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
 from perfview.qt.views.details_panel import DetailsPanel
 
 ROW_PX = 18.0
-CURVE_ROWS = 3  # height of a counter / memory track in rows
-MAX_COUNTER_TRACKS = 24
+CURVE_ROWS = timeline_layout.CURVE_ROWS  # height of a counter / memory track in rows
+MAX_COUNTER_TRACKS = timeline_layout.MAX_COUNTER_TRACKS
 RANGE_ROWS = 300
 MAX_ARROW_HEADS = 40
 
 
 class TimelineView(QtWidgets.QWidget):
-    """Tracks × time. Construct as `TimelineView(timeline, document)`; document may be None."""
+    """Tracks × time. Construct as `TimelineView(timeline, document)`; document may be None.
+
+    `data` is `timeline_layout.prepare_timeline(timeline)`, computed on a worker thread by the
+    document tab so that building this widget does no work proportional to the trace; without
+    it the view prepares it itself (tests, compare and bench scripts).
+    """
 
     selected = QtCore.Signal(int)  # event row (also sent to the document)
 
@@ -41,6 +45,7 @@ class TimelineView(QtWidgets.QWidget):
         timeline: Timeline,
         document: Document | None = None,
         parent: QtWidgets.QWidget | None = None,
+        data: timeline_layout.TimelineData | None = None,
     ) -> None:
         super().__init__(parent)
         self.timeline = timeline
@@ -48,12 +53,11 @@ class TimelineView(QtWidgets.QWidget):
         self.selected_row: int | None = None
         self._matches = np.zeros(0, dtype=np.int64)
         self._match_pos = -1
-        ev = timeline.events
-        self._names = pd.Categorical(ev["name"])
-        self._categories = np.asarray(self._names.categories, dtype=object)
-        self._codes = np.asarray(self._names.codes, dtype=np.int64)
-        self._ts = ev["ts"].to_numpy(dtype=np.int64)
-        self._dur = ev["dur"].to_numpy(dtype=np.int64)
+        self.data = data if data is not None else timeline_layout.prepare_timeline(timeline)
+        self._categories = self.data.categories
+        self._codes = self.data.codes
+        self._ts = self.data.ts
+        self._dur = self.data.dur
         self._build_plot()
         self._build_side()
         self._build_search()
@@ -169,30 +173,18 @@ class TimelineView(QtWidgets.QWidget):
             shortcut.activated.connect(slot)
 
     def _layout_tracks(self) -> None:
-        """Rows for every lane, then counter tracks, then the torch memory track."""
-        lanes = self.timeline.lanes.sort_values("lane", kind="stable")
-        self.tracks = timeline_layout.track_layout(
-            lanes["lane"].to_numpy(), lanes["max_depth"].to_numpy().clip(0), gap=1
-        )
-        ev = self.timeline.events
-        self.event_row = timeline_layout.event_rows(
-            ev["lane"].to_numpy(), ev["depth"].to_numpy(), self.tracks
-        )
-        buckets = colors.bucket_codes(self._names)
-        self.batch.set_rects(flame.layout_events(self._ts, self._dur, self.event_row, buckets))
-        labels = [
-            (float(off) + 0.5, str(text))
-            for off, text in zip(self.tracks.offset, lanes["label"], strict=True)
-        ]
-        row = self.tracks.total_rows + 1
+        """Rows for every lane, then counter tracks, then the torch memory track (all laid
+        out in `self.data`; this only hands the arrays to the items)."""
+        data = self.data
+        self.tracks = data.tracks
+        self.event_row = data.event_row
+        self.batch.set_index(data.index)
         self.curves: list[pg.PlotDataItem] = []
-        for label, x, y in timeline_layout.curve_tracks(self.timeline, MAX_COUNTER_TRACKS):
-            labels.append((row + CURVE_ROWS / 2, label))
-            self._add_curve(x, y, row)
-            row += CURVE_ROWS + 1
-        self.total_rows = row
-        self.track_axis.set_tracks(labels)
-        bands = TrackBands(self.tracks, self.timeline.duration_ns or int(self._span()[1]))
+        for _label, x, ys in data.curves:
+            self._add_curve(x, ys)
+        self.total_rows = data.total_rows
+        self.track_axis.set_tracks(data.labels)
+        bands = TrackBands(self.tracks, data.band_span)
         self.plot.addItem(bands)
         self.bands = bands
         lo, hi = self._span()
@@ -204,17 +196,13 @@ class TimelineView(QtWidgets.QWidget):
         )
         self.viewbox.set_content_rows(self.total_rows, ROW_PX)
 
-    def _add_curve(self, x: np.ndarray, y: np.ndarray, row: int) -> None:
-        y = y.astype(np.float64)
-        lo, hi = (float(np.nanmin(y)), float(np.nanmax(y))) if len(y) else (0.0, 1.0)
-        lo = min(lo, 0.0)
-        scale = (CURVE_ROWS - 0.2) / (hi - lo) if hi > lo else 0.0
-        ys = row + CURVE_ROWS - (y - lo) * scale
+    def _add_curve(self, x: np.ndarray, ys: np.ndarray) -> None:
+        """One counter/memory curve, `ys` already in row units (`timeline_layout.curve_rows`)."""
         colour = colors.PALETTE[len(self.curves) * 5 % len(colors.PALETTE)]
         # No fill under the curve: pyqtgraph fills a downsampled curve segment by segment
         # (~40 fillPath calls, 7 ms a frame), more than all the slices cost.
         dark = tuple(int(c * 0.7) for c in colour)
-        curve = pg.PlotDataItem(x.astype(np.float64), ys, pen=pg.mkPen(*dark, width=1.5))
+        curve = pg.PlotDataItem(x, ys, pen=pg.mkPen(*dark, width=1.5))
         curve.setZValue(5)
         self.plot.addItem(curve)
         # Only after addItem: pyqtgraph 0.14 raises in itemChange when clip-to-view is set on
@@ -232,9 +220,7 @@ class TimelineView(QtWidgets.QWidget):
 
     # --- geometry -----------------------------------------------------------------------------
     def _span(self) -> tuple[float, float]:
-        if not len(self._ts):
-            return 0.0, float(max(self.timeline.duration_ns, 1))
-        return float(self._ts.min()), float((self._ts + self._dur).max())
+        return self.data.span
 
     def fit_all(self) -> None:
         lo, hi = self._span()

@@ -13,7 +13,7 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from perfview.core.model import Timeline
-from perfview.core.torch import kernels, op_kernels
+from perfview.core.page_data import KernelsData
 from perfview.qt.document import Document, Selection
 from perfview.qt.views.table_view import TableView
 from perfview.qt.views.torch_ops_view import set_rows
@@ -34,13 +34,16 @@ class TorchKernelsView(QWidget):
         document: Document | None = None,
         table: pd.DataFrame | None = None,
         parent: QWidget | None = None,
+        data: KernelsData | None = None,
     ) -> None:
         super().__init__(parent)
         self.timeline = timeline
         self.document = document
-        frame = table if table is not None else kernels.kernels_table(timeline)
-        self._rows = kernels.kernel_rows(timeline)
-        self._op_kernels = op_kernels.op_kernels_table(timeline)
+        # `data` comes from a worker (document tab); launch rows cost seconds on big traces.
+        data = data if data is not None else KernelsData.compute(timeline, table)
+        frame = data.table
+        self._rows = data.rows
+        self._op_kernels = data.op_kernels
         self.current_kernel = ""
 
         self.kernels = TableView(frame, document, kind="op", key_column="name",

@@ -16,24 +16,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from perfview.core.model import Timeline
+from perfview.core.page_data import ALLOC_COLUMNS, MemoryData, display_allocations
 from perfview.core.torch import memory_alloc
 from perfview.core.units import format_bytes, format_ns
 from perfview.qt.document import Document
 from perfview.qt.views.table_view import TableView
 from perfview.qt.widgets.plot_style import series_color, style_plot
 
-ALLOC_COLUMNS = ["op", "alloc_ts_ns", "size_bytes", "lifetime_ns", "free_ts_ns", "device",
-                 "freed", "addr"]  # fmt: skip
-
-
-def display_frame(allocs: pd.DataFrame) -> pd.DataFrame:
-    """The allocation rows as shown: blanks (not -1) for unfreed blocks, freed as yes/no."""
-    out = allocs.copy()
-    freed = out["freed"].to_numpy(dtype=bool)
-    for col in ("free_ts_ns", "lifetime_ns"):
-        out[col] = out[col].astype("float64").where(freed)
-    out["freed"] = np.where(freed, "yes", "no")
-    return out
+display_frame = display_allocations  # the rows as shown (kept under its old name)
 
 
 def _steps(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -49,14 +39,20 @@ class TorchMemoryView(QWidget):
     """Curves (pyqtgraph, x in seconds from trace start) over a filterable allocation table."""
 
     def __init__(
-        self, timeline: Timeline, document: Document | None = None, parent: QWidget | None = None
+        self,
+        timeline: Timeline,
+        document: Document | None = None,
+        parent: QWidget | None = None,
+        data: MemoryData | None = None,
     ) -> None:
         super().__init__(parent)
         self.timeline = timeline
         self.document = document
-        self.curves = memory_alloc.memory_curves(timeline)
-        self.peaks = memory_alloc.memory_peaks(timeline)
-        self.allocations = memory_alloc.allocations_table(timeline)[ALLOC_COLUMNS]
+        # `data` comes from a worker (document tab): curves and pairing cost a second at 1 GB.
+        data = data if data is not None else MemoryData.compute(timeline)
+        self.curves = data.curves
+        self.peaks = data.peaks
+        self.allocations = data.allocations
         self.range_ns: tuple[int, int] | None = None
 
         self.plot = pg.PlotWidget(self)
@@ -87,7 +83,7 @@ class TorchMemoryView(QWidget):
         bar.addWidget(self.clear_button)
 
         self.table = TableView(
-            display_frame(self.allocations),
+            data.shown,
             document,
             kind="op",
             key_column="op",

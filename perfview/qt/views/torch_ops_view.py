@@ -8,7 +8,6 @@ and selects the op in the Document so the timeline and icicle follow.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from perfview.core.model import Timeline
+from perfview.core.page_data import OpDetail, OpsData, longest_call
 from perfview.core.torch import op_kernels
 from perfview.qt.document import Document, Selection
 from perfview.qt.views.table_view import TableView
@@ -39,18 +39,6 @@ def set_rows(view: TableView, frame: pd.DataFrame) -> None:
         header.resizeSection(i, min(max(header.sectionSize(i) + 12, 60), 520))
 
 
-def longest_call(timeline: Timeline, name: str, shape: str | None = None) -> int:
-    """Row of the longest cpu_op called `name` (and with input `shape`), -1 when none."""
-    ev = timeline.events
-    mask = (ev["kind"] == "cpu_op").to_numpy() & (ev["name"] == name).to_numpy()
-    if shape is not None:
-        mask &= (ev["shape"].astype(str) == shape).to_numpy()
-    rows = np.flatnonzero(mask)
-    if not len(rows):
-        return -1
-    return int(rows[int(np.argmax(ev["dur"].to_numpy()[rows]))])
-
-
 class TorchOpsView(QWidget):
     """Ops table (toggle: by input shape) above a kernels table and a call-stack list."""
 
@@ -60,12 +48,17 @@ class TorchOpsView(QWidget):
         document: Document | None = None,
         tables: dict[str, pd.DataFrame] | None = None,
         parent: QWidget | None = None,
+        data: OpsData | None = None,
     ) -> None:
         super().__init__(parent)
         self.timeline = timeline
         self.document = document
         self._tables = dict(tables or {})
         self.current_op: tuple[str, str | None] | None = None
+        # `data` comes from a worker (document tab): on big traces the busiest op's detail and
+        # the shape check cost half a second.
+        if data is None:
+            data = OpsData.compute(timeline, self._ops_frame(False))
 
         self.by_shape = QCheckBox("Group by input shape", self)
         self.by_shape.toggled.connect(self._on_toggle)
@@ -80,8 +73,7 @@ class TorchOpsView(QWidget):
         self.ops.row_selected.connect(self._on_op_selected)
 
         self.kernels_label = QLabel("Select an operator to see the GPU kernels it launched.", self)
-        empty = op_kernels.op_kernels_table(timeline).iloc[:0].drop(columns="op")
-        self.kernels = TableView(empty, None, kind="op", key_column="kernel")
+        self.kernels = TableView(data.kernel_columns, None, kind="op", key_column="kernel")
         self.stack_label = QLabel("Python call stack (outermost first)", self)
         self.stack = QListWidget(self)
         self.stack.setAlternatingRowColors(True)
@@ -113,16 +105,10 @@ class TorchOpsView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addWidget(split, 1)
-        ev = timeline.events
-        self.by_shape.setEnabled(bool((ev["shape"].astype(str) != "").any()))
-        self._show_busiest()
-
-    def _show_busiest(self) -> None:
-        """Open on the op with the most device self time, so the detail pane is not blank."""
-        frame = self.ops.model.frame
-        if len(frame) and float(frame["device_self_ns"].max()) > 0:
-            best = int(np.argmax(frame["device_self_ns"].to_numpy()))
-            self.show_op(str(frame["name"].iloc[best]))
+        self.by_shape.setEnabled(data.has_shapes)
+        # Open on the op with the most device self time, so the detail pane is not blank.
+        if data.busiest is not None:
+            self.show_detail(data.busiest)
 
     def _ops_frame(self, by_shape: bool) -> pd.DataFrame:
         key = "operators-by-shape" if by_shape else "operators"
@@ -149,8 +135,12 @@ class TorchOpsView(QWidget):
 
     def show_op(self, name: str, shape: str | None = None) -> int:
         """Fill the detail pane for op `name` (and `shape`); returns the kernel row count."""
+        return self.show_detail(OpDetail.compute(self.timeline, name, shape))
+
+    def show_detail(self, detail: OpDetail) -> int:
+        """Fill the detail pane from a computed `OpDetail`; returns the kernel row count."""
+        name, shape, frame = detail.name, detail.shape, detail.kernels
         self.current_op = (name, shape)
-        frame = op_kernels.op_kernels_table(self.timeline, name, shape)
         set_rows(self.kernels, frame.drop(columns="op"))  # the op is named in the label
         calls = int(frame["calls"].sum()) if len(frame) else 0
         what = f"{name} [{shape}]" if shape else name
@@ -160,10 +150,8 @@ class TorchOpsView(QWidget):
             else f"<b>{what}</b> launched no GPU work itself (device time comes from ops below it)"
         )
         self.stack.clear()
-        row = longest_call(self.timeline, name, shape)
-        if row >= 0:
-            frames = op_kernels.call_stack(self.timeline, row)
-            self.stack.addItems(frames or ["(no enclosing frames)"])
+        if detail.stack is not None:
+            self.stack.addItems(detail.stack or ["(no enclosing frames)"])
         return len(frame)
 
 

@@ -3,13 +3,12 @@
 Top to bottom: one card per GPU the trace used (name, memory, SMs, compute capability), the
 step-time statistics, a stacked bar per ProfilerStep splitting its time into the BREAKDOWN
 categories (they add up to the step), the GPU busy/idle split per device and stream, and the
-recommendations. All numbers come from `core.torch.overview`/`recommend` (`OverviewData`), so
-the widget itself does no aggregation; `OverviewData.compute` may run on a worker thread.
+recommendations. All numbers come from `core.torch.overview`/`recommend` (through
+`core.page_data.OverviewData`), so the widget itself does no aggregation; the document tab
+computes them on a worker thread.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -28,8 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from perfview.core.model import Timeline
-from perfview.core.torch import overview, recommend
-from perfview.core.torch.recommend import Finding
+from perfview.core.page_data import OverviewData
+from perfview.core.torch import overview
 from perfview.core.units import format_bytes, format_ns
 from perfview.qt.document import Document
 from perfview.qt.views.recommendations_view import FindingsList
@@ -58,27 +57,6 @@ BREAKDOWN_LABELS = {
     "cpu_exec": "CPU exec",
     "other": "Other",
 }
-
-
-@dataclass(frozen=True)
-class OverviewData:
-    """Everything the page shows, computed from a Timeline in one call (Qt-free)."""
-
-    devices: pd.DataFrame
-    stats: overview.StepStats
-    steps: pd.DataFrame
-    utilization: pd.DataFrame
-    findings: list[Finding]
-
-    @classmethod
-    def compute(cls, timeline: Timeline) -> OverviewData:
-        return cls(
-            overview.devices_table(timeline),
-            overview.step_stats(timeline),
-            overview.steps_table(timeline),
-            overview.utilization_table(timeline),
-            recommend.recommendations(timeline),
-        )
 
 
 def _card(title: str, rows: list[tuple[str, str]], parent: QWidget) -> QFrame:

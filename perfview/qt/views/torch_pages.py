@@ -11,6 +11,7 @@ building widgets.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
@@ -49,31 +50,41 @@ def torch_specs(have: Collection[str]) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def make_torch_view(name: str, document: Document) -> QWidget | None:
-    """The torch page `name` for `document`, or None when `name` is not a torch page."""
+def make_torch_view(name: str, document: Document, data: Any = None) -> QWidget | None:
+    """The torch page `name` for `document`, or None when `name` is not a torch page.
+
+    `data` is what `core.page_data.prepare(name, ...)` computed on a worker thread (None: the
+    page computes it itself, on this thread).
+    """
     timeline = document.bundle.timeline
     if name not in TORCH_PAGE_NAMES or timeline is None or not timeline.is_torch:
         return None
     if name == "overview":
         from perfview.qt.views.torch_overview_view import TorchOverviewView
 
-        return TorchOverviewView(timeline, document)
+        return TorchOverviewView(timeline, document, data)
     if name == "operators":
         from perfview.qt.views.torch_ops_view import TorchOpsView
 
-        return TorchOpsView(timeline, document, {"operators": document.table("operators")})
+        tables = {"operators": document.table("operators")}
+        return TorchOpsView(timeline, document, tables, data=data)
     if name == "kernels":
         from perfview.qt.views.torch_kernels_view import TorchKernelsView
 
-        return TorchKernelsView(timeline, document, document.table("kernels"))
+        return TorchKernelsView(timeline, document, document.table("kernels"), data=data)
     if name == "memory":
         from perfview.qt.views.torch_memory_view import TorchMemoryView, has_torch_memory
 
-        return TorchMemoryView(timeline, document) if has_torch_memory(timeline) else None
-    from perfview.core.torch.recommend import recommendations
+        if not has_torch_memory(timeline):
+            return None
+        return TorchMemoryView(timeline, document, data=data)
     from perfview.qt.views.recommendations_view import RecommendationsView
 
-    return RecommendationsView(recommendations(timeline))
+    if data is None:
+        from perfview.core.torch.recommend import recommendations
+
+        data = recommendations(timeline)
+    return RecommendationsView(data)
 
 
 __all__ = ["TORCH_PAGE_NAMES", "is_torch_tab", "make_torch_view", "torch_specs"]

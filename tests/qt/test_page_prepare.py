@@ -1,0 +1,90 @@
+"""Pages prepare their data off the GUI thread (document_tab + tasks + core.page_data).
+
+A click on a heavy page shows "Preparing…" and builds the page when the worker is done; the
+load task hands the first page and the Timeline over already prepared; the synchronous API
+(`view_widget`, `show_view`) still returns built widgets at once.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from perfview.core import page_data
+from perfview.core.model import Bundle
+from tests.conftest import sample
+
+pytestmark = pytest.mark.gui
+
+RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
+
+
+@cache
+def _bundle() -> Bundle:
+    from perfview.loaders import load
+
+    return load(sample(RESNET))
+
+
+def _tab(pages: dict[str, Any] | None = None) -> Any:
+    from perfview.qt.document import Document
+    from perfview.qt.document_tab import DocumentTab
+
+    return DocumentTab(Document(_bundle()), pages=pages)
+
+
+def test_load_task_prepares_the_first_page_and_the_timeline(qtbot: Any) -> None:
+    from perfview.qt.document_tab import prepared_pages, table_views
+    from perfview.qt.tasks import load_task
+
+    task = load_task(sample(RESNET), table_views, prepared_pages)
+    with qtbot.waitSignal(task.finished, timeout=60_000) as blocker:
+        task.start()
+    result = blocker.args[0]
+    assert list(result.pages) == ["overview", "timeline"]
+    assert result.pages["overview"].stats.count == 6
+    assert len(result.pages["timeline"].event_row) == len(result.bundle.timeline.events)
+
+
+def test_a_clicked_page_prepares_in_the_background(qtbot: Any) -> None:
+    from perfview.qt.views.torch_kernels_view import TorchKernelsView
+
+    tab = _tab()
+    qtbot.addWidget(tab)
+    assert tab.current_view() == "overview"
+    index = tab.view_names().index("kernels")
+    tab.tabs.setCurrentIndex(index)  # what a click on the tab bar does
+    assert tab.is_preparing("kernels")
+    assert "kernels" not in tab._views  # nothing heavy ran on this thread
+    qtbot.waitUntil(lambda: not tab.is_preparing(), timeout=60_000)
+    view = tab.view_widget("kernels")
+    assert isinstance(view, TorchKernelsView)
+    assert view.kernels.model.rowCount() == len(page_data.prepare("kernels", _bundle()).table)
+
+
+def test_show_view_stays_synchronous_and_adopts_derived_data(qtbot: Any) -> None:
+    from perfview.qt.views.recommendations_view import RecommendationsView
+    from perfview.qt.views.timeline_view import TimelineView
+
+    bundle = _bundle()
+    overview = page_data.prepare("overview", bundle)
+    timeline = page_data.prepare("timeline", bundle)
+    tab = _tab({"overview": overview, "timeline": timeline})
+    qtbot.addWidget(tab)
+    assert tab.show_view("timeline")
+    view = tab.view_widget("timeline")
+    assert isinstance(view, TimelineView)
+    assert view.data is timeline  # the worker's layout, not a second one
+    assert not tab.is_preparing()
+    # The Overview's findings are the Recommendations page: no second computation.
+    assert tab._data["recommendations"] is overview.findings
+    tab.tabs.setCurrentIndex(tab.view_names().index("recommendations"))
+    assert not tab.is_preparing("recommendations")
+    recs = tab.view_widget("recommendations")
+    assert isinstance(recs, RecommendationsView)
+    assert recs.titles() == [f.title for f in overview.findings]
