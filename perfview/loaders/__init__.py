@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -103,16 +104,26 @@ def load(path: Path | str, *, progress: Progress = noop, use_cache: bool = True)
             progress(1.0, "loaded from the cache")
             return hit
         if threading.current_thread() is not threading.main_thread() and isolate.wanted(path):
-            # A background load (the GUI's): parse in a child so this process's GIL stays free.
-            hit = isolate.load(path, progress)
+            # A background load (the GUI's) must leave the GIL to the GUI thread: the compiled
+            # scanner does (in-process, fastest); what it refuses is parsed in a child.
+            hit = _guarded_load(lambda: chrome_trace.load_scanned(path, progress=progress))
+            if hit is None:
+                hit = isolate.load(path, progress)
+            elif cached:
+                cache.put_later(path, hit)
             if hit is not None:
                 progress(1.0, "done")
                 return hit
+    bundle = _guarded_load(lambda: loader.load(path, progress=progress))
+    assert bundle is not None
+    if cached:
+        cache.put_later(path, bundle)
+    return bundle
+
+
+def _guarded_load(fn: Callable[[], Bundle | None]) -> Bundle | None:
     try:
-        bundle: Bundle = loader.load(path, progress=progress)
-        if cached:
-            cache.put_later(path, bundle)
-        return bundle
+        return fn()
     except LoadError:
         raise
     except MemoryError as exc:

@@ -14,6 +14,7 @@ import mmap
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -88,8 +89,27 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     a readable JSON trace, so they become LoadError here, once, rather than at each call site
     (found by scripts/fuzz_loaders.py).
     """
+    bundle = _guard(lambda: _load(Path(path), progress, general=True))
+    assert bundle is not None  # the general path always gives a bundle or raises
+    return bundle
+
+
+def load_scanned(path: Path, *, progress: Progress = noop) -> Bundle | None:
+    """Load with the compiled scanner only; None when the file needs the general path.
+
+    For a background load in the GUI process: the scanner leaves the GIL free, while the
+    general path's long msgspec calls would freeze the GUI thread, so the caller sends the
+    files this refuses to a child process instead (`isolate`).
+    """
+    if not _scanner_wanted(1 << 62):  # turned off, or numba is missing
+        return None
+    return _guard(lambda: _load(Path(path), progress, general=False))
+
+
+def _guard(fn: Callable[[], Bundle | None]) -> Bundle | None:
+    """msgspec's and Python's decoding errors as LoadError (see `load`)."""
     try:
-        return _load(Path(path), progress)
+        return fn()
     except UnicodeDecodeError as exc:
         raise LoadError(
             "it is not a readable trace: a JSON string in it holds bytes that are not UTF-8 text"
@@ -98,9 +118,9 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
         raise LoadError("it is not a readable trace: its JSON is nested too deeply") from exc
 
 
-def _load(path: Path, progress: Progress) -> Bundle:
+def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
     progress(0.0, "reading")
-    warming = _warm_scanner(path)
+    warming = _warm_scanner(path, force=not general)
     text: bytearray | mmap.mmap | None = read_mapped(path, progress) if warming else None
     if text is None:
         text, read_warning = read_bytes(path, progress, 0.2)
@@ -109,7 +129,9 @@ def _load(path: Path, progress: Progress) -> Bundle:
         warnings = []
     if warming is not None:
         warming.join()
-    scanned = _scan(text, progress) if warming is not None else None
+    scanned = _scan(text, progress, force=not general) if warming is not None else None
+    if scanned is None and not general:
+        return None
     if scanned is None and isinstance(text, mmap.mmap):  # the general path edits a bytearray
         mapped, text = text, bytearray(text)
         mapped.close()
@@ -191,14 +213,14 @@ def _scanner_wanted(nbytes: int) -> bool:
     return choice == "1" or (choice != "0" and nbytes >= SCANNER_MIN_BYTES)
 
 
-def _warm_scanner(path: Path) -> threading.Thread | None:
+def _warm_scanner(path: Path, *, force: bool = False) -> threading.Thread | None:
     """Start loading the compiled scanner while the file is read (both take a while on a
     big file: numba's import and JIT start-up hold the GIL little, reading none)."""
     try:
         size = path.stat().st_size
     except OSError:
         return None
-    if not _scanner_wanted(size):
+    if not _scanner_wanted(1 << 62 if force else size):
         return None
 
     def warm() -> None:
@@ -212,10 +234,10 @@ def _warm_scanner(path: Path) -> threading.Thread | None:
     return thread
 
 
-def _scan(buf: bytearray | mmap.mmap, progress: Progress) -> Scanned | None:
+def _scan(buf: bytearray | mmap.mmap, progress: Progress, *, force: bool) -> Scanned | None:
     """The compiled scanner's columns, or None for the general path (small files, odd
     content, or numba missing). PERFVIEW_TRACE_SCANNER=0 turns it off, =1 forces it."""
-    if not _scanner_wanted(len(buf)):
+    if not _scanner_wanted(1 << 62 if force else len(buf)):
         return None
     try:
         from perfview.loaders import trace_parallel
@@ -272,4 +294,4 @@ def _validate(tl: Timeline) -> None:
         raise LoadError(f"the trace could not be converted ({exc})") from exc
 
 
-__all__ = ["DESCRIPTION", "EXTENSIONS", "NAME", "load", "refuse", "sniff"]
+__all__ = ["DESCRIPTION", "EXTENSIONS", "NAME", "load", "load_scanned", "refuse", "sniff"]

@@ -37,7 +37,7 @@ from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab, prepared_pages, table_views
 from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
-from perfview.qt.tasks import LoadResult, Task, load_task
+from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
 
@@ -90,6 +90,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self._tasks: dict[Task, str] = {}
         self._run_dock: RunDock | None = None
+        warm_imports()  # now, not on a load's worker thread, where it froze the GUI
 
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)

@@ -10,10 +10,12 @@ already let that exception propagate. Results only ever reach the GUI through qu
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,6 +140,8 @@ class LoadResult:
 # loads, keeps their import time (pyqtgraph alone is 0.2-0.45 s) off the GUI thread: module
 # code only defines classes, it creates no widgets, so it is safe on a worker.
 WARM_IMPORTS = (
+    "perfview.loaders.trace_parallel",  # numba: its import is the biggest of all
+    "perfview.loaders.trace_nesting",
     "pyqtgraph",
     "perfview.qt.views.timeline_view",
     "perfview.qt.views.torch_overview_view",
@@ -145,7 +149,23 @@ WARM_IMPORTS = (
 )
 
 
-def _warm_imports() -> None:
+_WARMED = False
+
+
+def warm_imports() -> None:
+    """Import the modules a trace tab needs, then freeze what exists into the collector's
+    permanent generation. The window calls it once at start-up:
+
+    * a module's first import holds the GIL for up to ~0.3 s, which on a load's worker
+      thread froze the GUI thread that long;
+    * every full garbage collection walks every tracked object, and the libraries alone
+      (numba, pandas, Qt) make ~200k of them: 60-120 ms per collection, on whichever thread
+      allocates. Module-level objects live as long as the process, so freezing them is safe.
+    """
+    global _WARMED
+    if _WARMED:
+        return
+    _WARMED = True
     import importlib
 
     for module in WARM_IMPORTS:
@@ -153,6 +173,36 @@ def _warm_imports() -> None:
             importlib.import_module(module)
         except Exception:  # a missing optional view is reported when shown
             continue
+    gc.collect()
+    gc.freeze()
+
+
+_PAUSED = 0
+_PAUSE_LOCK = threading.Lock()
+_WAS_ENABLED = True
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a load and its analysis run.
+
+    A load allocates millions of short-lived objects; each full collection then walks every
+    live object while holding the GIL, a 100-200 ms freeze of the GUI thread at 1 GB. Loads
+    make no reference cycles worth collecting, so collection waits until the last one ends.
+    """
+    global _PAUSED, _WAS_ENABLED
+    with _PAUSE_LOCK:
+        _PAUSED += 1
+        if _PAUSED == 1:
+            _WAS_ENABLED = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSED -= 1
+            if _PAUSED == 0 and _WAS_ENABLED:
+                gc.enable()
 
 
 def load_and_prepare(
@@ -171,7 +221,7 @@ def load_and_prepare(
 
     started = time.perf_counter()
     if pages_for is not None:
-        _warm_imports()
+        warm_imports()
     try:
         bundle = load(path, progress=lambda f, m: progress(0.9 * f, m))
     except (LoadError, LoadCancelled):
@@ -232,9 +282,19 @@ def load_task(
     """A Task that loads `path` and prepares its tables and first pages (not started yet)."""
     target = Path(path)
     return Task(
-        lambda progress: load_and_prepare(target, progress, views_for, pages_for),
+        lambda progress: _paused_load(target, progress, views_for, pages_for),
         name=str(target),
     )
+
+
+def _paused_load(
+    path: Path,
+    progress: Progress,
+    views_for: Callable[[Bundle], Sequence[str]] | None,
+    pages_for: Callable[[Bundle], Sequence[str]] | None,
+) -> LoadResult:
+    with collector_paused():
+        return load_and_prepare(path, progress, views_for, pages_for)
 
 
 def wait_all(timeout_ms: int = 30000) -> bool:
@@ -242,4 +302,13 @@ def wait_all(timeout_ms: int = 30000) -> bool:
     return bool(QThreadPool.globalInstance().waitForDone(timeout_ms))
 
 
-__all__ = ["LoadResult", "Task", "load_and_prepare", "load_task", "prepare_pages", "wait_all"]
+__all__ = [
+    "LoadResult",
+    "Task",
+    "collector_paused",
+    "load_and_prepare",
+    "load_task",
+    "prepare_pages",
+    "wait_all",
+    "warm_imports",
+]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -149,3 +150,41 @@ def test_background_load_uses_child_and_reports_errors(
     thread.start()
     thread.join()
     assert "no events" in str(out["error"])
+
+
+def _in_thread(fn: Any) -> Any:
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        out["value"] = fn()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return out["value"]
+
+
+def test_background_load_scans_in_process_and_isolates_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled scanner leaves the GIL free, so a background load uses it in-process;
+    only files it refuses (odd values) go to a child for the general path."""
+    monkeypatch.setenv("PERFVIEW_ISOLATE_MIN_MB", "0")
+    children: list[Path] = []
+    real = isolate.load
+
+    def child(path: Path, progress: Any) -> Bundle | None:
+        children.append(path)
+        return real(path, progress)
+
+    monkeypatch.setattr(isolate, "load", child)
+    plain = tmp_path / "plain.json"
+    plain.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
+    bundle = _in_thread(lambda: load(plain))
+    assert bundle.counts["slices"] == 1
+    assert children == []
+    odd = tmp_path / "odd.json"
+    odd.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"1","dur":2}]}')
+    bundle = _in_thread(lambda: load(odd))
+    assert bundle.counts["slices"] == 1
+    assert children == [odd]

@@ -39,11 +39,19 @@ _ARGS = (
 
 
 def _dims(values: list[object]) -> np.ndarray:
-    """[x, y, z] lists → "x×y×z" text ("" when absent)."""
+    """[x, y, z] lists → "x×y×z" text ("" when absent), formatted once per distinct value
+    (a big trace repeats a few launch shapes hundreds of thousands of times)."""
+    seen: dict[tuple[object, ...], str] = {}
     out = []
     for v in values:
         if isinstance(v, list) and v:
-            out.append("×".join(str(int(x)) if isinstance(x, int | float) else str(x) for x in v))
+            key = tuple(x if isinstance(x, int | float | str) else repr(x) for x in v)
+            text = seen.get(key)
+            if text is None:
+                text = seen[key] = "×".join(
+                    str(int(x)) if isinstance(x, int | float) else str(x) for x in v
+                )
+            out.append(text)
         else:
             out.append("")
     return np.asarray(out, dtype=object)
