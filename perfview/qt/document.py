@@ -134,6 +134,10 @@ class Document(QObject):
             self._tables[view_name] = table
         return table
 
+    def has_table(self, view_name: str) -> bool:
+        """True when summary table `view_name` is computed (showing it costs nothing)."""
+        return view_name in self._tables
+
     def seed_tables(self, tables: dict[str, pd.DataFrame]) -> None:
         """Adopt tables computed off-thread by the load task (keys are view names)."""
         for name, table in tables.items():

@@ -111,8 +111,13 @@ def _view_specs(bundle: Bundle) -> list[ViewSpec]:
 
 
 def table_views(bundle: Bundle) -> list[str]:
-    """Summary tables the tab will show (what the load worker precomputes)."""
-    return [spec.table for spec in view_specs(bundle) if spec.table]
+    """Summary tables the load worker precomputes: the first page's, when it is a table.
+
+    The others are computed in the background when their page is first shown: a 1 GB trace's
+    kernel table alone takes about a second, and most opens never look at every page.
+    """
+    specs = view_specs(bundle)
+    return [specs[0].table] if specs and specs[0].table else []
 
 
 def prepared_pages(bundle: Bundle) -> list[str]:
@@ -121,6 +126,20 @@ def prepared_pages(bundle: Bundle) -> list[str]:
     names = [spec.name for spec in view_specs(bundle)]
     wanted = names[:1] + [n for n in names if n == "timeline"]
     return [n for n in dict.fromkeys(wanted) if page_data.needs_data(n, bundle)]
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A summary table computed in the background for a table page."""
+
+    name: str
+    frame: pd.DataFrame
+
+
+def _summary(bundle: Bundle, table: str) -> _Table:
+    from perfview.core import summary
+
+    return _Table(table, summary.summarize(bundle, table))
 
 
 def _placeholder(text: str) -> QLabel:
@@ -214,7 +233,9 @@ class DocumentTab(QWidget):
         if name not in self._pages:
             return None
         if name not in self._views:
-            if self._needs_data(name):  # asked for now: compute here, not in the background
+            if name not in self._data and page_data.needs_data(name, self.document.bundle):
+                # asked for now: compute here, not in the background (a missing summary
+                # table is computed by the view itself)
                 self._adopt(name, page_data.prepare(name, self.document.bundle, self._tables))
             self._build(name)
         return self._views.get(name)
@@ -248,7 +269,14 @@ class DocumentTab(QWidget):
         self.view_changed.emit(name)
 
     def _needs_data(self, name: str) -> bool:
-        return name not in self._data and page_data.needs_data(name, self.document.bundle)
+        if name not in self._data and page_data.needs_data(name, self.document.bundle):
+            return True
+        return self._missing_table(name) is not None
+
+    def _missing_table(self, name: str) -> str | None:
+        """The summary table page `name` shows when it is not computed yet, else None."""
+        table = next((spec.table for spec in self.specs if spec.name == name), None)
+        return table if table and not self.document.has_table(table) else None
 
     def _adopt(self, name: str, data: Any) -> None:
         """Keep page `name`'s prepared data (and what other pages get from it for free)."""
@@ -266,7 +294,12 @@ class DocumentTab(QWidget):
         assert layout is not None
         layout.addWidget(label)
         bundle, tables = self.document.bundle, dict(self._tables)
-        task = Task(lambda _progress: page_data.prepare(name, bundle, tables), name=name)
+        table = self._missing_table(name)
+        if name in self._data or not page_data.needs_data(name, bundle):
+            assert table is not None
+            task = Task(lambda _progress: _summary(bundle, table), name=name)
+        else:
+            task = Task(lambda _progress: page_data.prepare(name, bundle, tables), name=name)
         task.finished.connect(lambda data, n=name: self._on_prepared(n, data))
         task.failed.connect(lambda message, n=name: self._on_prepare_failed(n, message))
         self._preparing[name] = (task, label)
@@ -275,7 +308,9 @@ class DocumentTab(QWidget):
     def _on_prepared(self, name: str, data: Any) -> None:
         if not shiboken6.isValid(self):
             return  # the tab was closed while its page was being prepared
-        if name not in self._data:
+        if isinstance(data, _Table):
+            self.document.seed_tables({data.name: data.frame})
+        elif name not in self._data:
             self._adopt(name, data)
         if name not in self._views:
             self._build(name)

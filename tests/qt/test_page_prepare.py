@@ -88,3 +88,25 @@ def test_show_view_stays_synchronous_and_adopts_derived_data(qtbot: Any) -> None
     recs = tab.view_widget("recommendations")
     assert isinstance(recs, RecommendationsView)
     assert recs.titles() == [f.title for f in overview.findings]
+
+
+def test_a_table_page_computes_its_table_in_the_background(qtbot: Any) -> None:
+    """Only the first page's table is precomputed by a load; a table page shown later gets
+    its summary from a worker, not from the GUI thread."""
+    from perfview.core import summary
+    from perfview.qt.document_tab import table_views
+    from perfview.qt.views.table_view import TableView
+
+    bundle = _bundle()
+    assert table_views(bundle) == []  # a torch trace opens on the Overview
+    tab = _tab()
+    qtbot.addWidget(tab)
+    table_page = next(s for s in tab.specs if s.table == "ops")
+    tab.tabs.setCurrentIndex(tab.view_names().index(table_page.name))
+    assert tab.is_preparing(table_page.name)
+    assert not tab.document.has_table("ops")
+    qtbot.waitUntil(lambda: not tab.is_preparing(), timeout=60_000)
+    assert tab.document.has_table("ops")
+    view = tab.view_widget(table_page.name)
+    assert isinstance(view, TableView)
+    assert view.model.rowCount() == len(summary.summarize(bundle, "ops"))

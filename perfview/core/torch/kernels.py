@@ -45,12 +45,15 @@ def _dims(values: list[object]) -> np.ndarray:
     out = []
     for v in values:
         if isinstance(v, list) and v:
-            key = tuple(x if isinstance(x, int | float | str) else repr(x) for x in v)
-            text = seen.get(key)
+            try:
+                key = tuple(v)
+                text = seen.get(key)
+            except TypeError:  # unhashable items (nested lists): format every time
+                key, text = None, None
             if text is None:
-                text = seen[key] = "×".join(
-                    str(int(x)) if isinstance(x, int | float) else str(x) for x in v
-                )
+                text = "×".join(str(int(x)) if isinstance(x, int | float) else str(x) for x in v)
+                if key is not None:
+                    seen[key] = text
             out.append(text)
         else:
             out.append("")
@@ -58,9 +61,18 @@ def _dims(values: list[object]) -> np.ndarray:
 
 
 def _numbers(values: list[object]) -> np.ndarray:
+    """Numbers as float64 (nan when absent or not a number)."""
+    try:  # msgspec gives int, float or None: numpy converts those at C speed (None → nan)
+        out = np.array(values, dtype=np.float64)
+        if not any(isinstance(v, bool) for v in values[:1]):
+            return out
+    except (TypeError, ValueError):
+        pass
     return np.asarray(
-        [float(v) if isinstance(v, int | float) else np.nan for v in values], dtype=np.float64
-    )
+        [float(v) if isinstance(v, int | float) and not isinstance(v, bool) else np.nan
+         for v in values],
+        dtype=np.float64,
+    )  # fmt: skip
 
 
 def kernel_rows(timeline: Timeline) -> pd.DataFrame:
