@@ -121,12 +121,12 @@ def _guard(fn: Callable[[], Bundle | None]) -> Bundle | None:
 def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
     progress(0.0, "reading")
     warming = _warm_scanner(path, force=not general)
-    text: bytearray | mmap.mmap | None = read_mapped(path, progress) if warming else None
-    if text is None:
-        text, read_warning = read_bytes(path, progress, 0.2)
-        warnings = [read_warning] if read_warning else []
+    text: bytearray | mmap.mmap
+    if warming is not None:
+        text, read_warning = read_mapped(path, progress)
     else:
-        warnings = []
+        text, read_warning = read_bytes(path, progress, 0.2)
+    warnings = [read_warning] if read_warning else []
     if warming is not None:
         warming.join()
     scanned = _scan(text, progress, force=not general) if warming is not None else None
@@ -141,6 +141,7 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
         from perfview.loaders.trace_parallel import ArgsCompaction
 
         cols, top = scanned.cols, scanned.top
+        warnings += scanned.warnings
         del scanned
         _check_events(cols)
         progress(0.85, "building the timeline")

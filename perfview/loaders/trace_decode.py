@@ -20,6 +20,8 @@ import mmap
 import os
 import re
 import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, Overflow
 from pathlib import Path
@@ -54,60 +56,134 @@ def read_bytes(path: Path, progress: Progress = noop, share: float = 0.3) -> tup
         return _gunzip(fh, size, progress, share)
 
 
-def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> mmap.mmap | None:
-    """The file's bytes plus PAD spaces in an anonymous memory map, or None for a gzip file.
+def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> tuple[mmap.mmap, str]:
+    """The (decompressed) content plus PAD spaces in an anonymous memory map, and a warning.
 
     Used by the scanner path: unlike a bytearray, a map can hand the pages past the args back
     to the system when the text becomes the args blob (`mmap.resize`), so a 1 GB trace does
-    not keep 1 GB resident for 0.6 GB of args.
+    not keep 1 GB resident for 0.6 GB of args. gzip is inflated chunk by chunk into the map
+    (grown by remapping, not copying): the compressed file is never held whole.
     """
     with open(path, "rb") as fh:
-        if fh.read(2) == GZIP_MAGIC:
-            return None
         size = os.fstat(fh.fileno()).st_size
-        fh.seek(0)
+        if fh.read(2) == GZIP_MAGIC:
+            fh.seek(0)
+            sink = _MapSink(_gzip_size_hint(fh, size))
+            warning = _inflate(fh, size, progress, share, sink.write)
+            return sink.finish(), warning
         mm = mmap.mmap(-1, size + PAD)
         view = memoryview(mm)
-        got = 0
         try:
-            while got < size:
-                k = fh.readinto(view[got:])
-                if not k:
-                    break
-                got += k
+            got = _read_parallel(fh.fileno(), view, size)
         finally:
             view.release()
     if got < size:  # the file shrank while it was read
         mm.resize(got + PAD)
     mm[got : got + PAD] = b" " * PAD
     progress(share, "read")
-    return mm
+    return mm, ""
+
+
+READ_PIECE = 64 << 20
+
+
+def _read_parallel(fd: int, view: memoryview, size: int) -> int:
+    """Read `size` bytes of `fd` into `view` with a thread per core (each its own pieces):
+    copying from the page cache and faulting the map's pages in costs CPU, and two cores
+    halve it (0.8 s -> 0.4 s for 1 GB here). Returns the bytes read (less when it shrank)."""
+    pieces = [(a, min(a + READ_PIECE, size)) for a in range(0, size, READ_PIECE)]
+    got = [0] * len(pieces)
+
+    def read(k: int) -> None:
+        a, b = pieces[k]
+        off = a
+        while off < b:
+            n = os.preadv(fd, [view[off:b]], off)
+            if n <= 0:
+                break
+            off += n
+        got[k] = off - a
+
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
+    if workers < 2 or len(pieces) < 2 or not hasattr(os, "preadv"):
+        for k in range(len(pieces)):
+            read(k)
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="perfview-read") as pool:
+            list(pool.map(read, range(len(pieces))))
+    total = 0
+    for (a, b), n in zip(pieces, got, strict=True):
+        total += n
+        if n < b - a:  # a short piece: the file ends there
+            break
+    return total
+
+
+class _MapSink:
+    """An anonymous map that grows (by remapping) as decompressed chunks are appended."""
+
+    def __init__(self, capacity: int) -> None:
+        self.mm = mmap.mmap(-1, max(capacity, 1 << 16) + PAD)
+        self.n = 0
+
+    def write(self, data: bytes) -> int:
+        end = self.n + len(data)
+        if end + PAD > len(self.mm):
+            self.mm.resize(max(end + PAD, len(self.mm) * 2))
+        self.mm[self.n : end] = data
+        self.n = end
+        return end
+
+    def finish(self) -> mmap.mmap:
+        self.mm.resize(self.n + PAD)
+        self.mm[self.n : self.n + PAD] = b" " * PAD
+        return self.mm
+
+
+def _gzip_size_hint(fh: Any, size: int) -> int:
+    """gzip's trailer holds the inflated size mod 2**32: exact for one member under 4 GB."""
+    if size < 18:
+        return 0
+    fh.seek(size - 4)
+    hint = int.from_bytes(fh.read(4), "little")
+    fh.seek(0)
+    return hint if hint >= size else 4 * size
 
 
 def _gunzip(fh: Any, size: int, progress: Progress, share: float) -> tuple[bytearray, str]:
     out = bytearray()
+    warning = _inflate(fh, size, progress, share, out.extend)
+    out += b" " * PAD
+    return out, warning
+
+
+def _inflate(
+    fh: Any, size: int, progress: Progress, share: float, write: Callable[[bytes], object]
+) -> str:
+    """Stream-decompress `fh` into `write`; returns a warning ('' when none). Tolerates a
+    truncated or corrupt stream after some output (chrome://tracing would show the rest)."""
     dec = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    warning = ""
+    wrote = False
     while True:
         chunk = fh.read(CHUNK)
         if not chunk:
-            if not dec.eof and out:
-                warning = "the gzip stream ends early; loaded what was decompressed"
-            break
+            if not dec.eof and wrote:
+                return "the gzip stream ends early; loaded what was decompressed"
+            return ""
         try:
-            out += dec.decompress(chunk)
+            data = dec.decompress(chunk)
             while dec.eof and dec.unused_data:  # concatenated gzip members
                 rest = dec.unused_data
                 dec = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                out += dec.decompress(rest)
+                data += dec.decompress(rest)
         except zlib.error:
-            if not out:
+            if not wrote:
                 raise LoadError("the gzip file is corrupt") from None
-            warning = "the gzip stream is corrupt; loaded what was decompressed before the damage"
-            break
-        progress(share * fh.tell() / size, "decompressing")
-    out += b" " * PAD
-    return out, warning
+            return "the gzip stream is corrupt; loaded what was decompressed before the damage"
+        if data:
+            write(data)
+            wrote = True
+        progress(share * fh.tell() / max(size, 1), "decompressing")
 
 
 @dataclass

@@ -399,6 +399,25 @@ def _intern(
 
 
 @njit(cache=True, nogil=True)
+def intern_spans(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, lower: bool) -> np.ndarray:
+    """One code per span (equal bytes, ASCII case ignored when `lower`, share a code), in
+    order of first appearance: merges the ranges' own tables of flow ids without Python."""
+    n = len(starts)
+    size = 1 << 4
+    while size < 2 * n:
+        size <<= 1
+    slots = np.full((1, size), -1, dtype=np.int32)
+    hashes = np.zeros((1, max(n, 1)), dtype=np.uint64)
+    tstarts = np.zeros((1, max(n, 1)), dtype=np.int64)
+    tlens = np.zeros((1, max(n, 1)), dtype=np.int64)
+    counts = np.zeros(1, dtype=np.int64)
+    out = np.empty(n, dtype=np.int32)
+    for k in range(n):
+        out[k] = _intern(0, buf, starts[k], lens[k], lower, slots, hashes, tstarts, tlens, counts)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def rehash(slots: np.ndarray, hashes: np.ndarray, counts: np.ndarray) -> None:
     """Fill fresh (all -1) `slots` from the stored hashes, after the tables grew."""
     mask = slots.shape[1] - 1

@@ -285,9 +285,32 @@ def test_odd_values_fall_back_and_agree(
     _both(path, monkeypatch)
 
 
-BROKEN = {
-    "truncated": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},{"ph":"X',
+TRUNCATED = {
+    "mid-event": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},{"ph":"X',
+    "mid-args": '{"a":1,"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},'
+    '{"ph":"X","name":"b","pid":1,"tid":1,"ts":2,"dur":1,"args":{"x":{"y":1}',
     "unclosed": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},\n',
+    "unclosed-array": '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}\n\n',
+}
+
+
+@pytest.mark.parametrize("text", TRUNCATED.values(), ids=TRUNCATED.keys())
+def test_truncated_files_scan_like_the_general_path(
+    tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profiler killed while writing leaves the array open: the scanner keeps every complete
+    event and words the warning as the general path does."""
+    path = tmp_path / "cut.json"
+    path.write_text(text)
+    assert _scanned(path) is not None
+    bundle = _both(path, monkeypatch)
+    assert bundle.counts["slices"] == 1
+    assert any("truncated" in w or "not closed" in w for w in bundle.warnings)
+
+
+BROKEN = {
+    "nothing-complete": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"du',
+    "object-unclosed": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]',
     "trailing-comma": '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},]',
     "garbage-after": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]} x',
     "missing-comma": '{"traceEvents":[{"ph":"X" "name":"a","pid":1,"tid":1,"ts":1,"dur":1}]}',
@@ -376,3 +399,37 @@ def test_compiled_nesting_equals_core_intervals(seed: int) -> None:
     want_depth, want_parent = intervals.nest(split[o2], start[o2], end[o2])
     assert np.array_equal(depth, want_depth)
     assert np.array_equal(parent, want_parent)
+
+
+def test_parallel_read_gives_the_file_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perfview.loaders import trace_decode
+
+    monkeypatch.setattr(trace_decode, "READ_PIECE", 4096)  # many pieces, several threads
+    data = bytes(np.random.default_rng(3).integers(0, 256, 100_003, dtype=np.uint8))
+    path = tmp_path / "blob.json"
+    path.write_bytes(data)
+    mm, warning = trace_decode.read_mapped(path)
+    assert warning == ""
+    assert bytes(mm[: len(data)]) == data
+    assert bytes(mm[len(data) :]) == b" " * trace_decode.PAD
+
+
+def test_gzip_streams_into_a_map(tmp_path: Path) -> None:
+    """A gzip trace is inflated chunk by chunk into a growing map; a cut stream keeps what
+    was inflated, with the general path's warning."""
+    from perfview.loaders import trace_decode
+
+    text = json.dumps({"traceEvents": _many(3000)}).encode()
+    whole = tmp_path / "t.json.gz"
+    whole.write_bytes(gzip.compress(text))
+    mm, warning = trace_decode.read_mapped(whole)
+    assert (bytes(mm[: len(text)]), warning) == (text, "")
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])
+    mm, warning = trace_decode.read_mapped(cut)
+    general, general_warning = read_bytes(cut)
+    assert bytes(mm) == bytes(general)
+    assert warning == general_warning
+    assert "ends early" in warning
