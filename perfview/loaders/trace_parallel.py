@@ -31,18 +31,10 @@ import msgspec
 import numpy as np
 
 from perfview.core.progress import Progress
+from perfview.loaders import trace_args
 from perfview.loaders import trace_scan as ts
-from perfview.loaders.trace_columns import _EV_LIST as EV_LIST
-from perfview.loaders.trace_columns import (
-    ARG_PHASES,
-    MEMORY_NAMES,
-    Columns,
-    Interner,
-    _compact,
-    _counters,
-    _memory,
-    _metadata,
-)
+from perfview.loaders.trace_assemble import assemble
+from perfview.loaders.trace_columns import Columns
 
 Text = bytearray | mmap.mmap  # the file's bytes: a map for plain files, a bytearray for gzip
 BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
@@ -50,13 +42,12 @@ MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
-_VALUES = msgspec.json.Decoder(list[Any])
 _SCAN_EVENTS: Any = ts.scan_events  # numba's Dispatcher type hides the real signature
 _WS = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 
 
-class _Tables:
+class Tables:
     """The scanner's six open-addressing string tables (see trace_scan._intern)."""
 
     def __init__(self, slots: int = 1 << 12) -> None:
@@ -96,7 +87,7 @@ class _Range:
     start: int
     first: bool  # start is the array's '[' (else an event's '{')
     stop_at: int  # -1: run to the end of the array
-    tables: _Tables = field(default_factory=_Tables)
+    tables: Tables = field(default_factory=Tables)
     batches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
     status: int = -1
     pos: int = 0
@@ -179,7 +170,7 @@ def warm() -> None:
     out = np.zeros((4, 4), dtype=np.int64)
     _status, pos, _count = ts.members(tiny, 0, True, out)
     codes, i64, u8 = _new_batch()
-    _SCAN_EVENTS(tiny, pos, True, -1, *_Tables().args(), codes, i64, u8, 0)
+    _SCAN_EVENTS(tiny, pos, True, -1, *Tables().args(), codes, i64, u8, 0)
 
 
 def threads_for(nbytes: int) -> int:
@@ -234,7 +225,8 @@ def scan(
     elif bytes(buf[end_pos:]).strip(_WS):
         return None
     del arr
-    cols = _assemble(buf, accepted)
+    bounds = np.cumsum([0] + [r.rows() for r in accepted])
+    cols = assemble(buf, [r.tables for r in accepted], bounds, _columns(accepted))
     if cols is None:
         return None
     top = {
@@ -346,149 +338,6 @@ def _report(ranges: list[_Range], total: int, progress: Progress, lo: float, hi:
     progress(lo + (hi - lo) * min(done / total, 1.0), f"scanned {done / 1e6:,.0f} MB")
 
 
-def _decode_values(buf: Text, spans: list[tuple[int, int]]) -> list[Any]:
-    """Decode each distinct raw JSON value (string, number or null) once."""
-    if not spans:
-        return []
-    view = memoryview(buf)
-    joined = b"[" + b",".join([view[s : s + k] for s, k in spans]) + b"]"
-    values: list[Any] = _VALUES.decode(joined)
-    return values
-
-
-def _with_absent(values: list[Any], codes: np.ndarray) -> tuple[list[Any], np.ndarray]:
-    """Values in first-appearance order with None slotted where the first absent (-1) row
-    falls, and the codes shifted to match, so ordering equals the batch path's Interner."""
-    absent = np.flatnonzero(codes < 0)
-    if not len(absent):
-        return values, codes
-    first = int(absent[0])
-    before = int(codes[:first].max()) + 1 if first else 0
-    shifted = np.where(codes >= before, codes + 1, codes)
-    shifted[absent] = before
-    return [*values[:before], None, *values[before:]], shifted
-
-
-def _intern(
-    interner: Interner, per_range: list[tuple[list[Any], np.ndarray]], absent_none: bool = True
-) -> np.ndarray:
-    """Global codes for every range's local codes (concatenated in file order)."""
-    out = []
-    for values, codes in per_range:
-        if absent_none:
-            values, codes = _with_absent(values, codes)
-        lut = interner.codes(values) if values else np.zeros(0, dtype=np.int32)
-        out.append(lut[codes] if len(lut) else np.full(len(codes), -1, dtype=np.int32))
-    return np.concatenate(out).astype(np.int32)
-
-
-def _assemble(buf: Text, ranges: list[_Range]) -> Columns | None:
-    """One `Columns` from the accepted ranges (None when a value does not decode)."""
-    cols = Columns()
-    bounds = np.cumsum([0] + [r.rows() for r in ranges])
-    n = int(bounds[-1])
-    codes, i64, u8 = _columns(ranges)
-
-    def local(col: int) -> list[np.ndarray]:
-        return [codes[col][bounds[k] : bounds[k + 1]] for k in range(len(ranges))]
-
-    try:
-        decoded = [
-            {t: _decode_values(buf, r.tables.spans(t)) for t in (ts.T_PH, ts.T_NAME, ts.T_CAT)}
-            for r in ranges
-        ]
-        keys = [_decode_values(buf, r.tables.spans(ts.T_KEY)) for r in ranges]
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        return None
-    for col, t, interner, target in (
-        (ts.C_PH, ts.T_PH, cols.phs, cols.ph),
-        (ts.C_NAME, ts.T_NAME, cols.names, cols.name),
-        (ts.C_CAT, ts.T_CAT, cols.cats, cols.cat),
-    ):
-        target.append(
-            _intern(interner, [(d[t], c) for d, c in zip(decoded, local(col), strict=True)])
-        )
-    pid_tid = [
-        np.stack([p, q], axis=1).ravel()
-        for p, q in zip(local(ts.C_PID), local(ts.C_TID), strict=True)
-    ]
-    both = _intern(cols.keys, list(zip(keys, pid_tid, strict=True)))
-    cols.pid.append(both[0::2].copy())
-    cols.tid.append(both[1::2].copy())
-    view = memoryview(buf)
-    shapes = []
-    for r, c in zip(ranges, local(ts.C_DIMS), strict=True):
-        lut = np.array(
-            [
-                cols.shapes.add(_compact(bytes(view[s : s + k])))
-                for s, k in r.tables.spans(ts.T_DIMS)
-            ]
-            + [0],
-            dtype=np.int32,
-        )
-        shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
-    cols.shape.append(np.concatenate(shapes))
-    # flow / async ids: only equality matters (no Python values), so the ranges' tables are
-    # merged by compiled code: a 1 GB trace has 300k distinct ids
-    counts = [int(r.tables.counts[ts.T_ID]) for r in ranges]
-    starts = np.concatenate(
-        [r.tables.starts[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)]
-    )
-    lens = np.concatenate([r.tables.lens[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
-    merged = ts.intern_spans(np.frombuffer(buf, dtype=np.uint8), starts, lens, True)
-    offsets = np.cumsum([0, *counts])
-    fids = []
-    for k, c in enumerate(local(ts.C_ID)):
-        lut = np.append(merged[offsets[k] : offsets[k + 1]], -1).astype(np.int32)
-        fids.append(lut[c])
-    cols.fid.append(np.concatenate(fids))
-    cols.ts.append(i64[ts.I_TS])
-    cols.ts_ok.append(u8[ts.U_TSOK].astype(bool))
-    cols.dur.append(i64[ts.I_DUR])
-    cols.dur_ok.append(u8[ts.U_DUROK].astype(bool))
-    cols.corr.append(i64[ts.I_CORR])
-    cols.ext.append(i64[ts.I_EXT])
-    cols.bp_e.append(u8[ts.U_BPE].astype(bool))
-    cols.scope.append(u8[ts.U_SCOPE].copy())
-    pc = u8[ts.U_PC]
-    keep = np.flatnonzero(np.isin(pc, np.frombuffer("".join(ARG_PHASES).encode(), np.uint8)))
-    cols.arg_rows.append(keep)
-    cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
-    cols.arg_starts.append(i64[ts.I_ARGS][keep])
-    cols.n = n
-    _events_with_args(cols, buf, i64, pc, ord("M"), _metadata)
-    _events_with_args(cols, buf, i64, pc, ord("C"), _counters)
-    mem_codes = [i for i, v in enumerate(cols.names.values) if v in MEMORY_NAMES]
-    if mem_codes:
-        inst = np.isin(pc, [ord("i"), ord("I")]) & np.isin(cols.name[0], mem_codes)
-        rows = np.flatnonzero(inst)
-        if len(rows) and not _memory_columns(cols, buf, i64, rows):
-            evs = _decode_events(buf, i64, rows)
-            _memory(cols, evs, np.arange(len(rows)), rows)
-    return cols
-
-
-MEMORY_COLUMNS = ("device_type", "device_id", "addr", "bytes", "total_allocated", "total_reserved")
-MEMORY_DEFAULTS = np.array([0, -1, 0, 0, 0, 0], dtype=np.int64)
-
-
-def _memory_columns(cols: Columns, buf: Text, i64: list[np.ndarray], rows: np.ndarray) -> bool:
-    """The memory events' integer args read by the scanner (False: use `_memory`)."""
-    values = np.zeros((len(rows), len(MEMORY_COLUMNS)), dtype=np.int64)
-    ok = np.zeros(values.shape, dtype=np.bool_)
-    starts = np.ascontiguousarray(i64[ts.I_ARGS][rows])
-    lens = np.ascontiguousarray(i64[ts.I_ARGLEN][rows])
-    if not ts.int_args(np.frombuffer(buf, dtype=np.uint8), starts, lens, values, ok):
-        return False
-    oom = cols.names.index.get(MEMORY_NAMES[1], -2)
-    out = cols.memory
-    out["row"] = [rows.astype(np.int64)]
-    out["oom"] = [cols.name[0][rows] == oom]
-    for w, name in enumerate(MEMORY_COLUMNS):
-        out[name] = [np.where(ok[:, w], values[:, w], MEMORY_DEFAULTS[w])]
-    return True
-
-
 def _columns(
     ranges: list[_Range],
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
@@ -504,23 +353,6 @@ def _columns(
         out.append([np.concatenate([b[row] for b in batches]) for row in range(height)])
         del batches
     return out[0], out[1], out[2]
-
-
-def _decode_events(buf: Text, i64: list[np.ndarray], rows: np.ndarray) -> list[Any]:
-    """The few events whose args Python needs (metadata, counters, memory), as `Ev`s."""
-    view = memoryview(buf)
-    starts = i64[ts.I_START][rows].tolist()
-    ends = i64[ts.I_END][rows].tolist()
-    joined = b"[" + b",".join([view[a:b] for a, b in zip(starts, ends, strict=True)]) + b"]"
-    return EV_LIST.decode(joined)  # type: ignore[no-any-return]
-
-
-def _events_with_args(
-    cols: Columns, buf: Text, i64: list[np.ndarray], pc: np.ndarray, phase: int, fn: Any
-) -> None:
-    rows = np.flatnonzero(pc == phase)
-    if len(rows):
-        fn(cols, _decode_events(buf, i64, rows), np.arange(len(rows)), rows)
 
 
 class ArgsCompaction:
@@ -544,7 +376,9 @@ class ArgsCompaction:
 
     def _run(self) -> None:
         try:
-            self.total = ts.compact(np.frombuffer(self.buf, dtype=np.uint8), self.starts, self.lens)
+            self.total = trace_args.compact(
+                np.frombuffer(self.buf, dtype=np.uint8), self.starts, self.lens
+            )
         except BaseException as exc:
             self.error = exc
 

@@ -23,6 +23,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from perfview.loaders.json_scan import (
+    MAX_DEPTH,
+    literal,
+    lower_ascii,
+    match,
+    number,
+    skip_value,
+    skip_ws,
+    string,
+    words,
+)
+
 # scan statuses
 END, FULL, GROW, STOPPED, ODD, TRUNC = 0, 1, 2, 3, 4, 5
 # hash tables (rows of the table arrays)
@@ -38,28 +50,17 @@ N_I64 = 8
 U_TSOK, U_DUROK, U_BPE, U_SCOPE, U_PC = 0, 1, 2, 3, 4
 N_U8 = 5
 
-MAX_DEPTH = 512  # nesting inside one event; deeper goes to the general path
-INT_DIGITS = 18  # integer parts longer than this go to the general path (as parse_decimal)
-LIMIT_US = (2**63 - 1 - 1000) // 1000  # whole µs whose ns fit int64
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)
 
 
-def _words(*words: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Keys packed into one byte array plus offsets, for `_match` (numba freezes globals)."""
-    flat = np.frombuffer(b"".join(words), dtype=np.uint8).copy()
-    offs = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum([len(w) for w in words], out=offs[1:])
-    return flat, offs
-
-
 # event keys, in the order of the K_* ids
-EV_WORDS, EV_OFFS = _words(
+EV_WORDS, EV_OFFS = words(
     b"ph", b"name", b"cat", b"pid", b"tid", b"ts", b"dur", b"args", b"id", b"id2", b"bp", b"s"
 )
 K_PH, K_NAME, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_ARGS, K_ID, K_ID2, K_BP, K_S = range(12)
 # args keys that become columns
-ARG_WORDS, ARG_OFFS = _words(
+ARG_WORDS, ARG_OFFS = words(
     b"correlation", b"External id", b"external id", b"Input Dims", b"Input dims"
 )
 A_CORR, A_EXT, A_EXTL, A_DIMS, A_DIMSL = range(5)
@@ -68,273 +69,6 @@ _ID_PC = np.zeros(256, dtype=np.bool_)
 _ID_PC[np.frombuffer(b"stfbenSTFp", dtype=np.uint8)] = True
 _SCOPE_PC = np.zeros(256, dtype=np.bool_)
 _SCOPE_PC[np.frombuffer(b"iInR", dtype=np.uint8)] = True
-_SIMPLE_ESCAPE = np.zeros(256, dtype=np.bool_)
-_SIMPLE_ESCAPE[np.frombuffer(b'"\\/bfnrt', dtype=np.uint8)] = True
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _is_ws(c: int) -> bool:
-    return c == 32 or c == 10 or c == 13 or c == 9
-
-
-@njit(cache=True, nogil=True)
-def _skip_ws(buf: np.ndarray, i: int, n: int) -> int:
-    while i < n and (buf[i] == 32 or buf[i] == 10 or buf[i] == 13 or buf[i] == 9):
-        i += 1
-    return i
-
-
-@njit(cache=True, nogil=True)
-def _utf8_len(buf: np.ndarray, i: int, n: int) -> int:
-    """Length of the valid UTF-8 sequence at buf[i] (a byte >= 0x80), 0 when invalid."""
-    c = buf[i]
-    if 0xC2 <= c <= 0xDF:
-        k, lo, hi = 2, 0x80, 0xBF
-    elif 0xE0 <= c <= 0xEF:
-        k = 3
-        lo = 0xA0 if c == 0xE0 else 0x80
-        hi = 0x9F if c == 0xED else 0xBF
-    elif 0xF0 <= c <= 0xF4:
-        k = 4
-        lo = 0x90 if c == 0xF0 else 0x80
-        hi = 0x8F if c == 0xF4 else 0xBF
-    else:
-        return 0
-    if i + k > n or not (lo <= buf[i + 1] <= hi):
-        return 0
-    for j in range(2, k):
-        if not (0x80 <= buf[i + j] <= 0xBF):
-            return 0
-    return k
-
-
-@njit(cache=True, nogil=True)
-def _is_hex(c: int) -> bool:
-    return (48 <= c <= 57) or (65 <= c <= 70) or (97 <= c <= 102)
-
-
-@njit(cache=True, nogil=True)
-def _string(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
-    """(index after the closing quote, flags) for the string at buf[i] == '"'; (-1, 0) when
-    invalid and (-2, 0) when the buffer ends inside it. flags: 1 escape, 2 non-ASCII."""
-    i += 1
-    flags = 0
-    while i < n:
-        c = buf[i]
-        if c == 34:
-            return i + 1, flags
-        if c == 92:
-            flags |= 1
-            if i + 1 >= n:
-                return -2, 0
-            e = buf[i + 1]
-            if e == 117:  # \uXXXX
-                if i + 6 > n:
-                    return -2, 0
-                for j in range(2, 6):
-                    if not _is_hex(buf[i + j]):
-                        return -1, 0
-                i += 6
-            elif _SIMPLE_ESCAPE[e]:  # \" \\ \/ \b \f \n \r \t
-                i += 2
-            else:
-                return -1, 0
-        elif c < 32:
-            return -1, 0
-        elif c >= 128:
-            k = _utf8_len(buf, i, n)
-            if k == 0:
-                return (-2, 0) if i + 4 > n else (-1, 0)
-            flags |= 2
-            i += k
-        else:
-            i += 1
-    return -2, 0
-
-
-@njit(cache=True, nogil=True)
-def _number(buf: np.ndarray, i: int, n: int, scale: int) -> tuple[int, int, int]:
-    """(end, kind, value) of the JSON number at buf[i]; kind 0 invalid, 1 integer, 2 decimal,
-    3 exponent (value unset), 4 too many digits. value = number × 10**scale (scale 0 or 3),
-    the digit after the kept ones rounding half up (as parse_decimal)."""
-    neg = False
-    if buf[i] == 45:
-        neg = True
-        i += 1
-    if i >= n or not (48 <= buf[i] <= 57):
-        return i, 0, 0
-    whole = 0
-    digits = 0
-    if buf[i] == 48:
-        i += 1
-        digits = 1
-        if i < n and 48 <= buf[i] <= 57:
-            return i, 0, 0
-    else:
-        while i < n and 48 <= buf[i] <= 57:
-            if digits < INT_DIGITS:
-                whole = whole * 10 + (buf[i] - 48)
-            digits += 1
-            i += 1
-    kind = 1
-    frac = 0
-    nfrac = 0
-    if i < n and buf[i] == 46:
-        i += 1
-        if i >= n or not (48 <= buf[i] <= 57):
-            return i, 0, 0
-        while i < n and 48 <= buf[i] <= 57:
-            if nfrac <= scale:
-                frac = frac * 10 + (buf[i] - 48)
-                nfrac += 1
-            i += 1
-        kind = 2
-    if i < n and (buf[i] == 101 or buf[i] == 69):
-        i += 1
-        if i < n and (buf[i] == 43 or buf[i] == 45):
-            i += 1
-        if i >= n or not (48 <= buf[i] <= 57):
-            return i, 0, 0
-        while i < n and 48 <= buf[i] <= 57:
-            i += 1
-        return i, 3, 0
-    if digits > INT_DIGITS:
-        return i, 4, 0
-    while nfrac <= scale:
-        frac *= 10
-        nfrac += 1
-    if scale == 3:
-        if whole > LIMIT_US:
-            return i, 4, 0
-        value = whole * 1000 + (frac + 5) // 10
-    else:
-        value = whole + (frac + 5) // 10
-    return i, kind, -value if neg else value
-
-
-@njit(cache=True, nogil=True)
-def _literal(buf: np.ndarray, i: int, n: int) -> int:
-    """Index after true/false/null at buf[i], -1 when invalid, -2 when cut off."""
-    c = buf[i]
-    if c == 116 or c == 110:
-        k = 4
-    elif c == 102:
-        k = 5
-    else:
-        return -1
-    if i + k > n:
-        return -2
-    if c == 116:
-        ok = buf[i + 1] == 114 and buf[i + 2] == 117 and buf[i + 3] == 101
-    elif c == 110:
-        ok = buf[i + 1] == 117 and buf[i + 2] == 108 and buf[i + 3] == 108
-    else:
-        ok = buf[i + 1] == 97 and buf[i + 2] == 108 and buf[i + 3] == 115 and buf[i + 4] == 101
-    return i + k if ok else -1
-
-
-@njit(cache=True, nogil=True)
-def _skip_value(buf: np.ndarray, i: int, n: int, stack: np.ndarray) -> int:
-    """Index after the JSON value starting at buf[i] (validated); -1 invalid, -2 cut off."""
-    sp = 0
-    while True:
-        # a value starts at i
-        i = _skip_ws(buf, i, n)
-        if i >= n:
-            return -2
-        c = buf[i]
-        if c == 123 or c == 91:
-            if sp >= MAX_DEPTH:
-                return -1
-            j = _skip_ws(buf, i + 1, n)
-            if j >= n:
-                return -2
-            if buf[j] == c + 2:  # {} or []
-                i = j + 1
-            else:
-                stack[sp] = c
-                sp += 1
-                if c == 123:
-                    i = _key_colon(buf, j, n)
-                    if i < 0:
-                        return i
-                else:
-                    i = j
-                continue
-        elif c == 34:
-            i, _f = _string(buf, i, n)
-            if i < 0:
-                return i
-        elif c == 45 or 48 <= c <= 57:
-            i, kind, _v = _number(buf, i, n, 0)
-            if kind == 0:
-                return -2 if i >= n else -1
-        else:
-            i = _literal(buf, i, n)
-            if i < 0:
-                return i
-        # a value ended at i: close containers, or move to the next item
-        while True:
-            if sp == 0:
-                return i
-            i = _skip_ws(buf, i, n)
-            if i >= n:
-                return -2
-            c = buf[i]
-            top = stack[sp - 1]
-            if c == 44:
-                if top == 123:
-                    i = _key_colon(buf, _skip_ws(buf, i + 1, n), n)
-                    if i < 0:
-                        return i
-                else:
-                    i += 1
-                break
-            if c == top + 2:
-                sp -= 1
-                i += 1
-                continue
-            return -1
-
-
-@njit(cache=True, nogil=True)
-def _key_colon(buf: np.ndarray, i: int, n: int) -> int:
-    """Index after `"key" :` at buf[i]; -1 invalid, -2 cut off."""
-    if i >= n:
-        return -2
-    if buf[i] != 34:
-        return -1
-    i, _f = _string(buf, i, n)
-    if i < 0:
-        return i
-    i = _skip_ws(buf, i, n)
-    if i >= n:
-        return -2
-    if buf[i] != 58:
-        return -1
-    return i + 1
-
-
-@njit(cache=True, nogil=True)
-def _match(buf: np.ndarray, s: int, length: int, words: np.ndarray, offs: np.ndarray) -> int:
-    """Index of the word equal to buf[s:s+length], -1 when none."""
-    for k in range(len(offs) - 1):
-        a = offs[k]
-        if offs[k + 1] - a != length:
-            continue
-        same = True
-        for j in range(length):
-            if buf[s + j] != words[a + j]:
-                same = False
-                break
-        if same:
-            return k
-    return -1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lower(c: int) -> int:
-    return c + 32 if 65 <= c <= 90 else c
 
 
 @njit(cache=True, nogil=True)
@@ -361,12 +95,12 @@ def _intern(
     for j in range(s, s + head):
         c = buf[j]
         if lower:
-            c = _lower(c)
+            c = lower_ascii(c)
         h = (h ^ np.uint64(c)) * FNV_PRIME
     for j in range(max(s + head, s + length - 8), s + length):
         c = buf[j]
         if lower:
-            c = _lower(c)
+            c = lower_ascii(c)
         h = (h ^ np.uint64(c)) * FNV_PRIME
     h ^= h >> np.uint64(29)
     mask = slots.shape[1] - 1
@@ -388,8 +122,8 @@ def _intern(
                 x = buf[a + j]
                 y = buf[s + j]
                 if lower:
-                    x = _lower(x)
-                    y = _lower(y)
+                    x = lower_ascii(x)
+                    y = lower_ascii(y)
                 if x != y:
                     same = False
                     break
@@ -430,98 +164,6 @@ def rehash(slots: np.ndarray, hashes: np.ndarray, counts: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True)
-def compact(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> int:
-    """Move the spans buf[starts[k]:starts[k]+lens[k]] (ascending, disjoint) to the front of
-    `buf`, back to back, in place; returns their total length.
-
-    Spans are gathered into a small separate buffer (block copies between distinct arrays)
-    and flushed to their place: every destination byte lies before the next unread span,
-    because a span only ever moves left, so nothing is overwritten before it is read.
-    """
-    scratch = np.empty(1 << 20, dtype=np.uint8)
-    used = 0  # bytes waiting in scratch, destined for buf[o - used : o]
-    o = 0
-    for k in range(len(starts)):
-        s = starts[k]
-        m = lens[k]
-        if used + m > len(scratch):
-            buf[o - used : o] = scratch[:used]
-            used = 0
-        if m > len(scratch):  # a huge span: move it byte by byte (left, so forward is safe)
-            for j in range(m):
-                buf[o + j] = buf[s + j]
-        else:
-            scratch[used : used + m] = buf[s : s + m]
-            used += m
-        o += m
-    buf[o - used : o] = scratch[:used]
-    return o
-
-
-MEM_WORDS, MEM_OFFS = _words(
-    b"Device Type", b"Device Id", b"Addr", b"Bytes", b"Total Allocated", b"Total Reserved"
-)
-
-
-@njit(cache=True, nogil=True)
-def int_args(
-    buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, values: np.ndarray, ok: np.ndarray
-) -> bool:
-    """Integer args of memory events: values[k, w] / ok[k, w] for each MEM_WORDS key w of the
-    args object buf[starts[k]:starts[k]+lens[k]]. False when a key holds anything but an
-    integer literal or null (or is repeated), so the caller uses the general path."""
-    stack = np.empty(MAX_DEPTH, dtype=np.uint8)
-    for k in range(len(starts)):
-        i = starts[k]
-        n = i + lens[k]
-        if lens[k] == 0:
-            continue
-        i = _skip_ws(buf, i + 1, n)
-        if i < n and buf[i] == 125:
-            continue
-        while i < n:
-            if buf[i] != 34:
-                return False
-            ks = i + 1
-            i, kf = _string(buf, i, n)
-            if i < 0 or kf & 1:
-                return False
-            w = _match(buf, ks, i - 1 - ks, MEM_WORDS, MEM_OFFS)
-            i = _skip_ws(buf, i, n)
-            if i >= n or buf[i] != 58:
-                return False
-            i = _skip_ws(buf, i + 1, n)
-            if i >= n:
-                return False
-            c = buf[i]
-            if w >= 0:
-                if ok[k, w]:
-                    return False
-                if c == 110:
-                    i = _literal(buf, i, n)
-                elif c == 45 or 48 <= c <= 57:
-                    i, kind, value = _number(buf, i, n, 0)
-                    if kind != 1:
-                        return False
-                    values[k, w] = value
-                    ok[k, w] = True
-                else:
-                    return False
-            else:
-                i = _skip_value(buf, i, n, stack)
-            if i < 0:
-                return False
-            i = _skip_ws(buf, i, n)
-            if i < n and buf[i] == 44:
-                i = _skip_ws(buf, i + 1, n)
-                continue
-            if i < n and buf[i] == 125:
-                break
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
 def _args(
     buf: np.ndarray, i: int, n: int, stack: np.ndarray, ids: np.ndarray, dims: np.ndarray
 ) -> tuple[int, int, int, int, int, int]:
@@ -534,7 +176,7 @@ def _args(
     ids[:] = -1  # scratch arrays, reused across events (no allocation per event)
     dims[:] = 0  # [start, length] of "Input Dims", then of "Input dims"
     seen = 0
-    i = _skip_ws(buf, i + 1, n)
+    i = skip_ws(buf, i + 1, n)
     if i >= n:
         return -2, 0, 0, 0, 0, 0
     if buf[i] == 125:
@@ -543,18 +185,18 @@ def _args(
         if buf[i] != 34:
             return -1, 0, 0, 0, 0, 0
         ks = i + 1
-        i, kf = _string(buf, i, n)
+        i, kf = string(buf, i, n)
         if i < 0:
             return i, 0, 0, 0, 0, 0
-        key = _match(buf, ks, i - 1 - ks, ARG_WORDS, ARG_OFFS)
+        key = match(buf, ks, i - 1 - ks, ARG_WORDS, ARG_OFFS)
         if kf & 1:
             return -1, 0, 0, 0, 0, 0  # an escaped key might spell one of ours
-        i = _skip_ws(buf, i, n)
+        i = skip_ws(buf, i, n)
         if i >= n:
             return -2, 0, 0, 0, 0, 0
         if buf[i] != 58:
             return -1, 0, 0, 0, 0, 0
-        i = _skip_ws(buf, i + 1, n)
+        i = skip_ws(buf, i + 1, n)
         if i >= n:
             return -2, 0, 0, 0, 0, 0
         if key >= 0:
@@ -564,9 +206,9 @@ def _args(
         c = buf[i]
         if key >= 0 and key <= A_EXTL:
             if c == 110:
-                i = _literal(buf, i, n)
+                i = literal(buf, i, n)
             elif c == 45 or 48 <= c <= 57:
-                i, kind, value = _number(buf, i, n, 0)
+                i, kind, value = number(buf, i, n, 0)
                 if kind != 1:
                     return (-2 if i >= n else -1), 0, 0, 0, 0, 0
                 ids[key] = value
@@ -574,18 +216,18 @@ def _args(
                 return -1, 0, 0, 0, 0, 0
         else:
             vs = i
-            i = _skip_value(buf, i, n, stack)
+            i = skip_value(buf, i, n, stack)
             if key >= A_DIMS and i >= 0:
                 dims[2 * (key - A_DIMS)] = vs
                 dims[2 * (key - A_DIMS) + 1] = i - vs
         if i < 0:
             return i, 0, 0, 0, 0, 0
-        i = _skip_ws(buf, i, n)
+        i = skip_ws(buf, i, n)
         if i >= n:
             return -2, 0, 0, 0, 0, 0
         c = buf[i]
         if c == 44:
-            i = _skip_ws(buf, i + 1, n)
+            i = skip_ws(buf, i + 1, n)
             if i >= n:
                 return -2, 0, 0, 0, 0, 0
             continue
@@ -615,7 +257,7 @@ def _event(
     ts_ok = dur_ok = 0
     corr = ext = extl = -1
     dims_s = dims_l = 0
-    i = _skip_ws(buf, i + 1, n)
+    i = skip_ws(buf, i + 1, n)
     if i >= n:
         return -2
     if buf[i] != 125:
@@ -623,18 +265,18 @@ def _event(
             if buf[i] != 34:
                 return -1
             ks = i + 1
-            i, kf = _string(buf, i, n)
+            i, kf = string(buf, i, n)
             if i < 0:
                 return i
-            key = _match(buf, ks, i - 1 - ks, EV_WORDS, EV_OFFS)
+            key = match(buf, ks, i - 1 - ks, EV_WORDS, EV_OFFS)
             if kf & 1:
                 return -1
-            i = _skip_ws(buf, i, n)
+            i = skip_ws(buf, i, n)
             if i >= n:
                 return -2
             if buf[i] != 58:
                 return -1
-            i = _skip_ws(buf, i + 1, n)
+            i = skip_ws(buf, i + 1, n)
             if i >= n:
                 return -2
             c = buf[i]
@@ -643,28 +285,28 @@ def _event(
                 return -1  # a duplicate key: the general path decides which one counts
             if key == K_PH or key == K_NAME or key == K_CAT or key == K_BP or key == K_S:  # noqa: SIM109
                 if c == 34:
-                    i, f = _string(buf, i, n)
+                    i, f = string(buf, i, n)
                     sf[key] = f
                 elif c == 110:
-                    i = _literal(buf, i, n)
+                    i = literal(buf, i, n)
                 else:
                     return -1
             elif key == K_PID or key == K_TID:  # noqa: SIM109
                 if c == 34:
-                    i, f = _string(buf, i, n)
+                    i, f = string(buf, i, n)
                 elif c == 110:
-                    i = _literal(buf, i, n)
+                    i = literal(buf, i, n)
                 elif c == 45 or 48 <= c <= 57:
-                    i, kind, _v = _number(buf, i, n, 0)
+                    i, kind, _v = number(buf, i, n, 0)
                     if kind != 1:
                         return -2 if i >= n else -1
                 else:
                     return -1
             elif key == K_TS or key == K_DUR:  # noqa: SIM109
                 if c == 110:
-                    i = _literal(buf, i, n)
+                    i = literal(buf, i, n)
                 elif c == 45 or 48 <= c <= 57:
-                    i, kind, value = _number(buf, i, n, 3)
+                    i, kind, value = number(buf, i, n, 3)
                     if kind != 1 and kind != 2:
                         return -2 if i >= n else -1
                     if key == K_TS:
@@ -680,18 +322,18 @@ def _event(
                     buf, i, n, stack, scratch[3, :3], scratch[3, 3:7]
                 )
             else:
-                i = _skip_value(buf, i, n, stack)
+                i = skip_value(buf, i, n, stack)
             if i < 0:
                 return i
             if key >= 0:
                 sp[key] = vs
                 sl[key] = i - vs
-            i = _skip_ws(buf, i, n)
+            i = skip_ws(buf, i, n)
             if i >= n:
                 return -2
             c = buf[i]
             if c == 44:
-                i = _skip_ws(buf, i + 1, n)
+                i = skip_ws(buf, i + 1, n)
                 if i >= n:
                     return -2
                 continue
@@ -778,7 +420,7 @@ def scan_events(
     limit = min(hashes.shape[1], slots.shape[1] // 2) - 8
     i = pos
     if first:
-        i = _skip_ws(buf, i + 1, n)
+        i = skip_ws(buf, i + 1, n)
         if i >= n:
             return TRUNC, i, m
         if buf[i] == 93:
@@ -799,12 +441,12 @@ def scan_events(
         if r < 0:
             return (TRUNC if r == -2 else ODD), i, m
         m += 1
-        j = _skip_ws(buf, r, n)
+        j = skip_ws(buf, r, n)
         if j >= n:
             return TRUNC, j, m
         c = buf[j]
         if c == 44:
-            j = _skip_ws(buf, j + 1, n)
+            j = skip_ws(buf, j + 1, n)
             if j >= n:
                 return TRUNC, j, m
             i = j
@@ -815,7 +457,7 @@ def scan_events(
 
 
 TOP_FOUND, TOP_DONE = 0, 1  # `members` statuses besides ODD / TRUNC
-TRACE_EVENTS, TE_OFFS = _words(b"traceEvents")
+TRACE_EVENTS, TE_OFFS = words(b"traceEvents")
 
 
 @njit(cache=True, nogil=True)
@@ -830,42 +472,42 @@ def members(buf: np.ndarray, i: int, first: bool, out: np.ndarray) -> tuple[int,
     stack = np.empty(MAX_DEPTH, dtype=np.uint8)
     count = 0
     if first:
-        i = _skip_ws(buf, i + 1, n)
+        i = skip_ws(buf, i + 1, n)
         if i < n and buf[i] == 125:
-            i = _skip_ws(buf, i + 1, n)
+            i = skip_ws(buf, i + 1, n)
             return (TOP_DONE if i >= n else ODD), i, count
     else:
-        i = _skip_ws(buf, i, n)
+        i = skip_ws(buf, i, n)
         if i >= n:
             return TRUNC, i, count
         if buf[i] == 125:
-            i = _skip_ws(buf, i + 1, n)
+            i = skip_ws(buf, i + 1, n)
             return (TOP_DONE if i >= n else ODD), i, count
         if buf[i] != 44:
             return ODD, i, count
-        i = _skip_ws(buf, i + 1, n)
+        i = skip_ws(buf, i + 1, n)
     while True:
         if i >= n:
             return TRUNC, i, count
         if buf[i] != 34 or count >= out.shape[0]:
             return ODD, i, count
         ks = i + 1
-        i, kf = _string(buf, i, n)
+        i, kf = string(buf, i, n)
         if i < 0:
             return (TRUNC if i == -2 else ODD), ks, count
         ke = i - 1
         if kf & 1:
             return ODD, ks, count
-        i = _skip_ws(buf, i, n)
+        i = skip_ws(buf, i, n)
         if i >= n or buf[i] != 58:
             return (TRUNC if i >= n else ODD), i, count
-        i = _skip_ws(buf, i + 1, n)
+        i = skip_ws(buf, i + 1, n)
         if i >= n:
             return TRUNC, i, count
-        if ke - ks == len(TRACE_EVENTS) and _match(buf, ks, ke - ks, TRACE_EVENTS, TE_OFFS) == 0:
+        if ke - ks == len(TRACE_EVENTS) and match(buf, ks, ke - ks, TRACE_EVENTS, TE_OFFS) == 0:
             return (TOP_FOUND if buf[i] == 91 else ODD), i, count
         vs = i
-        i = _skip_value(buf, i, n, stack)
+        i = skip_value(buf, i, n, stack)
         if i < 0:
             return (TRUNC if i == -2 else ODD), vs, count
         out[count, 0] = ks
@@ -873,12 +515,12 @@ def members(buf: np.ndarray, i: int, first: bool, out: np.ndarray) -> tuple[int,
         out[count, 2] = vs
         out[count, 3] = i
         count += 1
-        i = _skip_ws(buf, i, n)
+        i = skip_ws(buf, i, n)
         if i >= n:
             return TRUNC, i, count
         if buf[i] == 125:
-            i = _skip_ws(buf, i + 1, n)
+            i = skip_ws(buf, i + 1, n)
             return (TOP_DONE if i >= n else ODD), i, count
         if buf[i] != 44:
             return ODD, i, count
-        i = _skip_ws(buf, i + 1, n)
+        i = skip_ws(buf, i + 1, n)

@@ -18,7 +18,7 @@ import pytest
 
 from perfview.core.errors import LoadCancelled, LoadError
 from perfview.core.model import Bundle
-from perfview.loaders import chrome_trace, trace_parallel, trace_scan
+from perfview.loaders import chrome_trace, json_scan, trace_parallel
 from perfview.loaders.trace_decode import parse_decimal, read_bytes
 from tests.conftest import sample
 from tests.loaders.test_chrome_trace import TRACE_SAMPLES, _same_bundles
@@ -371,7 +371,7 @@ def test_numbers_match_parse_decimal() -> None:
         assert ok.all()
         for text, want in zip(texts, expected.tolist(), strict=True):
             buf = np.frombuffer(bytearray(text.encode() + b" "), dtype=np.uint8)
-            end, kind, value = trace_scan._number(buf, 0, len(buf), scale)
+            end, kind, value = json_scan.number(buf, 0, len(buf), scale)
             assert (end, value) == (len(text), want), text
             assert kind == (2 if "." in text else 1)
 

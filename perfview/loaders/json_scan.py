@@ -1,0 +1,291 @@
+"""Compiled JSON primitives (numba, cached on disk) for the trace scanner.
+
+Each function reads one JSON token from a uint8 array and validates it on the way: the
+scanner (`trace_scan`) must reject what msgspec would reject, so that odd input goes to the
+general path instead of being misread. Positions returned as -1 mean invalid JSON, -2 that
+the buffer ended inside the token (a truncated file).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MAX_DEPTH = 512  # nesting inside one event; deeper goes to the general path
+INT_DIGITS = 18  # integer parts longer than this go to the general path (as parse_decimal)
+LIMIT_US = (2**63 - 1 - 1000) // 1000  # whole µs whose ns fit int64
+SIMPLE_ESCAPE = np.zeros(256, dtype=np.bool_)
+SIMPLE_ESCAPE[np.frombuffer(b'"\\/bfnrt', dtype=np.uint8)] = True
+
+
+def words(*words: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Keys packed into one byte array plus offsets, for `match` (numba freezes globals)."""
+    flat = np.frombuffer(b"".join(words), dtype=np.uint8).copy()
+    offs = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in words], out=offs[1:])
+    return flat, offs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def is_ws(c: int) -> bool:
+    return c == 32 or c == 10 or c == 13 or c == 9
+
+
+@njit(cache=True, nogil=True)
+def skip_ws(buf: np.ndarray, i: int, n: int) -> int:
+    while i < n and (buf[i] == 32 or buf[i] == 10 or buf[i] == 13 or buf[i] == 9):
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def utf8_len(buf: np.ndarray, i: int, n: int) -> int:
+    """Length of the valid UTF-8 sequence at buf[i] (a byte >= 0x80), 0 when invalid."""
+    c = buf[i]
+    if 0xC2 <= c <= 0xDF:
+        k, lo, hi = 2, 0x80, 0xBF
+    elif 0xE0 <= c <= 0xEF:
+        k = 3
+        lo = 0xA0 if c == 0xE0 else 0x80
+        hi = 0x9F if c == 0xED else 0xBF
+    elif 0xF0 <= c <= 0xF4:
+        k = 4
+        lo = 0x90 if c == 0xF0 else 0x80
+        hi = 0x8F if c == 0xF4 else 0xBF
+    else:
+        return 0
+    if i + k > n or not (lo <= buf[i + 1] <= hi):
+        return 0
+    for j in range(2, k):
+        if not (0x80 <= buf[i + j] <= 0xBF):
+            return 0
+    return k
+
+
+@njit(cache=True, nogil=True)
+def is_hex(c: int) -> bool:
+    return (48 <= c <= 57) or (65 <= c <= 70) or (97 <= c <= 102)
+
+
+@njit(cache=True, nogil=True)
+def string(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
+    """(index after the closing quote, flags) for the string at buf[i] == '"'; (-1, 0) when
+    invalid and (-2, 0) when the buffer ends inside it. flags: 1 escape, 2 non-ASCII."""
+    i += 1
+    flags = 0
+    while i < n:
+        c = buf[i]
+        if c == 34:
+            return i + 1, flags
+        if c == 92:
+            flags |= 1
+            if i + 1 >= n:
+                return -2, 0
+            e = buf[i + 1]
+            if e == 117:  # \uXXXX
+                if i + 6 > n:
+                    return -2, 0
+                for j in range(2, 6):
+                    if not is_hex(buf[i + j]):
+                        return -1, 0
+                i += 6
+            elif SIMPLE_ESCAPE[e]:  # \" \\ \/ \b \f \n \r \t
+                i += 2
+            else:
+                return -1, 0
+        elif c < 32:
+            return -1, 0
+        elif c >= 128:
+            k = utf8_len(buf, i, n)
+            if k == 0:
+                return (-2, 0) if i + 4 > n else (-1, 0)
+            flags |= 2
+            i += k
+        else:
+            i += 1
+    return -2, 0
+
+
+@njit(cache=True, nogil=True)
+def number(buf: np.ndarray, i: int, n: int, scale: int) -> tuple[int, int, int]:
+    """(end, kind, value) of the JSON number at buf[i]; kind 0 invalid, 1 integer, 2 decimal,
+    3 exponent (value unset), 4 too many digits. value = number × 10**scale (scale 0 or 3),
+    the digit after the kept ones rounding half up (as parse_decimal)."""
+    neg = False
+    if buf[i] == 45:
+        neg = True
+        i += 1
+    if i >= n or not (48 <= buf[i] <= 57):
+        return i, 0, 0
+    whole = 0
+    digits = 0
+    if buf[i] == 48:
+        i += 1
+        digits = 1
+        if i < n and 48 <= buf[i] <= 57:
+            return i, 0, 0
+    else:
+        while i < n and 48 <= buf[i] <= 57:
+            if digits < INT_DIGITS:
+                whole = whole * 10 + (buf[i] - 48)
+            digits += 1
+            i += 1
+    kind = 1
+    frac = 0
+    nfrac = 0
+    if i < n and buf[i] == 46:
+        i += 1
+        if i >= n or not (48 <= buf[i] <= 57):
+            return i, 0, 0
+        while i < n and 48 <= buf[i] <= 57:
+            if nfrac <= scale:
+                frac = frac * 10 + (buf[i] - 48)
+                nfrac += 1
+            i += 1
+        kind = 2
+    if i < n and (buf[i] == 101 or buf[i] == 69):
+        i += 1
+        if i < n and (buf[i] == 43 or buf[i] == 45):
+            i += 1
+        if i >= n or not (48 <= buf[i] <= 57):
+            return i, 0, 0
+        while i < n and 48 <= buf[i] <= 57:
+            i += 1
+        return i, 3, 0
+    if digits > INT_DIGITS:
+        return i, 4, 0
+    while nfrac <= scale:
+        frac *= 10
+        nfrac += 1
+    if scale == 3:
+        if whole > LIMIT_US:
+            return i, 4, 0
+        value = whole * 1000 + (frac + 5) // 10
+    else:
+        value = whole + (frac + 5) // 10
+    return i, kind, -value if neg else value
+
+
+@njit(cache=True, nogil=True)
+def literal(buf: np.ndarray, i: int, n: int) -> int:
+    """Index after true/false/null at buf[i], -1 when invalid, -2 when cut off."""
+    c = buf[i]
+    if c == 116 or c == 110:
+        k = 4
+    elif c == 102:
+        k = 5
+    else:
+        return -1
+    if i + k > n:
+        return -2
+    if c == 116:
+        ok = buf[i + 1] == 114 and buf[i + 2] == 117 and buf[i + 3] == 101
+    elif c == 110:
+        ok = buf[i + 1] == 117 and buf[i + 2] == 108 and buf[i + 3] == 108
+    else:
+        ok = buf[i + 1] == 97 and buf[i + 2] == 108 and buf[i + 3] == 115 and buf[i + 4] == 101
+    return i + k if ok else -1
+
+
+@njit(cache=True, nogil=True)
+def skip_value(buf: np.ndarray, i: int, n: int, stack: np.ndarray) -> int:
+    """Index after the JSON value starting at buf[i] (validated); -1 invalid, -2 cut off."""
+    sp = 0
+    while True:
+        # a value starts at i
+        i = skip_ws(buf, i, n)
+        if i >= n:
+            return -2
+        c = buf[i]
+        if c == 123 or c == 91:
+            if sp >= MAX_DEPTH:
+                return -1
+            j = skip_ws(buf, i + 1, n)
+            if j >= n:
+                return -2
+            if buf[j] == c + 2:  # {} or []
+                i = j + 1
+            else:
+                stack[sp] = c
+                sp += 1
+                if c == 123:
+                    i = key_colon(buf, j, n)
+                    if i < 0:
+                        return i
+                else:
+                    i = j
+                continue
+        elif c == 34:
+            i, _f = string(buf, i, n)
+            if i < 0:
+                return i
+        elif c == 45 or 48 <= c <= 57:
+            i, kind, _v = number(buf, i, n, 0)
+            if kind == 0:
+                return -2 if i >= n else -1
+        else:
+            i = literal(buf, i, n)
+            if i < 0:
+                return i
+        # a value ended at i: close containers, or move to the next item
+        while True:
+            if sp == 0:
+                return i
+            i = skip_ws(buf, i, n)
+            if i >= n:
+                return -2
+            c = buf[i]
+            top = stack[sp - 1]
+            if c == 44:
+                if top == 123:
+                    i = key_colon(buf, skip_ws(buf, i + 1, n), n)
+                    if i < 0:
+                        return i
+                else:
+                    i += 1
+                break
+            if c == top + 2:
+                sp -= 1
+                i += 1
+                continue
+            return -1
+
+
+@njit(cache=True, nogil=True)
+def key_colon(buf: np.ndarray, i: int, n: int) -> int:
+    """Index after `"key" :` at buf[i]; -1 invalid, -2 cut off."""
+    if i >= n:
+        return -2
+    if buf[i] != 34:
+        return -1
+    i, _f = string(buf, i, n)
+    if i < 0:
+        return i
+    i = skip_ws(buf, i, n)
+    if i >= n:
+        return -2
+    if buf[i] != 58:
+        return -1
+    return i + 1
+
+
+@njit(cache=True, nogil=True)
+def match(buf: np.ndarray, s: int, length: int, words: np.ndarray, offs: np.ndarray) -> int:
+    """Index of the word equal to buf[s:s+length], -1 when none."""
+    for k in range(len(offs) - 1):
+        a = offs[k]
+        if offs[k + 1] - a != length:
+            continue
+        same = True
+        for j in range(length):
+            if buf[s + j] != words[a + j]:
+                same = False
+                break
+        if same:
+            return k
+    return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lower_ascii(c: int) -> int:
+    return c + 32 if 65 <= c <= 90 else c
