@@ -71,17 +71,39 @@ def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> tu
             sink = _MapSink(_gzip_size_hint(fh, size))
             warning = _inflate(fh, size, progress, share, sink.write)
             return sink.finish(), warning
-        mm = mmap.mmap(-1, size + PAD)
+        mm = anonymous_map(size + PAD)
         view = memoryview(mm)
         try:
             got = _read_parallel(fh.fileno(), view, size)
         finally:
             view.release()
     if got < size:  # the file shrank while it was read
-        mm.resize(got + PAD)
+        mm = shrink_map(mm, got + PAD)
     mm[got : got + PAD] = b" " * PAD
     progress(share, "read")
     return mm, ""
+
+
+def anonymous_map(size: int) -> mmap.mmap:
+    """A private anonymous memory map. Private, not Python's default shared: shrinking a
+    shared anonymous map unmaps its tail but the pages stay allocated (shmem) until it is
+    closed, so the memory a shrink should return would stay in use."""
+    try:
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    except (AttributeError, TypeError):  # pragma: no cover - Windows: no flags
+        return mmap.mmap(-1, size)
+
+
+def shrink_map(mm: mmap.mmap, size: int) -> mmap.mmap:
+    """`mm` cut to `size` bytes: in place where the system can remap (Linux), else copied."""
+    try:
+        mm.resize(size)
+        return mm
+    except (BufferError, OSError, ValueError, SystemError):
+        small = anonymous_map(size)
+        small[:] = mm[:size]
+        mm.close()
+        return small
 
 
 READ_PIECE = 64 << 20
@@ -120,22 +142,31 @@ def _read_parallel(fd: int, view: memoryview, size: int) -> int:
 
 
 class _MapSink:
-    """An anonymous map that grows (by remapping) as decompressed chunks are appended."""
+    """An anonymous map that decompressed chunks are appended to.
+
+    Sized from gzip's trailer, which is exact for one member under 4 GB; when it is not, the
+    map is replaced by one twice as big (a copy). `mmap.resize` must not grow it: on Python
+    3.11 a grown anonymous map raises SIGBUS when the new pages are touched (found by
+    scripts/fuzz_loaders.py). Shrinking is fine.
+    """
 
     def __init__(self, capacity: int) -> None:
-        self.mm = mmap.mmap(-1, max(capacity, 1 << 16) + PAD)
+        self.mm = anonymous_map(max(capacity, 1 << 16) + PAD)
         self.n = 0
 
     def write(self, data: bytes) -> int:
         end = self.n + len(data)
         if end + PAD > len(self.mm):
-            self.mm.resize(max(end + PAD, len(self.mm) * 2))
+            bigger = anonymous_map(max(end + PAD, len(self.mm) * 2))
+            bigger[: self.n] = self.mm[: self.n]
+            self.mm.close()
+            self.mm = bigger
         self.mm[self.n : end] = data
         self.n = end
         return end
 
     def finish(self) -> mmap.mmap:
-        self.mm.resize(self.n + PAD)
+        self.mm = shrink_map(self.mm, self.n + PAD)
         self.mm[self.n : self.n + PAD] = b" " * PAD
         return self.mm
 
@@ -386,9 +417,11 @@ def _decimal_fallback(text: bytes, scale: int) -> tuple[int, bool]:
 __all__ = [
     "Bracket",
     "Split",
+    "anonymous_map",
     "batch_bounds",
     "parse_decimal",
     "read_bytes",
     "read_mapped",
+    "shrink_map",
     "split_events",
 ]

@@ -170,7 +170,17 @@ def warm() -> None:
     out = np.zeros((4, 4), dtype=np.int64)
     _status, pos, _count = ts.members(tiny, 0, True, out)
     codes, i64, u8 = _new_batch()
-    _SCAN_EVENTS(tiny, pos, True, -1, *Tables().args(), codes, i64, u8, 0)
+    tables = Tables()
+    _SCAN_EVENTS(tiny, pos, True, -1, *tables.args(), codes, i64, u8, 0)
+    tables.grow()  # rehash
+    one = np.zeros(1, dtype=np.int64)
+    ts.intern_spans(tiny, one, one, True)
+    trace_args.int_args(tiny, one, one, np.zeros((1, 6), np.int64), np.zeros((1, 6), np.bool_))
+    trace_args.compact(np.frombuffer(bytearray(4), np.uint8), one, one)
+    from perfview.loaders import trace_nesting
+
+    trace_nesting.nest_rows(one, one, one)
+    trace_nesting.first_fit_rows(one, one, one)
 
 
 def threads_for(nbytes: int) -> int:

@@ -175,6 +175,16 @@ def warm_imports() -> None:
             continue
     gc.collect()
     gc.freeze()
+    threading.Thread(target=_warm_scanner, name="perfview-warm", daemon=True).start()
+
+
+def _warm_scanner() -> None:
+    """Load the trace scanner's compiled code (~0.4 s, mostly outside the GIL: the GUI thread
+    stalls 55 ms at most), so the first big trace opened does not pay for it."""
+    with contextlib.suppress(Exception):  # a load reports any problem with the scanner
+        from perfview.loaders import trace_parallel
+
+        trace_parallel.warm()
 
 
 _PAUSED = 0

@@ -433,3 +433,18 @@ def test_gzip_streams_into_a_map(tmp_path: Path) -> None:
     assert bytes(mm) == bytes(general)
     assert warning == general_warning
     assert "ends early" in warning
+
+
+def test_gzip_bigger_than_its_trailer_says_grows_its_map(tmp_path: Path) -> None:
+    """Two gzip members: the trailer read for the size holds only the last one's, so the map
+    must be replaced by a bigger one, not grown in place (a grown anonymous map crashed with
+    SIGBUS on Python 3.11, found by the fuzzer)."""
+    from perfview.loaders import trace_decode
+
+    text = json.dumps({"traceEvents": _many(2000)}).encode()
+    raw = gzip.compress(text[:-10]) + gzip.compress(text[-10:])
+    assert len(text) > 4 * len(raw)  # bigger than the fallback guess too
+    path = tmp_path / "members.json.gz"
+    path.write_bytes(raw)
+    mm, warning = trace_decode.read_mapped(path)
+    assert (bytes(mm[: len(text)]), warning) == (text, "")
