@@ -141,7 +141,12 @@ def put_later(path: Path, bundle: Bundle) -> None:
     The thread is not a daemon: a short-lived process (the CLI) finishes the entry before it
     exits instead of leaving a temp folder behind. `flush()` waits for pending writes.
     """
-    thread = threading.Thread(target=put, args=(path, bundle), name="perfview-cache-put")
+    # daemon=False explicitly: a thread inherits daemon from its creator, and the GUI's loads
+    # run on Qt pool threads, which Python sees as daemon threads; the entry was then cut off
+    # at exit, leaving a half-written temp folder (found timing `perfview --screenshot`)
+    thread = threading.Thread(
+        target=put, args=(path, bundle), name="perfview-cache-put", daemon=False
+    )
     with _LOCK:
         _PENDING.append(thread)
     thread.start()

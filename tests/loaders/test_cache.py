@@ -188,3 +188,22 @@ def test_background_load_scans_in_process_and_isolates_the_rest(
     bundle = _in_thread(lambda: load(odd))
     assert bundle.counts["slices"] == 1
     assert children == [odd]
+
+
+def test_cache_writes_from_daemon_threads_finish_before_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GUI loads on Qt pool threads, which Python treats as daemons; the write they start
+    must not inherit that, or the interpreter's exit cuts the entry off half-written."""
+    started: list[threading.Thread] = []
+    monkeypatch.setattr(
+        cache, "put", lambda path, bundle: started.append(threading.current_thread())
+    )
+    path = _copy(NCCL, tmp_path)
+    bundle = chrome_trace.load(path)
+    loader = threading.Thread(target=cache.put_later, args=(path, bundle), daemon=True)
+    loader.start()
+    loader.join()
+    cache.flush()
+    assert len(started) == 1
+    assert not started[0].daemon
