@@ -84,10 +84,20 @@ class Phases:
     def __init__(self, cols: Columns) -> None:
         self.code = cols.cat_all("ph").astype(I64, copy=False)
         self.values = cols.phs.values
+        self._masks: dict[str, np.ndarray] = {}
 
     def __call__(self, chars: str) -> np.ndarray:
-        wanted = [i for i, p in enumerate(self.values) if isinstance(p, str) and p and p in chars]
-        return np.isin(self.code, wanted)
+        """Read-only mask of the events whose phase is in `chars` (memoised: build asks for
+        the same few sets many times, and each is a pass over every event)."""
+        mask = self._masks.get(chars)
+        if mask is None:
+            lut = np.array(
+                [isinstance(p, str) and bool(p) and p in chars for p in self.values], dtype=bool
+            )
+            mask = lut[self.code] if len(lut) else np.zeros(len(self.code), dtype=bool)
+            mask.flags.writeable = False
+            self._masks[chars] = mask
+        return mask
 
     def unsupported(self) -> dict[str, int]:
         counts = np.bincount(self.code, minlength=len(self.values)).tolist()
