@@ -14,6 +14,13 @@ from numba import njit
 MAX_DEPTH = 512  # nesting inside one event; deeper goes to the general path
 INT_DIGITS = 18  # integer parts longer than this go to the general path (as parse_decimal)
 LIMIT_US = (2**63 - 1 - 1000) // 1000  # whole µs whose ns fit int64
+STRING_STOP = np.zeros(
+    256, dtype=np.bool_
+)  # bytes a string scan must look at: " \ controls, non-ASCII
+STRING_STOP[:32] = True
+STRING_STOP[128:] = True
+STRING_STOP[34] = True
+STRING_STOP[92] = True
 SIMPLE_ESCAPE = np.zeros(256, dtype=np.bool_)
 SIMPLE_ESCAPE[np.frombuffer(b'"\\/bfnrt', dtype=np.uint8)] = True
 
@@ -74,6 +81,11 @@ def string(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
     i += 1
     flags = 0
     while i < n:
+        # plain bytes first, one table lookup each: most strings are short ASCII names
+        while i < n and not STRING_STOP[buf[i]]:
+            i += 1
+        if i >= n:
+            break
         c = buf[i]
         if c == 34:
             return i + 1, flags
