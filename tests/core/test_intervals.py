@@ -206,3 +206,19 @@ def test_enclosing_and_next_starting() -> None:
     assert got.tolist() == [1, 0, 0, -1, 3, -1]
     nxt = intervals.next_starting(lane, start, np.array([0, 0, 0, 1]), np.array([1, 6, 9, 0]))
     assert nxt.tolist() == [1, 2, -1, 3]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_slice_order_equals_a_three_key_sort(seed: int) -> None:
+    """The folded-key sort gives exactly lexsort((-dur, start, lane)), ties included."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    lane = rng.integers(-3, 4, n)
+    start = rng.integers(-50, 50, n) * 10
+    end = start + rng.choice([0, 0, 5, 10, 10, 30], n)
+    want = np.lexsort((start - end, start, lane))
+    assert np.array_equal(intervals.slice_order(lane, start, end), want)
+    wide = np.array([0, 2**40, 2**40, 0]), np.array([0, 2**61, 5, 5]), np.array([1, 2**61, 9, 6])
+    assert np.array_equal(
+        intervals.slice_order(*wide), np.lexsort((wide[1] - wide[2], wide[1], wide[0]))
+    )
