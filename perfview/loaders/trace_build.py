@@ -203,8 +203,9 @@ def build(
     """Build every table of the Timeline from decoded columns.
 
     `compiled`: use the numba nesting kernels, as the scanner path does (both give the same
-    tables). `release` is called before the output tables are made, the peak of the load, so
-    the caller can free what it no longer needs by then (the scanner path shrinks the text).
+    tables). `release` is called once the overlap rows are known, before the lanes, the order, the
+    nesting and the output tables (the peak of the load), so the caller can free what it no
+    longer needs by then (the scanner path shrinks the text to its args).
     """
     ph = Phases(cols)
     warnings: list[str] = []
@@ -251,6 +252,8 @@ def build(
     scope = cols.cat_all("scope").astype(np.uint8, copy=False)[inst]
     scope = np.where(np.isin(scope, [ord("p"), ord("g")]), scope, ord("t")).astype(np.uint8)
     thread_inst = inst[scope == ord("t")]
+    if release is not None:  # the peak of the load is ahead: lanes, order, nesting, tables
+        release()
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
     lanes, lane_of = build_lanes(
         info, sl.pid, sl.tid, sub, cat[sl.src], cols.cats.values, pid[thread_inst],
@@ -264,8 +267,6 @@ def build(
     depth, s.parent = nest(s.lane, s.start, s.end)
     src = sl.src[order]
     _lane_stats(lanes, s.lane, depth)
-    if release is not None:
-        release()
     kind = kinds_for(cat[src], cols.cats.values, name[src], cols.names.values)
     kind[sl.is_async[order]] = schema.KINDS.index("async")
     is_slice = (ph("X") | ph("B"))[src]

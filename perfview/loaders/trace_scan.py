@@ -471,22 +471,23 @@ def members(buf: np.ndarray, i: int, first: bool, out: np.ndarray) -> tuple[int,
     n = len(buf)
     stack = np.empty(MAX_DEPTH, dtype=np.uint8)
     count = 0
+    after_value = not first  # expecting ',' or '}' (else a key, or '}' of an empty object)
     if first:
         i = skip_ws(buf, i + 1, n)
         if i < n and buf[i] == 125:
-            i = skip_ws(buf, i + 1, n)
-            return (TOP_DONE if i >= n else ODD), i, count
-    else:
-        i = skip_ws(buf, i, n)
-        if i >= n:
-            return TRUNC, i, count
-        if buf[i] == 125:
-            i = skip_ws(buf, i + 1, n)
-            return (TOP_DONE if i >= n else ODD), i, count
-        if buf[i] != 44:
-            return ODD, i, count
-        i = skip_ws(buf, i + 1, n)
+            after_value = True
     while True:
+        if after_value:
+            i = skip_ws(buf, i, n)
+            if i >= n:
+                return TRUNC, i, count
+            if buf[i] == 125:
+                i = skip_ws(buf, i + 1, n)
+                return (TOP_DONE if i >= n else ODD), i, count
+            if buf[i] != 44:
+                return ODD, i, count
+            i = skip_ws(buf, i + 1, n)
+        after_value = True
         if i >= n:
             return TRUNC, i, count
         if buf[i] != 34 or count >= out.shape[0]:
@@ -515,12 +516,3 @@ def members(buf: np.ndarray, i: int, first: bool, out: np.ndarray) -> tuple[int,
         out[count, 2] = vs
         out[count, 3] = i
         count += 1
-        i = skip_ws(buf, i, n)
-        if i >= n:
-            return TRUNC, i, count
-        if buf[i] == 125:
-            i = skip_ws(buf, i + 1, n)
-            return (TOP_DONE if i >= n else ODD), i, count
-        if buf[i] != 44:
-            return ODD, i, count
-        i = skip_ws(buf, i + 1, n)
