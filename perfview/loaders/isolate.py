@@ -1,11 +1,12 @@
 """Parse a big trace in a child process and hand it back through the parsed-column cache.
 
-msgspec holds the GIL for a whole decode call, and a 1 GB trace has calls that take a second
-(the top-level skim of the file), so a parse on a worker thread would freeze the GUI thread.
-A child process has its own GIL: it parses, writes the cache entry (`perfview.loaders.cache`)
-and exits; the parent reads the entry back, which costs a small fraction of the parse and
-mostly waits on I/O. Progress arrives as lines on the child's stdout; a cancelled progress
-call (LoadCancelled) kills the child at once, so Cancel works within the polling interval.
+Only for what the compiled scanner refuses (`chrome_trace.load_scanned`, which leaves the GIL
+free and so runs in the GUI's own process): the general path's msgspec calls hold the GIL for
+up to a second on a 1 GB trace, which would freeze the GUI thread. A child has its own GIL:
+it parses, writes the cache entry (`perfview.loaders.cache`) and exits; the parent reads the
+entry back, which costs a small fraction of the parse and mostly waits on I/O. Progress
+arrives as lines on the child's stdout; a cancelled progress call (LoadCancelled) kills the
+child at once, so Cancel works within the polling interval.
 
 The child runs `_child(FILE)` and prints `P <fraction> <message>` and `E <error>` lines.
 """
