@@ -6,13 +6,14 @@ checked afterwards: the range before must have stopped exactly there, having par
 up to it in context. A wrong guess (a `},{` inside a string or nested args) is detected that
 way and the range before simply carries on, so results never depend on the number of threads.
 
-Each range interns strings into its own hash tables; Python then decodes each distinct value
-once and maps every range's codes onto one set of `Interner`s in first-appearance order, which
-is what the batch path (`trace_columns.decode_events`) builds too. The result is the same
-`Columns` the batch path gives, except that args stay in the file (`arg_starts`), to be copied
-once, already in table order, by `gather_args`.
+Each range interns strings into its own hash tables; `trace_assemble` then decodes each
+distinct value once and maps every range's codes onto one set of `Interner`s in
+first-appearance order, which is what the batch path (`trace_columns.decode_events`) builds
+too. The result is the same `Columns` the batch path gives, except that the args stay in the
+file (`arg_starts`): `ArgsCompaction` later moves them, in place, into the args blob.
 
-`scan` returns None whenever the file needs the general path (odd values, invalid or truncated
+A file that ends inside the events array keeps its complete events, with the general path's
+warning. `scan` returns None whenever the file needs the general path (odd values, invalid
 JSON); the caller then parses it there.
 """
 
@@ -36,7 +37,7 @@ from perfview.loaders import trace_scan as ts
 from perfview.loaders.trace_assemble import assemble
 from perfview.loaders.trace_columns import Columns
 
-Text = bytearray | mmap.mmap  # the file's bytes: a map for plain files, a bytearray for gzip
+Text = bytearray | mmap.mmap  # the file's bytes: `read_mapped`'s map, or a bytearray
 BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
