@@ -2,9 +2,15 @@
 
 Reads the object form ({"traceEvents": [...], ...}) and the bare-array form, plain or gzip,
 including unterminated arrays and files cut mid-event (chrome://tracing tolerates both).
-The pipeline is: `trace_decode` (bytes, events as raw slices, exact decimals) →
-`trace_columns` (typed msgspec batches → numpy columns) → `trace_build` / `trace_tables`
-(slices, lanes, nesting, instants, counters, flows, memory) → a `Bundle` here.
+Two ways to columns, with identical results (tests compare them on every sample):
+
+* the compiled scanner for files of SCANNER_MIN_BYTES or more: `trace_decode.read_mapped` →
+  `trace_parallel` (numba, every core, `trace_scan` / `json_scan`) → `trace_assemble`;
+* the general path for small files and whatever the scanner refuses: `trace_decode` (bytes,
+  events as raw slices, exact decimals) → `trace_columns` (typed msgspec batches).
+
+Then `trace_build` / `trace_tables` (slices, lanes, nesting, instants, counters, flows,
+memory) → a `Bundle` here.
 """
 
 from __future__ import annotations
