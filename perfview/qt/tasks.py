@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -180,11 +183,26 @@ def warm_imports() -> None:
 
 def _warm_scanner() -> None:
     """Load the trace scanner's compiled code (~0.4 s, mostly outside the GIL: the GUI thread
-    stalls 55 ms at most), so the first big trace opened does not pay for it."""
+    stalls 55 ms at most), so the first big trace opened does not pay for it.
+
+    Right after an install the code is not compiled yet, and compiling holds the GIL for
+    much of ~20 s: a child process compiles it then (numba keeps it on disk), so the window
+    stays smooth, and a later load finds it ready.
+    """
     with contextlib.suppress(Exception):  # a load reports any problem with the scanner
         from perfview.loaders import trace_parallel
 
-        trace_parallel.warm()
+        if trace_parallel.compiled():
+            trace_parallel.warm()
+            return
+        code = "from perfview.loaders import trace_parallel as t; t.warm()"
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
 
 
 _PAUSED = 0

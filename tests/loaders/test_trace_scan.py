@@ -448,3 +448,10 @@ def test_gzip_bigger_than_its_trailer_says_grows_its_map(tmp_path: Path) -> None
     path.write_bytes(raw)
     mm, warning = trace_decode.read_mapped(path)
     assert (bytes(mm[: len(text)]), warning) == (text, "")
+
+
+def test_compiled_code_is_found_on_disk() -> None:
+    """The window loads the scanner in-process only when numba's cache holds it (this suite
+    has compiled it by now); otherwise it compiles it in a child, off the GUI's GIL."""
+    trace_parallel.warm()
+    assert trace_parallel.compiled()
