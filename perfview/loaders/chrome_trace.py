@@ -104,10 +104,17 @@ def load_scanned(path: Path, *, progress: Progress = noop) -> Bundle | None:
     """Load with the compiled scanner only; None when the file needs the general path.
 
     For a background load in the GUI process: the scanner leaves the GIL free, while the
-    general path's long msgspec calls would freeze the GUI thread, so the caller sends the
-    files this refuses to a child process instead (`isolate`).
+    general path's long msgspec calls (and numba compiling the scanner, right after an
+    install) would freeze the GUI thread, so the caller sends what this refuses to a child
+    process instead (`isolate`).
     """
-    if not _scanner_wanted(1 << 62):  # turned off, or numba is missing
+    if not _scanner_wanted(1 << 62):  # turned off
+        return None
+    try:
+        from perfview.loaders import trace_parallel
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    if not trace_parallel.compiled():  # compiling would hold the GIL for ~15 s: not here
         return None
     return _guard(lambda: _load(Path(path), progress, general=False))
 
