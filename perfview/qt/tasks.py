@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from perfview.core.errors import LoadCancelled, LoadError
@@ -121,8 +122,13 @@ class Task(QObject):
 
     def _finish(self, emit: Callable[[], None]) -> None:
         self._running = False
-        emit()
-        self.done.emit()
+        if not shiboken6.isValid(self):  # the app quit while this ran: nobody to tell
+            return
+        try:
+            emit()
+            self.done.emit()
+        except RuntimeError:  # deleted between the check and the emit (app teardown)
+            pass
 
     def _release(self) -> None:
         _RUNNING.discard(self)
