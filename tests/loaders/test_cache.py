@@ -168,7 +168,12 @@ def test_background_load_scans_in_process_and_isolates_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The compiled scanner leaves the GIL free, so a background load uses it in-process;
-    only files it refuses (odd values) go to a child for the general path."""
+    only files it refuses (odd values) go to a child for the general path. Until its code is
+    compiled (right after an install), every big trace goes to the child."""
+    from perfview.loaders import trace_parallel
+
+    trace_parallel.warm()  # compiles it on a fresh clone: CI's first test may get here first
+    assert trace_parallel.compiled()
     monkeypatch.setenv("PERFVIEW_ISOLATE_MIN_MB", "0")
     children: list[Path] = []
     real = isolate.load
@@ -188,6 +193,12 @@ def test_background_load_scans_in_process_and_isolates_the_rest(
     bundle = _in_thread(lambda: load(odd))
     assert bundle.counts["slices"] == 1
     assert children == [odd]
+    monkeypatch.setattr(trace_parallel, "compiled", lambda: False)
+    fresh = tmp_path / "fresh.json"
+    fresh.write_bytes(plain.read_bytes())
+    bundle = _in_thread(lambda: load(fresh))
+    assert bundle.counts["slices"] == 1
+    assert children == [odd, fresh]
 
 
 def test_cache_writes_from_daemon_threads_finish_before_exit(
