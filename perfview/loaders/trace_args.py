@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from perfview.loaders.byte_ops import move_bytes
 from perfview.loaders.json_scan import (
     MAX_DEPTH,
     literal,
@@ -26,27 +27,15 @@ def compact(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> int:
     """Move the spans buf[starts[k]:starts[k]+lens[k]] (ascending, disjoint) to the front of
     `buf`, back to back, in place; returns their total length.
 
-    Spans are gathered into a small separate buffer (block copies between distinct arrays)
-    and flushed to their place: every destination byte lies before the next unread span,
-    because a span only ever moves left, so nothing is overwritten before it is read.
+    A span only ever moves left, onto bytes already read, so moving them in order never
+    overwrites one before it is moved.
     """
-    scratch = np.empty(1 << 20, dtype=np.uint8)
-    used = 0  # bytes waiting in scratch, destined for buf[o - used : o]
     o = 0
     for k in range(len(starts)):
-        s = starts[k]
         m = lens[k]
-        if used + m > len(scratch):
-            buf[o - used : o] = scratch[:used]
-            used = 0
-        if m > len(scratch):  # a huge span: move it byte by byte (left, so forward is safe)
-            for j in range(m):
-                buf[o + j] = buf[s + j]
-        else:
-            scratch[used : used + m] = buf[s : s + m]
-            used += m
+        if o != starts[k]:
+            move_bytes(buf, o, starts[k], m)
         o += m
-    buf[o - used : o] = scratch[:used]
     return o
 
 

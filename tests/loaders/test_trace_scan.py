@@ -13,12 +13,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
 from perfview.core.errors import LoadCancelled, LoadError
 from perfview.core.model import Bundle
-from perfview.loaders import chrome_trace, json_scan, trace_parallel
+from perfview.loaders import chrome_trace, json_scan, trace_args, trace_parallel
 from perfview.loaders.trace_decode import parse_decimal, read_bytes
 from tests.conftest import sample
 from tests.loaders.test_chrome_trace import TRACE_SAMPLES, _same_bundles
@@ -374,6 +375,47 @@ def test_numbers_match_parse_decimal() -> None:
             end, kind, value = json_scan.number(buf, 0, len(buf), scale)
             assert (end, value) == (len(text), want), text
             assert kind == (2 if "." in text else 1)
+
+
+def test_strings_end_where_msgspec_says_at_every_offset() -> None:
+    """`string` reads 8 plain bytes per step: quotes, escapes, controls and non-ASCII bytes
+    at every offset of a word (and strings cut anywhere) still end, or fail, exactly where
+    msgspec's decoder does."""
+    rng = np.random.default_rng(11)
+    pieces = [b"a", b"Z", b" ", b"~", b"\\n", b'\\"', b"\\u00e9", b"\xc3\xa9", b"\xe2\x82\xac",
+              b"\x01", b"\x7f", b"\xff", b"\\x", b"\xc3"]  # fmt: skip
+    cases = []
+    for length in range(0, 40):
+        for _ in range(12):
+            body = b"".join(rng.choice(pieces[:4], size=length).tolist())
+            if length and rng.random() < 0.8:  # one special piece somewhere
+                k = int(rng.integers(0, length))
+                body = body[:k] + pieces[int(rng.integers(4, len(pieces)))] + body[k + 1 :]
+            cases.append(b'"' + body + b'"')
+    for text in cases:
+        for cut in (len(text), len(text) - 1):
+            buf = np.frombuffer(bytearray(text[:cut] + b"   "), dtype=np.uint8)
+            end, _flags = json_scan.string(buf, 0, cut)
+            try:
+                msgspec.json.decode(text[:cut])
+                want = cut
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                want = -1
+            assert end == want if want > 0 else end < 0, text[:cut]
+
+
+def test_args_compaction_moves_overlapping_spans_in_place() -> None:
+    """`compact` moves each kept span left onto bytes already moved (memmove), in order."""
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 256, size=200_000, dtype=np.uint8)
+    cuts = np.sort(rng.choice(np.arange(1, len(data)), size=4000, replace=False))
+    starts, ends = cuts[0::2], cuts[1::2]
+    lens = ends - starts
+    want = b"".join(bytes(data[a:b]) for a, b in zip(starts, ends, strict=True))
+    buf = data.copy()
+    total = trace_args.compact(buf, starts.astype(np.int64), lens.astype(np.int64))
+    assert total == len(want)
+    assert bytes(buf[:total]) == want
 
 
 @pytest.mark.parametrize("seed", range(6))

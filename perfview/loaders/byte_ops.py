@@ -1,0 +1,61 @@
+"""Two byte operations numba does not offer, as intrinsics for the compiled scanner.
+
+* `load_u64(arr, i)`: the 8 bytes at arr[i:i + 8] as one little-endian word, in one unaligned
+  load, so strings and names are read and compared 8 bytes per step;
+* `move_bytes(arr, dst, src, count)`: memmove inside one uint8 array.
+
+Both are called from `@njit` code only, and check no bounds (the callers do).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+def _load_u64(typingctx, arr, index):  # type: ignore[no-untyped-def]
+    """The 8 bytes at arr[index:index + 8] as one (unaligned) little-endian word; the caller
+    checks the bounds."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8):
+        return None
+    if not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        offset = builder.sext(args[1], ir.IntType(64)) if args[1].type.width < 64 else args[1]
+        pointer = builder.bitcast(cgutils.gep(builder, data, offset), ir.IntType(64).as_pointer())
+        return builder.load(pointer, align=1)
+
+    return types.uint64(arr, index), codegen
+
+
+def _move_bytes(typingctx, arr, dst, src, count):  # type: ignore[no-untyped-def]
+    """memmove(arr + dst, arr + src, count) inside one uint8 array (the spans may overlap);
+    the caller checks the bounds. numba's slice assignment copies overlapping views through a
+    temporary array, and moves byte by byte."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8):
+        return None
+    if not all(isinstance(t, types.Integer) for t in (dst, src, count)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        i64 = ir.IntType(64)
+        dst, src, count = (builder.sext(a, i64) if a.type.width < 64 else a for a in args[1:])
+        cgutils.raw_memmove(
+            builder, cgutils.gep(builder, data, dst), cgutils.gep(builder, data, src), count, 1
+        )
+        return context.get_dummy_value()
+
+    return types.none(arr, dst, src, count), codegen
+
+
+load_u64: Any = intrinsic(_load_u64)
+move_bytes: Any = intrinsic(_move_bytes)
+
+__all__ = ["load_u64", "move_bytes"]
