@@ -7,7 +7,8 @@ order, metadata, counter and memory events get their args, and the kept args are
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -31,6 +32,44 @@ if TYPE_CHECKING:
     from perfview.loaders.trace_parallel import Tables, Text
 
 _VALUES = msgspec.json.Decoder(list[Any])
+_ARG_PC = np.zeros(256, dtype=np.bool_)  # one-letter phases whose args are kept
+_ARG_PC[np.frombuffer("".join(ARG_PHASES).encode(), np.uint8)] = True
+_INSTANT_PC = np.zeros(256, dtype=np.bool_)
+_INSTANT_PC[[ord("i"), ord("I")]] = True
+
+
+class _Background:
+    """Run `fn` on a thread now; `result()` waits for it (and re-raises what it raised)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._fn = fn
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="perfview-assemble", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _merge_ids(buf: Text, ranges: list[Tables]) -> tuple[np.ndarray, np.ndarray]:
+    """Flow / async ids: only equality matters (no Python values), so the ranges' tables are
+    merged by compiled code (a 1 GB trace has 300k distinct ids). Returns each range's codes
+    concatenated, and where each range's start."""
+    counts = [int(r.counts[ts.T_ID]) for r in ranges]
+    starts = np.concatenate([r.starts[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
+    lens = np.concatenate([r.lens[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
+    merged = ts.intern_spans(np.frombuffer(buf, dtype=np.uint8), starts, lens, True)
+    return merged, np.cumsum([0, *counts])
 
 
 def _decode_values(buf: Text, spans: list[tuple[int, int]]) -> list[Any]:
@@ -66,7 +105,7 @@ def _intern(
             values, codes = _with_absent(values, codes)
         lut = interner.codes(values) if values else np.zeros(0, dtype=np.int32)
         out.append(lut[codes] if len(lut) else np.full(len(codes), -1, dtype=np.int32))
-    return np.concatenate(out).astype(np.int32)
+    return np.concatenate(out).astype(np.int32, copy=False)
 
 
 def assemble(
@@ -88,6 +127,7 @@ def assemble(
     def local(col: int) -> list[np.ndarray]:
         return [codes[col][bounds[k] : bounds[k + 1]] for k in range(len(ranges))]
 
+    ids = _Background(lambda: _merge_ids(buf, ranges))  # compiled, without the GIL
     try:
         decoded = [
             {t: _decode_values(buf, r.spans(t)) for t in (ts.T_PH, ts.T_NAME, ts.T_CAT)}
@@ -95,6 +135,7 @@ def assemble(
         ]
         keys = [_decode_values(buf, r.spans(ts.T_KEY)) for r in ranges]
     except (msgspec.DecodeError, UnicodeDecodeError):
+        ids.result()
         return None
     for col, t, interner, target in (
         (ts.C_PH, ts.T_PH, cols.phs, cols.ph),
@@ -121,28 +162,22 @@ def assemble(
         )
         shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
     cols.shape.append(np.concatenate(shapes))
-    # flow / async ids: only equality matters (no Python values), so the ranges' tables are
-    # merged by compiled code: a 1 GB trace has 300k distinct ids
-    counts = [int(r.counts[ts.T_ID]) for r in ranges]
-    starts = np.concatenate([r.starts[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
-    lens = np.concatenate([r.lens[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
-    merged = ts.intern_spans(np.frombuffer(buf, dtype=np.uint8), starts, lens, True)
-    offsets = np.cumsum([0, *counts])
+    merged, offsets = ids.result()
     fids = []
     for k, c in enumerate(local(ts.C_ID)):
         lut = np.append(merged[offsets[k] : offsets[k + 1]], -1).astype(np.int32)
         fids.append(lut[c])
     cols.fid.append(np.concatenate(fids))
     cols.ts.append(i64[ts.I_TS])
-    cols.ts_ok.append(u8[ts.U_TSOK].astype(bool))
+    cols.ts_ok.append(u8[ts.U_TSOK].view(np.bool_))  # the scanner writes 0 / 1
     cols.dur.append(i64[ts.I_DUR])
-    cols.dur_ok.append(u8[ts.U_DUROK].astype(bool))
+    cols.dur_ok.append(u8[ts.U_DUROK].view(np.bool_))  # the scanner writes 0 / 1
     cols.corr.append(i64[ts.I_CORR])
     cols.ext.append(i64[ts.I_EXT])
-    cols.bp_e.append(u8[ts.U_BPE].astype(bool))
-    cols.scope.append(u8[ts.U_SCOPE].copy())
+    cols.bp_e.append(u8[ts.U_BPE].view(np.bool_))  # the scanner writes 0 / 1
+    cols.scope.append(u8[ts.U_SCOPE])
     pc = u8[ts.U_PC]
-    keep = np.flatnonzero(np.isin(pc, np.frombuffer("".join(ARG_PHASES).encode(), np.uint8)))
+    keep = np.flatnonzero(_ARG_PC[pc])
     cols.arg_rows.append(keep)
     cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
     cols.arg_starts.append(i64[ts.I_ARGS][keep])
@@ -151,7 +186,9 @@ def assemble(
     _events_with_args(cols, buf, i64, pc, ord("C"), _counters)
     mem_codes = [i for i, v in enumerate(cols.names.values) if v in MEMORY_NAMES]
     if mem_codes:
-        inst = np.isin(pc, [ord("i"), ord("I")]) & np.isin(cols.name[0], mem_codes)
+        is_memory_name = np.zeros(len(cols.names.values), dtype=np.bool_)
+        is_memory_name[mem_codes] = True
+        inst = _INSTANT_PC[pc] & is_memory_name[cols.name[0]]
         rows = np.flatnonzero(inst)
         if len(rows) and not _memory_columns(cols, buf, i64, rows):
             evs = _decode_events(buf, i64, rows)

@@ -156,41 +156,37 @@ def _device(info: LaneInfo, pid: int, gpu_pids: set[int], stream_pids: set[int])
 
 def build_lanes(
     info: LaneInfo,
+    pair: np.ndarray,
     pid: np.ndarray,
     tid: np.ndarray,
     sub: np.ndarray,
     cat: np.ndarray,
     cat_values: list[Any],
-    extra_pid: np.ndarray,
-    extra_tid: np.ndarray,
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Lanes table (without max_depth/n_events) and each slice's lane index.
+    """Lanes table (without max_depth/n_events) and each row's lane index.
 
-    One lane per (pid, tid, sub), plus (pid, tid, 0) for threads that only have instants.
+    Rows are slices, then instants of threads that may have no slice (their `cat` is not
+    given); `pair` codes each row's (pid, tid). One lane per (pid, tid, sub).
     Order: process sort index, thread sort index, CPU before GPU, pid, tid, sub.
     """
-    keys = pd.DataFrame(
-        {
-            "pid": np.concatenate([pid, extra_pid]).astype(I64),
-            "tid": np.concatenate([tid, extra_tid]).astype(I64),
-            "sub": np.concatenate([sub, np.zeros(len(extra_pid), dtype=np.int16)]),
-        }
-    )
+    key = pair.astype(I64, copy=False) * (int(sub.max()) + 1 if len(sub) else 1) + sub
+    labels, uniq_keys = pd.factorize(key)  # first-appearance order
+    first = np.empty(len(uniq_keys), dtype=I64)
+    first[labels[::-1]] = np.arange(len(labels) - 1, -1, -1, dtype=I64)
+    uniq_pid, uniq_tid, uniq_sub = pid[first].tolist(), tid[first].tolist(), sub[first].tolist()
+    n_sl = len(cat)
     gpu_cat = np.array([str(v or "").lower() in GPU_CATS for v in cat_values] or [False])
-    gpu_pids = set(np.unique(pid[gpu_cat[cat]]).tolist()) if len(cat) else set()
+    gpu_pids = set(np.unique(pid[:n_sl][gpu_cat[cat]]).tolist()) if n_sl else set()
     stream_pids = {
         p for (p, t), name in info.thread_name.items() if name.lower().startswith("stream")
     }
-    uniq = keys.drop_duplicates().reset_index(drop=True)
     stream_pids |= {
         int(p)
-        for p, t in zip(uniq["pid"].tolist(), uniq["tid"].tolist(), strict=True)
+        for p, t in zip(uniq_pid, uniq_tid, strict=True)
         if info.text(t).lower().startswith("stream")
     }
     rows = []
-    for p, t, s in zip(
-        uniq["pid"].tolist(), uniq["tid"].tolist(), uniq["sub"].tolist(), strict=True
-    ):
+    for p, t, s in zip(uniq_pid, uniq_tid, uniq_sub, strict=True):
         device = _device(info, p, gpu_pids, stream_pids)
         gpu = device.startswith("gpu")
         process = _process_label(info, p, device)
@@ -201,9 +197,9 @@ def build_lanes(
         psort = info.process_sort.get(p, 0 if p >= 0 else 2**40)
         tsort = info.thread_sort.get((p, t), 0 if t >= 0 else 2**40)
         rows.append((psort, tsort, int(gpu), p, t, s, process, thread, label, device))
-    rows.sort(key=lambda r: r[:6])
+    order = sorted(range(len(rows)), key=lambda k: rows[k][:6])
     lanes = pd.DataFrame(
-        rows,
+        [rows[k] for k in order],
         columns=[*_SORT_COLUMNS, "process", "thread", "label", "device"],
     )
     lanes.insert(0, "lane", np.arange(len(lanes), dtype=np.int32))
@@ -211,10 +207,9 @@ def build_lanes(
     lanes["max_depth"] = np.zeros(len(lanes), dtype=np.int16)
     lanes["n_events"] = np.zeros(len(lanes), dtype=I64)
     lanes = lanes[list(schema.LANES)]
-    lane_of = lookup(
-        [lanes["pid"].to_numpy(), lanes["tid"].to_numpy(), lanes["sub"].to_numpy()],
-        [pid.astype(I64), tid.astype(I64), sub.astype(np.int16)],
-    )
+    lane_of_unique = np.empty(len(order), dtype=I64)
+    lane_of_unique[order] = np.arange(len(order), dtype=I64)
+    lane_of: np.ndarray = lane_of_unique[labels]
     return lanes, lane_of
 
 
