@@ -26,6 +26,7 @@ from numba import njit
 from perfview.loaders.byte_ops import load_u64
 from perfview.loaders.json_scan import (
     MAX_DEPTH,
+    leaf,
     literal,
     lower_ascii,
     match,
@@ -72,7 +73,7 @@ _SCOPE_PC = np.zeros(256, dtype=np.bool_)
 _SCOPE_PC[np.frombuffer(b"iInR", dtype=np.uint8)] = True
 
 
-@njit(cache=True, nogil=True)
+@leaf
 def _same(buf: np.ndarray, a: int, b: int, length: int) -> bool:
     """buf[a:a+length] == buf[b:b+length], 8 bytes per step."""
     j = 0
@@ -87,7 +88,7 @@ def _same(buf: np.ndarray, a: int, b: int, length: int) -> bool:
     return True
 
 
-@njit(cache=True, nogil=True)
+@leaf
 def _intern(
     t: int, buf: np.ndarray, s: int, length: int, lower: bool,
     slots: np.ndarray, hashes: np.ndarray, starts: np.ndarray, lens: np.ndarray, counts: np.ndarray,
@@ -181,7 +182,7 @@ def rehash(slots: np.ndarray, hashes: np.ndarray, counts: np.ndarray) -> None:
             slots[t, k] = code
 
 
-@njit(cache=True, nogil=True)
+@leaf
 def _args(
     buf: np.ndarray, i: int, n: int, stack: np.ndarray, ids: np.ndarray, dims: np.ndarray
 ) -> tuple[int, int, int, int, int, int]:
@@ -256,7 +257,7 @@ def _args(
     return i + 1, ids[0], ids[1], ids[2], dims[d], dims[d + 1]
 
 
-@njit(cache=True, nogil=True)
+@leaf
 def _event(
     buf: np.ndarray, i: int, n: int, scratch: np.ndarray, stack: np.ndarray, m: int,
     slots: np.ndarray, hashes: np.ndarray, tstarts: np.ndarray, tlens: np.ndarray,
