@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from numba import njit
@@ -65,7 +66,10 @@ def words(*words: bytes) -> tuple[np.ndarray, np.ndarray]:
     return flat, offs
 
 
-def leaf(fn: Any) -> Any:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def leaf(fn: F) -> F:
     """`njit` for the scanner's per-token functions: cached on disk, GIL-free, and without
     numba's reference counting (`_nrt=False`).
 
@@ -73,7 +77,9 @@ def leaf(fn: Any) -> Any:
     buffer's count: one cache line that all scan threads fight over. That cost a single
     thread 25% of its time and held two threads to 1.3x one.
     """
-    return njit(cache=True, nogil=True, _nrt=False)(fn)
+    options: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}  # _nrt: not typed
+    compiled: F = njit(**options)(fn)
+    return compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
