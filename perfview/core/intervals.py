@@ -301,11 +301,25 @@ def _lane_search(
     position of q_ts[i] within the rows [lo[i], hi[i]) of lane q_lane[i].
     """
     lanes = np.asarray(lane)
-    lo = np.searchsorted(lanes, q_lane, side="left").astype(I64)
-    hi = np.searchsorted(lanes, q_lane, side="right").astype(I64)
+    q_lane = np.asarray(q_lane, dtype=I64)
+    q_ts = np.asarray(q_ts, dtype=I64)
+    # lanes are few: find each lane's rows once, not twice per query
+    if len(lanes) and len(q_lane):
+        top = max(int(lanes[-1]), int(q_lane.max())) + 2
+        bounds = np.searchsorted(lanes, np.arange(-1, top), side="left").astype(I64)
+        k = np.clip(q_lane, -1, top - 2) + 1
+        lo, hi = bounds[k], bounds[k + 1]
+    else:
+        lo = np.zeros(len(q_lane), dtype=I64)
+        hi = lo.copy()
     pos = lo.copy()
-    for g in np.unique(q_lane):
-        sel = np.flatnonzero(q_lane == g)
+    # queries of one lane in time order: numpy's binary search then resumes from the last hit
+    order = np.lexsort((q_ts, q_lane))
+    sorted_lane = q_lane[order]
+    cuts = np.flatnonzero(sorted_lane[1:] != sorted_lane[:-1]) + 1
+    for sel in np.split(order, cuts):
+        if not len(sel):
+            continue
         a, b = int(lo[sel[0]]), int(hi[sel[0]])
         if a < b:
             pos[sel] = a + np.searchsorted(start[a:b], q_ts[sel], side=side)

@@ -91,10 +91,15 @@ class Phases:
         the same few sets many times, and each is a pass over every event)."""
         mask = self._masks.get(chars)
         if mask is None:
-            lut = np.array(
-                [isinstance(p, str) and bool(p) and p in chars for p in self.values], dtype=bool
-            )
-            mask = lut[self.code] if len(lut) else np.zeros(len(self.code), dtype=bool)
+            hits = [k for k, p in enumerate(self.values) if isinstance(p, str) and p and p in chars]
+            if len(hits) <= 3:  # a few compares beat a gather (which first widens the codes)
+                mask = np.zeros(len(self.code), dtype=bool)
+                for k in hits:
+                    mask |= self.code == k
+            else:
+                lut = np.zeros(len(self.values), dtype=bool)
+                lut[hits] = True
+                mask = lut[self.code]
             mask.flags.writeable = False
             self._masks[chars] = mask
         return mask
@@ -374,8 +379,8 @@ def _lane_stats(lanes: pd.DataFrame, lane_sorted: np.ndarray, depth: np.ndarray)
     lanes["n_events"] = np.bincount(lane_sorted, minlength=n).astype(I64)
     max_depth = np.zeros(n, dtype=np.int16)
     if len(lane_sorted):
-        used, first = np.unique(lane_sorted, return_index=True)
-        max_depth[used] = np.maximum.reduceat(depth, first)
+        first = np.concatenate([[0], np.flatnonzero(lane_sorted[1:] != lane_sorted[:-1]) + 1])
+        max_depth[lane_sorted[first]] = np.maximum.reduceat(depth, first)
     lanes["max_depth"] = max_depth
 
 

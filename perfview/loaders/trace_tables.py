@@ -297,10 +297,23 @@ class SortedSlices:
 
 
 def _lane_lookup(lanes: pd.DataFrame, pid: np.ndarray, tid: np.ndarray, sub: int) -> np.ndarray:
-    return lookup(
-        [lanes["pid"].to_numpy(), lanes["tid"].to_numpy(), lanes["sub"].to_numpy()],
-        [pid.astype(I64), tid.astype(I64), np.full(len(pid), sub, dtype=np.int16)],
-    )
+    """Lane of each (pid, tid) on overlap row `sub`, -1 when none.
+
+    A trace has few processes and threads: index both, then read a small table (cheaper than
+    coding every query row by `lookup`); a huge table falls back to `lookup`.
+    """
+    here = lanes["sub"].to_numpy() == sub
+    lane_pid, lane_tid = lanes["pid"].to_numpy()[here], lanes["tid"].to_numpy()[here]
+    pids, tids = pd.Index(np.unique(lane_pid)), pd.Index(np.unique(lane_tid))
+    if len(pids) * len(tids) > 1 << 22:
+        return lookup(
+            [lanes["pid"].to_numpy(), lanes["tid"].to_numpy(), lanes["sub"].to_numpy()],
+            [pid.astype(I64), tid.astype(I64), np.full(len(pid), sub, dtype=np.int16)],
+        )
+    table = np.full((len(pids) + 1, len(tids) + 1), -1, dtype=I64)  # last row/column: absent
+    table[pids.get_indexer(lane_pid), tids.get_indexer(lane_tid)] = np.flatnonzero(here)
+    out: np.ndarray = table[pids.get_indexer(pid), tids.get_indexer(tid)]
+    return out
 
 
 def bind(
