@@ -151,7 +151,7 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
     buf = text
     del text
     if scanned is not None:  # the compiled scanner read it all
-        from perfview.loaders.trace_parallel import ArgsCompaction
+        from perfview.loaders.trace_args import ArgsCompaction
 
         cols, top = scanned.cols, scanned.top
         warnings += scanned.warnings

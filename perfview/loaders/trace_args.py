@@ -1,10 +1,14 @@
-"""Compiled passes over the args text of a scanned trace (numba, cached on disk).
+"""The args text of a scanned trace: compiled passes over it (numba, cached on disk).
 
-* `compact` turns the file text into the args blob in place (see `trace_parallel`);
+* `compact` turns the file text into the args blob in place, and `ArgsCompaction` runs it on a
+  thread of its own while the tables are built;
 * `int_args` reads the integer args of memory events, which become the memory table.
 """
 
 from __future__ import annotations
+
+import mmap
+import threading
 
 import numpy as np
 from numba import njit
@@ -20,6 +24,7 @@ from perfview.loaders.json_scan import (
     string,
     words,
 )
+from perfview.loaders.trace_decode import Text
 
 
 @njit(cache=True, nogil=True)
@@ -102,4 +107,58 @@ def int_args(
     return True
 
 
-__all__ = ["MEM_WORDS", "compact", "int_args"]
+class ArgsCompaction:
+    """Turn the file text into the args blob in place, on a thread of its own.
+
+    The kept args are moved back to back, in file order, to the front of `buf` (peak memory
+    stays at one copy of the file); the move runs compiled code without the GIL, so it
+    overlaps with `trace_build.build`, which does not need the text. `finish` waits for it
+    and returns the blob and each kept event's start in it.
+    """
+
+    def __init__(self, buf: Text, starts: np.ndarray, lens: np.ndarray) -> None:
+        self.buf = buf
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.lens = np.ascontiguousarray(lens, dtype=np.int64)
+        self.total = -1
+        self.blob: bytes | Text | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="perfview-args", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.total = compact(np.frombuffer(self.buf, dtype=np.uint8), self.starts, self.lens)
+        except BaseException as exc:
+            self.error = exc
+
+    def shrink(self) -> None:
+        """Wait for the move and give the text beyond the args back (idempotent). The loader
+        calls it before building its biggest tables, when the move has long finished."""
+        if self.blob is not None:
+            return
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        buf, total = self.buf, self.total
+        del self.buf
+        try:
+            if isinstance(buf, mmap.mmap):
+                if total == 0:
+                    raise ValueError("a map cannot be empty")
+                buf.resize(total)  # the pages past the args go back to the system
+            else:
+                del buf[total:]  # CPython reallocates only when less than half stays
+            self.blob = buf
+        except (BufferError, ValueError, OSError):  # a view is still alive somewhere
+            self.blob = bytes(memoryview(buf)[:total])
+
+    def finish(self) -> tuple[bytes | Text, np.ndarray]:
+        self.shrink()
+        assert self.blob is not None
+        new = np.zeros(len(self.lens), dtype=np.int64)
+        np.cumsum(self.lens[:-1], out=new[1:])
+        return self.blob, new
+
+
+__all__ = ["MEM_WORDS", "ArgsCompaction", "compact", "int_args"]

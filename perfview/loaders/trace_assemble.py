@@ -27,9 +27,11 @@ from perfview.loaders.trace_columns import (
     _memory,
     _metadata,
 )
+from perfview.loaders.trace_intern import intern_spans
 
 if TYPE_CHECKING:
-    from perfview.loaders.trace_parallel import Tables, Text
+    from perfview.loaders.trace_decode import Text
+    from perfview.loaders.trace_intern import Tables
 
 _VALUES = msgspec.json.Decoder(list[Any])
 _ARG_PC = np.zeros(256, dtype=np.bool_)  # one-letter phases whose args are kept
@@ -68,7 +70,7 @@ def _merge_ids(buf: Text, ranges: list[Tables]) -> tuple[np.ndarray, np.ndarray]
     counts = [int(r.counts[ts.T_ID]) for r in ranges]
     starts = np.concatenate([r.starts[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
     lens = np.concatenate([r.lens[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
-    merged = ts.intern_spans(np.frombuffer(buf, dtype=np.uint8), starts, lens, True)
+    merged = intern_spans(np.frombuffer(buf, dtype=np.uint8), starts, lens, True)
     return merged, np.cumsum([0, *counts])
 
 

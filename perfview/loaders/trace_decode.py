@@ -34,6 +34,7 @@ from perfview.core.errors import LoadError
 from perfview.core.progress import Progress, noop
 from perfview.loaders.base import GZIP_MAGIC
 
+Text = bytearray | mmap.mmap  # a file's bytes: `read_mapped`'s map, or a bytearray
 CHUNK = 1 << 20
 PAD = 8  # spare bytes after the content, so a batch can be bracketed in place
 _WS = b" \t\r\n"

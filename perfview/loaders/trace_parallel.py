@@ -6,11 +6,11 @@ checked afterwards: the range before must have stopped exactly there, having par
 up to it in context. A wrong guess (a `},{` inside a string or nested args) is detected that
 way and the range before simply carries on, so results never depend on the number of threads.
 
-Each range interns strings into its own hash tables; `trace_assemble` then decodes each
-distinct value once and maps every range's codes onto one set of `Interner`s in
+Each range interns strings into its own hash tables (`trace_intern`); `trace_assemble` then
+decodes each distinct value once and maps every range's codes onto one set of `Interner`s in
 first-appearance order, which is what the batch path (`trace_columns.decode_events`) builds
 too. The result is the same `Columns` the batch path gives, except that the args stay in the
-file (`arg_starts`): `ArgsCompaction` later moves them, in place, into the args blob.
+file (`arg_starts`): `trace_args.ArgsCompaction` later moves them, in place, into the blob.
 
 A file that ends inside the events array keeps its complete events, with the general path's
 warning. `scan` returns None whenever the file needs the general path (odd values, invalid
@@ -20,7 +20,6 @@ JSON); the caller then parses it there.
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
 import re
 import threading
@@ -36,8 +35,9 @@ from perfview.loaders import trace_args
 from perfview.loaders import trace_scan as ts
 from perfview.loaders.trace_assemble import assemble
 from perfview.loaders.trace_columns import Columns
+from perfview.loaders.trace_decode import Text
+from perfview.loaders.trace_intern import Tables, intern_spans, rehash
 
-Text = bytearray | mmap.mmap  # the file's bytes: `read_mapped`'s map, or a bytearray
 BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
@@ -46,39 +46,6 @@ _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _SCAN_EVENTS: Any = ts.scan_events  # numba's Dispatcher type hides the real signature
 _WS = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
-
-
-class Tables:
-    """The scanner's six open-addressing string tables (see trace_scan._intern)."""
-
-    def __init__(self, slots: int = 1 << 12) -> None:
-        self.slots = np.full((ts.N_TABLES, slots), -1, dtype=np.int32)
-        cap = slots // 2
-        self.hashes = np.zeros((ts.N_TABLES, cap), dtype=np.uint64)
-        self.starts = np.zeros((ts.N_TABLES, cap), dtype=np.int64)
-        self.lens = np.zeros((ts.N_TABLES, cap), dtype=np.int64)
-        self.counts = np.zeros(ts.N_TABLES, dtype=np.int64)
-
-    def args(self) -> tuple[np.ndarray, ...]:
-        return self.slots, self.hashes, self.starts, self.lens, self.counts
-
-    def grow(self) -> None:
-        """Double every table (the scanner stopped before an event to ask for room)."""
-        size = self.slots.shape[1] * 2
-        cap = size // 2
-
-        def wider(a: np.ndarray) -> np.ndarray:
-            out = np.zeros((ts.N_TABLES, cap), dtype=a.dtype)
-            out[:, : a.shape[1]] = a
-            return out
-
-        self.hashes, self.starts, self.lens = map(wider, (self.hashes, self.starts, self.lens))
-        self.slots = np.full((ts.N_TABLES, size), -1, dtype=np.int32)
-        ts.rehash(self.slots, self.hashes, self.counts)
-
-    def spans(self, t: int) -> list[tuple[int, int]]:
-        k = int(self.counts[t])
-        return list(zip(self.starts[t, :k].tolist(), self.lens[t, :k].tolist(), strict=True))
 
 
 @dataclass
@@ -175,7 +142,7 @@ def warm() -> None:
     _SCAN_EVENTS(tiny, pos, True, -1, *tables.args(), codes, i64, u8, 0)
     tables.grow()  # rehash
     one = np.zeros(1, dtype=np.int64)
-    ts.intern_spans(tiny, one, one, True)
+    intern_spans(tiny, one, one, True)
     trace_args.int_args(tiny, one, one, np.zeros((1, 6), np.int64), np.zeros((1, 6), np.bool_))
     trace_args.compact(np.frombuffer(bytearray(4), np.uint8), one, one)
     from perfview.loaders import trace_nesting
@@ -191,7 +158,7 @@ def compiled() -> bool:
         from perfview.loaders import trace_nesting
 
         kernels: tuple[Any, ...] = (
-            ts.scan_events, ts.members, ts.rehash, ts.intern_spans, trace_args.int_args,
+            ts.scan_events, ts.members, rehash, intern_spans, trace_args.int_args,
             trace_args.compact, trace_nesting.nest_rows, trace_nesting.first_fit_rows,
         )  # fmt: skip
         return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels)
@@ -409,60 +376,4 @@ def _columns(
     return out[0], out[1], out[2]
 
 
-class ArgsCompaction:
-    """Turn the file text into the args blob in place, on a thread of its own.
-
-    The kept args are moved back to back, in file order, to the front of `buf` (peak memory
-    stays at one copy of the file); the move runs compiled code without the GIL, so it
-    overlaps with `trace_build.build`, which does not need the text. `finish` waits for it
-    and returns the blob and each kept event's start in it.
-    """
-
-    def __init__(self, buf: Text, starts: np.ndarray, lens: np.ndarray) -> None:
-        self.buf = buf
-        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
-        self.lens = np.ascontiguousarray(lens, dtype=np.int64)
-        self.total = -1
-        self.blob: bytes | Text | None = None
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="perfview-args", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.total = trace_args.compact(
-                np.frombuffer(self.buf, dtype=np.uint8), self.starts, self.lens
-            )
-        except BaseException as exc:
-            self.error = exc
-
-    def shrink(self) -> None:
-        """Wait for the move and give the text beyond the args back (idempotent). The loader
-        calls it before building its biggest tables, when the move has long finished."""
-        if self.blob is not None:
-            return
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
-        buf, total = self.buf, self.total
-        del self.buf
-        try:
-            if isinstance(buf, mmap.mmap):
-                if total == 0:
-                    raise ValueError("a map cannot be empty")
-                buf.resize(total)  # the pages past the args go back to the system
-            else:
-                del buf[total:]  # CPython reallocates only when less than half stays
-            self.blob = buf
-        except (BufferError, ValueError, OSError):  # a view is still alive somewhere
-            self.blob = bytes(memoryview(buf)[:total])
-
-    def finish(self) -> tuple[bytes | Text, np.ndarray]:
-        self.shrink()
-        assert self.blob is not None
-        new = np.zeros(len(self.lens), dtype=np.int64)
-        np.cumsum(self.lens[:-1], out=new[1:])
-        return self.blob, new
-
-
-__all__ = ["ArgsCompaction", "Scanned", "compiled", "scan", "threads_for", "warm"]
+__all__ = ["Scanned", "compiled", "scan", "threads_for", "warm"]

@@ -23,12 +23,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.byte_ops import load_u64
 from perfview.loaders.json_scan import (
     MAX_DEPTH,
     leaf,
     literal,
-    lower_ascii,
     match,
     number,
     skip_value,
@@ -36,12 +34,12 @@ from perfview.loaders.json_scan import (
     string,
     words,
 )
+from perfview.loaders.trace_intern import N_TABLES, _intern, _same
 
 # scan statuses
 END, FULL, GROW, STOPPED, ODD, TRUNC = 0, 1, 2, 3, 4, 5
 # hash tables (rows of the table arrays)
 T_PH, T_NAME, T_CAT, T_KEY, T_DIMS, T_ID = 0, 1, 2, 3, 4, 5
-N_TABLES = 6
 # int32 code columns
 C_PH, C_NAME, C_CAT, C_PID, C_TID, C_DIMS, C_ID = 0, 1, 2, 3, 4, 5, 6
 N_CODES = 7
@@ -51,9 +49,6 @@ N_I64 = 8
 # uint8 columns
 U_TSOK, U_DUROK, U_BPE, U_SCOPE, U_PC = 0, 1, 2, 3, 4
 N_U8 = 5
-
-FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-FNV_PRIME = np.uint64(0x100000001B3)
 
 
 # event keys, in the order of the K_* ids
@@ -71,115 +66,6 @@ _ID_PC = np.zeros(256, dtype=np.bool_)
 _ID_PC[np.frombuffer(b"stfbenSTFp", dtype=np.uint8)] = True
 _SCOPE_PC = np.zeros(256, dtype=np.bool_)
 _SCOPE_PC[np.frombuffer(b"iInR", dtype=np.uint8)] = True
-
-
-@leaf
-def _same(buf: np.ndarray, a: int, b: int, length: int) -> bool:
-    """buf[a:a+length] == buf[b:b+length], 8 bytes per step."""
-    j = 0
-    while j + 8 <= length:
-        if load_u64(buf, a + j) != load_u64(buf, b + j):
-            return False
-        j += 8
-    while j < length:
-        if buf[a + j] != buf[b + j]:
-            return False
-        j += 1
-    return True
-
-
-@leaf
-def _intern(
-    t: int, buf: np.ndarray, s: int, length: int, lower: bool,
-    slots: np.ndarray, hashes: np.ndarray, starts: np.ndarray, lens: np.ndarray, counts: np.ndarray,
-) -> int:  # fmt: skip
-    """Code of buf[s:s+length] in table t (ASCII-lowercased when `lower`), added when new.
-
-    The hash reads at most the first and last 8 bytes (plus the length): names repeat far
-    more than they differ, so a cheap hash and one full comparison on a hit beat hashing every
-    byte. Distinct values with a colliding hash only probe further; they never merge.
-    """
-    h = FNV_OFFSET ^ np.uint64(length)
-    if length >= 8 and not lower:  # two word loads, two multiplies
-        h = (h ^ load_u64(buf, s)) * FNV_PRIME
-        h = (h ^ load_u64(buf, s + length - 8)) * FNV_PRIME
-    else:
-        head = min(length, 8)
-        for j in range(s, s + head):
-            c = buf[j]
-            if lower:
-                c = lower_ascii(c)
-            h = (h ^ np.uint64(c)) * FNV_PRIME
-        for j in range(max(s + head, s + length - 8), s + length):
-            c = buf[j]
-            if lower:
-                c = lower_ascii(c)
-            h = (h ^ np.uint64(c)) * FNV_PRIME
-    h ^= h >> np.uint64(29)
-    h ^= h >> np.uint64(47)
-    mask = slots.shape[1] - 1
-    k = np.int64(h & np.uint64(mask))
-    while True:
-        code: int = slots[t, k]
-        if code < 0:
-            code = counts[t]
-            slots[t, k] = code
-            hashes[t, code] = h
-            starts[t, code] = s
-            lens[t, code] = length
-            counts[t] = code + 1
-            return code
-        if hashes[t, code] == h and lens[t, code] == length:
-            a = starts[t, code]
-            if not lower:
-                if _same(buf, a, s, length):
-                    return code
-                k = (k + 1) & mask
-                continue
-            same = True
-            for j in range(length):
-                x = buf[a + j]
-                y = buf[s + j]
-                if lower:
-                    x = lower_ascii(x)
-                    y = lower_ascii(y)
-                if x != y:
-                    same = False
-                    break
-            if same:
-                return code
-        k = (k + 1) & mask
-
-
-@njit(cache=True, nogil=True)
-def intern_spans(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, lower: bool) -> np.ndarray:
-    """One code per span (equal bytes, ASCII case ignored when `lower`, share a code), in
-    order of first appearance: merges the ranges' own tables of flow ids without Python."""
-    n = len(starts)
-    size = 1 << 4
-    while size < 2 * n:
-        size <<= 1
-    slots = np.full((1, size), -1, dtype=np.int32)
-    hashes = np.zeros((1, max(n, 1)), dtype=np.uint64)
-    tstarts = np.zeros((1, max(n, 1)), dtype=np.int64)
-    tlens = np.zeros((1, max(n, 1)), dtype=np.int64)
-    counts = np.zeros(1, dtype=np.int64)
-    out = np.empty(n, dtype=np.int32)
-    for k in range(n):
-        out[k] = _intern(0, buf, starts[k], lens[k], lower, slots, hashes, tstarts, tlens, counts)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def rehash(slots: np.ndarray, hashes: np.ndarray, counts: np.ndarray) -> None:
-    """Fill fresh (all -1) `slots` from the stored hashes, after the tables grew."""
-    mask = slots.shape[1] - 1
-    for t in range(slots.shape[0]):
-        for code in range(counts[t]):
-            k = np.int64(hashes[t, code] & np.uint64(mask))
-            while slots[t, k] >= 0:
-                k = (k + 1) & mask
-            slots[t, k] = code
 
 
 @leaf
