@@ -97,17 +97,30 @@ def _with_absent(values: list[Any], codes: np.ndarray) -> tuple[list[Any], np.nd
     return [*values[:before], None, *values[before:]], shifted
 
 
-def _intern(
-    interner: Interner, per_range: list[tuple[list[Any], np.ndarray]], absent_none: bool = True
-) -> np.ndarray:
+def _intern(interner: Interner, per_range: list[tuple[list[Any], np.ndarray]]) -> np.ndarray:
     """Global codes for every range's local codes (concatenated in file order)."""
     out = []
     for values, codes in per_range:
-        if absent_none:
-            values, codes = _with_absent(values, codes)
+        values, codes = _with_absent(values, codes)
         lut = interner.codes(values) if values else np.zeros(0, dtype=np.int32)
-        out.append(lut[codes] if len(lut) else np.full(len(codes), -1, dtype=np.int32))
+        out.append(_mapped(lut, codes))
     return np.concatenate(out).astype(np.int32, copy=False)
+
+
+def _mapped(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """lut[codes] (codes >= 0), skipping the gather when `lut` is the identity, as it is for
+    the first range: its local codes are in first-appearance order, like the global ones."""
+    if not len(lut):
+        return np.full(len(codes), -1, dtype=np.int32)
+    if _identity(lut):
+        return codes
+    out: np.ndarray = lut[codes]
+    return out
+
+
+def _identity(lut: np.ndarray) -> bool:
+    n = len(lut)
+    return n == 0 or (lut[0] == 0 and lut[-1] == n - 1 and np.array_equal(lut, np.arange(n)))
 
 
 def assemble(
@@ -147,6 +160,9 @@ def assemble(
         target.append(
             _intern(interner, [(d[t], c) for d, c in zip(decoded, local(col), strict=True)])
         )
+    pc = u8[ts.U_PC]
+    memory_rows = _memory_rows(cols, pc)
+    memory = _Background(lambda: _memory_values(buf, i64, memory_rows))  # compiled, no GIL
     pid_tid = [
         np.stack([p, q], axis=1).ravel()
         for p, q in zip(local(ts.C_PID), local(ts.C_TID), strict=True)
@@ -167,8 +183,9 @@ def assemble(
     merged, offsets = ids.result()
     fids = []
     for k, c in enumerate(local(ts.C_ID)):
-        lut = np.append(merged[offsets[k] : offsets[k + 1]], -1).astype(np.int32)
-        fids.append(lut[c])
+        lut = merged[offsets[k] : offsets[k + 1]].astype(np.int32)
+        # -1 (no id) stays -1: the identity keeps it, a gather reads the appended -1
+        fids.append(c if _identity(lut) else np.append(lut, -1).astype(np.int32)[c])
     cols.fid.append(np.concatenate(fids))
     cols.ts.append(i64[ts.I_TS])
     cols.ts_ok.append(u8[ts.U_TSOK].view(np.bool_))  # the scanner writes 0 / 1
@@ -178,7 +195,6 @@ def assemble(
     cols.ext.append(i64[ts.I_EXT])
     cols.bp_e.append(u8[ts.U_BPE].view(np.bool_))  # the scanner writes 0 / 1
     cols.scope.append(u8[ts.U_SCOPE])
-    pc = u8[ts.U_PC]
     keep = np.flatnonzero(_ARG_PC[pc])
     cols.arg_rows.append(keep)
     cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
@@ -186,37 +202,56 @@ def assemble(
     cols.n = n
     _events_with_args(cols, buf, i64, pc, ord("M"), _metadata)
     _events_with_args(cols, buf, i64, pc, ord("C"), _counters)
-    mem_codes = [i for i, v in enumerate(cols.names.values) if v in MEMORY_NAMES]
-    if mem_codes:
-        is_memory_name = np.zeros(len(cols.names.values), dtype=np.bool_)
-        is_memory_name[mem_codes] = True
-        inst = _INSTANT_PC[pc] & is_memory_name[cols.name[0]]
-        rows = np.flatnonzero(inst)
-        if len(rows) and not _memory_columns(cols, buf, i64, rows):
-            evs = _decode_events(buf, i64, rows)
-            _memory(cols, evs, np.arange(len(rows)), rows)
+    values = memory.result()
+    if values is not None:
+        _memory_columns(cols, memory_rows, *values)
+    elif len(memory_rows):  # an arg the compiled reader does not take: decode those events
+        _memory(
+            cols, _decode_events(buf, i64, memory_rows), np.arange(len(memory_rows)), memory_rows
+        )
     return cols
+
+
+def _memory_rows(cols: Columns, pc: np.ndarray) -> np.ndarray:
+    """Rows of torch's [memory] / [OutOfMemory] instants."""
+    mem_codes = [i for i, v in enumerate(cols.names.values) if v in MEMORY_NAMES]
+    if not mem_codes:
+        return np.zeros(0, dtype=np.int64)
+    is_memory_name = np.zeros(len(cols.names.values), dtype=np.bool_)
+    is_memory_name[mem_codes] = True
+    return np.flatnonzero(_INSTANT_PC[pc] & is_memory_name[cols.name[0]])
 
 
 MEMORY_COLUMNS = ("device_type", "device_id", "addr", "bytes", "total_allocated", "total_reserved")
 MEMORY_DEFAULTS = np.array([0, -1, 0, 0, 0, 0], dtype=np.int64)
 
 
-def _memory_columns(cols: Columns, buf: Text, i64: list[np.ndarray], rows: np.ndarray) -> bool:
-    """The memory events' integer args read by the scanner (False: use `_memory`)."""
+def _memory_values(
+    buf: Text, i64: list[np.ndarray], rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The memory events' integer args (values, present), read by compiled code; None when
+    one of them needs the general decoder."""
     values = np.zeros((len(rows), len(MEMORY_COLUMNS)), dtype=np.int64)
     ok = np.zeros(values.shape, dtype=np.bool_)
+    if not len(rows):
+        return values, ok
     starts = np.ascontiguousarray(i64[ts.I_ARGS][rows])
     lens = np.ascontiguousarray(i64[ts.I_ARGLEN][rows])
     if not trace_args.int_args(np.frombuffer(buf, dtype=np.uint8), starts, lens, values, ok):
-        return False
+        return None
+    return values, ok
+
+
+def _memory_columns(cols: Columns, rows: np.ndarray, values: np.ndarray, ok: np.ndarray) -> None:
+    """The memory table's columns from `_memory_values`."""
+    if not len(rows):
+        return
     oom = cols.names.index.get(MEMORY_NAMES[1], -2)
     out = cols.memory
     out["row"] = [rows.astype(np.int64)]
     out["oom"] = [cols.name[0][rows] == oom]
     for w, name in enumerate(MEMORY_COLUMNS):
         out[name] = [np.where(ok[:, w], values[:, w], MEMORY_DEFAULTS[w])]
-    return True
 
 
 def _decode_events(buf: Text, i64: list[np.ndarray], rows: np.ndarray) -> list[Any]:
