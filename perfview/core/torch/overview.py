@@ -40,6 +40,7 @@ from perfview.core.torch.common import (
     lane_devices,
     name_mask,
     partition,
+    per_events,
     step_rows,
 )
 from perfview.core.units import Unit, column_unit, format_value
@@ -102,6 +103,7 @@ def category_intervals(timeline: Timeline) -> list[tuple[np.ndarray, np.ndarray]
     return [_intervals(timeline, m) for m in masks]
 
 
+@per_events
 def steps_table(timeline: Timeline) -> pd.DataFrame:
     """One row per ProfilerStep: step, start_ns, dur_ns, then `<category>_ns` per BREAKDOWN.
 
@@ -144,6 +146,7 @@ def step_stats(timeline: Timeline) -> StepStats:
     )
 
 
+@per_events
 def utilization_table(timeline: Timeline) -> pd.DataFrame:
     """GPU busy / idle split per device (stream "all") and per stream, over the analysis window.
 
@@ -160,7 +163,7 @@ def utilization_table(timeline: Timeline) -> pd.DataFrame:
     tid = ev["tid"].to_numpy(dtype=I64)
     lanes = timeline.lanes.set_index("lane")
     rows = []
-    devices = sorted({str(d) for d in dev[gpu_work]})
+    devices = sorted({str(d) for d in pd.unique(dev[gpu_work])})
     for device in devices:
         on_dev = dev == device
         streams = sorted(set(tid[on_dev & gpu_work].tolist()))

@@ -189,7 +189,7 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     dev = lane_devices(tl)
     gap_s: list[np.ndarray] = []
     gap_e: list[np.ndarray] = []
-    for device in sorted({str(d) for d in dev[gpu_work]}):  # usually a single GPU
+    for device in sorted({str(d) for d in pd.unique(dev[gpu_work])}):  # usually a single GPU
         sel = gpu_work & (dev == device)
         bs, be = merge_intervals(np.clip(ts[sel], lo, hi), np.clip(end[sel], lo, hi))
         s = np.concatenate([[lo], be])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from perfview.core.torch import overview
-from perfview.core.torch.common import merge_intervals, partition
+from perfview.core.torch.common import kind_mask, merge_intervals, partition
 from tests.core.torch._raw import NCCL, RANK0, RESNET_2021, ROCM, events, ns, raw, timeline
 from tests.core.torch._synthetic import make
 
@@ -113,3 +113,21 @@ def test_overview_rows_for_2021_and_new_schemas() -> None:
         assert ("step breakdown", "kernel_pct") in keys
         share = table[table["section"] == "step breakdown"]["number"].sum()
         assert share == pytest.approx(100.0)
+
+
+def test_steps_are_remembered_per_events_table_and_handed_out_as_copies() -> None:
+    """`steps_table` runs once per events table (the overview and its recommendations share
+    it); editing a returned table changes nothing for the next caller."""
+    tl = timeline(NCCL)
+    first = overview.steps_table(tl)
+    first["dur_ns"] = -1
+    again = overview.steps_table(tl)
+    assert (again["dur_ns"] > 0).all()
+    assert dict(zip(again["step"], again["dur_ns"], strict=True)) == _json_steps(NCCL)
+
+
+@pytest.mark.parametrize("rel", [NCCL, RESNET_2021])
+def test_kind_mask_equals_isin(rel: str) -> None:
+    ev = timeline(rel).events
+    for kinds in (("kernel",), ("memcpy", "memset"), ("cpu_op", "annotation"), ("no such",)):
+        assert (kind_mask(ev, kinds) == ev["kind"].isin(kinds).to_numpy()).all(), kinds
