@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
+from perfview.qt import deferred
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.main_window import MainWindow
 
@@ -22,8 +23,9 @@ SETTLE_ROUNDS = 3
 
 
 def settle(rounds: int = SETTLE_ROUNDS) -> None:
-    """Let layouts, resizes and pyqtgraph's deferred range updates run."""
+    """Let the views' deferred work, layouts, resizes and pyqtgraph's range updates run."""
     app = QApplication.instance()
+    deferred.flush()
     for _ in range(rounds):
         if app is not None:
             app.processEvents()

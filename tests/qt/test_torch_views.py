@@ -64,6 +64,22 @@ def test_overview_shows_the_step_count(qtbot: Any, rel: str, steps: int) -> None
     assert blocker.args == ["recommendations"]
 
 
+def test_overview_in_a_tab_builds_its_chart_a_turn_later(qtbot: Any) -> None:
+    """The document tab's overview defers the chart (the page's slowest part) to the next
+    event-loop turn, so opening a big trace blocks the window for less at once."""
+    from perfview.qt.views.torch_overview_view import TorchOverviewView
+
+    doc = _document(NCCL)
+    view = TorchOverviewView(doc.bundle.timeline, doc, defer_chart=True)
+    qtbot.addWidget(view)
+    assert view.chart is None
+    with qtbot.waitSignal(view.chart_ready):
+        pass
+    assert view.chart is not None
+    heights = sum(bar.opts["height"] for bar in view.chart.bars.values())
+    assert heights == pytest.approx(view.data.steps["dur_ns"].to_numpy() / 1e9)
+
+
 def test_document_tab_orders_torch_pages(qtbot: Any) -> None:
     from perfview.qt.document_tab import DocumentTab
 

@@ -30,6 +30,7 @@ from perfview.core.model import Timeline
 from perfview.core.page_data import OverviewData
 from perfview.core.torch import overview
 from perfview.core.units import format_bytes, format_ns
+from perfview.qt import deferred
 from perfview.qt.document import Document
 from perfview.qt.views.recommendations_view import FindingsList
 from perfview.qt.views.table_view import TableView
@@ -122,6 +123,7 @@ class TorchOverviewView(QScrollArea):
     """The Overview tab. `open_recommendations` asks the document tab for the full list."""
 
     open_recommendations = Signal()
+    chart_ready = Signal()  # the step breakdown chart exists (it may be built a turn later)
 
     def __init__(
         self,
@@ -129,9 +131,12 @@ class TorchOverviewView(QScrollArea):
         document: Document | None = None,
         data: OverviewData | None = None,
         parent: QWidget | None = None,
+        *,
+        defer_chart: bool = False,
     ) -> None:
         super().__init__(parent)
         self.document = document
+        self._defer_chart = defer_chart
         self.data = data if data is not None else OverviewData.compute(timeline)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -201,8 +206,25 @@ class TorchOverviewView(QScrollArea):
         caption = QLabel("Share of all step time: " + " · ".join(shares), body)
         caption.setWordWrap(True)
         self.body_layout.addWidget(caption)
-        self.chart = StepBreakdownChart(steps, body)
-        self.body_layout.addWidget(self.chart)
+        if not self._defer_chart:
+            self.chart = StepBreakdownChart(steps, body)
+            self.body_layout.addWidget(self.chart)
+            return
+        # The chart is the slowest part of the page (~40 ms of pyqtgraph set-up): built on the
+        # next event-loop turn, so opening a big trace never blocks the window for its sum.
+        self.chart = None
+        holder = QWidget(body)
+        holder.setMinimumHeight(260)
+        QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
+        self.body_layout.addWidget(holder)
+        deferred.later(holder, lambda: self._fill_chart(holder, steps))
+
+    def _fill_chart(self, holder: QWidget, steps: pd.DataFrame) -> None:
+        self.chart = StepBreakdownChart(steps, holder)
+        layout = holder.layout()
+        if layout is not None:
+            layout.addWidget(self.chart)
+        self.chart_ready.emit()
 
     def _add_utilization(self, body: QWidget) -> None:
         self.body_layout.addWidget(_section("GPU utilization", body))

@@ -62,7 +62,7 @@ def make_torch_view(name: str, document: Document, data: Any = None) -> QWidget 
     if name == "overview":
         from perfview.qt.views.torch_overview_view import TorchOverviewView
 
-        return TorchOverviewView(timeline, document, data)
+        return TorchOverviewView(timeline, document, data, defer_chart=True)
     if name == "operators":
         from perfview.qt.views.torch_ops_view import TorchOpsView
 
