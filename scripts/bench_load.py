@@ -51,7 +51,7 @@ rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": seconds, "events": events, "rss_mb": rss, "base_mb": base}))
 """
 # The same, with the compiled scanner's code loaded before the clock starts: numba's import
-# and JIT start-up (~0.5 s, once per process; the window pays it at start-up) left out.
+# and JIT start-up (~0.35 s, once per process; the window pays it at start-up) left out.
 CHILD_PERFVIEW_WARM = CHILD_PERFVIEW.replace(
     "from perfview.loaders import load\n",
     "from perfview.loaders import load, trace_parallel\ntrace_parallel.warm()\n",
