@@ -7,8 +7,8 @@ order, metadata, counter and memory events get their args, and the kept args are
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -38,29 +38,6 @@ _ARG_PC = np.zeros(256, dtype=np.bool_)  # one-letter phases whose args are kept
 _ARG_PC[np.frombuffer("".join(ARG_PHASES).encode(), np.uint8)] = True
 _INSTANT_PC = np.zeros(256, dtype=np.bool_)
 _INSTANT_PC[[ord("i"), ord("I")]] = True
-
-
-class _Background:
-    """Run `fn` on a thread now; `result()` waits for it (and re-raises what it raised)."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self._fn = fn
-        self._value: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="perfview-assemble", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._fn()
-        except BaseException as exc:
-            self._error = exc
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def _merge_ids(buf: Text, ranges: list[Tables]) -> tuple[np.ndarray, np.ndarray]:
@@ -134,15 +111,28 @@ def assemble(
     `tables` are the ranges' string tables, `bounds` the first row of each range (plus the
     total), `columns` the scanner's int32 / int64 / uint8 columns over all ranges.
     """
+    ranges = list(tables)
+    # compiled passes without the GIL run beside the Python work: the ids merge, then the
+    # memory args (leaving the block waits for both, also when a value does not decode)
+    with ThreadPoolExecutor(2, thread_name_prefix="perfview-assemble") as pool:
+        return _assemble(buf, ranges, bounds, columns, pool)
+
+
+def _assemble(
+    buf: Text,
+    ranges: list[Tables],
+    bounds: np.ndarray,
+    columns: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]],
+    pool: ThreadPoolExecutor,
+) -> Columns | None:
     cols = Columns()
     n = int(bounds[-1])
     codes, i64, u8 = columns
-    ranges = list(tables)
 
     def local(col: int) -> list[np.ndarray]:
         return [codes[col][bounds[k] : bounds[k + 1]] for k in range(len(ranges))]
 
-    ids = _Background(lambda: _merge_ids(buf, ranges))  # compiled, without the GIL
+    ids = pool.submit(_merge_ids, buf, ranges)
     try:
         decoded = [
             {t: _decode_values(buf, r.spans(t)) for t in (ts.T_PH, ts.T_NAME, ts.T_CAT)}
@@ -150,7 +140,6 @@ def assemble(
         ]
         keys = [_decode_values(buf, r.spans(ts.T_KEY)) for r in ranges]
     except (msgspec.DecodeError, UnicodeDecodeError):
-        ids.result()
         return None
     for col, t, interner, target in (
         (ts.C_PH, ts.T_PH, cols.phs, cols.ph),
@@ -162,7 +151,7 @@ def assemble(
         )
     pc = u8[ts.U_PC]
     memory_rows = _memory_rows(cols, pc)
-    memory = _Background(lambda: _memory_values(buf, i64, memory_rows))  # compiled, no GIL
+    memory = pool.submit(_memory_values, buf, i64, memory_rows)
     pid_tid = [
         np.stack([p, q], axis=1).ravel()
         for p, q in zip(local(ts.C_PID), local(ts.C_TID), strict=True)

@@ -24,6 +24,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -345,14 +346,6 @@ def _columns(
     out = [[np.empty(total, dtype=dtype) for _ in range(height)] for height, dtype in kinds]
     firsts = np.cumsum([0] + [r.rows() for r in ranges])
 
-    errors: list[BaseException] = []
-
-    def fill(k: int) -> None:
-        try:
-            copy(k)
-        except BaseException as exc:  # re-raised on the calling thread
-            errors.append(exc)
-
     def copy(k: int) -> None:
         batches, ranges[k].batches = ranges[k].batches, []
         o = int(firsts[k])
@@ -365,14 +358,11 @@ def _columns(
             o += m
             del batch
 
-    workers = [threading.Thread(target=fill, args=(k,), daemon=True) for k in range(1, len(ranges))]
-    for w in workers:
-        w.start()
-    fill(0)
-    for w in workers:
-        w.join()
-    if errors:
-        raise errors[0]
+    with ThreadPoolExecutor(max(len(ranges) - 1, 1), thread_name_prefix="perfview-columns") as pool:
+        others = [pool.submit(copy, k) for k in range(1, len(ranges))]
+        copy(0)
+        for done in others:
+            done.result()  # re-raises what the copy raised
     return out[0], out[1], out[2]
 
 
