@@ -5,6 +5,7 @@ parse used by background loads hands back the same Bundle."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -218,3 +219,21 @@ def test_cache_writes_from_daemon_threads_finish_before_exit(
     cache.flush()
     assert len(started) == 1
     assert not started[0].daemon
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
+def test_cache_writes_run_at_the_lowest_cpu_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write competes with building the tab on a 2-core machine: it yields the CPU."""
+    seen: list[int] = []
+    ours = os.getpriority(os.PRIO_PROCESS, 0)  # this thread's niceness (Linux: per thread)
+    monkeypatch.setattr(
+        cache, "put", lambda path, bundle: seen.append(os.getpriority(os.PRIO_PROCESS, 0))
+    )
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
+    cache.put_later(path, chrome_trace.load(path))
+    cache.flush()
+    assert seen == [19]
+    assert os.getpriority(os.PRIO_PROCESS, 0) == ours  # the rest of the process is untouched
