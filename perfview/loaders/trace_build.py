@@ -263,9 +263,9 @@ def build(
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
     # instants get a lane too, so their (pid, tid) are coded along with the slices'
     n_sl = len(sl.src)
-    pair_all = joint_codes(
-        np.concatenate([sl.pid, pid[thread_inst]]), np.concatenate([sl.tid, tid[thread_inst]])
-    )
+    lane_pid = np.concatenate([sl.pid, pid[thread_inst]])
+    lane_tid = np.concatenate([sl.tid, tid[thread_inst]])
+    pair_all = joint_codes(lane_pid, lane_tid)
     pair = pair_all[:n_sl]
     o1 = intervals.slice_order(pair, sl.start, sl.end)
     sub = np.zeros(len(pair_all), dtype=np.int16)  # instants: row 0
@@ -281,9 +281,8 @@ def build(
         release()
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
     lanes, lane_all = build_lanes(
-        info, pair_all, np.concatenate([sl.pid, pid[thread_inst]]),
-        np.concatenate([sl.tid, tid[thread_inst]]), sub, cat[sl.src], cols.cats.values,
-    )  # fmt: skip
+        info, pair_all, lane_pid, lane_tid, sub, cat[sl.src], cols.cats.values
+    )
     lane_of = lane_all[:n_sl]
     sub = sub[:n_sl]
 
