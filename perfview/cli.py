@@ -21,7 +21,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 import pandas as pd
@@ -32,10 +32,6 @@ from perfview.core.errors import LoadError
 from perfview.core.units import format_ns, format_value
 
 # Subcommands other modules provide: name → module with add_parser(subparsers) and run(args).
-OPTIONAL_COMMANDS: dict[str, str] = {
-    "record": "perfview.runner.cli",
-    "diff": "perfview.diff_cli",
-}
 FORMATS = ("table", "csv", "json")
 TEXT_WIDTH = 60  # widest text cell in table output; longer text is elided
 TIMESTAMP_COLUMNS = frozenset({"ts_ns", "start_ns"})  # absolute unix ns in mprof tables
@@ -266,29 +262,16 @@ def _add_summary(subparsers: Any) -> None:
     p.set_defaults(func=run_summary)
 
 
-def _add_optional(subparsers: Any) -> None:
-    """Register `record`/`diff` from their modules; a placeholder explains when one is missing."""
-    for name, module_name in OPTIONAL_COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-            before = set(subparsers.choices)
-            module.add_parser(subparsers)
-            for added in set(subparsers.choices) - before:
-                subparsers.choices[added].set_defaults(func=module.run)
-        except Exception as exc:  # a broken extra must not break `summary`
-            if name in subparsers.choices:
-                continue
-            reason = f"{type(exc).__name__}: {exc}"
-            p = subparsers.add_parser(name, help=f"(unavailable: {reason})", add_help=False)
-            p.add_argument("rest", nargs=argparse.REMAINDER)
-            p.set_defaults(func=_unavailable(name, reason))
+def _add_commands(subparsers: Any) -> None:
+    """Register `record` and `diff`, each declared by its own module."""
+    from perfview import diff_cli
+    from perfview.runner import cli as runner_cli
 
-
-def _unavailable(name: str, reason: str) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        raise CliError(f"'{name}' is not available in this installation ({reason})")
-
-    return run
+    for module in (runner_cli, diff_cli):
+        before = set(subparsers.choices)
+        module.add_parser(subparsers)
+        for added in set(subparsers.choices) - before:
+            subparsers.choices[added].set_defaults(func=module.run)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -308,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     desktop.add_argument("--uninstall-desktop", action="store_true", help="undo --install-desktop")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_summary(subparsers)
-    _add_optional(subparsers)
+    _add_commands(subparsers)
     return parser
 
 

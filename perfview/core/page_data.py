@@ -11,14 +11,12 @@ then only builds widgets. Everything here is pure (no Qt), so it is tested witho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from perfview.core.model import Bundle, Timeline
+from perfview.core.model import Timeline
 from perfview.core.torch import memory_alloc, op_kernels, overview, recommend
 from perfview.core.torch.recommend import Finding
 
@@ -146,98 +144,13 @@ class MemoryData:
         )
 
 
-def _timeline(bundle: Bundle) -> Timeline | None:
-    return bundle.timeline if bundle.timeline is not None and len(bundle.timeline.events) else None
-
-
-def _torch(bundle: Bundle) -> Timeline | None:
-    timeline = bundle.timeline
-    return timeline if timeline is not None and timeline.is_torch else None
-
-
-def _prepare_timeline(bundle: Bundle, _tables: Mapping[str, pd.DataFrame]) -> Any:
-    from perfview.core.timeline_layout import prepare_timeline
-
-    timeline = _timeline(bundle)
-    return prepare_timeline(timeline) if timeline is not None else None
-
-
-def _prepare_overview(bundle: Bundle, _tables: Mapping[str, pd.DataFrame]) -> Any:
-    timeline = _torch(bundle)
-    return OverviewData.compute(timeline) if timeline is not None else None
-
-
-def _prepare_kernels(bundle: Bundle, tables: Mapping[str, pd.DataFrame]) -> Any:
-    timeline = _torch(bundle)
-    return KernelsData.compute(timeline, tables.get("kernels")) if timeline is not None else None
-
-
-def _prepare_operators(bundle: Bundle, tables: Mapping[str, pd.DataFrame]) -> Any:
-    timeline = _torch(bundle)
-    return OpsData.compute(timeline, tables.get("operators")) if timeline is not None else None
-
-
-def _prepare_memory(bundle: Bundle, _tables: Mapping[str, pd.DataFrame]) -> Any:
-    timeline = _torch(bundle)
-    return MemoryData.compute(timeline) if timeline is not None else None
-
-
-def _prepare_recommendations(bundle: Bundle, _tables: Mapping[str, pd.DataFrame]) -> Any:
-    timeline = _torch(bundle)
-    return recommend.recommendations(timeline) if timeline is not None else None
-
-
-# Pages whose data is worth a worker; any other page builds straight away.
-PREPARERS: dict[str, Callable[[Bundle, Mapping[str, pd.DataFrame]], Any]] = {
-    "timeline": _prepare_timeline,
-    "overview": _prepare_overview,
-    "operators": _prepare_operators,
-    "kernels": _prepare_kernels,
-    "memory": _prepare_memory,
-    "recommendations": _prepare_recommendations,
-}
-
-
-def needs_data(name: str, bundle: Bundle) -> bool:
-    """True when page `name` of this bundle has data worth computing off the GUI thread."""
-    if name not in PREPARERS:
-        return False
-    if name == "timeline":
-        return _timeline(bundle) is not None
-    if name == "memory":
-        timeline = _torch(bundle)
-        memory = timeline.memory if timeline is not None else None
-        return isinstance(memory, pd.DataFrame) and len(memory) > 0
-    return _torch(bundle) is not None
-
-
-def prepare(name: str, bundle: Bundle, tables: Mapping[str, pd.DataFrame] | None = None) -> Any:
-    """The data page `name` shows (None when the page needs nothing precomputed). Pure."""
-    fn = PREPARERS.get(name)
-    if fn is None or not needs_data(name, bundle):
-        return None
-    return fn(bundle, tables or {})
-
-
-def derived(name: str, data: Any) -> dict[str, Any]:
-    """Data of other pages that comes for free with page `name`'s (the Overview's findings are
-    the Recommendations page's list), so that page needs no second computation."""
-    if name == "overview" and isinstance(data, OverviewData):
-        return {"recommendations": data.findings}
-    return {}
-
-
 __all__ = [
     "ALLOC_COLUMNS",
-    "PREPARERS",
     "KernelsData",
     "MemoryData",
     "OpDetail",
     "OpsData",
     "OverviewData",
-    "derived",
     "display_allocations",
     "longest_call",
-    "needs_data",
-    "prepare",
 ]

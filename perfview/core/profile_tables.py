@@ -195,6 +195,30 @@ def line_functions_table(report: LineReport) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def pstats_functions_frame(functions: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """pstats' classic columns, keeping the function id as the index (for exact selection).
+
+    Returns the display frame and the plain function names (what a Selection carries).
+    percall follows pstats: tottime / ncalls and cumtime / primitive calls.
+    """
+    ncalls = functions["ncalls"].astype("int64")
+    prim = functions["primitive_calls"].astype("int64")
+    tot = functions["tottime_ns"].astype("float64")
+    cum = functions["cumtime_ns"].astype("float64")
+    frame = pd.DataFrame(
+        {
+            "ncalls": ncalls,
+            "tottime_ns": functions["tottime_ns"].astype("int64"),
+            "tot_percall_ns": (tot / ncalls.where(ncalls > 0)).astype("float64"),
+            "cumtime_ns": functions["cumtime_ns"].astype("int64"),
+            "cum_percall_ns": (cum / prim.where(prim > 0)).astype("float64"),
+            "function": function_labels(functions).astype(object),
+        },
+        index=functions.index,
+    )
+    return frame, functions["function"].astype(object)
+
+
 __all__ = [
     "callers_table",
     "function_labels",
@@ -202,5 +226,6 @@ __all__ = [
     "line_functions_table",
     "lines_table",
     "memory_table",
+    "pstats_functions_frame",
     "samples_table",
 ]

@@ -70,13 +70,3 @@ def format_value(value: float, unit: Unit) -> str:
     if isinstance(value, float):
         return f"{value:,.3g}"
     return f"{value:,}"
-
-
-def mib_to_bytes(mib: float) -> int:
-    """memory_profiler reports MiB; the model stores int64 bytes."""
-    return round(mib * MIB)
-
-
-def seconds_to_ns(seconds: float) -> int:
-    """pstats and mprof store seconds as floats; the model stores int64 nanoseconds."""
-    return round(seconds * 1e9)

@@ -10,7 +10,6 @@ A loader module defines:
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from pathlib import Path
 from typing import Protocol
@@ -60,13 +59,6 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         except zlib.error:
             pass
     return out[:size]
-
-
-def open_text_stream(path: Path) -> gzip.GzipFile | object:
-    """A binary file object over the decompressed content (gzip handled transparently)."""
-    if is_gzip(path):
-        return gzip.open(path, "rb")
-    return open(path, "rb")
 
 
 def strip_bom(data: bytes) -> bytes:

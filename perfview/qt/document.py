@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
+from perfview.core import calltree
 from perfview.core.model import Bundle, CallTree
 
 SELECTION_KINDS = ("function", "op", "event", "node")
@@ -120,7 +121,7 @@ class Document(QObject):
     def tree(self) -> CallTree | None:
         """The call tree for icicle/sandwich views (pstats: estimated; traces: merged slices)."""
         if not self._tree_done:
-            self._tree = _tree_for(self.bundle)
+            self._tree = calltree.tree_for(self.bundle)
             self._tree_done = True
         return self._tree
 
@@ -144,25 +145,10 @@ class Document(QObject):
             self._tables.setdefault(name, table)
 
     def available_views(self) -> list[str]:
-        """Names of the summary views that apply to this file (empty if summary is missing)."""
-        try:
-            from perfview.core import summary
-        except ImportError:
-            return []
+        """Names of the summary views that apply to this file."""
+        from perfview.core import summary
+
         return list(summary.available_views(self.bundle))
-
-
-def _tree_for(bundle: Bundle) -> CallTree | None:
-    """`calltree.tree_for` when that module exists; the loader's tree otherwise."""
-    try:
-        from perfview.core import calltree
-    except ImportError:
-        return bundle.tree
-    tree_for = getattr(calltree, "tree_for", None)
-    if tree_for is None:
-        return bundle.tree
-    result: CallTree | None = tree_for(bundle)
-    return result
 
 
 __all__ = ["SELECTION_KINDS", "Document", "Selection"]

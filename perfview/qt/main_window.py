@@ -31,10 +31,11 @@ from PySide6.QtWidgets import (
 )
 
 from perfview import __version__
+from perfview.core.pages import first_tables, prepared_pages
 from perfview.core.units import format_ns
 from perfview.qt import actions as action_table
 from perfview.qt.document import Document
-from perfview.qt.document_tab import DocumentTab, prepared_pages, table_views
+from perfview.qt.document_tab import DocumentTab
 from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports
@@ -201,7 +202,7 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(existing)
             self.document_opened.emit(existing)
             return None
-        task = load_task(path, table_views, prepared_pages)
+        task = load_task(path, first_tables, prepared_pages)
         self._tasks[task] = str(path)
         placeholder = LoadingTab(path, task)
         index = self.tabs.addTab(placeholder, path.name)

@@ -292,15 +292,15 @@ def load_and_prepare(
 def prepare_pages(
     bundle: Bundle, tables: dict[str, pd.DataFrame], names: Sequence[str], progress: Progress
 ) -> dict[str, Any]:
-    """`core.page_data.prepare` for each page in `names`; a page that fails is left out (its
+    """`core.pages.prepare` for each page in `names`; a page that fails is left out (its
     tab computes it again when shown, and reports the error in place)."""
-    from perfview.core import page_data
+    from perfview.core import pages as page_registry
 
     pages: dict[str, Any] = {}
     for i, name in enumerate(names):
         progress(0.97 + 0.03 * i / max(len(names), 1), f"preparing the {name} page")
         try:
-            pages[name] = page_data.prepare(name, bundle, tables)
+            pages[name] = page_registry.prepare(name, bundle, tables)
         except (LoadCancelled, KeyboardInterrupt):
             raise
         except Exception:  # shown in place by the tab, not fatal to the load

@@ -8,7 +8,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from perfview.core import colors, flame, page_data, timeline_layout
+from perfview.core import colors, flame, page_data, pages, timeline_layout
 from perfview.core.model import Bundle
 from perfview.core.torch import kernels, memory_alloc, op_kernels, overview, recommend
 from tests.conftest import sample
@@ -81,20 +81,20 @@ def test_torch_pages_data_equals_the_core_functions() -> None:
     bundle = _bundle(RESNET)
     tl = bundle.timeline
     assert tl is not None
-    assert page_data.needs_data("overview", bundle)
-    ov = page_data.prepare("overview", bundle)
+    assert pages.needs_data("overview", bundle)
+    ov = pages.prepare("overview", bundle)
     assert isinstance(ov, page_data.OverviewData)
     assert ov.stats.count == overview.step_stats(tl).count == 6
     assert [f.title for f in ov.findings] == [f.title for f in recommend.recommendations(tl)]
-    assert page_data.derived("overview", ov) == {"recommendations": ov.findings}
+    assert pages.derived("overview", ov) == {"recommendations": ov.findings}
 
-    kd = page_data.prepare("kernels", bundle)
+    kd = pages.prepare("kernels", bundle)
     assert isinstance(kd, page_data.KernelsData)
     assert len(kd.rows) == len(kernels.kernel_rows(tl))
     assert kd.table["calls"].sum() == kernels.kernels_table(tl)["calls"].sum()
     assert len(kd.op_kernels) == len(op_kernels.op_kernels_table(tl))
 
-    ops = page_data.prepare("operators", bundle)
+    ops = pages.prepare("operators", bundle)
     assert isinstance(ops, page_data.OpsData)
     assert ops.busiest is not None
     frame = op_kernels.ops_table(tl)
@@ -103,8 +103,8 @@ def test_torch_pages_data_equals_the_core_functions() -> None:
     assert ops.busiest.kernels["calls"].tolist() == expected["calls"].tolist()
     assert list(ops.kernel_columns.columns) == [c for c in expected.columns if c != "op"]
 
-    if page_data.needs_data("memory", bundle):
-        md = page_data.prepare("memory", bundle)
+    if pages.needs_data("memory", bundle):
+        md = pages.prepare("memory", bundle)
         assert isinstance(md, page_data.MemoryData)
         assert len(md.allocations) == len(memory_alloc.allocations_table(tl))
         assert (md.shown["freed"] == "no").sum() == (~md.allocations["freed"]).sum()
@@ -112,5 +112,5 @@ def test_torch_pages_data_equals_the_core_functions() -> None:
 
 def test_pages_without_heavy_data_prepare_nothing() -> None:
     bundle = _bundle(RESNET)
-    assert page_data.prepare("icicle", bundle) is None  # built straight away by the tab
-    assert not page_data.needs_data("tree", bundle)
+    assert pages.prepare("icicle", bundle) is None  # built straight away by the tab
+    assert not pages.needs_data("tree", bundle)

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from perfview.core import page_data
+from perfview.core import pages
 from perfview.core.model import Bundle
 from tests.conftest import sample
 
@@ -39,7 +39,8 @@ def _tab(pages: dict[str, Any] | None = None) -> Any:
 
 
 def test_load_task_prepares_the_first_page_and_the_timeline(qtbot: Any) -> None:
-    from perfview.qt.document_tab import prepared_pages, table_views
+    from perfview.core.pages import first_tables as table_views
+    from perfview.core.pages import prepared_pages
     from perfview.qt.tasks import load_task
 
     task = load_task(sample(RESNET), table_views, prepared_pages)
@@ -64,7 +65,7 @@ def test_a_clicked_page_prepares_in_the_background(qtbot: Any) -> None:
     qtbot.waitUntil(lambda: not tab.is_preparing(), timeout=60_000)
     view = tab.view_widget("kernels")
     assert isinstance(view, TorchKernelsView)
-    assert view.kernels.model.rowCount() == len(page_data.prepare("kernels", _bundle()).table)
+    assert view.kernels.model.rowCount() == len(pages.prepare("kernels", _bundle()).table)
 
 
 def test_show_view_stays_synchronous_and_adopts_derived_data(qtbot: Any) -> None:
@@ -72,8 +73,8 @@ def test_show_view_stays_synchronous_and_adopts_derived_data(qtbot: Any) -> None
     from perfview.qt.views.timeline_view import TimelineView
 
     bundle = _bundle()
-    overview = page_data.prepare("overview", bundle)
-    timeline = page_data.prepare("timeline", bundle)
+    overview = pages.prepare("overview", bundle)
+    timeline = pages.prepare("timeline", bundle)
     tab = _tab({"overview": overview, "timeline": timeline})
     qtbot.addWidget(tab)
     assert tab.show_view("timeline")
@@ -94,14 +95,14 @@ def test_a_table_page_computes_its_table_in_the_background(qtbot: Any) -> None:
     """Only the first page's table is precomputed by a load; a table page shown later gets
     its summary from a worker, not from the GUI thread."""
     from perfview.core import summary
-    from perfview.qt.document_tab import table_views
+    from perfview.core.pages import first_tables as table_views
     from perfview.qt.views.table_view import TableView
 
     bundle = _bundle()
     assert table_views(bundle) == []  # a torch trace opens on the Overview
     tab = _tab()
     qtbot.addWidget(tab)
-    table_page = next(s for s in tab.specs if s.table == "ops")
+    table_page = next(s for s in tab.page_tabs if s.table == "ops")
     tab.tabs.setCurrentIndex(tab.view_names().index(table_page.name))
     assert tab.is_preparing(table_page.name)
     assert not tab.document.has_table("ops")

@@ -8,7 +8,6 @@ column (launch configuration, deviceProperties) is read here from `Timeline.args
 from __future__ import annotations
 
 import functools
-import re
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -22,7 +21,6 @@ from perfview.core.model import Timeline
 I64 = np.int64
 T = TypeVar("T")
 GPU_KINDS = ("kernel", "memcpy", "memset")
-STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
 # NCCL (CUDA) and RCCL (ROCm) collective kernels: ncclKernel_AllReduce…, ncclDevKernel_…
 COMM_KERNEL_RE = r"(?i)\b(?:void )?[rn]ccl|c10d::"
 DATALOADER_PREFIX = "enumerate(DataLoader)"
