@@ -41,10 +41,10 @@ MB = 1_000_000
 # Child programs: time only the load itself (imports are excluded), report peak RSS of the child.
 CHILD_PERFVIEW = """
 import json, resource, sys, time
-from perfview.loaders import load
+from perfview.loaders import FRESH, load
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.perf_counter()
-bundle = load(sys.argv[1], use_cache=False)
+bundle = load(sys.argv[1], options=FRESH)
 seconds = time.perf_counter() - t0
 events = bundle.counts.get("events") or sum(bundle.counts.values())
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -53,8 +53,8 @@ print(json.dumps({"seconds": seconds, "events": events, "rss_mb": rss, "base_mb"
 # The same, with the compiled scanner's code loaded before the clock starts: numba's import
 # and JIT start-up (~0.35 s, once per process; the window pays it at start-up) left out.
 CHILD_PERFVIEW_WARM = CHILD_PERFVIEW.replace(
-    "from perfview.loaders import load\n",
-    "from perfview.loaders import load, trace_parallel\ntrace_parallel.warm()\n",
+    "from perfview.loaders import FRESH, load\n",
+    "from perfview.loaders import FRESH, load, trace_parallel\ntrace_parallel.warm()\n",
 )
 assert CHILD_PERFVIEW_WARM != CHILD_PERFVIEW
 CHILD_BASELINE = """

@@ -19,7 +19,7 @@ from pathlib import Path
 from perfview.cli import write_summary
 from perfview.core import summary
 from perfview.core.errors import LoadError
-from perfview.loaders import load
+from perfview.loaders import FRESH, LoadOptions, load
 
 DEFAULT_SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 
@@ -38,7 +38,7 @@ def snapshot_one(label: str, path: Path, out: Path, *, use_cache: bool) -> int:
     target = out / label
     target.mkdir(parents=True, exist_ok=True)
     try:
-        bundle = load(path, use_cache=use_cache)
+        bundle = load(path, options=LoadOptions() if use_cache else FRESH)
     except LoadError as exc:
         (target / "_load_error.txt").write_text(str(exc) + "\n")
         return 1

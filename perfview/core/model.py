@@ -11,12 +11,15 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from perfview.core import schema
+
+# Every kind of file perfview reads; `Bundle.format` and each loader's NAME is one of them.
+Format = Literal["pstats", "trace", "mprof", "memprof_text"]
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ class LineReport:
 class Bundle:
     """Everything one file became. `format` names the loader that made it."""
 
-    format: str  # "pstats" | "trace" | "mprof" | "memprof_text"
+    format: Format
     path: Path
     timeline: Timeline | None = None
     profile: PstatsProfile | None = None
@@ -182,6 +185,7 @@ __all__ = [
     "ArgsStore",
     "Bundle",
     "CallTree",
+    "Format",
     "LineReport",
     "MemoryProfile",
     "PstatsProfile",

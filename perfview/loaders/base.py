@@ -1,11 +1,9 @@
-"""The shape every loader module has, and helpers they share.
+"""The shape every loader module has (`Loader`), and helpers they share.
 
-A loader module defines:
-    NAME: str                    short format id, also `Bundle.format`
-    DESCRIPTION: str             a human phrase used in messages ("a cProfile/pstats file")
-    EXTENSIONS: tuple[str, ...]  name endings it usually has (a tie-breaker only)
-    sniff(head: bytes, path: Path) -> bool   cheap content check on the first bytes (gunzipped)
-    load(path: Path, *, progress: Progress = noop) -> Bundle
+A loader module defines NAME, DESCRIPTION, EXTENSIONS, `sniff(head, path)` (a cheap content
+check on the first bytes, gunzipped), `refuse(head, path)` (a sentence naming a file it
+recognises but will not read, else None) and `load(path, *, progress)` → Bundle. It is a pure
+function of its inputs: where it runs and caching are the load service's business.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Protocol
 
-from perfview.core.model import Bundle
+from perfview.core.model import Bundle, Format
 from perfview.core.progress import Progress
 
 HEAD_BYTES = 64 * 1024
@@ -22,11 +20,21 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 class Loader(Protocol):
-    NAME: str
-    DESCRIPTION: str
-    EXTENSIONS: tuple[str, ...]
+    """What every format module provides; `loaders.registry.LOADERS` entries are checked
+    against it by mypy. Read-only members, so a module's `Final` constants satisfy them."""
+
+    @property
+    def NAME(self) -> Format: ...  # also `Bundle.format`
+
+    @property
+    def DESCRIPTION(self) -> str: ...  # a phrase for messages ("a cProfile/pstats profile")
+
+    @property
+    def EXTENSIONS(self) -> tuple[str, ...]: ...  # usual name endings: a tie-breaker only
 
     def sniff(self, head: bytes, path: Path) -> bool: ...
+
+    def refuse(self, head: bytes, path: Path) -> str | None: ...
 
     def load(self, path: Path, *, progress: Progress = ...) -> Bundle: ...
 

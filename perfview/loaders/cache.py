@@ -295,3 +295,16 @@ __all__ = [
     "put",
     "put_later",
 ]
+
+
+def write_entry(folder: Path, bundle: Bundle) -> None:
+    """Write `bundle`'s columns into `folder` in the entry format (the load service's child
+    hands its result back this way, whether or not the cache is on)."""
+    if bundle.timeline is None:
+        raise ValueError("only a trace's columns have an entry format")
+    _write(folder, bundle, bundle.timeline)
+
+
+def read_entry(folder: Path, path: Path) -> Bundle:
+    """The Bundle of `path` from columns written by `write_entry`."""
+    return _read(folder, path)

@@ -22,7 +22,7 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 import numpy as np
@@ -39,7 +39,7 @@ from perfview.loaders.trace_decode import parse_decimal, read_bytes, read_mapped
 if TYPE_CHECKING:
     from perfview.loaders.trace_parallel import Scanned
 
-NAME = "trace"
+NAME: Final = "trace"
 DESCRIPTION = "a Chrome trace / torch.profiler trace (JSON)"
 EXTENSIONS = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz", ".gz")
 
@@ -106,7 +106,7 @@ def load_scanned(path: Path, *, progress: Progress = noop) -> Bundle | None:
     For a background load in the GUI process: the scanner leaves the GIL free, while the
     general path's long msgspec calls (and numba compiling the scanner, right after an
     install) would freeze the GUI thread, so the caller sends what this refuses to a child
-    process instead (`isolate`).
+    process instead (`service.in_child`).
     """
     if not _scanner_wanted(1 << 62):  # turned off
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import marshal
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,7 @@ from perfview.core.model import Bundle, PstatsProfile
 from perfview.core.progress import Progress, noop
 from perfview.loaders.base import GZIP_MAGIC, is_gzip, read_head
 
-NAME = "pstats"
+NAME: Final = "pstats"
 DESCRIPTION = "a cProfile/pstats profile"
 EXTENSIONS = (".prof", ".pstats", ".cprof", ".profile")
 

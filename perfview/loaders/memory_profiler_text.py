@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ from perfview.core.errors import EmptyProfile
 from perfview.core.model import Bundle, LineReport
 from perfview.core.progress import Progress, noop
 
-NAME = "memprof_text"
+NAME: Final = "memprof_text"
 DESCRIPTION = "a memory_profiler line-by-line report"
 EXTENSIONS = (".txt", ".log", ".mprof.txt")
 
@@ -60,6 +61,11 @@ class _Block:
     report: int
     rows: list[tuple[int, float, float, float, str]] = field(default_factory=list)
     function: str = ""
+
+
+def refuse(head: bytes, path: Path) -> str | None:
+    """Nothing this format's neighbours write needs a special refusal."""
+    return None
 
 
 def _parse_row(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ from perfview.core.model import Bundle, MemoryProfile
 from perfview.core.progress import Progress, noop
 from perfview.core.units import MIB
 
-NAME = "mprof"
+NAME: Final = "mprof"
 DESCRIPTION = "an mprof memory recording (.dat)"
 EXTENSIONS = (".dat", ".mprof")
 
@@ -50,6 +51,11 @@ def sniff(head: bytes, path: Path) -> bool:
 
 _MAX_NS = 2**61  # ±73 years around 1970 and back: differences of two stay inside int64
 _MAX_MIB = 2.0**40  # 1 EiB; beyond it `* MIB` would leave int64
+
+
+def refuse(head: bytes, path: Path) -> str | None:
+    """Nothing this format's neighbours write needs a special refusal."""
+    return None
 
 
 def _ns(text: str) -> int:

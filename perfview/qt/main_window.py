@@ -59,10 +59,8 @@ def name_filters() -> list[str]:
     """File-dialog filters: all supported files, one per loader, then All files."""
     filters: list[str] = []
     patterns: list[str] = []
-    try:
-        from perfview.loaders import LOADERS
-    except ImportError:
-        LOADERS = []
+    from perfview.loaders import LOADERS
+
     for loader in LOADERS:
         globs = " ".join(f"*{ext}" for ext in loader.EXTENSIONS)
         if globs:

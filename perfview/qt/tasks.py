@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
-import subprocess
-import sys
 import threading
 import time
 import traceback
@@ -201,14 +198,11 @@ def _warm_scanner() -> None:
         if trace_parallel.compiled():
             trace_parallel.warm()
             return
-        code = "from perfview.loaders import trace_parallel as t; t.warm()"
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-        subprocess.Popen(
-            [sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
+        import multiprocessing
+
+        # spawn: the child gets this process's sys.path, so no PYTHONPATH edit is needed
+        context = multiprocessing.get_context("spawn")
+        context.Process(target=trace_parallel.warm, name="perfview-compile", daemon=True).start()
 
 
 _PAUSED = 0
@@ -251,13 +245,17 @@ def load_and_prepare(
     Doing the derived work here too (not on first display) keeps a large trace's first paint
     from freezing the window: the GUI thread then only builds widgets.
     """
-    from perfview.loaders import load
+    from perfview.loaders import LoadOptions, Where, load
 
     started = time.perf_counter()
     if pages_for is not None:
         warm_imports()
     try:
-        bundle = load(path, progress=lambda f, m: progress(0.9 * f, m))
+        bundle = load(
+            path,
+            progress=lambda f, m: progress(0.9 * f, m),
+            options=LoadOptions(where=Where.GIL_FREE),
+        )
     except (LoadError, LoadCancelled):
         raise
     except Exception as exc:  # the documented last resort (loaders.internal_error)

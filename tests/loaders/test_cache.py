@@ -1,6 +1,5 @@
 """The parsed-column cache: a reopened trace equals a fresh parse, stale and corrupt entries
-are never served, the size bound evicts the least recently used entry, and the child-process
-parse used by background loads hands back the same Bundle."""
+are never served, and the size bound evicts the least recently used entry."""
 
 from __future__ import annotations
 
@@ -8,14 +7,12 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-from perfview.core.errors import LoadError
 from perfview.core.model import Bundle
-from perfview.loaders import cache, chrome_trace, isolate, load
+from perfview.loaders import cache, chrome_trace, load
 from tests.conftest import sample
 
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
@@ -121,85 +118,6 @@ def test_disabled_and_non_trace_files_are_not_cached(
     load(path)
     cache.flush()
     assert not cache_env.exists() or not list(cache_env.iterdir())
-
-
-def test_child_process_parse_equals_in_process(tmp_path: Path, cache_env: Path) -> None:
-    path = _copy(NCCL, tmp_path)
-    seen: list[float] = []
-    bundle = isolate.load(path, lambda f, m: seen.append(f))
-    assert bundle is not None
-    assert_same(chrome_trace.load(path), bundle)
-    assert seen
-    assert seen == sorted(seen)
-
-
-def test_background_load_uses_child_and_reports_errors(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PERFVIEW_ISOLATE_MIN_MB", "0")
-    bad = tmp_path / "bad.json"
-    bad.write_text('{"traceEvents": []}')
-    out: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            load(bad)
-        except LoadError as exc:
-            out["error"] = str(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    assert "no events" in str(out["error"])
-
-
-def _in_thread(fn: Any) -> Any:
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        out["value"] = fn()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return out["value"]
-
-
-def test_background_load_scans_in_process_and_isolates_the_rest(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The compiled scanner leaves the GIL free, so a background load uses it in-process;
-    only files it refuses (odd values) go to a child for the general path. Until its code is
-    compiled (right after an install), every big trace goes to the child."""
-    from perfview.loaders import trace_parallel
-
-    trace_parallel.warm()  # compiles it on a fresh clone: CI's first test may get here first
-    assert trace_parallel.compiled()
-    monkeypatch.setenv("PERFVIEW_ISOLATE_MIN_MB", "0")
-    children: list[Path] = []
-    real = isolate.load
-
-    def child(path: Path, progress: Any) -> Bundle | None:
-        children.append(path)
-        return real(path, progress)
-
-    monkeypatch.setattr(isolate, "load", child)
-    plain = tmp_path / "plain.json"
-    plain.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
-    bundle = _in_thread(lambda: load(plain))
-    assert bundle.counts["slices"] == 1
-    assert children == []
-    odd = tmp_path / "odd.json"
-    odd.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"1","dur":2}]}')
-    bundle = _in_thread(lambda: load(odd))
-    assert bundle.counts["slices"] == 1
-    assert children == [odd]
-    monkeypatch.setattr(trace_parallel, "compiled", lambda: False)
-    fresh = tmp_path / "fresh.json"
-    fresh.write_bytes(plain.read_bytes())
-    bundle = _in_thread(lambda: load(fresh))
-    assert bundle.counts["slices"] == 1
-    assert children == [odd, fresh]
 
 
 def test_cache_writes_from_daemon_threads_finish_before_exit(

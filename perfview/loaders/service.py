@@ -1,0 +1,189 @@
+"""The load service: where a file is parsed and whether the cache is used, decided in one place.
+
+Loaders are pure functions of (path, progress). Everything else about a load is policy, and the
+caller states it with explicit `LoadOptions` instead of a loader guessing it from its thread:
+
+* `where`: `HERE` parses on the calling thread (the CLI, scripts, tests). `CHILD` parses a
+  trace in a child process, which has its own GIL. `GIL_FREE` is the window's background
+  load: what the compiled trace scanner can parse stays in this process (the scanner leaves
+  the GIL to the GUI thread), and anything that would hold the GIL for long — the general
+  JSON path, numba compiling the scanner right after an install — goes to a child, for big
+  traces.
+* `read_cache` / `write_cache`: the parsed-column cache (`perfview.loaders.cache`) wraps any
+  loader; it only stores formats whose parse costs more than a lookup (traces today). It is
+  independent of where the parse ran: a child hands its result back through a private folder,
+  never through the cache, so turning the cache off never moves parsing onto the GUI's GIL.
+
+Cancellation: `progress` may raise (`LoadCancelled`); a child is then killed at once.
+"""
+
+from __future__ import annotations
+
+import enum
+import multiprocessing
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from perfview.core.errors import LoadError
+from perfview.core.model import Bundle
+from perfview.core.progress import Progress, noop
+from perfview.loaders import cache, chrome_trace
+from perfview.loaders.registry import Loader, detect
+
+CHILD_MIN_BYTES = 64_000_000  # smaller traces parse in about a second in-process
+POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
+
+
+class Where(enum.Enum):
+    """Where the parse runs (see the module docstring)."""
+
+    HERE = "here"
+    GIL_FREE = "gil-free"
+    CHILD = "child"
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How one load runs. The defaults are the CLI's: parse here, use the cache."""
+
+    where: Where = Where.HERE
+    read_cache: bool = True
+    write_cache: bool = True
+    child_min_bytes: int = CHILD_MIN_BYTES  # GIL_FREE: smaller files never go to a child
+
+
+FRESH = LoadOptions(read_cache=False, write_cache=False)  # always parse, leave no trace
+
+
+def load(
+    path: Path | str, *, progress: Progress = noop, options: LoadOptions = LoadOptions()
+) -> Bundle:
+    """Detect the format of `path` and load it as `options` say; LoadError with a user sentence."""
+    path = Path(path)
+    loader = detect(path)
+    cached = cache.enabled(path)
+    if options.read_cache and cached:
+        progress(0.0, "reading the cache")
+        hit = cache.get(path)
+        if hit is not None:
+            progress(1.0, "loaded from the cache")
+            return hit
+    bundle = _parse(loader, path, progress, options)
+    if options.write_cache and cached:
+        cache.put_later(path, bundle)
+    progress(1.0, "done")
+    return bundle
+
+
+def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions) -> Bundle:
+    if options.where is Where.CHILD and loader is chrome_trace:
+        return in_child(path, progress)
+    if options.where is Where.GIL_FREE and loader is chrome_trace and _big(path, options):
+        scanned = guarded(lambda: chrome_trace.load_scanned(path, progress=progress))
+        return scanned if scanned is not None else in_child(path, progress)
+    bundle = guarded(lambda: loader.load(path, progress=progress))
+    assert bundle is not None
+    return bundle
+
+
+def _big(path: Path, options: LoadOptions) -> bool:
+    try:
+        return path.stat().st_size >= options.child_min_bytes
+    except OSError:
+        return False
+
+
+def guarded(fn: Callable[[], Bundle | None]) -> Bundle | None:
+    """Memory and I/O failures of a parse as the user's one-sentence LoadError."""
+    try:
+        return fn()
+    except LoadError:
+        raise
+    except MemoryError as exc:
+        raise LoadError("it does not fit in memory") from exc
+    except OSError as exc:
+        raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc
+
+
+# --------------------------------------------------------------------------- child process
+
+
+def in_child(path: Path, progress: Progress = noop) -> Bundle:
+    """Parse `path` in a spawned child process and return its Bundle.
+
+    The child writes the columns into a private temporary folder in the cache's entry format
+    (`cache.write_entry`) and the parent reads them back (`cache.read_entry`): on a big trace
+    that costs a small fraction of the parse. Progress arrives over a pipe. Raises LoadError
+    for a file the loader refused and lets an exception from `progress` (Cancel) propagate
+    after killing the child.
+    """
+    context = multiprocessing.get_context("spawn")  # sys.path travels; no PYTHONPATH edits
+    folder = Path(tempfile.mkdtemp(prefix="perfview-child-"))
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child_main, args=(str(path), str(folder), send), daemon=True)
+    try:
+        child.start()
+        send.close()
+        _follow(child, receive, progress)
+        progress(0.97, "reading the parsed trace")
+        return cache.read_entry(folder, path)
+    except (EOFError, OSError, ValueError, KeyError) as exc:
+        raise LoadError(f"the helper process could not parse it ({exc})") from exc
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _follow(
+    child: multiprocessing.process.BaseProcess, receive: Connection, progress: Progress
+) -> None:
+    """Relay the child's progress until it reports done; raise its error as LoadError."""
+    fraction, message = 0.0, "parsing in a helper process"
+    while True:
+        if not receive.poll(POLL_S):
+            if not child.is_alive() and not receive.poll():
+                raise LoadError(f"the helper process ended unexpectedly (exit {child.exitcode})")
+            progress(fraction, message)  # lets Cancel interrupt a quiet child
+            continue
+        tag, value, text = receive.recv()
+        if tag == "P":
+            fraction, message = 0.95 * float(value), str(text)
+            progress(fraction, message)
+        elif tag == "E":
+            raise LoadError(str(text))
+        else:
+            return
+
+
+def _child_main(file: str, folder: str, send: Connection) -> None:
+    """Child side: detect, parse, write the columns, report through the pipe."""
+    import time
+
+    last = [0.0]
+
+    def report(fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.05:
+            last[0] = now
+            send.send(("P", fraction, message))
+
+    try:
+        path = Path(file)
+        bundle = guarded(lambda: detect(path).load(path, progress=report))
+        assert bundle is not None
+        report(1.0, "storing")
+        cache.write_entry(Path(folder), bundle)
+    except LoadError as exc:
+        send.send(("E", 0.0, str(exc)))
+        return
+    send.send(("D", 1.0, ""))
+
+
+__all__ = ["FRESH", "LoadOptions", "Where", "guarded", "in_child", "load"]
