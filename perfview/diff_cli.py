@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from perfview.cli import (
+from perfview.cli_common import (
     DEBUG_ENV,
     FORMATS,
     CliError,

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from perfview.cli import write_summary
+from perfview.cli_common import write_summary
 from perfview.core import summary
 from perfview.core.errors import LoadError
 from perfview.loaders import FRESH, LoadOptions, load

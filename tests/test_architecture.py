@@ -82,3 +82,48 @@ def test_import_linter_contracts() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "KEPT" in proc.stdout
+
+
+def _import_cycles(package: str) -> list[list[str]]:
+    """Strongly connected groups of modules in `package`'s import graph (Tarjan), every
+    import counted, deferred ones inside functions too."""
+    import grimp
+
+    graph = grimp.build_graph(package)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph.find_modules_directly_imported_by(module):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_import_cycles_anywhere_in_perfview() -> None:
+    """A module never imports, even lazily, something that imports it back: layers stay
+    layers, and a module can be read (and tested) without its dependants."""
+    assert _import_cycles("perfview") == []

@@ -173,7 +173,8 @@ def test_export_table_as_csv(
     pytest.importorskip("pytestqt")
     from PySide6.QtCore import QSettings
 
-    from perfview.qt.main_window import MainWindow, example_path
+    from perfview.qt.file_types import example_path
+    from perfview.qt.main_window import MainWindow
     from perfview.qt.settings import Settings
 
     window = MainWindow(Settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)))

@@ -146,7 +146,7 @@ def screenshot(args: argparse.Namespace) -> int:
     window.resize(*_size(args.size))
     try:
         if args.compare:
-            from perfview.qt.compare_tab import screenshot_compare
+            from perfview.qt.screenshot import screenshot_compare
 
             a, b = args.compare
             code = screenshot_compare(window, a, b, args.screenshot, args.view)

@@ -12,7 +12,6 @@ too; `updated` fires when the new result is shown.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -406,7 +405,7 @@ class CompareDialog(QDialog):
         return row
 
     def _browse(self, edit: QLineEdit) -> None:  # native dialog: not exercised by tests
-        from perfview.qt.main_window import name_filters
+        from perfview.qt.file_types import name_filters
 
         start = edit.text() or self.path_a.text() or self.folder
         path, _ = QFileDialog.getOpenFileName(
@@ -456,49 +455,6 @@ def open_compare(window: Any, path_a: str | Path, path_b: str | Path, match: str
     return job
 
 
-def screenshot_compare(
-    window: Any, path_a: str, path_b: str, out: str | Path, view: str | None = None
-) -> int:
-    """`perfview --screenshot OUT --compare A B [--view V]`: 0 when written, 2 on failure.
-
-    Signal-driven like `screenshot.run`: open the comparison, wait for `compare_opened`,
-    switch to the sub-tab, grab the window on the next event-loop turn.
-    """
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
-
-    from perfview.qt.screenshot import grab
-
-    app = QApplication.instance()
-    assert app is not None
-    codes: list[int] = []
-
-    def finish(code: int) -> None:
-        if not codes:
-            codes.append(code)
-            app.exit(code)
-
-    def shoot(tab: CompareTab) -> None:
-        if view is not None and not tab.show_view(view):
-            views = ", ".join(tab.view_names())
-            print(f"perfview: no compare view {view!r} (views: {views})", file=sys.stderr)
-            finish(2)
-            return
-        finish(0 if grab(window, out) else 2)
-
-    def failed(path: str, message: str) -> None:
-        print(f"perfview: cannot compare {path}: {message}", file=sys.stderr)
-        finish(2)
-
-    window.compare_opened.connect(lambda tab: QTimer.singleShot(0, lambda: shoot(tab)))
-    window.load_failed.connect(failed)
-    window.load_cancelled.connect(lambda _path: finish(2))
-    window.show()
-    QTimer.singleShot(0, lambda: window.open_compare(path_a, path_b))
-    code = app.exec()
-    return codes[0] if codes else int(code)
-
-
 __all__ = [
     "CompareDialog",
     "CompareJob",
@@ -506,6 +462,5 @@ __all__ = [
     "CompareTab",
     "build_result",
     "open_compare",
-    "screenshot_compare",
     "side_labels",
 ]

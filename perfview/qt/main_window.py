@@ -8,7 +8,6 @@ window stays usable and tests can read it) and the `load_failed` signal.
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -36,41 +35,18 @@ from perfview.core.units import format_ns
 from perfview.qt import actions as action_table
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
+from perfview.qt.file_types import example_path, name_filters
 from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
 
-EXAMPLE = ("resources", "examples", "example.prof")
 WELCOME = (
     "<h2>perfview</h2><p>Open a cProfile <code>.prof</code>, a torch.profiler / Chrome trace "
     "<code>.json(.gz)</code>, an mprof <code>.dat</code> or a memory_profiler report.</p>"
     "<p><b>File ▸ Open…</b> (Ctrl+O) or drop files on this window.</p>"
 )
-
-
-def example_path() -> Path:
-    """The bundled example profile (package data, so it exists in installed wheels too)."""
-    return Path(str(resources.files("perfview").joinpath(*EXAMPLE)))
-
-
-def name_filters() -> list[str]:
-    """File-dialog filters: all supported files, one per loader, then All files."""
-    filters: list[str] = []
-    patterns: list[str] = []
-    from perfview.loaders import LOADERS
-
-    for loader in LOADERS:
-        globs = " ".join(f"*{ext}" for ext in loader.EXTENSIONS)
-        if globs:
-            patterns.extend(f"*{ext}" for ext in loader.EXTENSIONS)
-            filters.append(f"{str(loader.DESCRIPTION).capitalize()} ({globs})")
-    unique = " ".join(dict.fromkeys(patterns))
-    if unique:
-        filters.insert(0, f"All supported files ({unique})")
-    filters.append("All files (*)")
-    return filters
 
 
 class MainWindow(QMainWindow):
@@ -600,4 +576,4 @@ def _find_child_with(widget: QWidget | None, method: str) -> Any:
     return None
 
 
-__all__ = ["MainWindow", "example_path", "name_filters"]
+__all__ = ["MainWindow"]

@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
@@ -155,4 +156,51 @@ def run(
     return (job.code if job.code is not None else code), job.written
 
 
-__all__ = ["ScreenshotJob", "every", "grab", "run", "safe_name", "settle", "single"]
+def screenshot_compare(
+    window: MainWindow, path_a: str, path_b: str, out: str | Path, view: str | None = None
+) -> int:
+    """`perfview --screenshot OUT --compare A B [--view V]`: 0 when written, 2 on failure.
+
+    Signal-driven like `screenshot.run`: open the comparison, wait for `compare_opened`,
+    switch to the sub-tab, grab the window on the next event-loop turn.
+    """
+    app = QApplication.instance()
+    assert app is not None
+    codes: list[int] = []
+
+    def finish(code: int) -> None:
+        if not codes:
+            codes.append(code)
+            app.exit(code)
+
+    def shoot(tab: Any) -> None:
+        if view is not None and not tab.show_view(view):
+            views = ", ".join(tab.view_names())
+            print(f"perfview: no compare view {view!r} (views: {views})", file=sys.stderr)
+            finish(2)
+            return
+        finish(0 if grab(window, out) else 2)
+
+    def failed(path: str, message: str) -> None:
+        print(f"perfview: cannot compare {path}: {message}", file=sys.stderr)
+        finish(2)
+
+    window.compare_opened.connect(lambda tab: QTimer.singleShot(0, lambda: shoot(tab)))
+    window.load_failed.connect(failed)
+    window.load_cancelled.connect(lambda _path: finish(2))
+    window.show()
+    QTimer.singleShot(0, lambda: window.open_compare(path_a, path_b))
+    code = app.exec()
+    return codes[0] if codes else int(code)
+
+
+__all__ = [
+    "ScreenshotJob",
+    "every",
+    "grab",
+    "run",
+    "safe_name",
+    "screenshot_compare",
+    "settle",
+    "single",
+]

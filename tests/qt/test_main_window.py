@@ -16,7 +16,8 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QLabel
 
 from perfview.qt.document_tab import DocumentTab
-from perfview.qt.main_window import MainWindow, example_path, name_filters
+from perfview.qt.file_types import example_path, name_filters
+from perfview.qt.main_window import MainWindow
 from perfview.qt.settings import MAX_RECENT, Settings
 from perfview.qt.tasks import Task
 from tests.conftest import sample

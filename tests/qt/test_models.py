@@ -18,7 +18,7 @@ from PySide6.QtGui import QGuiApplication
 
 from perfview.core.model import CallTree
 from perfview.qt.document import Document, Selection
-from perfview.qt.main_window import example_path
+from perfview.qt.file_types import example_path
 from perfview.qt.models.table_model import RAW_ROLE, DataFrameModel, TableProxy
 from perfview.qt.models.tree_model import CallTreeModel
 from tests.conftest import sample

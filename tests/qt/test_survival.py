@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from perfview.loaders import mprof
 from perfview.qt import crash_log
-from perfview.qt.main_window import MainWindow, example_path
+from perfview.qt.file_types import example_path
+from perfview.qt.main_window import MainWindow
 from perfview.qt.settings import Settings
 from tests.conftest import DATA, SAMPLES
 

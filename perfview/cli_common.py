@@ -1,0 +1,205 @@
+"""What every `perfview` subcommand shares: loading a file for a headless command, the one
+error shape (`CliError`: one sentence, an exit code, never a traceback), and the table / CSV /
+JSON writers. Kept apart from `perfview.cli` so subcommand modules (`diff_cli`,
+`runner.cli`) import it without importing the command line that registers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import pandas as pd
+
+from perfview.core import summary
+from perfview.core.errors import LoadError
+from perfview.core.units import format_ns, format_value
+
+FORMATS = ("table", "csv", "json")
+TEXT_WIDTH = 60  # widest text cell in table output; longer text is elided
+TIMESTAMP_COLUMNS = frozenset({"ts_ns", "start_ns"})  # absolute unix ns in mprof tables
+DEBUG_ENV = "PERFVIEW_DEBUG"
+# Text columns whose end matters most (a path's file name, `file:line(function)`).
+LEFT_ELIDED = frozenset({"file", "caller", "callee"})
+
+
+class CliError(Exception):
+    """A failure to report as one line on stderr; `code` is the exit status."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def cannot_open(path: str, reason: str) -> CliError:
+    """The one message shape for unreadable input, shared with other subcommands (diff)."""
+    return CliError(f"cannot open {path}: {reason}")
+
+
+def load_bundle(path: str) -> Any:
+    """Load a file for a headless command, turning every failure into a CliError (exit 2).
+
+    Loaders raise LoadError for what they recognise as bad input; anything else on a user's
+    file is still bad input from the user's point of view, so it gets the same one-line shape.
+    """
+    from perfview.loaders import internal_error, load  # deferred: --version skips pandas
+
+    try:
+        return load(path)
+    except LoadError as exc:
+        raise cannot_open(path, str(exc)) from exc
+    except Exception as exc:  # no traceback for bad input, see module doc
+        if os.environ.get(DEBUG_ENV):
+            raise
+        raise cannot_open(path, f"{internal_error(exc)} (set {DEBUG_ENV}=1 for details)") from exc
+
+
+# ---------------------------------------------------------------------------------- output
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts: Python ints/floats/str, NaN and ±inf → None."""
+    columns: dict[str, list[Any]] = {}
+    for col in frame.columns:
+        series = frame[col]
+        if pd.api.types.is_bool_dtype(series):
+            columns[str(col)] = [bool(v) for v in series.tolist()]
+        elif pd.api.types.is_integer_dtype(series):
+            columns[str(col)] = [int(v) for v in series.tolist()]
+        elif pd.api.types.is_float_dtype(series):
+            columns[str(col)] = [None if not math.isfinite(v) else v for v in series.tolist()]
+        else:
+            columns[str(col)] = [_json_scalar(v) for v in series.astype(object).tolist()]
+    names = list(columns)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+
+
+def _json_scalar(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def format_cell(column: str, value: Any) -> str:
+    """Human text for one cell: units from the column name (perfview.core.units), text elided."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if column in TIMESTAMP_COLUMNS and isinstance(value, int | float) and value > 1e17:
+        stamp = pd.Timestamp(int(value), unit="ns", tz="UTC")
+        return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    unit = summary.column_unit(column)
+    if unit is not None:
+        return format_value(value, unit)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}" if column not in ("line", "first_line", "max_line") else str(value)
+    if isinstance(value, float):
+        return f"{int(value):,}" if value.is_integer() else f"{value:,.3g}"
+    return _elide(str(value).replace("\n", " "), left=column in LEFT_ELIDED)
+
+
+def _elide(text: str, left: bool) -> str:
+    """Cut text to TEXT_WIDTH: paths keep their end, names (kernels, ops) their start."""
+    if len(text) <= TEXT_WIDTH:
+        return text
+    return "…" + text[-(TEXT_WIDTH - 1) :] if left else text[: TEXT_WIDTH - 1] + "…"
+
+
+def format_table(frame: pd.DataFrame) -> str:
+    """Aligned plain-text table: numbers right-aligned, text left-aligned, units applied."""
+    cols = [str(c) for c in frame.columns]
+    cells = [[format_cell(c, v) for v in frame[c].tolist()] for c in cols]
+    numeric = [
+        pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+        for c in cols
+    ]
+    widths = [max([len(c), *map(len, col)]) for c, col in zip(cols, cells, strict=True)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    out = [line(cols), line(["-" * w for w in widths])]
+    out.extend(line(row) for row in zip(*cells, strict=True))
+    return "\n".join(out)
+
+
+def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
+    phrase = summary.FORMAT_PHRASES.get(bundle.format, bundle.format)
+    # Zero counts (no flows, no counters…) are noise in a header line; JSON keeps them all.
+    counts = ", ".join(f"{k} {v:,}" for k, v in bundle.counts.items() if v)
+    parts = [str(bundle.path), f"{bundle.format} ({phrase})"]
+    if counts:
+        parts.append(counts)
+    if bundle.duration_ns:
+        parts.append(f"duration {format_ns(bundle.duration_ns)}")
+    lines = [" · ".join(parts)]
+    lines.extend(f"warning: {w}" for w in bundle.warnings)
+    rows = (
+        f"{total:,} rows" if shown == total else f"top {shown:,} of {total:,} rows (--top 0: all)"
+    )
+    lines.append(f"view {view}: {rows}")
+    return lines
+
+
+def write_summary(
+    bundle: Any, view: str, table: pd.DataFrame, top: int, fmt: str, out: TextIO
+) -> None:
+    """Write one view of one bundle in the chosen format (see the module docstring)."""
+    total = len(table)
+    shown = table.head(top) if top > 0 else table
+    if fmt == "json":
+        doc = {
+            "path": str(bundle.path),
+            "format": bundle.format,
+            "counts": {str(k): int(v) for k, v in bundle.counts.items()},
+            "duration_ns": int(bundle.duration_ns),
+            "warnings": [str(w) for w in bundle.warnings],
+            "view": view,
+            "total_rows": total,
+            "rows": records(shown),
+        }
+        json.dump(doc, out, ensure_ascii=False, allow_nan=False)
+        out.write("\n")
+    elif fmt == "csv":
+        shown.to_csv(out, index=False)
+    else:
+        out.write("\n".join(_header(bundle, view, len(shown), total)) + "\n\n")
+        out.write(format_table(shown) + "\n")
+
+
+def row_count(text: str) -> int:
+    """argparse type for `--top`: a whole number, 0 meaning all rows (summary and diff)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 (all rows) or more")
+    return value
+
+
+__all__ = [
+    "DEBUG_ENV",
+    "FORMATS",
+    "CliError",
+    "cannot_open",
+    "format_cell",
+    "format_table",
+    "load_bundle",
+    "records",
+    "row_count",
+    "write_summary",
+]
