@@ -12,8 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
+)
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -38,6 +45,7 @@ from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
 from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
+from perfview.qt.snakeviz_server import SnakevizServer
 from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
@@ -347,6 +355,8 @@ class MainWindow(QMainWindow):
             widget.task.cancel()
         if isinstance(widget, DocumentTab):
             widget.save_state()
+            for server in widget.findChildren(SnakevizServer):
+                server.stop()
         self.tabs.removeTab(index)
         widget.deleteLater()
         if not self.tabs.count():
@@ -370,10 +380,29 @@ class MainWindow(QMainWindow):
             self.info_label.setText("")
 
     def _update_actions(self) -> None:
-        has_tab = self.current_tab() is not None
+        tab = self.current_tab()
         keys = ("close", "reload", "copy_table", "export_table", "next_view", "prev_view", "find")
         for key in keys:
-            self.actions_by_id[key].setEnabled(has_tab)
+            self.actions_by_id[key].setEnabled(tab is not None)
+        pstats = tab is not None and tab.document.bundle.format == "pstats"
+        self.actions_by_id["snakeviz"].setEnabled(pstats)
+
+    def open_in_snakeviz(self) -> SnakevizServer | None:
+        """Serve the current pstats document with snakeviz and open the browser on it. The
+        server belongs to the tab: closing the tab stops it."""
+        tab = self.current_tab()
+        if tab is None or tab.document.bundle.format != "pstats":
+            return None
+        server = tab.findChild(SnakevizServer)
+        if server is not None and server.url:
+            QDesktopServices.openUrl(QUrl(server.url))
+            return server
+        server = SnakevizServer(tab.document.bundle.path, tab)
+        server.url_ready.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))
+        server.url_ready.connect(lambda url: self.statusBar().showMessage(f"snakeviz: {url}"))
+        server.failed.connect(lambda message: self.error_bar.show_message(message, "error"))
+        server.start()
+        return server
 
     # --- view menu -------------------------------------------------------------------------
     def _sync_view_menu(self, tab: DocumentTab | None) -> None:
