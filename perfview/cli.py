@@ -4,7 +4,7 @@ Public contract (users' scripts rely on it):
 
     perfview summary FILE [--view VIEW] [--top N] [--format table|csv|json]
     perfview record …   (from perfview.runner.cli, when present)
-    perfview diff A B … (from perfview.diff_cli, when present)
+    perfview diff A B … (from perfview.compare_cli, when present)
     perfview [FILE…] / perfview --screenshot OUT.png [--view VIEW] FILE   → the GUI
 
 Exit codes: 0 success; 2 for usage errors and for files that cannot be opened, with exactly one
@@ -34,8 +34,8 @@ from perfview.cli_common import (
     row_count,
     write_summary,
 )
-from perfview.core import summary
-from perfview.core.errors import LoadError
+from perfview.core.model.errors import LoadError
+from perfview.core.pages import summary
 
 # ------------------------------------------------------------------------------- commands
 
@@ -44,8 +44,8 @@ def run_ranks_folder(args: argparse.Namespace) -> int:
     """`perfview summary FOLDER [--view ranks]`: one row per rank trace in the folder."""
     from pathlib import Path
 
+    from perfview.core.analysis.torch import ranks
     from perfview.core.model import Bundle
-    from perfview.core.torch import ranks
 
     if args.view not in (None, "ranks"):
         raise CliError(f"{args.file} is a folder: only --view ranks reads a folder of rank traces")
@@ -97,10 +97,10 @@ def _add_summary(subparsers: Any) -> None:
 
 def _add_commands(subparsers: Any) -> None:
     """Register `record` and `diff`, each declared by its own module."""
-    from perfview import diff_cli
+    from perfview import compare_cli
     from perfview.runner import cli as runner_cli
 
-    for module in (runner_cli, diff_cli):
+    for module in (runner_cli, compare_cli):
         before = set(subparsers.choices)
         module.add_parser(subparsers)
         for added in set(subparsers.choices) - before:

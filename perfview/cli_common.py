@@ -1,6 +1,6 @@
 """What every `perfview` subcommand shares: loading a file for a headless command, the one
 error shape (`CliError`: one sentence, an exit code, never a traceback), and the table / CSV /
-JSON writers. Kept apart from `perfview.cli` so subcommand modules (`diff_cli`,
+JSON writers. Kept apart from `perfview.cli` so subcommand modules (`compare_cli`,
 `runner.cli`) import it without importing the command line that registers them.
 """
 
@@ -15,9 +15,9 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from perfview.core import summary
-from perfview.core.errors import LoadError
-from perfview.core.units import format_ns, format_value
+from perfview.core.model.errors import LoadError
+from perfview.core.model.units import format_ns, format_value
+from perfview.core.pages import summary
 
 FORMATS = ("table", "csv", "json")
 TEXT_WIDTH = 60  # widest text cell in table output; longer text is elided
@@ -89,7 +89,7 @@ def _json_scalar(value: Any) -> Any:
 
 
 def format_cell(column: str, value: Any) -> str:
-    """Human text for one cell: units from the column name (perfview.core.units), text elided."""
+    """Human text for one cell: units from the column name (`core.model.units`), text elided."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return ""
     if column in TIMESTAMP_COLUMNS and isinstance(value, int | float) and value > 1e17:

@@ -24,9 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 import pandas as pd
 
-from perfview.core import schema
-from perfview.core.calltree import node_depths
-from perfview.core.model import CallTree, Timeline
+from perfview.core.analysis.calltree import node_depths
+from perfview.core.model import CallTree, Timeline, schema
 
 
 def synthetic_timeline(

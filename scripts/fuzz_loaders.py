@@ -183,7 +183,7 @@ def _wrong_json(rng: random.Random, data: bytes) -> bytes | None:
 
 
 def _wrong_pstats(rng: random.Random, data: bytes) -> bytes | None:
-    from perfview.core.errors import LoadError
+    from perfview.core.model.errors import LoadError
     from perfview.loaders.cprofile import _check_marshal
 
     try:
@@ -337,7 +337,7 @@ class Outcome:
 def feed(path: Path, loader_name: str) -> str | None:
     """Feed one file to one loader ("detect" = the one detect() picks). None or a failure."""
     from perfview import loaders
-    from perfview.core.errors import LoadError
+    from perfview.core.model.errors import LoadError
 
     try:
         if loader_name == "detect":

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from perfview.cli_common import write_summary
-from perfview.core import summary
-from perfview.core.errors import LoadError
+from perfview.core.model.errors import LoadError
+from perfview.core.pages import summary
 from perfview.loaders import FRESH, LoadOptions, load
 
 DEFAULT_SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"

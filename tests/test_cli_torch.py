@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from perfview import cli
-from perfview.core.torch import overview
+from perfview.core.analysis.torch import overview
 from tests.conftest import sample
-from tests.core.torch._raw import NCCL, RANK0, RANK1, RESNET_2021, events, ns, timeline
+from tests.core.analysis.torch._raw import NCCL, RANK0, RANK1, RESNET_2021, events, ns, timeline
 
 KERNEL_COLUMNS = ["name", "calls", "total_ns", "mean_ns", "min_ns", "max_ns"]
 LAUNCH_COLUMNS = ["grid", "block", "registers_per_thread", "shared_memory_bytes", "occupancy_pct",

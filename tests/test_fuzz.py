@@ -17,7 +17,7 @@ from types import ModuleType
 import pytest
 
 from perfview import loaders
-from perfview.core.errors import LoadError
+from perfview.core.model.errors import LoadError
 from perfview.loaders import cprofile, limits, memory_profiler_text, mprof
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ the options decide (where the parse runs, the cache).
 
 from __future__ import annotations
 
-from perfview.core.errors import LoadError, UnknownFormat
+from perfview.core.model.errors import LoadError, UnknownFormat
 from perfview.loaders.registry import LOADERS, Loader, detect, internal_error
 from perfview.loaders.service import FRESH, LoadOptions, Where, load
 

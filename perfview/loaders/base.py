@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from perfview.core.model import Bundle, Format
-from perfview.core.progress import Progress
+from perfview.core.model.progress import Progress
 
 HEAD_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"

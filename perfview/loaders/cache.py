@@ -31,8 +31,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from perfview.core import schema
-from perfview.core.model import ArgsStore, Bundle, Timeline
+from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 
 CACHE_VERSION = 2  # bump when the loader's output or this layout changes
 DEFAULT_MAX_MB = 2048

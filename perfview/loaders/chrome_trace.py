@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import msgspec
 import numpy as np
 
-from perfview.core import schema
-from perfview.core.errors import EmptyProfile, LoadError
-from perfview.core.model import ArgsStore, Bundle, Timeline
-from perfview.core.progress import Progress, noop
+from perfview.core.model import ArgsStore, Bundle, Timeline, schema
+from perfview.core.model.errors import EmptyProfile, LoadError
+from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import strip_bom
 from perfview.loaders.trace_build import build
 from perfview.loaders.trace_columns import Columns, decode_events

@@ -19,11 +19,10 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from perfview.core import schema
-from perfview.core.callgraph import build_pstats_tree
-from perfview.core.errors import EmptyProfile, LoadError
-from perfview.core.model import Bundle, PstatsProfile
-from perfview.core.progress import Progress, noop
+from perfview.core.analysis.pstats_graph import build_pstats_tree
+from perfview.core.model import Bundle, PstatsProfile, schema
+from perfview.core.model.errors import EmptyProfile, LoadError
+from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import GZIP_MAGIC, is_gzip, read_head
 
 NAME: Final = "pstats"

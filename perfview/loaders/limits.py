@@ -20,7 +20,7 @@ import os
 import struct
 from pathlib import Path
 
-from perfview.core.errors import LoadError
+from perfview.core.model.errors import LoadError
 
 ENV_LIMIT = "PERFVIEW_MEMORY_LIMIT"
 # Peak memory per decoded byte, measured on the samples (peak RSS growth / decoded size) and

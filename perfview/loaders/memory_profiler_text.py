@@ -29,10 +29,9 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from perfview.core import schema
-from perfview.core.errors import EmptyProfile
-from perfview.core.model import Bundle, LineReport
-from perfview.core.progress import Progress, noop
+from perfview.core.model import Bundle, LineReport, schema
+from perfview.core.model.errors import EmptyProfile
+from perfview.core.model.progress import Progress, noop
 
 NAME: Final = "memprof_text"
 DESCRIPTION = "a memory_profiler line-by-line report"

@@ -21,11 +21,10 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from perfview.core import schema
-from perfview.core.errors import EmptyProfile
-from perfview.core.model import Bundle, MemoryProfile
-from perfview.core.progress import Progress, noop
-from perfview.core.units import MIB
+from perfview.core.model import Bundle, MemoryProfile, schema
+from perfview.core.model.errors import EmptyProfile
+from perfview.core.model.progress import Progress, noop
+from perfview.core.model.units import MIB
 
 NAME: Final = "mprof"
 DESCRIPTION = "an mprof memory recording (.dat)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from perfview.core.errors import LoadError, UnknownFormat
+from perfview.core.model.errors import LoadError, UnknownFormat
 from perfview.loaders import chrome_trace, cprofile, limits, memory_profiler_text, mprof
 from perfview.loaders.base import Loader, read_head
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from perfview.core.errors import LoadError
 from perfview.core.model import Bundle
-from perfview.core.progress import Progress, noop
+from perfview.core.model.errors import LoadError
+from perfview.core.model.progress import Progress, noop
 from perfview.loaders import cache, chrome_trace
 from perfview.loaders.registry import Loader, detect
 

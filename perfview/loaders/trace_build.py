@@ -1,7 +1,8 @@
 """Turn decoded trace columns into the Timeline tables (slices, lanes, instants, flows, …).
 
 Everything is vectorised: B/E and async pairing, overlap rows, nesting and flow binding use
-`perfview.core.intervals`; per-item Python runs only over lanes, metadata and counter events.
+`perfview.core.analysis.intervals`; per-item Python runs only over lanes, metadata and
+counter events.
 Times are int64 ns relative to the earliest timed event (metadata events do not count: many
 producers give them ts 0).
 """
@@ -15,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfview.core import intervals, schema
+from perfview.core.analysis import intervals
+from perfview.core.model import schema
 from perfview.loaders.trace_columns import Columns
 from perfview.loaders.trace_tables import (
     LaneInfo,

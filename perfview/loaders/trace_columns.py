@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from perfview.core.progress import Progress
+from perfview.core.model.progress import Progress
 from perfview.loaders import trace_fast
 from perfview.loaders.trace_decode import Bracket, batch_bounds, parse_decimal
 

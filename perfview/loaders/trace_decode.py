@@ -30,8 +30,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from perfview.core.errors import LoadError
-from perfview.core.progress import Progress, noop
+from perfview.core.model.errors import LoadError
+from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import GZIP_MAGIC
 
 Text = bytearray | mmap.mmap  # a file's bytes: `read_mapped`'s map, or a bytearray

@@ -1,6 +1,6 @@
 """Compiled overlap rows and nesting for the trace loader (numba, cached on disk).
 
-`perfview.core.intervals` solves both with sorting and counting in numpy, which needs no
+`perfview.core.analysis.intervals` solves both with sorting and counting in numpy, which needs no
 compiled code but costs several sorts and searches per call. The loader already depends on
 numba for its scanner, so here the same answers come from one linear pass with a stack per
 row, which is what the numpy versions are defined to match (and tests check they do):

@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from perfview.core.progress import Progress
+from perfview.core.model.progress import Progress
 from perfview.loaders import trace_args
 from perfview.loaders import trace_scan as ts
 from perfview.loaders.trace_assemble import assemble

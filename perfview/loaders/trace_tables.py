@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfview.core import intervals, schema
+from perfview.core.analysis import intervals
+from perfview.core.model import schema
 from perfview.loaders.trace_columns import Columns
 
 I64 = np.int64

@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from perfview.core.diff import Comparison, diff_all
+from perfview.core.compare.diff import Comparison, diff_all
 from perfview.core.model import Bundle
-from perfview.core.progress import Progress
+from perfview.core.model.progress import Progress
 from perfview.qt.tasks import LoadResult, Task, load_task
 
 TITLES = {
@@ -193,7 +193,7 @@ class CompareTab(QWidget):
 
     def header_html(self) -> str:
         """A and B by name (folders when names collide), each with its total in the first view."""
-        from perfview.core.units import format_value
+        from perfview.core.model.units import format_value
 
         r = self.result
         name_a, name_b = side_labels(r.a.path, r.b.path)

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from perfview.core import calltree
+from perfview.core.analysis import calltree
 from perfview.core.model import Bundle, CallTree
 
 SELECTION_KINDS = ("function", "op", "event", "node")
@@ -129,7 +129,7 @@ class Document(QObject):
         """Summary table `view_name` (a CLI view name: functions, ops, kernels …), memoised."""
         table = self._tables.get(view_name)
         if table is None:
-            from perfview.core import summary
+            from perfview.core.pages import summary
 
             table = summary.summarize(self.bundle, view_name)
             self._tables[view_name] = table
@@ -146,7 +146,7 @@ class Document(QObject):
 
     def available_views(self) -> list[str]:
         """Names of the summary views that apply to this file."""
-        from perfview.core import summary
+        from perfview.core.pages import summary
 
         return list(summary.available_views(self.bundle))
 

@@ -43,7 +43,7 @@ class _Table:
 
 
 def _summary(bundle: Bundle, table: str) -> _Table:
-    from perfview.core import summary
+    from perfview.core.pages import summary
 
     return _Table(table, summary.summarize(bundle, table))
 

@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 )
 
 from perfview import __version__
+from perfview.core.model.units import format_ns
 from perfview.core.pages import first_tables, prepared_pages
-from perfview.core.units import format_ns
 from perfview.qt import actions as action_table
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab

@@ -95,7 +95,7 @@ def _functions(host: PageHost, name: str, _data: Any) -> QWidget:
     profile = host.document.bundle.profile
     if profile is None:  # memory_profiler: the summary table as is
         return table(host, name, key_column="function")
-    from perfview.core.profile_tables import pstats_functions_frame
+    from perfview.core.analysis.profile_tables import pstats_functions_frame
     from perfview.qt.views.table_view import TableView
 
     frame, names = pstats_functions_frame(profile.functions)
@@ -177,7 +177,7 @@ def _recommendations(host: PageHost, _name: str, data: Any) -> QWidget:
     from perfview.qt.views.recommendations_view import RecommendationsView
 
     if data is None:
-        from perfview.core.torch.recommend import recommendations
+        from perfview.core.analysis.torch.recommend import recommendations
 
         timeline = host.document.bundle.timeline
         assert timeline is not None

@@ -24,9 +24,9 @@ import pandas as pd
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from perfview.core.errors import LoadCancelled, LoadError
 from perfview.core.model import Bundle
-from perfview.core.progress import Progress
+from perfview.core.model.errors import LoadCancelled, LoadError
+from perfview.core.model.progress import Progress
 
 # Tasks alive right now; holding them here keeps their QObject (the signal sender) alive until
 # the worker is done, whatever the caller does with its own reference.
@@ -139,7 +139,7 @@ class LoadResult:
     bundle: Bundle
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     seconds: float = 0.0
-    pages: dict[str, Any] = field(default_factory=dict)  # core.page_data, by page name
+    pages: dict[str, Any] = field(default_factory=dict)  # core.pages.prepare, by page name
 
 
 # Modules the first pages of a document tab import. Importing them here, while the file
@@ -240,7 +240,7 @@ def load_and_prepare(
     pages_for: Callable[[Bundle], Sequence[str]] | None = None,
 ) -> LoadResult:
     """Load `path`, then build the call tree, the summary tables its views will show and
-    the data of the pages `pages_for(bundle)` names (`core.page_data`).
+    the data of the pages `pages_for(bundle)` names (`core.pages.prepare`).
 
     Doing the derived work here too (not on first display) keeps a large trace's first paint
     from freezing the window: the GUI thread then only builds widgets.
@@ -268,7 +268,7 @@ def load_and_prepare(
     if bundle.format == "trace" and bundle.tree is None:
         progress(0.92, "building the call tree")
         try:
-            from perfview.core import calltree
+            from perfview.core.analysis import calltree
 
             calltree.tree_for(bundle)
         except ImportError:
@@ -277,7 +277,7 @@ def load_and_prepare(
     for i, view in enumerate(names):
         progress(0.93 + 0.04 * i / max(len(names), 1), f"summarising {view}")
         try:
-            from perfview.core import summary
+            from perfview.core.pages import summary
 
             tables[view] = summary.summarize(bundle, view)
         except (ImportError, LoadError, ValueError, KeyError):

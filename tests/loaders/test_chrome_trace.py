@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from perfview.core import schema
-from perfview.core.errors import LoadCancelled, LoadError
-from perfview.core.model import Bundle
+from perfview.core.model import Bundle, schema
+from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.loaders import chrome_trace, detect
 from perfview.loaders import load as load_any
 from perfview.loaders.base import read_head

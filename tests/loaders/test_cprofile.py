@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from perfview import loaders
-from perfview.core import schema
-from perfview.core.errors import EmptyProfile, LoadError, UnknownFormat
+from perfview.core.model import schema
+from perfview.core.model.errors import EmptyProfile, LoadError, UnknownFormat
 from perfview.loaders import cprofile
 from tests.conftest import sample
 

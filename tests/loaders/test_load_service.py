@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from perfview.core.errors import LoadCancelled, LoadError
 from perfview.core.model import Bundle
+from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.loaders import FRESH, LoadOptions, Where, chrome_trace, load, service
 from tests.conftest import sample
 from tests.loaders.test_cache import NCCL, assert_same

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from perfview import loaders
-from perfview.core import schema
-from perfview.core.errors import EmptyProfile
+from perfview.core.model import schema
+from perfview.core.model.errors import EmptyProfile
 from perfview.loaders import memory_profiler_text as mpt
 from tests.conftest import sample
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from perfview import loaders
-from perfview.core import schema
-from perfview.core.errors import EmptyProfile
+from perfview.core.model import schema
+from perfview.core.model.errors import EmptyProfile
 from perfview.loaders import mprof
 from tests.conftest import sample
 

@@ -72,7 +72,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_op_counts_and_self_times_match_key_averages(recorded: Path) -> None:
-    from perfview.core.aggregate import ops_table
+    from perfview.core.analysis.aggregate import ops_table
     from perfview.loaders import load
 
     expected = json.loads((recorded / "key_averages.json").read_text())
@@ -94,7 +94,7 @@ def test_op_counts_and_self_times_match_key_averages(recorded: Path) -> None:
 
 
 def test_shapes_and_annotations_survive(recorded: Path) -> None:
-    from perfview.core.aggregate import ops_table
+    from perfview.core.analysis.aggregate import ops_table
     from perfview.loaders import load
 
     timeline = load(recorded / "trace.json").timeline

@@ -17,8 +17,8 @@ import msgspec
 import numpy as np
 import pytest
 
-from perfview.core.errors import LoadCancelled, LoadError
 from perfview.core.model import Bundle
+from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.loaders import chrome_trace, json_scan, trace_args, trace_parallel
 from perfview.loaders.trace_decode import parse_decimal, read_bytes
 from tests.conftest import sample
@@ -421,7 +421,7 @@ def test_args_compaction_moves_overlapping_spans_in_place() -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_nesting_equals_core_intervals(seed: int) -> None:
     """The loader's numba passes give core's numpy answers, overlaps and ties included."""
-    from perfview.core import intervals
+    from perfview.core.analysis import intervals
     from perfview.loaders import trace_nesting
 
     rng = np.random.default_rng(seed)

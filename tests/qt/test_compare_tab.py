@@ -64,8 +64,8 @@ def test_side_labels_add_folders_only_when_names_collide() -> None:
 
 
 def test_diff_all_builds_every_view_of_a_trace_pair() -> None:
-    from perfview.core.diff import diff_all
-    from perfview.core.diff_views import first_step_ns
+    from perfview.core.compare.diff import diff_all
+    from perfview.core.compare.diff_views import first_step_ns
     from perfview.loaders import load
 
     a = load(sample("kineto_gpu/hta_sampled_rank-0.json.gz"))

@@ -11,8 +11,8 @@ pytest.importorskip("pyqtgraph")
 
 from PySide6.QtCore import Qt
 
-from perfview.core import colors
-from perfview.core.diff import Comparison, diff_profiles
+from perfview.core.compare.diff import Comparison, diff_profiles
+from perfview.core.layout import colors
 from perfview.qt.views.compare_view import STEPS, CompareView
 
 DIFF = Path(__file__).resolve().parent.parent / "data" / "diff"

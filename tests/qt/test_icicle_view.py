@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.core.test_flame import make_tree
+from tests.core.layout.test_flame import make_tree
 
 pytest.importorskip("pytestqt")
 pytestmark = pytest.mark.gui

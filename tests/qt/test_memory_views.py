@@ -12,7 +12,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt
 
 from perfview.core.model import MemoryProfile
-from perfview.core.units import MIB
+from perfview.core.model.units import MIB
 from tests.conftest import sample
 
 pytestmark = pytest.mark.gui

@@ -147,7 +147,7 @@ def test_pstats_functions_table_real_data(qtbot: object) -> None:
     assert tot[-1] == functions["tottime_ns"].max()
     # filter
     view.set_filter("__init__")
-    from perfview.core.profile_tables import function_labels
+    from perfview.core.analysis.profile_tables import function_labels
 
     expected = int(function_labels(functions).str.contains("__init__", regex=False).sum())
     assert 0 < view.proxy.rowCount() == expected < len(functions)

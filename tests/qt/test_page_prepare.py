@@ -94,8 +94,8 @@ def test_show_view_stays_synchronous_and_adopts_derived_data(qtbot: Any) -> None
 def test_a_table_page_computes_its_table_in_the_background(qtbot: Any) -> None:
     """Only the first page's table is precomputed by a load; a table page shown later gets
     its summary from a worker, not from the GUI thread."""
-    from perfview.core import summary
     from perfview.core.pages import first_tables as table_views
+    from perfview.core.pages import summary
     from perfview.qt.views.table_view import TableView
 
     bundle = _bundle()

@@ -22,7 +22,7 @@ ICICLE_FRAMES = 1000
 
 def _bundle():
     """The real NCCL trace when the samples are here, else a synthetic ~200k-slice one."""
-    from perfview.core.calltree import tree_from_events
+    from perfview.core.analysis.calltree import tree_from_events
     from perfview.core.model import Bundle
 
     if TRACE.exists():

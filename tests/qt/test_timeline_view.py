@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfview.core import schema
-from perfview.core.model import ArgsStore, Timeline
+from perfview.core.model import ArgsStore, Timeline, schema
 
 pytest.importorskip("pytestqt")
 pytestmark = pytest.mark.gui

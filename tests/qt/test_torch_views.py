@@ -19,8 +19,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QLabel
 
+from perfview.core.analysis.torch import memory_alloc, op_kernels, recommend
 from perfview.core.model import Bundle
-from perfview.core.torch import memory_alloc, op_kernels, recommend
 from tests.conftest import sample
 
 pytestmark = pytest.mark.gui
@@ -119,7 +119,7 @@ def test_ops_view_expands_an_op_to_its_kernels(qtbot: Any) -> None:
 
 
 def test_kernels_view_shows_launches_and_jumps_to_the_timeline(qtbot: Any) -> None:
-    from perfview.core.torch import kernels
+    from perfview.core.analysis.torch import kernels
     from perfview.qt.views.torch_kernels_view import TorchKernelsView
 
     doc = _document(NCCL)
@@ -164,7 +164,7 @@ def test_memory_range_filters_the_allocation_table(qtbot: Any) -> None:
 
 
 def test_ranks_view_lists_ranks_and_flags_the_slowest(qtbot: Any, tmp_path: Path) -> None:
-    from perfview.core.torch.ranks import load_ranks, ranks_table
+    from perfview.core.analysis.torch.ranks import load_ranks, ranks_table
     from perfview.loaders import load
     from perfview.qt.views.ranks_view import RanksView
 

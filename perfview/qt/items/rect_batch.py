@@ -26,9 +26,9 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from shiboken6 import wrapInstance
 
-from perfview.core import colors
-from perfview.core.flame import FlameIndex, Rects
-from perfview.core.timeline_layout import TrackLayout
+from perfview.core.layout import colors
+from perfview.core.layout.flame import FlameIndex, Rects
+from perfview.core.layout.timeline_layout import TrackLayout
 from perfview.qt.items.labels import LabelPainter
 
 

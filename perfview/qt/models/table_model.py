@@ -1,6 +1,6 @@
 """A Qt table model over a pandas DataFrame, with unit-aware display and vectorised sorting.
 
-Display text comes from `perfview.core.units` (columns ending in `_ns` are times, `_bytes`
+Display text comes from `perfview.core.model.units` (columns ending in `_ns` are times, `_bytes`
 bytes, `_pct` percentages), while sorting and CSV export use the raw values.
 
 Why the model sorts itself: a QSortFilterProxyModel compares rows by calling `data()` once per
@@ -30,7 +30,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from perfview.core.units import COLUMN_SUFFIX_UNITS, Unit, column_unit, format_value
+from perfview.core.model.units import COLUMN_SUFFIX_UNITS, Unit, column_unit, format_value
 
 RAW_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
 from perfview.core.model import CallTree
-from perfview.core.units import Unit, format_value
+from perfview.core.model.units import Unit, format_value
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -14,9 +14,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from perfview.core.diff import Comparison, pct_change
+from perfview.core.compare.diff import Comparison, pct_change
 from perfview.core.model import MemoryProfile
-from perfview.core.units import MIB, Unit, format_bytes
+from perfview.core.model.units import MIB, Unit, format_bytes
 from perfview.qt.views.compare_view import CompareView, _pct, _signed
 from perfview.qt.widgets.plot_style import series_color, style_plot
 

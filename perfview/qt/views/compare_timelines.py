@@ -15,9 +15,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QToolButton, QVBoxLayout, QWidget
 
-from perfview.core.diff_views import first_step_ns
+from perfview.core.compare.diff_views import first_step_ns
 from perfview.core.model import Timeline
-from perfview.core.units import format_ns
+from perfview.core.model.units import format_ns
 from perfview.qt.views.timeline_view import TimelineView
 
 ALIGN_PEN = pg.mkPen(90, 90, 100, 200, width=1, style=Qt.PenStyle.DashLine)

@@ -1,6 +1,6 @@
 """Two runs side by side: totals header, swap button, delta table and a differential icicle.
 
-Built from a `perfview.core.diff.Comparison` only (never from paths): the core did the joining,
+Built from a `core.compare.diff.Comparison` only (never from paths): the core did the joining,
 this view only shows it. The icicle is the differential flame graph convention: widths are run
 B's costs (`total_ns` of the merged tree is B's), colours say what changed in each frame's *own*
 time (self delta when the tree has it, else total delta): red slower, blue faster, grey within
@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from perfview.core import colors, diff_views, flame
-from perfview.core.diff import (
+from perfview.core.compare import diff_views
+from perfview.core.compare.diff import (
     STATUS_DOWN,
     STATUS_GONE,
     STATUS_NEW,
@@ -44,7 +44,8 @@ from perfview.core.diff import (
     pct_change,
     unit_of,
 )
-from perfview.core.units import Unit, format_value
+from perfview.core.layout import colors, flame
+from perfview.core.model.units import Unit, format_value
 from perfview.qt.items.rect_batch import RectBatchItem
 from perfview.qt.models.table_model import RAW_ROLE
 from perfview.qt.views.table_view import TableView

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from PySide6 import QtCore, QtWidgets
 
+from perfview.core.layout.timeline_layout import linked_events
 from perfview.core.model import Timeline
-from perfview.core.timeline_layout import linked_events
-from perfview.core.units import format_ns
+from perfview.core.model.units import format_ns
 
 ROW_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 

@@ -12,9 +12,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core import colors, flame
+from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
-from perfview.core.units import format_ns
+from perfview.core.model.units import format_ns
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from perfview.core.model import LineReport
-from perfview.core.units import format_bytes
+from perfview.core.model.units import format_bytes
 from perfview.qt.document import Document, Selection
 
 AnyIndex = QModelIndex | QPersistentModelIndex

@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from perfview.core.model import MemoryProfile, Timeline
-from perfview.core.units import MIB, format_bytes, format_ns
+from perfview.core.model.units import MIB, format_bytes, format_ns
 from perfview.qt.document import Document
 from perfview.qt.widgets.plot_style import muted, series_color, style_plot
 

@@ -16,9 +16,9 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from perfview.core.progress import Progress
-from perfview.core.torch.ranks import RankTrace, ranks_table
-from perfview.core.units import format_ns
+from perfview.core.analysis.torch.ranks import RankTrace, ranks_table
+from perfview.core.model.progress import Progress
+from perfview.core.model.units import format_ns
 from perfview.qt.models.table_model import DataFrameModel
 from perfview.qt.tasks import Task
 from perfview.qt.views.table_view import TableView
@@ -104,8 +104,8 @@ class RanksView(QWidget):
 
 def load_folder_task(folder: Path) -> Task:
     """A Task (not started) that loads every rank trace of `folder` → list[RankTrace]."""
-    from perfview.core.errors import LoadError
-    from perfview.core.torch.ranks import load_ranks, trace_files
+    from perfview.core.analysis.torch.ranks import load_ranks, trace_files
+    from perfview.core.model.errors import LoadError
     from perfview.loaders import load
 
     def work(progress: Progress) -> list[RankTrace]:

@@ -1,4 +1,4 @@
-"""Recommendations page: the findings of `core.torch.recommend`, one card per finding.
+"""Recommendations page: the findings of `core.analysis.torch.recommend`, one card per finding.
 
 A card shows the severity as a coloured badge, the title, and the evidence sentence with its
 numbers, plus the metric against its threshold, so the user sees *why* a rule fired rather
@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from perfview.core.torch.recommend import Finding
+from perfview.core.analysis.torch.recommend import Finding
 
 SEVERITY_COLORS = {"high": "#d1495b", "medium": "#edae49", "low": "#66a182"}
 SEVERITY_MARKS = {"high": "▲", "medium": "◆", "low": "●"}

@@ -1,7 +1,7 @@
 """Callers and callees of one function (the "sandwich"), next to the icicle.
 
 For cProfile the numbers are exact, straight from the recorded caller → callee edges
-(`callgraph.callers_callees`); for traces they are aggregated over every node of that name in
+(`pstats_graph.callers_callees`); for traces they are aggregated over every node of that name in
 the merged tree (`calltree.callers_callees_tree`). Activating a row selects that function.
 """
 
@@ -12,7 +12,7 @@ import pandas as pd
 from PySide6 import QtCore, QtWidgets
 
 from perfview.core.model import CallTree, PstatsProfile
-from perfview.core.units import format_ns
+from perfview.core.model.units import format_ns
 from perfview.qt.document import Document, Selection
 
 _RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
@@ -83,7 +83,7 @@ class SandwichView(QtWidgets.QWidget):
             if fid is None:
                 self._clear(name)
                 return
-            from perfview.core.callgraph import callers_callees
+            from perfview.core.analysis.pstats_graph import callers_callees
 
             callers, callees = callers_callees(self.profile, fid)
             self._fill_pstats(self.callers, callers)
@@ -92,7 +92,7 @@ class SandwichView(QtWidgets.QWidget):
                 f"<b>{_html(name)}</b> — exact, from cProfile's caller/callee records"
             )
         elif self.tree is not None:
-            from perfview.core.calltree import callers_callees_tree
+            from perfview.core.analysis.calltree import callers_callees_tree
 
             callers, callees = callers_callees_tree(self.tree, name)
             self._fill_tree(self.callers, callers)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from perfview.core.units import Unit
+from perfview.core.model.units import Unit
 from perfview.qt.document import Document, Selection
 from perfview.qt.models.table_model import DataFrameModel, TableProxy
 

@@ -4,7 +4,7 @@ torch memory tracks. All slices are drawn by ONE `RectBatchItem`.
 Coordinates: x is ns since the trace origin, y is a row number (row r covers [r, r+1), the
 view is inverted so row 0 is at the top). Rows keep a fixed pixel height; only x zooms.
 Views never compute aggregates themselves: range tables, links and layouts come from
-`perfview.core.flame`.
+`perfview.core.layout.flame`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core import colors, timeline_layout
+from perfview.core.layout import colors, timeline_layout
 from perfview.core.model import Timeline
-from perfview.core.units import format_ns
+from perfview.core.model.units import format_ns
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands

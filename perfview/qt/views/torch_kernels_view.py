@@ -13,7 +13,7 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from perfview.core.model import Timeline
-from perfview.core.page_data import KernelsData
+from perfview.core.pages.data import KernelsData
 from perfview.qt.document import Document, Selection
 from perfview.qt.views.table_view import TableView
 from perfview.qt.views.torch_ops_view import set_rows

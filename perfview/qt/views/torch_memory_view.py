@@ -15,10 +15,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
+from perfview.core.analysis.torch import memory_alloc
 from perfview.core.model import Timeline
-from perfview.core.page_data import ALLOC_COLUMNS, MemoryData, display_allocations
-from perfview.core.torch import memory_alloc
-from perfview.core.units import format_bytes, format_ns
+from perfview.core.model.units import format_bytes, format_ns
+from perfview.core.pages.data import ALLOC_COLUMNS, MemoryData, display_allocations
 from perfview.qt.document import Document
 from perfview.qt.views.table_view import TableView
 from perfview.qt.widgets.plot_style import series_color, style_plot

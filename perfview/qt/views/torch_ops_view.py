@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from perfview.core.analysis.torch import op_kernels
 from perfview.core.model import Timeline
-from perfview.core.page_data import OpDetail, OpsData, longest_call
-from perfview.core.torch import op_kernels
+from perfview.core.pages.data import OpDetail, OpsData, longest_call
 from perfview.qt.document import Document, Selection
 from perfview.qt.views.table_view import TableView
 

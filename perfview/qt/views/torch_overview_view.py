@@ -3,8 +3,8 @@
 Top to bottom: one card per GPU the trace used (name, memory, SMs, compute capability), the
 step-time statistics, a stacked bar per ProfilerStep splitting its time into the BREAKDOWN
 categories (they add up to the step), the GPU busy/idle split per device and stream, and the
-recommendations. All numbers come from `core.torch.overview`/`recommend` (through
-`core.page_data.OverviewData`), so the widget itself does no aggregation; the document tab
+recommendations. All numbers come from `core.analysis.torch.overview`/`recommend` (through
+`core.pages.data.OverviewData`), so the widget itself does no aggregation; the document tab
 computes them on a worker thread.
 """
 
@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from perfview.core.analysis.torch import overview
 from perfview.core.model import Timeline
-from perfview.core.page_data import OverviewData
-from perfview.core.torch import overview
-from perfview.core.units import format_bytes, format_ns
+from perfview.core.model.units import format_bytes, format_ns
+from perfview.core.pages.data import OverviewData
 from perfview.qt import deferred
 from perfview.qt.document import Document
 from perfview.qt.views.recommendations_view import FindingsList

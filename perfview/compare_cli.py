@@ -1,0 +1,278 @@
+"""`perfview diff A B`: compare two runs headlessly, optionally as a CI regression gate.
+
+    perfview diff A B [--view VIEW] [--metric M] [--top N] [--format table|csv|json]
+                      [--fail-above PCT] [--min-share PCT] [--match basename|name|full]
+
+Rows are sorted by the change of the chosen metric, largest growth (slowdown) first. Exit codes:
+0 no regression (or no gate asked for); 1 with `--fail-above PCT` when the run total or any row
+present in both runs grew by more than PCT percent, one `perfview: regression: …` line each on
+stderr; 2 when a file cannot be opened (`perfview: cannot open PATH: reason`) or the two files
+cannot be compared. Rows whose A value is below `--min-share` percent (default 0.1) of the A
+column's sum are not gated: a 3 µs function doubling is timer noise, not a regression.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from typing import Any, TextIO
+
+import pandas as pd
+
+from perfview.cli_common import (
+    DEBUG_ENV,
+    FORMATS,
+    CliError,
+    format_cell,
+    load_bundle,
+    records,
+    row_count,
+)
+from perfview.core.compare import diff_views
+from perfview.core.compare.diff import (
+    MIN_SHARE_PCT,
+    STATUS_DOWN,
+    STATUS_GONE,
+    STATUS_NEW,
+    STATUS_SAME,
+    STATUS_UP,
+    Comparison,
+    diff_profiles,
+    regressions,
+    unit_of,
+)
+from perfview.core.model.units import Unit, format_value
+from perfview.core.pages.summary import FORMAT_PHRASES
+
+MAX_GATE_LINES = 10
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError("must be a percentage of 0 or more")
+    return value
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `diff` on the `perfview` command's subparsers (called by perfview.cli)."""
+    views = ", ".join(f"{name} ({spec.format})" for name, spec in diff_views.VIEWS.items())
+    p = subparsers.add_parser(
+        "diff",
+        help="compare two runs of the same kind (A = baseline, B = new)",
+        description=f"Compare run B against baseline A. Views: {views}.",
+    )
+    p.add_argument("a", metavar="A", help="baseline run")
+    p.add_argument("b", metavar="B", help="new run")
+    p.add_argument("--view", choices=list(diff_views.VIEWS), help="default: the format's first")
+    p.add_argument("--metric", help="metric to sort and gate on (default: the view's own)")
+    p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument(
+        "--fail-above",
+        type=_percent,
+        metavar="PCT",
+        help="exit 1 if the total or any matched row grew by more than PCT percent",
+    )
+    p.add_argument(
+        "--min-share",
+        type=_percent,
+        default=MIN_SHARE_PCT,
+        metavar="PCT",
+        help=f"rows below PCT %% of A's column sum are not gated (default {MIN_SHARE_PCT})",
+    )
+    p.add_argument(
+        "--match",
+        choices=diff_views.MATCHES,
+        default="basename",
+        help="match functions by file basename+line+name (default), name only, or full path",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load both files, compare, print, and apply the gate; returns the exit status."""
+    bundle_a = load_bundle(args.a)
+    bundle_b = load_bundle(args.b)
+    try:
+        comparison = diff_profiles(
+            bundle_a, bundle_b, view=args.view, metric=args.metric, match=args.match,
+            with_tree=False,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise CliError(f"cannot compare {args.a} with {args.b}: {exc}") from exc
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        msg = f"internal error comparing {args.a} with {args.b}: {type(exc).__name__}: {exc}"
+        raise CliError(f"{msg}; set {DEBUG_ENV}=1 for a traceback", code=1) from exc
+    failures: list[str] | None = None
+    if args.fail_above is not None:
+        failures = gate_failures(comparison, args.fail_above, args.min_share)
+    write_comparison(comparison, args.top, args.format, sys.stdout, failures, args.fail_above)
+    for line in (failures or [])[:MAX_GATE_LINES]:
+        print(f"perfview: regression: {line}", file=sys.stderr)
+    if failures and len(failures) > MAX_GATE_LINES:
+        print(f"perfview: … and {len(failures) - MAX_GATE_LINES} more", file=sys.stderr)
+    return 1 if failures else 0
+
+
+# ------------------------------------------------------------------------------- the gate
+
+
+def _signed(value: float, unit: Unit) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    text = format_value(abs(value), unit)
+    return ("+" if value > 0 else "-" if value < 0 else "±") + text
+
+
+def _pct_text(value: float) -> str:
+    if math.isnan(value):
+        return ""
+    if math.isinf(value):
+        return "+inf %" if value > 0 else "-inf %"
+    return f"{value:+.1f} %"
+
+
+def row_labels(comparison: Comparison, frame: pd.DataFrame) -> list[str]:
+    """Readable name of each row: its key (and info) cells joined by spaces."""
+    cols = [*comparison.key, *comparison.info]
+    parts = [frame[c].astype(object).astype(str).tolist() for c in cols if c != "nth"]
+    return [" ".join(p for p in row if p and p != "nan") for row in zip(*parts, strict=True)]
+
+
+def gate_failures(comparison: Comparison, fail_above: float, min_share: float) -> list[str]:
+    """One sentence per regression: the total first, then rows in table order."""
+    out: list[str] = []
+    total_pct = comparison.total_delta_pct
+    if total_pct > fail_above:
+        unit = comparison.total_unit
+        out.append(
+            f"{comparison.total_label} grew {_pct_text(total_pct)} (> {fail_above:g} %): "
+            f"{format_value(comparison.total_a, unit)} → {format_value(comparison.total_b, unit)}"
+        )
+    rows = regressions(comparison, fail_above, min_share)
+    m = comparison.metric
+    unit = unit_of(m)
+    for label, a, b, pct in zip(
+        row_labels(comparison, rows), rows[f"{m}_a"], rows[f"{m}_b"], rows[f"{m}_pct"], strict=True
+    ):
+        values = f"{format_value(a, unit)} → {format_value(b, unit)}"
+        out.append(f"{label}: {m} grew {_pct_text(pct)} (> {fail_above:g} %): {values}")
+    return out
+
+
+# ------------------------------------------------------------------------------- output
+
+
+def display_frame(comparison: Comparison, frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Header and text cells for the table format: status, keys, info, then A/B/Δ/Δ% of the metric.
+
+    Only the chosen metric is shown to keep lines short; CSV and JSON carry every metric.
+    """
+    m = comparison.metric
+    unit = unit_of(m)
+    short = m.removesuffix("_ns").removesuffix("_bytes")
+    text_cols = [c for c in [*comparison.key, *comparison.info] if c != "nth"]
+    header = ["status", *text_cols, f"{short} A", f"{short} B", f"Δ {short}", "Δ%"]
+    cells = [frame["status"].astype(str).tolist()]
+    cells += [[format_cell(c, v) for v in frame[c].tolist()] for c in text_cols]
+    for col in (f"{m}_a", f"{m}_b"):
+        cells.append(["" if math.isnan(v) else format_value(v, unit) for v in frame[col]])
+    cells.append([_signed(v, unit) for v in frame[f"{m}_delta"].tolist()])
+    cells.append([_pct_text(v) for v in frame[f"{m}_pct"].tolist()])
+    return header, [list(col) for col in cells]
+
+
+def format_comparison_table(comparison: Comparison, frame: pd.DataFrame) -> str:
+    header, cells = display_frame(comparison, frame)
+    n_text = len(header) - 4
+    widths = [max([len(h), *map(len, col)]) for h, col in zip(header, cells, strict=True)]
+
+    def line(values: list[str]) -> str:
+        parts = [
+            v.ljust(w) if i < n_text else v.rjust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ]
+        return "  ".join(parts).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    out.extend(line(list(row)) for row in zip(*cells, strict=True))
+    return "\n".join(out)
+
+
+def _side(comparison: Comparison, which: str) -> dict[str, Any]:
+    path = comparison.path_a if which == "a" else comparison.path_b
+    total = comparison.total_a if which == "a" else comparison.total_b
+    return {"path": str(path), "format": comparison.format, "total": float(total)}
+
+
+def _header(comparison: Comparison, shown: int) -> list[str]:
+    c = comparison
+    phrase = FORMAT_PHRASES.get(c.format, c.format)
+    unit = c.total_unit
+    lines = [
+        f"A: {c.path_a} · {c.format} ({phrase}) · {c.total_label} {format_value(c.total_a, unit)}",
+        f"B: {c.path_b} · {c.format} ({phrase}) · {c.total_label} {format_value(c.total_b, unit)}",
+        f"total: {_pct_text(c.total_delta_pct)} ({_signed(c.total_b - c.total_a, unit)})",
+    ]
+    counts = c.table["status"].value_counts()
+    tally = ", ".join(
+        f"{int(counts.get(s, 0))} {s}"
+        for s in (STATUS_UP, STATUS_DOWN, STATUS_SAME, STATUS_NEW, STATUS_GONE)
+    )
+    total = len(c.table)
+    rows = (
+        f"{total:,} rows" if shown == total else f"top {shown:,} of {total:,} rows (--top 0: all)"
+    )
+    match = f", match {c.match}" if c.format in ("pstats", "memprof_text") else ""
+    lines.append(f"view {c.view}, metric {c.metric}{match}: {rows} · {tally}")
+    return lines
+
+
+def write_comparison(
+    comparison: Comparison,
+    top: int,
+    fmt: str,
+    out: TextIO,
+    failures: list[str] | None = None,
+    fail_above: float | None = None,
+) -> None:
+    """Write the comparison as a table, CSV (every metric column) or one JSON object."""
+    table = comparison.table
+    shown = table.head(top) if top > 0 else table
+    if fmt == "json":
+        pct = comparison.total_delta_pct
+        doc = {
+            "view": comparison.view,
+            "metric": comparison.metric,
+            "match": comparison.match,
+            "a": _side(comparison, "a"),
+            "b": _side(comparison, "b"),
+            "total_label": comparison.total_label,
+            "total_unit": comparison.total_unit.value,
+            "total_delta_pct": pct if math.isfinite(pct) else None,
+            "total_rows": len(table),
+            "fail_above": fail_above,
+            "regressions": failures,
+            "rows": records(shown),
+        }
+        json.dump(doc, out, ensure_ascii=False, allow_nan=False)
+        out.write("\n")
+    elif fmt == "csv":
+        shown.to_csv(out, index=False)
+    else:
+        out.write("\n".join(_header(comparison, len(shown))) + "\n\n")
+        out.write(format_comparison_table(comparison, shown) + "\n")
+
+
+__all__ = ["add_parser", "display_frame", "gate_failures", "run", "write_comparison"]

@@ -1,0 +1,266 @@
+"""Recommendations: a short list of findings, each with the numbers that back it.
+
+Every rule is a small function of the trace returning a `Finding` or None, so a page can show
+why it fired (evidence text, the metric, its value and the threshold) and tests can check one
+rule at a time. Thresholds are module constants, chosen after the TensorBoard plugin's
+(GPU utilisation < 50 %, DataLoader > 10 % of the step) and HTA's idle-time analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.torch.common import (
+    I64,
+    analysis_window,
+    decode_args,
+    gpu_lane_mask,
+    kind_mask,
+    lane_devices,
+    merge_intervals,
+    name_mask,
+    text,
+)
+from perfview.core.analysis.torch.kernels import GEMM_RE, TENSOR_CORE_RE
+from perfview.core.analysis.torch.overview import devices_table, steps_table, utilization_table
+from perfview.core.model import Timeline
+from perfview.core.model.units import format_bytes, format_ns
+
+LOW_UTIL_PCT = 50.0
+DATALOADER_PCT = 10.0
+TINY_KERNEL_NS = 10_000
+MANY_KERNELS = 1_000
+LAUNCH_RATIO = 0.8  # runtime (launch) time ≥ 80 % of kernel time: the CPU cannot keep up
+FP32_GEMM_PCT = 10.0  # non-tensor-core GEMM time as a share of all kernel time
+IDLE_GAP_NS = 50_000
+IDLE_GAP_PCT = 10.0
+SEVERITIES = ("high", "medium", "low")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One recommendation: what, how bad, the evidence, and the metric behind it."""
+
+    title: str
+    severity: str  # one of SEVERITIES
+    evidence: str
+    metric: str
+    value: float
+    threshold: float
+
+
+def low_gpu_utilization(tl: Timeline) -> Finding | None:
+    """A GPU busy less than LOW_UTIL_PCT of the analysis window."""
+    util = utilization_table(tl)
+    util = util[util["stream"] == "all"]
+    if not len(util):
+        return None
+    worst = util.sort_values("utilization_pct").iloc[0]
+    pct = float(worst["utilization_pct"])
+    if not pct < LOW_UTIL_PCT:
+        return None
+    window, idle = format_ns(float(worst["window_ns"])), format_ns(float(worst["idle_ns"]))
+    evidence = (
+        f"{worst['device']} ran kernels or copies {pct:.1f} % of the {window} profiled; idle "
+        f"{idle}. Look at the step breakdown for where the time went (CPU, data loading, launches)."
+    )
+    return Finding("Low GPU utilization", "high" if pct < 25 else "medium", evidence,
+                   "gpu_utilization_pct", pct, LOW_UTIL_PCT)  # fmt: skip
+
+
+def dataloader_bound(tl: Timeline) -> Finding | None:
+    """DataLoader time over DATALOADER_PCT of the step time (only counted while the GPU idles)."""
+    steps = steps_table(tl)
+    total = float(steps["dur_ns"].sum()) if len(steps) else 0.0
+    if total <= 0:
+        return None
+    pct = float(steps["dataloader_ns"].sum()) * 100.0 / total
+    if not pct > DATALOADER_PCT:
+        return None
+    evidence = (
+        f"{pct:.1f} % of the {len(steps)} steps' time is spent waiting in enumerate(DataLoader) "
+        "with the GPU idle; try more DataLoader workers, pin_memory=True or prefetching."
+    )
+    return Finding("Steps are input (DataLoader) bound", "high" if pct > 30 else "medium",
+                   evidence, "dataloader_pct", pct, DATALOADER_PCT)  # fmt: skip
+
+
+def launch_overhead(tl: Timeline) -> Finding | None:
+    """Many tiny kernels: median < TINY_KERNEL_NS with many launches, or launches ≈ kernel time."""
+    ev = tl.events
+    kernel = kind_mask(ev, ("kernel",))
+    dur = ev["dur"].to_numpy(dtype=I64)
+    if kernel.sum() == 0:
+        return None
+    k = dur[kernel]
+    median = float(np.median(k))
+    runtime = float(dur[kind_mask(ev, ("runtime",))].sum())
+    ratio = runtime / float(k.sum()) if k.sum() else 0.0
+    tiny = median < TINY_KERNEL_NS and len(k) >= MANY_KERNELS
+    if not (tiny or ratio >= LAUNCH_RATIO):
+        return None
+    evidence = (
+        f"{len(k):,} kernels, median {format_ns(median)}; CPU launch/runtime calls took "
+        f"{format_ns(runtime)} for {format_ns(float(k.sum()))} of kernel time "
+        f"(ratio {ratio:.2f}). Fuse small ops (torch.compile), use CUDA graphs or bigger batches."
+    )
+    return Finding("Many tiny kernels / launch overhead", "medium", evidence,
+                   "median_kernel_ns", median, TINY_KERNEL_NS)  # fmt: skip
+
+
+def pageable_copies(tl: Timeline) -> Finding | None:
+    """Host-to-device copies from pageable memory (synchronous, slow; pin the memory)."""
+    ev = tl.events
+    mask = kind_mask(ev, ("memcpy",)) & name_mask(ev, r"^Memcpy HtoD \(Pageable")
+    rows = np.flatnonzero(mask)
+    if not len(rows):
+        return None
+    size = decode_args(tl, rows, ("bytes",))["bytes"]
+    nbytes = float(sum(v for v in size if isinstance(v, int | float)))
+    time = float(ev["dur"].to_numpy(dtype=I64)[rows].sum())
+    evidence = (
+        f"{len(rows):,} Memcpy HtoD (Pageable -> Device) copies, {format_bytes(nbytes)} in "
+        f"{format_ns(time)}. Use pin_memory=True in the DataLoader and .to(device, "
+        "non_blocking=True)."
+    )
+    lo, hi = analysis_window(tl)
+    severity = "medium" if hi > lo and time * 100.0 / (hi - lo) >= 1.0 else "low"
+    return Finding("Pageable host-to-device copies", severity, evidence,
+                   "pageable_htod_copies", float(len(rows)), 0.0)  # fmt: skip
+
+
+def fp32_matmuls(tl: Timeline) -> Finding | None:
+    """GEMM kernels without tensor-core markers on a GPU that has tensor cores (sm ≥ 7.0)."""
+    ev = tl.events
+    kernel = kind_mask(ev, ("kernel",))
+    dur = ev["dur"].to_numpy(dtype=I64)
+    total = float(dur[kernel].sum())
+    plain = kernel & name_mask(ev, GEMM_RE) & ~name_mask(ev, TENSOR_CORE_RE)
+    if total <= 0 or not plain.any():
+        return None
+    devices = devices_table(tl)
+    used = devices[devices["used"]]
+    caps = [float(c) for c in used["compute_capability"] if c.replace(".", "").isdigit()]
+    if caps and max(caps) < 7.0:
+        return None  # no tensor cores to use
+    pct = float(dur[plain].sum()) * 100.0 / total
+    if not pct > FP32_GEMM_PCT:
+        return None
+    top = (
+        pd.Series(dur[plain], index=text(ev["name"].to_numpy()[plain]))
+        .groupby(level=0)
+        .sum()
+        .sort_values(ascending=False)
+    )
+    names = "; ".join(str(n)[:60] for n in top.index[:3])
+    evidence = (
+        f"{pct:.1f} % of kernel time is matrix-multiply kernels without tensor-core markers "
+        f"(e.g. {names}). Enable TF32 (torch.backends.cuda.matmul.allow_tf32 / "
+        "torch.set_float32_matmul_precision('high')) or autocast to bf16/fp16."
+    )
+    return Finding("FP32 matmuls where TF32/bf16 would do", "medium", evidence,
+                   "fp32_gemm_pct", pct, FP32_GEMM_PCT)  # fmt: skip
+
+
+def _covered_before(starts: np.ndarray, ends: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Length of the (disjoint, sorted) intervals' union lying before each x."""
+    if not len(starts):
+        return np.zeros(len(x), dtype=np.float64)
+    cum = np.concatenate([[0], np.cumsum(ends - starts)])
+    k = np.searchsorted(starts, x, side="right")
+    partial = np.clip(x - starts[np.clip(k - 1, 0, None)], 0, None)
+    partial = np.minimum(partial, (ends - starts)[np.clip(k - 1, 0, None)])
+    return np.where(k > 0, cum[np.clip(k - 1, 0, None)] + partial, 0).astype(np.float64)
+
+
+def cpu_gaps(tl: Timeline) -> Finding | None:
+    """GPU idle gaps ≥ IDLE_GAP_NS inside the window while CPU operators run."""
+    ev = tl.events
+    lo, hi = analysis_window(tl)
+    gpu_work = kind_mask(ev, ("kernel", "memcpy", "memset")) & gpu_lane_mask(tl)
+    if not gpu_work.any() or hi <= lo:
+        return None
+    ts = ev["ts"].to_numpy(dtype=I64)
+    end = ts + ev["dur"].to_numpy(dtype=I64)
+    dev = lane_devices(tl)
+    gap_s: list[np.ndarray] = []
+    gap_e: list[np.ndarray] = []
+    for device in sorted({str(d) for d in pd.unique(dev[gpu_work])}):  # usually a single GPU
+        sel = gpu_work & (dev == device)
+        bs, be = merge_intervals(np.clip(ts[sel], lo, hi), np.clip(end[sel], lo, hi))
+        s = np.concatenate([[lo], be])
+        e = np.concatenate([bs, [hi]])
+        big = (e - s) >= IDLE_GAP_NS
+        gap_s.append(s[big])
+        gap_e.append(e[big])
+    gs, ge = merge_intervals(np.concatenate(gap_s), np.concatenate(gap_e))
+    idle = float((ge - gs).sum())
+    if idle <= 0:
+        return None
+    op = kind_mask(ev, ("cpu_op",)) & ~gpu_lane_mask(tl)
+    top_level = op & (ev["depth"].to_numpy() >= 0)
+    parent = ev["parent"].to_numpy(dtype=I64)
+    top_level &= ~np.where(parent >= 0, op[np.clip(parent, 0, None)], False)
+    os_, oe = merge_intervals(ts[op], end[op])
+    # CPU-op time inside the gaps: intersect the two unions via cumulative coverage.
+    inside = float((_covered_before(os_, oe, ge) - _covered_before(os_, oe, gs)).sum())
+    pct_window = idle * 100.0 / (hi - lo)
+    if not pct_window > IDLE_GAP_PCT or inside <= 0:
+        return None
+    overlap = _covered_before(gs, ge, end[top_level]) - _covered_before(gs, ge, ts[top_level])
+    by_op = (
+        pd.Series(overlap, index=text(ev["name"].to_numpy()[top_level]))
+        .groupby(level=0)
+        .sum()
+        .sort_values(ascending=False)
+    )
+    names = ", ".join(f"{n} ({format_ns(float(v))})" for n, v in by_op.head(3).items() if v > 0)
+    evidence = (
+        f"{len(gs):,} GPU idle gaps of ≥ {format_ns(IDLE_GAP_NS)} add up to {format_ns(idle)} "
+        f"({pct_window:.1f} % of the window); CPU operators ran for {format_ns(inside)} of it "
+        f"({inside * 100 / idle:.0f} %). Most CPU time in the gaps: {names or 'n/a'}."
+    )
+    return Finding("CPU operators between kernels leave the GPU idle",
+                   "high" if pct_window > 30 else "medium", evidence,
+                   "gpu_idle_gap_pct", pct_window, IDLE_GAP_PCT)  # fmt: skip
+
+
+RULES: tuple[Callable[[Timeline], Finding | None], ...] = (
+    low_gpu_utilization,
+    dataloader_bound,
+    cpu_gaps,
+    launch_overhead,
+    pageable_copies,
+    fp32_matmuls,
+)
+
+
+def recommendations(timeline: Timeline) -> list[Finding]:
+    """Every rule that fires, most severe first (rule order within a severity)."""
+    found = [f for rule in RULES if (f := rule(timeline)) is not None]
+    return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
+
+
+def recommendations_table(timeline: Timeline) -> pd.DataFrame:
+    """The findings as rows: severity, title, evidence, metric, value, threshold."""
+    cols = ["severity", "title", "evidence", "metric", "value", "threshold"]
+    rows = [asdict(f) for f in recommendations(timeline)]
+    return pd.DataFrame(rows, columns=cols)
+
+
+__all__ = [
+    "RULES",
+    "Finding",
+    "cpu_gaps",
+    "dataloader_bound",
+    "fp32_matmuls",
+    "launch_overhead",
+    "low_gpu_utilization",
+    "pageable_copies",
+    "recommendations",
+    "recommendations_table",
+]

@@ -1,0 +1,1 @@
+"""View geometry without Qt: flame/icicle rectangles, timeline tracks, colours."""

@@ -1,0 +1,194 @@
+"""The data model every loader fills and every view reads.
+
+Everything is columnar (pandas frames with the fixed schemas of `perfview.core.model.schema`, numpy
+arrays for trees); no per-event Python objects survive a load. A `Bundle` is what one file
+becomes; it holds whichever parts its format has.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.model import schema
+
+# Every kind of file perfview reads; `Bundle.format` and each loader's NAME is one of them.
+Format = Literal["pstats", "trace", "mprof", "memprof_text"]
+
+
+@dataclass(frozen=True)
+class ArgsStore:
+    """Every slice's raw JSON `args` text in one buffer, decoded only when a view asks for one.
+
+    Keeping bytes plus spans costs one allocation instead of a dict per event. The blob holds
+    the args in file order (so a loader copies them once, sequentially, or not at all); event
+    i's args are blob[starts[i]:starts[i] + lens[i]] (lens 0: none).
+    """
+
+    blob: bytes = b""
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    lens: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @classmethod
+    def from_offsets(cls, blob: bytes, offsets: np.ndarray) -> ArgsStore:
+        """A store whose rows are consecutive: row i is blob[offsets[i]:offsets[i+1]]."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        return cls(blob=blob, starts=offsets[:-1].copy(), lens=np.diff(offsets))
+
+    def raw(self, row: int) -> bytes:
+        if row < 0 or row >= len(self.starts):
+            return b""
+        a = int(self.starts[row])
+        return self.blob[a : a + int(self.lens[row])]
+
+    def get(self, row: int) -> dict[str, Any]:
+        """Decoded args of one event ({} when it had none or they were not JSON)."""
+        raw = self.raw(row)
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {"value": value}
+
+
+@dataclass
+class Timeline:
+    """A trace: slices on lanes (process/thread/GPU stream), instants, counters, flows, memory.
+
+    All `ts` columns are int64 ns relative to `origin_ns` (the absolute ns of the first event,
+    including kineto's baseTimeNanoseconds), so no precision is lost to floats.
+    """
+
+    events: pd.DataFrame  # schema.EVENTS, sorted by (lane, ts, -dur)
+    lanes: pd.DataFrame  # schema.LANES, in display order of `lane`
+    instants: pd.DataFrame  # schema.INSTANTS
+    counters: pd.DataFrame  # schema.COUNTERS
+    flows: pd.DataFrame  # schema.FLOWS
+    memory: pd.DataFrame  # schema.MEMORY_EVENTS
+    args: ArgsStore = field(default_factory=ArgsStore)
+    origin_ns: int = 0
+    duration_ns: int = 0
+    # Trace-level metadata: deviceProperties, distributedInfo, displayTimeUnit, schemaVersion, …
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_torch(self) -> bool:
+        """True when the trace came from torch.profiler / kineto (decides the default views)."""
+        return bool(self.meta.get("torch"))
+
+
+@dataclass
+class CallTree:
+    """A merged call tree as struct-of-arrays. Node 0 is a synthetic root (frame -1).
+
+    `frames` has columns name, file, line (one row per distinct function); `frame[i]` indexes it.
+    `metrics` maps a metric name (`total_ns`, `self_ns`, `calls`, …) to a float64 array aligned
+    with the nodes. `estimated` is True when the tree was reconstructed from caller/callee pairs
+    (cProfile keeps no full stacks), so per-path numbers are apportioned, not measured.
+    Children of a node are contiguous in `child_index[child_offsets[i]:child_offsets[i+1]]`.
+    """
+
+    parent: np.ndarray  # int32
+    frame: np.ndarray  # int32
+    frames: pd.DataFrame
+    metrics: dict[str, np.ndarray]
+    estimated: bool = False
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    @cached_property
+    def _children(self) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.parent)
+        par = self.parent[1:].astype(np.int64)
+        order = np.argsort(par, kind="stable") + 1
+        counts = np.bincount(par, minlength=n) if n else np.zeros(0, dtype=np.int64)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return offsets, order.astype(np.int64)
+
+    def children(self, node: int) -> np.ndarray:
+        offsets, index = self._children
+        return index[offsets[node] : offsets[node + 1]]
+
+    @cached_property
+    def depth(self) -> np.ndarray:
+        """Depth of every node (root = 0). Parents always precede children in node order."""
+        depth = np.zeros(len(self.parent), dtype=np.int32)
+        for i in range(1, len(self.parent)):
+            depth[i] = depth[self.parent[i]] + 1
+        return depth
+
+    def name(self, node: int) -> str:
+        f = int(self.frame[node])
+        return "(root)" if f < 0 else str(self.frames["name"].iat[f])
+
+
+@dataclass
+class PstatsProfile:
+    """cProfile output, kept exactly: per-function stats and the caller → callee edges."""
+
+    functions: pd.DataFrame  # schema.FUNCTIONS; row index = function id
+    edges: pd.DataFrame  # schema.EDGES
+    total_ns: int = 0  # pstats' total_tt
+    total_calls: int = 0
+    primitive_calls: int = 0
+
+
+@dataclass
+class MemoryProfile:
+    """mprof `.dat`: sampled memory over time; each appended run keeps its own `run` index."""
+
+    samples: pd.DataFrame  # schema.SAMPLES (absolute unix ns)
+    children: pd.DataFrame  # schema.CHILD_SAMPLES
+    spans: pd.DataFrame  # schema.SPANS (FUNC lines)
+    cmdlines: list[str] = field(default_factory=list)  # one per run
+
+
+@dataclass
+class LineReport:
+    """memory_profiler's line-by-line report: one row per source line of each profiled function."""
+
+    lines: pd.DataFrame  # schema.LINES
+    blocks: pd.DataFrame  # columns: block, report, file, function, first_line, n_lines
+
+
+@dataclass
+class Bundle:
+    """Everything one file became. `format` names the loader that made it."""
+
+    format: Format
+    path: Path
+    timeline: Timeline | None = None
+    profile: PstatsProfile | None = None
+    tree: CallTree | None = None  # icicle tree (estimated for pstats, exact for traces)
+    memory: MemoryProfile | None = None
+    lines: LineReport | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    duration_ns: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return self.path.name
+
+
+__all__ = [
+    "ArgsStore",
+    "Bundle",
+    "CallTree",
+    "Format",
+    "LineReport",
+    "MemoryProfile",
+    "PstatsProfile",
+    "Timeline",
+    "schema",
+]

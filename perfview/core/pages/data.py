@@ -1,0 +1,156 @@
+"""What each document page shows, computed in one call that may run on a worker thread.
+
+On a 1 GB trace the numbers behind a page cost far more than its widgets: the Kernels page's
+per-launch rows take seconds (decoding every kernel's args), the Memory page's curves and
+allocation table over a second, the Overview's step breakdown most of a second. Built inside a
+widget's constructor, that work froze the window. Here it is split off: `prepare(name,
+bundle, tables)` returns a plain data object (or None for pages that need nothing heavy), the
+GUI runs it in a worker (`perfview.qt.tasks`) and hands the result to the page's widget, which
+then only builds widgets. Everything here is pure (no Qt), so it is tested without a display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.torch import memory_alloc, op_kernels, overview, recommend
+from perfview.core.analysis.torch.recommend import Finding
+from perfview.core.model import Timeline
+
+# Columns of the allocation table the Memory page shows, in order.
+ALLOC_COLUMNS = ["op", "alloc_ts_ns", "size_bytes", "lifetime_ns", "free_ts_ns", "device",
+                 "freed", "addr"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OverviewData:
+    """Everything the Overview page shows, computed from a Timeline in one call."""
+
+    devices: pd.DataFrame
+    stats: overview.StepStats
+    steps: pd.DataFrame
+    utilization: pd.DataFrame
+    findings: list[Finding]
+
+    @classmethod
+    def compute(cls, timeline: Timeline) -> OverviewData:
+        return cls(
+            overview.devices_table(timeline),
+            overview.step_stats(timeline),
+            overview.steps_table(timeline),
+            overview.utilization_table(timeline),
+            recommend.recommendations(timeline),
+        )
+
+
+@dataclass(frozen=True)
+class KernelsData:
+    """The Kernels page: kernels by name, every launch, and which ops launched what."""
+
+    table: pd.DataFrame
+    rows: pd.DataFrame
+    op_kernels: pd.DataFrame
+
+    @classmethod
+    def compute(cls, timeline: Timeline, table: pd.DataFrame | None = None) -> KernelsData:
+        from perfview.core.analysis.torch import kernels
+
+        frame = table if table is not None else kernels.kernels_table(timeline)
+        return cls(frame, kernels.kernel_rows(timeline), op_kernels.op_kernels_table(timeline))
+
+
+def longest_call(timeline: Timeline, name: str, shape: str | None = None) -> int:
+    """Row of the longest cpu_op called `name` (and with input `shape`), -1 when none."""
+    ev = timeline.events
+    mask = (ev["kind"] == "cpu_op").to_numpy() & (ev["name"] == name).to_numpy()
+    if shape is not None:
+        mask &= (ev["shape"].astype(str) == shape).to_numpy()
+    rows = np.flatnonzero(mask)
+    if not len(rows):
+        return -1
+    return int(rows[int(np.argmax(ev["dur"].to_numpy()[rows]))])
+
+
+@dataclass(frozen=True)
+class OpDetail:
+    """What the Operators page shows for one op: the GPU activities it launched (columns as
+    `op_kernels.op_kernels_table`) and the call stack of its longest call."""
+
+    name: str
+    shape: str | None
+    kernels: pd.DataFrame
+    stack: list[str] | None  # None: no cpu_op of that name to take a stack from
+
+    @classmethod
+    def compute(cls, timeline: Timeline, name: str, shape: str | None = None) -> OpDetail:
+        frame = op_kernels.op_kernels_table(timeline, name, shape)
+        row = longest_call(timeline, name, shape)
+        stack = op_kernels.call_stack(timeline, row) if row >= 0 else None
+        return cls(name, shape, frame, stack)
+
+
+@dataclass(frozen=True)
+class OpsData:
+    """The Operators page: the ops table, whether shapes were recorded, the empty kernels
+    table's columns, and the detail of the op it opens on (most device self time)."""
+
+    table: pd.DataFrame
+    has_shapes: bool
+    kernel_columns: pd.DataFrame  # no rows
+    busiest: OpDetail | None
+
+    @classmethod
+    def compute(cls, timeline: Timeline, table: pd.DataFrame | None = None) -> OpsData:
+        frame = table if table is not None else op_kernels.ops_table(timeline)
+        empty = op_kernels.op_kernels_table(timeline).iloc[:0].drop(columns="op")
+        has_shapes = bool((timeline.events["shape"].astype(str) != "").any())
+        busiest = None
+        if len(frame) and float(frame["device_self_ns"].max()) > 0:
+            best = int(np.argmax(frame["device_self_ns"].to_numpy()))
+            busiest = OpDetail.compute(timeline, str(frame["name"].iloc[best]))
+        return cls(frame, has_shapes, empty, busiest)
+
+
+def display_allocations(allocs: pd.DataFrame) -> pd.DataFrame:
+    """Allocation rows as shown: blanks (not -1) for unfreed blocks, freed as yes/no."""
+    out = allocs.copy()
+    freed = out["freed"].to_numpy(dtype=bool)
+    for col in ("free_ts_ns", "lifetime_ns"):
+        out[col] = out[col].astype("float64").where(freed)
+    out["freed"] = np.where(freed, "yes", "no")
+    return out
+
+
+@dataclass(frozen=True)
+class MemoryData:
+    """The torch Memory page: curves per device, their peaks, the allocations (raw and shown)."""
+
+    curves: pd.DataFrame
+    peaks: pd.DataFrame
+    allocations: pd.DataFrame
+    shown: pd.DataFrame  # `display_allocations(allocations)`: what the table starts with
+
+    @classmethod
+    def compute(cls, timeline: Timeline) -> MemoryData:
+        allocations = memory_alloc.allocations_table(timeline)[ALLOC_COLUMNS]
+        return cls(
+            memory_alloc.memory_curves(timeline),
+            memory_alloc.memory_peaks(timeline),
+            allocations,
+            display_allocations(allocations),
+        )
+
+
+__all__ = [
+    "ALLOC_COLUMNS",
+    "KernelsData",
+    "MemoryData",
+    "OpDetail",
+    "OpsData",
+    "OverviewData",
+    "display_allocations",
+    "longest_call",
+]

@@ -1,0 +1,82 @@
+"""View name → table: what `perfview summary --view` prints, read from the page registry.
+
+The views are the pages of `perfview.core.pages` that have a table (`VIEWS`); this module adds
+the CLI's side: which view a format opens on, which views a bundle has, and `summarize`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from perfview.core.model import Bundle, units
+from perfview.core.pages import PAGES, Page, ViewError
+
+# Every page that prints a table is a view (graphics-only pages are not).
+VIEWS: dict[str, Page] = {name: page for name, page in PAGES.items() if page.tables}
+View = Page  # the record type of `VIEWS`
+
+# How messages name each format ("FILE is a cProfile profile").
+FORMAT_PHRASES: dict[str, str] = {
+    "pstats": "a cProfile profile",
+    "trace": "a trace",
+    "mprof": "an mprof memory recording",
+    "memprof_text": "a memory_profiler line report",
+}
+
+
+# The most useful first view per format (a trace without cpu_op falls back to slices by name).
+DEFAULT_VIEWS: dict[str, str] = {
+    "pstats": "functions",
+    "trace": "ops",
+    "mprof": "memory",
+    "memprof_text": "lines",
+}
+
+
+def default_view(bundle: Bundle) -> str:
+    """The view to show first for this bundle's format."""
+    return DEFAULT_VIEWS.get(bundle.format, next(iter(available_views(bundle)), "ops"))
+
+
+def applicable_views(bundle: Bundle) -> list[str]:
+    """Every view that understands this bundle's format, in registry order (data or not)."""
+    return [name for name, view in VIEWS.items() if bundle.format in view.tables]
+
+
+def available_views(bundle: Bundle) -> list[str]:
+    """The views worth showing for this bundle: its format fits and there is data for them."""
+    return [name for name in applicable_views(bundle) if VIEWS[name].has_data(bundle)]
+
+
+def summarize(bundle: Bundle, view: str | None = None) -> pd.DataFrame:
+    """The table for `view` (default: `default_view(bundle)`); ViewError when it does not apply."""
+    name = view or default_view(bundle)
+    spec = VIEWS.get(name)
+    if spec is None:
+        known = ", ".join(VIEWS)
+        raise ViewError(f"there is no view {name!r} (views: {known})")
+    table = spec.tables.get(bundle.format)
+    if table is None:
+        needs = " or ".join(FORMAT_PHRASES.get(f, f) for f in spec.tables)
+        what = FORMAT_PHRASES.get(bundle.format, f"a {bundle.format} file")
+        fits = ", ".join(applicable_views(bundle)) or "none"
+        raise ViewError(f"view {name!r} needs {needs}; {bundle.path} is {what} (its views: {fits})")
+    return table(bundle)
+
+
+# Re-exported: the CLI's table output reads units through the summary module.
+column_unit = units.column_unit
+
+
+__all__ = [
+    "DEFAULT_VIEWS",
+    "FORMAT_PHRASES",
+    "VIEWS",
+    "View",
+    "ViewError",
+    "applicable_views",
+    "available_views",
+    "column_unit",
+    "default_view",
+    "summarize",
+]
