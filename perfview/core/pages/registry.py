@@ -1,0 +1,316 @@
+"""The entries of the page registry: every page perfview has (`PAGES`) and every kind of
+document with its tabs (`KINDS`). Adding a page is one `Page` here plus a `Tab` in the kinds that
+show it; see docs/architecture.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfview.core.analysis import aggregate
+from perfview.core.analysis.torch import kernels as torch_kernels
+from perfview.core.analysis.torch import memory_alloc, op_kernels, overview, ranks, recommend
+from perfview.core.analysis.torch.common import step_rows
+from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
+from perfview.core.pages import data as page_data
+from perfview.core.pages.page import HasData, Kind, Page, Tab, Tables, ViewError
+
+
+def _timeline(bundle: Bundle) -> Timeline:
+    if bundle.timeline is None:
+        raise ViewError(f"{bundle.path} holds no trace timeline")
+    return bundle.timeline
+
+
+def _profile(bundle: Bundle) -> PstatsProfile:
+    if bundle.profile is None:
+        raise ViewError(f"{bundle.path} holds no cProfile statistics")
+    return bundle.profile
+
+
+def _memory(bundle: Bundle) -> MemoryProfile:
+    if bundle.memory is None:
+        raise ViewError(f"{bundle.path} holds no memory samples")
+    return bundle.memory
+
+
+def _lines(bundle: Bundle) -> LineReport:
+    if bundle.lines is None:
+        raise ViewError(f"{bundle.path} holds no line report")
+    return bundle.lines
+
+
+def _has_kind(kind: str) -> HasData:
+    def check(bundle: Bundle) -> bool:
+        tl = bundle.timeline
+        return tl is not None and bool((tl.events["kind"] == kind).any())
+
+    return check
+
+
+def _has_memory(bundle: Bundle) -> bool:
+    if bundle.format == "trace":
+        return bundle.timeline is not None and len(bundle.timeline.memory) > 0
+    return True
+
+
+def _is_torch(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and bundle.timeline.is_torch
+
+
+def _has_steps(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and len(step_rows(bundle.timeline)) > 0
+
+
+def _has_gpu(bundle: Bundle) -> bool:
+    tl = bundle.timeline
+    return tl is not None and bool(tl.events["kind"].isin(["kernel", "memcpy", "memset"]).any())
+
+
+def _has_shapes(bundle: Bundle) -> bool:
+    tl = bundle.timeline
+    return tl is not None and bool((tl.events["shape"].astype(str) != "").any())
+
+
+def _timeline_data(bundle: Bundle, _tables: Tables) -> Any:
+    from perfview.core.layout.timeline_layout import prepare_timeline
+
+    assert bundle.timeline is not None
+    return prepare_timeline(bundle.timeline)
+
+
+def _has_events(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and len(bundle.timeline.events) > 0
+
+
+def _has_torch_memory(bundle: Bundle) -> bool:
+    return _is_torch(bundle) and _has_memory(bundle)
+
+
+def _torch_timeline(bundle: Bundle) -> Timeline:
+    assert bundle.timeline is not None
+    return bundle.timeline
+
+
+PAGES: dict[str, Page] = {
+    page.name: page
+    for page in (
+        Page(
+            "functions",
+            "Functions",
+            "per function: calls and times (pstats); per function memory (line reports)",
+            {
+                "pstats": lambda b: aggregate.functions_table(_profile(b)),
+                "memprof_text": lambda b: aggregate.line_functions_table(_lines(b)),
+            },
+            widget="functions",
+        ),
+        Page(
+            "callers",
+            "Callers",
+            "every caller → callee edge with exact pstats numbers",
+            {"pstats": lambda b: aggregate.callers_table(_profile(b))},
+            widget="callers",
+        ),
+        Page(
+            "overview",
+            "Overview",
+            "torch trace overview: GPUs, step times, step breakdown, GPU utilisation",
+            {"trace": lambda b: overview.overview_table(_timeline(b))},
+            has_data=_is_torch,
+            widget="overview",
+            prepare=lambda b, _t: page_data.OverviewData.compute(_torch_timeline(b)),
+            prepare_when=_is_torch,
+        ),
+        Page(
+            "steps",
+            "Steps",
+            "ProfilerStep durations with the per-step time breakdown",
+            {"trace": lambda b: overview.steps_table(_timeline(b))},
+            has_data=_has_steps,
+            widget=None,
+        ),
+        Page(
+            "utilization",
+            "GPU utilization",
+            "per device and stream: busy, compute, communication, memory and idle time",
+            {"trace": lambda b: overview.utilization_table(_timeline(b))},
+            has_data=_has_gpu,
+            widget=None,
+        ),
+        Page(
+            "ops",
+            "Ops",
+            "operators (or slices) by name: calls, self and total time",
+            {"trace": lambda b: aggregate.ops_table(_timeline(b))},
+        ),
+        Page(
+            "operators",
+            "Operators",
+            "torch operators by name: calls, host and device (GPU) self/total time",
+            {"trace": lambda b: op_kernels.ops_table(_timeline(b))},
+            has_data=_has_kind("cpu_op"),
+            widget="operators",
+            prepare=lambda b, t: page_data.OpsData.compute(_torch_timeline(b), t.get("operators")),
+            prepare_when=_is_torch,
+        ),
+        Page(
+            "operators-by-shape",
+            "Operators by shape",
+            "torch operators by name and input shape, host and device time",
+            {"trace": lambda b: op_kernels.ops_table(_timeline(b), by_shape=True)},
+            has_data=_has_shapes,
+            widget=None,
+        ),
+        Page(
+            "op-kernels",
+            "Op → kernels",
+            "GPU kernels/copies grouped by the operator that launched them",
+            {"trace": lambda b: op_kernels.op_kernels_table(_timeline(b))},
+            has_data=_has_gpu,
+            widget=None,
+        ),
+        Page(
+            "ops-by-shape",
+            "Ops by shape",
+            "operators by name and input shapes",
+            {"trace": lambda b: aggregate.ops_table(_timeline(b), by_shape=True)},
+            has_data=_has_shapes,
+        ),
+        Page(
+            "kernels",
+            "Kernels",
+            "GPU kernels by name, with launch configuration, occupancy and tensor-core use",
+            {"trace": lambda b: torch_kernels.kernels_table(_timeline(b))},
+            has_data=_has_kind("kernel"),
+            widget="kernels",
+            prepare=lambda b, t: page_data.KernelsData.compute(
+                _torch_timeline(b), t.get("kernels")
+            ),
+            prepare_when=_is_torch,
+        ),
+        Page(
+            "lanes",
+            "Lanes",
+            "threads and GPU streams: events, busy time, depth",
+            {"trace": lambda b: aggregate.lanes_table(_timeline(b))},
+        ),
+        Page(
+            "memory",
+            "Memory",
+            "per run peak and final memory (mprof); per device allocations (torch traces)",
+            {
+                "mprof": lambda b: aggregate.memory_table(_memory(b)),
+                "trace": lambda b: aggregate.trace_memory_table(_timeline(b)),
+            },
+            has_data=_has_memory,
+            widget="memory",
+            prepare=lambda b, _t: page_data.MemoryData.compute(_torch_timeline(b)),
+            prepare_when=_has_torch_memory,
+        ),
+        Page(
+            "allocations",
+            "Allocations",
+            "torch memory allocations paired with their frees (op, size, lifetime)",
+            {"trace": lambda b: memory_alloc.allocations_table(_timeline(b))},
+            has_data=_has_memory,
+            widget=None,
+        ),
+        Page(
+            "ranks",
+            "Ranks",
+            "step times per rank (a folder of per-rank traces; one row for a single file)",
+            {"trace": ranks.single_rank_table},
+            has_data=_is_torch,
+            widget=None,
+        ),
+        Page(
+            "recommendations",
+            "Recommendations",
+            "findings with evidence: GPU utilisation, data loading, launches, copies, precision",
+            {"trace": lambda b: recommend.recommendations_table(_timeline(b))},
+            has_data=_is_torch,
+            widget="recommendations",
+            prepare=lambda b, _t: recommend.recommendations(_torch_timeline(b)),
+            prepare_when=_is_torch,
+        ),
+        Page(
+            "lines",
+            "Lines",
+            "memory_profiler lines, biggest increment first",
+            {"memprof_text": lambda b: aggregate.lines_table(_lines(b))},
+            widget="lines",
+        ),
+        Page(
+            "samples",
+            "Samples",
+            "raw mprof memory samples",
+            {"mprof": lambda b: aggregate.samples_table(_memory(b))},
+        ),
+        Page(
+            "timeline",
+            "Timeline",
+            "slices on their threads and GPU streams over time",
+            widget="timeline",
+            prepare=_timeline_data,
+            prepare_when=_has_events,
+        ),
+        Page("icicle", "Icicle", "the merged call tree as an icicle", widget="icicle"),
+        Page("tree", "Call tree", "the merged call tree as an expandable tree", widget="tree"),
+    )
+}
+
+
+def _format(name: str) -> HasData:
+    return lambda bundle: bundle.format == name
+
+
+_CALLERS = Tab("callers", "Callers/Callees")
+KINDS: tuple[Kind, ...] = (
+    Kind(
+        "pstats",
+        _format("pstats"),
+        (
+            Tab("icicle"),
+            Tab("functions", table=True),
+            Tab("callers", "Callers/Callees", True),
+            Tab("tree"),
+        ),
+    ),
+    Kind(
+        "torch",
+        lambda b: b.format == "trace" and _is_torch(b),
+        (
+            Tab("overview"),
+            Tab("timeline"),
+            Tab("operators", table=True),
+            Tab("kernels", table=True),
+            Tab("memory"),
+            Tab("recommendations"),
+            Tab("icicle"),
+            Tab("ops", "Ops (host)", True),
+            Tab("lanes", table=True),
+            _CALLERS,
+            Tab("tree"),
+        ),
+    ),
+    Kind(
+        "trace",
+        _format("trace"),
+        (
+            Tab("timeline"),
+            Tab("icicle"),
+            Tab("ops", table=True),
+            Tab("ops-by-shape", table=True),
+            Tab("kernels", table=True),
+            Tab("lanes", table=True),
+            Tab("memory", table=True),
+            _CALLERS,
+            Tab("tree"),
+        ),
+    ),
+    Kind("mprof", _format("mprof"), (Tab("memory", table=True), Tab("samples", table=True))),
+    Kind("memprof_text", _format("memprof_text"), (Tab("lines"), Tab("functions", table=True))),
+)
+
+
+__all__ = ["KINDS", "PAGES"]
