@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
             fn(data)
             times.append(time.perf_counter() - t0)
         best = statistics.median(times)
-        print(f"{name:<20} {size / best / 1e9:7.2f} {best * 1e3:8.1f}  {1e9 / size * best * 1e3:9.0f}")
+        print(
+            f"{name:<20} {size / best / 1e9:7.2f} {best * 1e3:8.1f}  {1e9 / size * best * 1e3:9.0f}"
+        )
     return 0
 
 

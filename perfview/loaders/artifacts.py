@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import xxhash
@@ -51,12 +51,17 @@ TEMP_PREFIX = ".tmp-"
 STALE_S = 3600.0  # temp folders whose writer cannot be asked (no flock) are swept after this
 CHUNK = 64 * 1024 * 1024  # writes go out in chunks (a checkpoint after each: crash tests)
 
+
 # Called with a step name around every write; a no-op except in crash tests, which make it
 # kill the process at a chosen step to show that no step leaves a readable half entry.
-checkpoint: Callable[[str], None] = lambda step: None
+def _no_checkpoint(step: str) -> None:
+    return None
 
 
-class Damaged(Exception):  # noqa: N818 - the folder is damaged; "Error" would name the reader
+checkpoint: Callable[[str], None] = _no_checkpoint
+
+
+class Damaged(Exception):
     """A part is missing, truncated, of another layout, or its checksum differs."""
 
     def __init__(self, part: str, why: str) -> None:
@@ -75,8 +80,13 @@ def _bytes_of(value: np.ndarray | bytes | bytearray | memoryview | mmap.mmap) ->
         value = np.ascontiguousarray(value)
         if value.dtype.byteorder == ">":
             value = value.astype(value.dtype.newbyteorder("<"))
-        return memoryview(value.reshape(-1).view(np.uint8))
+        return _raw(value)
     return memoryview(value).cast("B")
+
+
+def _raw(arr: np.ndarray) -> memoryview:
+    """The bytes of a contiguous array, without a copy."""
+    return memoryview(cast(Any, arr.reshape(-1).view(np.uint8)))
 
 
 def _write_part(folder: Path, name: str, data: memoryview) -> None:
@@ -144,7 +154,9 @@ def write_folder(
         for name, arr in arrays.items():
             data = _bytes_of(arr)
             _write_part(tmp, name, data)
-            dtype = np.dtype(arr.dtype).newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
+            dtype = (
+                np.dtype(arr.dtype).newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
+            )
             parts[name] = {"dtype": dtype.str, "length": len(arr), "bytes": len(data)}
             parts[name]["xxh3"] = digest(data)
         for name, blob in blobs.items():
@@ -208,14 +220,14 @@ class Folder:
                 if size != length * dtype.itemsize or size != info["bytes"]:
                     raise Damaged(name, f"{size} bytes, the manifest says {info['bytes']}")
                 arr = np.empty(length, dtype=dtype)
-                got = fh.readinto(memoryview(arr.reshape(-1).view(np.uint8)))
+                got = fh.readinto(_raw(arr))
         except FileNotFoundError as exc:
             raise Damaged(name, "missing") from exc
         except (TypeError, KeyError, ValueError) as exc:
             raise Damaged(name, f"odd manifest entry ({exc})") from exc
         if got != size:
             raise Damaged(name, "short read")
-        self._check(name, memoryview(arr.reshape(-1).view(np.uint8)), info)
+        self._check(name, _raw(arr), info)
         return arr
 
     def blob(self, name: str) -> bytes | mmap.mmap:

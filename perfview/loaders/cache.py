@@ -30,7 +30,6 @@ import os
 import shutil
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, cast
 
