@@ -8,8 +8,10 @@ number must never be drawn as if it were real. So:
 * Writing (`write_folder`): every part goes into a temp folder next to the destination, the
   manifest records each part's dtype, length and xxHash3-128 of its bytes; file contents (all
   at once, see `_sync_files`) and the folder are fsync'ed, then one rename publishes the folder
-  and the parent is fsync'ed. A crash
-  at any point leaves either the previous folder or a temp folder that `sweep` removes.
+  and the parent is fsync'ed. A crash at any point leaves the previous folder, or none, or the
+  new one complete, plus perhaps a temp folder that `sweep` removes. Single files perfview
+  writes for the user (exports, recordings, run records) use `perfview.core.atomic`, the same
+  temp + fsync + rename + folder fsync; `fsync_dir` is shared from there.
 * Reading (`open_folder`): the manifest carries a checksum of its own text; `Folder.array` and
   `Folder.blob` check length and checksum of each part before handing it out and raise
   `Damaged` naming the part. xxHash3 runs at ~28 GB/s here (`scripts/bench_hash.py`: 8x crc32,
@@ -38,6 +40,8 @@ from typing import Any, cast
 
 import numpy as np
 import xxhash
+
+from perfview.core.atomic import fsync_dir
 
 try:
     import fcntl
@@ -108,17 +112,6 @@ def _sync_files(paths: list[Path]) -> None:
 
     with ThreadPoolExecutor(max_workers=min(16, len(paths) or 1)) as pool:
         list(pool.map(sync, paths))
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make entries of `folder` (a rename, a new file) durable; a no-op where folders cannot be
-    opened (Windows)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 @contextlib.contextmanager
@@ -321,7 +314,6 @@ __all__ = [
     "Damaged",
     "Folder",
     "digest",
-    "fsync_dir",
     "open_folder",
     "sweep",
     "write_folder",
