@@ -315,6 +315,13 @@ def _read(folder: Path, path: Path) -> Bundle:
     meta = entry.meta
     if meta.get("build") != build_id():
         raise artifacts.Damaged(artifacts.MANIFEST, "written by another perfview build")
+    wanted = [
+        f"{name}.{col}"
+        for name, spec in TABLES.items()
+        for col in spec
+        if meta["tables"][name]["columns"][col]["kind"] != "object"
+    ]
+    parts = entry.read([*wanted, "args.starts", "args.lens"], [_BLOB])  # checked, in parallel
     frames: dict[str, pd.DataFrame] = {}
     for name, spec in TABLES.items():
         info = meta["tables"][name]
@@ -322,21 +329,19 @@ def _read(folder: Path, path: Path) -> Bundle:
         for col in spec:
             c = info["columns"][col]
             if c["kind"] == "category":
-                codes = entry.array(f"{name}.{col}")
                 data[col] = pd.Categorical.from_codes(
-                    codes, categories=pd.Index(c["categories"], dtype=c.get("dtype", "object"))
+                    parts[f"{name}.{col}"],
+                    categories=pd.Index(c["categories"], dtype=c.get("dtype", "object")),
                 )
             elif c["kind"] == "object":
                 data[col] = pd.Series(c["values"], dtype=object)
             else:
-                data[col] = entry.array(f"{name}.{col}")
+                data[col] = parts[f"{name}.{col}"]
         frame = pd.DataFrame(data, columns=list(spec))
         if len(frame) != info["rows"]:
             raise ValueError(f"{name}: row count differs")
         frames[name] = frame
-    starts = entry.array("args.starts")
-    lens = entry.array("args.lens")
-    blob: Any = entry.blob(_BLOB)
+    starts, lens, blob = parts["args.starts"], parts["args.lens"], parts[_BLOB]
     if len(starts) != len(lens) or (len(lens) and int((starts + lens).max()) > len(blob)):
         raise ValueError("args spans do not fit the blob")
     schema.validate_tables(frames)

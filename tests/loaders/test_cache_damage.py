@@ -169,6 +169,32 @@ def test_the_issues_flipped_duration_bits(tmp_path: Path, cache_env: Path) -> No
     pd.testing.assert_frame_equal(summarize(got, "ops"), summarize(fresh, "ops"))
 
 
+def test_damage_in_any_block_of_a_big_part_is_found(
+    tmp_path: Path, cache_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Big parts carry one checksum per block (checked on several threads): a flipped byte in
+    a later block, or a block count that does not fit, is found like any other damage."""
+    monkeypatch.setattr(artifacts, "BLOCK", 4096)  # the args blob spans dozens of blocks
+    path = _copy(MEMORY, tmp_path)
+    fresh_bundle = chrome_trace.load(path)
+    cache.put(path, chrome_trace.load(path))
+    entry = cache_env / cache.key(path)
+    doc = json.loads((entry / artifacts.MANIFEST).read_bytes().partition(b"\n")[2])
+    assert len(doc["parts"]["args.bin"]["xxh3"]) > 20
+    assert doc["parts"]["args.bin"]["block"] == 4096
+    monkeypatch.setattr(artifacts, "BLOCK", 1 << 20)  # reading uses the manifest's size
+    hit = cache.get(path)
+    assert hit is not None
+    assert_same_tables(fresh_bundle, hit)
+    blob = entry / "args.bin"
+    data = bytearray(blob.read_bytes())
+    data[20 * 4096 + 7] ^= 1
+    _rewrite(blob, bytes(data))
+    got = load(path)
+    assert damaged_note("args.bin") in got.warnings
+    assert_same_tables(fresh_bundle, got)
+
+
 @pytest.mark.parametrize(
     "garble",
     [
