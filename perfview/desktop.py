@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from perfview.core import atomic
+
 APP_ID = "perfview"
 DESKTOP_NAME = f"{APP_ID}.desktop"
 MIME_XML_NAME = f"{APP_ID}-mime.xml"
@@ -293,7 +295,7 @@ def install(
     try:
         for path, data in zip(paths.all(), contents, strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            atomic.write_bytes(path, data)  # a crash never leaves a half .desktop file
             print(f"installed {path}", file=out)
     except OSError as exc:
         print(f"error: {exc}", file=out)
@@ -328,9 +330,9 @@ def uninstall(
 def render(folder: Path) -> None:
     """Write the packaging files (``Exec=perfview``) and the source icon into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / DESKTOP_NAME).write_text(render_desktop_entry(), encoding="utf-8")
-    (folder / MIME_XML_NAME).write_text(render_mime_xml(), encoding="utf-8")
-    (folder / ICON_NAME).write_bytes(icon_bytes())
+    atomic.write_text(folder / DESKTOP_NAME, render_desktop_entry())
+    atomic.write_text(folder / MIME_XML_NAME, render_mime_xml())
+    atomic.write_bytes(folder / ICON_NAME, icon_bytes())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,7 +39,7 @@ def temp_sibling(path: Path) -> Path:
     return Path(name)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     """Make the rename itself durable (POSIX); a no-op where folders cannot be opened."""
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
@@ -54,7 +54,7 @@ def publish(tmp: Path, path: Path) -> None:
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
-    _fsync_dir(Path(path).parent)
+    fsync_dir(Path(path).parent)
 
 
 @contextlib.contextmanager
@@ -99,7 +99,7 @@ def atomic_write(
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -122,4 +122,12 @@ def _non_empty(path: Path) -> bool:
         return False
 
 
-__all__ = ["atomic_path", "atomic_write", "publish", "temp_sibling", "write_bytes", "write_text"]
+__all__ = [
+    "atomic_path",
+    "atomic_write",
+    "fsync_dir",
+    "publish",
+    "temp_sibling",
+    "write_bytes",
+    "write_text",
+]

@@ -1,39 +1,45 @@
 """A cache of parsed traces, so reopening an unchanged big trace takes well under a second.
 
 Parsing a 1 GB trace costs seconds; its tables are a fraction of that in plain arrays. An
-entry is a folder of `.npy` columns (categoricals as int codes plus their categories in
-`meta.json`), the args blob as one raw file (memory-mapped on read: a view decodes only the
-args it shows) and `meta.json` with the counts, warnings and trace metadata.
+entry is a verified folder (`perfview.loaders.artifacts`): one raw file per column
+(categoricals as int codes plus their categories in the manifest), the args blob as one raw
+file (memory-mapped on read: a view decodes only the args it shows) and the manifest with the
+counts, warnings, trace metadata and a checksum of every file.
 
-* Key: the resolved path, size, mtime (ns) and `CACHE_VERSION`; any change misses.
+* Key: the resolved path, size, mtime (ns), perfview's version, a digest of the column schema
+  and one of the loaders' code (`build_id`): any change misses, and nothing is bumped by hand.
 * Place: `$PERFVIEW_CACHE_DIR`, else the user cache dir (`$XDG_CACHE_HOME/perfview`,
   `~/Library/Caches/perfview`, `%LOCALAPPDATA%\\perfview`), never beside the input file.
 * Size: at most `$PERFVIEW_CACHE_MAX_MB` (default 2048 MB); least recently used entries go first.
-* Safety: written to a temp folder and renamed into place, so a crash leaves no half entry; an
-  entry that cannot be read is deleted and the file is parsed again.
+* Trust: nothing read back is taken on faith. Every file's checksum is checked on read
+  (`PERFVIEW_CACHE_VERIFY=0` turns that off, for benchmarks) and the tables pass the schema's
+  invariants (`schema.validate_tables`). A damaged entry is deleted, the file is parsed again
+  and the Bundle says so in its warnings ("the cached copy was damaged (column events/dur);
+  perfview re-read the file"). Entries are written durably (fsync before the publishing
+  rename); temp folders of writers that died are removed on the next start (`artifacts.sweep`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
-import mmap
+import logging
 import os
 import shutil
 import sys
-import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
+import perfview
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
+from perfview.loaders import artifacts
 
-CACHE_VERSION = 2  # bump when the loader's output or this layout changes
 DEFAULT_MAX_MB = 2048
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
 TABLES = {
@@ -44,10 +50,13 @@ TABLES = {
     "flows": schema.FLOWS,
     "memory": schema.MEMORY_EVENTS,
 }
+DAMAGED = "the cached copy was damaged"  # every warning about a dropped entry starts so
 _PENDING: list[threading.Thread] = []
 _LOCK = threading.Lock()
-_META = "meta.json"
+_NOTES: dict[str, str] = {}  # entry key -> the warning for the Bundle that replaces it
+_SWEPT: set[Path] = set()
 _BLOB = "args.bin"
+log = logging.getLogger(__name__)
 
 
 def cache_dir() -> Path:
@@ -86,49 +95,106 @@ def min_size() -> int:
         return MIN_SIZE
 
 
+@functools.cache
+def build_id() -> str:
+    """What makes an entry of this perfview's: its version, the column schema and the loaders'
+    code. A new release, a changed dtype or a fixed parser all miss old entries on their own
+    (the old `CACHE_VERSION` had to be bumped by hand, and was forgotten once a bug was fixed).
+    Costs ~1 ms once per process (hashing ~300 KB of source)."""
+    spec = json.dumps({"tables": TABLES, "kinds": schema.KINDS, "format": artifacts.FORMAT})
+    code = hashlib.blake2b(spec.encode(), digest_size=16)
+    here = Path(__file__).resolve().parent
+    sources = [*sorted(here.glob("*.py")), here.parent / "core" / "schema.py"]
+    sources.append(here.parent / "core" / "model.py")
+    for source in sources:
+        with contextlib.suppress(OSError):  # a frozen build without sources: version + schema
+            code.update(source.name.encode() + b"\0" + source.read_bytes())
+    return f"{perfview.__version__}-{code.hexdigest()}"
+
+
 def key(path: Path) -> str:
     st = path.stat()
-    text = f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{CACHE_VERSION}"
+    text = f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{build_id()}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def verifying() -> bool:
+    """Checksums are checked on read unless PERFVIEW_CACHE_VERIFY=0 (benchmarks compare)."""
+    return os.environ.get("PERFVIEW_CACHE_VERIFY", "1") != "0"
+
+
 def get(path: Path) -> Bundle | None:
-    """The cached Bundle of `path`, or None (absent, stale or unreadable: then removed)."""
+    """The cached Bundle of `path`, or None (absent, stale or damaged: then removed).
+
+    A damaged entry is logged and remembered: the Bundle parsed instead (stored by `put` or
+    `put_later`, or read back here after a child stored it) carries the warning."""
     try:
-        entry = cache_dir() / key(path)
+        name = key(path)
+        root = cache_dir()
     except OSError:
         return None
-    if not (entry / _META).is_file():
+    _sweep_once(root)
+    entry = root / name
+    if not entry.is_dir():
         return None
     try:
         bundle = _read(entry, path)
-    except Exception:  # a corrupt or foreign entry is dropped, never fatal
-        shutil.rmtree(entry, ignore_errors=True)
+    except artifacts.Damaged as exc:
+        _drop(entry, name, path, exc.part, exc.why)
+        return None
+    except Exception as exc:  # anything else odd in an entry: dropped, never fatal
+        _drop(entry, name, path, "tables", str(exc))
         return None
     with contextlib.suppress(OSError):
-        os.utime(entry / _META)  # most recently used
+        os.utime(entry / artifacts.MANIFEST)  # most recently used
+    _attach_note(name, bundle)
     return bundle
 
 
+def _drop(entry: Path, name: str, path: Path, part: str, why: str) -> None:
+    shutil.rmtree(entry, ignore_errors=True)
+    what = "metadata" if part == artifacts.MANIFEST else f"column {part.replace('.', '/', 1)}"
+    if part == "tables":
+        what = f"tables: {why}"
+    log.warning("cache entry %s of %s dropped: %s: %s", entry, path, part, why)
+    with _LOCK:
+        _NOTES[name] = f"{DAMAGED} ({what}); perfview re-read the file"
+
+
+def _attach_note(name: str, bundle: Bundle) -> None:
+    with _LOCK:
+        note = _NOTES.pop(name, None)
+    if note is not None and note not in bundle.warnings:
+        bundle.warnings.append(note)
+
+
+def _sweep_once(root: Path) -> None:
+    """Remove temp folders of cache writers that died, once per process and cache folder."""
+    with _LOCK:
+        if root in _SWEPT:
+            return
+        _SWEPT.add(root)
+    with contextlib.suppress(OSError):
+        artifacts.sweep(root)
+
+
 def put(path: Path, bundle: Bundle) -> Path | None:
-    """Store a trace Bundle (atomically), then evict old entries; None when not stored."""
+    """Store a trace Bundle (atomically, durably), then evict old entries; None when not stored."""
     tl = bundle.timeline
     if tl is None or bundle.format != "trace":
         return None
     root = cache_dir()
     try:
-        entry = root / key(path)
+        name = key(path)
+        entry = root / name
         root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
     except OSError:
         return None
+    _attach_note(name, bundle)
+    _sweep_once(root)
     try:
-        _write(tmp, bundle, tl)
-        if entry.exists():
-            shutil.rmtree(entry, ignore_errors=True)
-        os.replace(tmp, entry)
+        _write(entry, bundle, tl)
     except (OSError, TypeError, ValueError):  # disk full, odd metadata: just no entry
-        shutil.rmtree(tmp, ignore_errors=True)
         return None
     evict(keep=entry)
     return entry
@@ -143,6 +209,8 @@ def put_later(path: Path, bundle: Bundle) -> None:
     # daemon=False explicitly: a thread inherits daemon from its creator, and the GUI's loads
     # run on Qt pool threads, which Python sees as daemon threads; the entry was then cut off
     # at exit, leaving a half-written temp folder (found timing `perfview --screenshot`)
+    with contextlib.suppress(OSError):
+        _attach_note(key(path), bundle)  # the caller returns `bundle` right after this
     thread = threading.Thread(
         target=_put_politely, args=(path, bundle), name="perfview-cache-put", daemon=False
     )
@@ -176,14 +244,11 @@ def evict(keep: Path | None = None, limit: int | None = None) -> None:
     limit = max_bytes() if limit is None else limit
     root = cache_dir()
     entries: list[tuple[float, int, Path]] = []
-    now = time.time()
     for entry in root.iterdir() if root.is_dir() else []:
+        if entry.name.startswith(artifacts.TEMP_PREFIX):
+            continue  # a writer's, live or dead: `artifacts.sweep` decides
         try:
-            if entry.name.startswith(".tmp-"):
-                if now - entry.stat().st_mtime > 3600:  # left behind by a crash
-                    shutil.rmtree(entry, ignore_errors=True)
-                continue
-            used = (entry / _META).stat().st_mtime
+            used = _last_used(entry)
             size = sum(f.stat().st_size for f in entry.iterdir())
         except OSError:
             continue
@@ -198,46 +263,64 @@ def evict(keep: Path | None = None, limit: int | None = None) -> None:
         total -= size
 
 
-def _write(folder: Path, bundle: Bundle, tl: Timeline) -> None:
+def _last_used(entry: Path) -> float:
+    """The manifest's mtime (touched on every hit); an entry of an older layout has none,
+    so its folder's mtime stands in and it ages out like any other."""
+    try:
+        return (entry / artifacts.MANIFEST).stat().st_mtime
+    except FileNotFoundError:
+        return entry.stat().st_mtime
+
+
+def _write(entry: Path, bundle: Bundle, tl: Timeline) -> None:
+    arrays: dict[str, np.ndarray] = {}
     tables: dict[str, dict[str, Any]] = {}
     for name, spec in TABLES.items():
         frame: pd.DataFrame = getattr(tl, name)
         cols: dict[str, Any] = {}
         for col in spec:  # only the schema's columns: a view may have added its own
             series = frame[col]
-            file = folder / f"{name}.{col}.npy"
             if isinstance(series.dtype, pd.CategoricalDtype):
                 cats = [str(c) for c in series.cat.categories]
-                np.save(file, np.asarray(series.cat.codes))
+                arrays[f"{name}.{col}"] = np.asarray(series.cat.codes)
                 kind = str(series.cat.categories.dtype)  # "object" or pandas 3's "str"
                 cols[col] = {"kind": "category", "categories": cats, "dtype": kind}
             elif series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
                 cols[col] = {"kind": "object", "values": [str(v) for v in series.tolist()]}
             else:
-                np.save(file, series.to_numpy())
+                arrays[f"{name}.{col}"] = series.to_numpy()
                 cols[col] = {"kind": "array"}
         tables[name] = {"columns": cols, "rows": len(frame)}
-    np.save(folder / "args.starts.npy", tl.args.starts)
-    np.save(folder / "args.lens.npy", tl.args.lens)
-    with open(folder / _BLOB, "wb") as fh:
-        fh.write(tl.args.blob)
+    arrays["args.starts"] = tl.args.starts
+    arrays["args.lens"] = tl.args.lens
     meta = {
-        "version": CACHE_VERSION,
+        "build": build_id(),
         "tables": tables,
         "origin_ns": tl.origin_ns,
         "duration_ns": tl.duration_ns,
         "meta": tl.meta,
         "bundle_duration_ns": bundle.duration_ns,
         "counts": bundle.counts,
-        "warnings": bundle.warnings,
+        # a note about a dropped entry belongs to this load, not to the file
+        "warnings": [w for w in bundle.warnings if not w.startswith(DAMAGED)],
     }
-    (folder / _META).write_text(json.dumps(meta), encoding="utf-8")
+    artifacts.write_folder(entry, arrays, {_BLOB: tl.args.blob}, meta)
 
 
 def _read(folder: Path, path: Path) -> Bundle:
-    meta = json.loads((folder / _META).read_text(encoding="utf-8"))
-    if meta.get("version") != CACHE_VERSION:
-        raise ValueError("old cache layout")
+    """The entry's Bundle; raises artifacts.Damaged (a file failed its check) or another
+    exception (tables that break the schema's invariants, an odd manifest)."""
+    entry = artifacts.open_folder(folder, verify=verifying())
+    meta = entry.meta
+    if meta.get("build") != build_id():
+        raise artifacts.Damaged(artifacts.MANIFEST, "written by another perfview build")
+    wanted = [
+        f"{name}.{col}"
+        for name, spec in TABLES.items()
+        for col in spec
+        if meta["tables"][name]["columns"][col]["kind"] != "object"
+    ]
+    parts = entry.read([*wanted, "args.starts", "args.lens"], [_BLOB])  # checked, in parallel
     frames: dict[str, pd.DataFrame] = {}
     for name, spec in TABLES.items():
         info = meta["tables"][name]
@@ -245,26 +328,22 @@ def _read(folder: Path, path: Path) -> Bundle:
         for col in spec:
             c = info["columns"][col]
             if c["kind"] == "category":
-                codes = np.load(folder / f"{name}.{col}.npy")
                 data[col] = pd.Categorical.from_codes(
-                    codes, categories=pd.Index(c["categories"], dtype=c.get("dtype", "object"))
+                    parts[f"{name}.{col}"],
+                    categories=pd.Index(c["categories"], dtype=c.get("dtype", "object")),
                 )
             elif c["kind"] == "object":
                 data[col] = pd.Series(c["values"], dtype=object)
             else:
-                data[col] = np.load(folder / f"{name}.{col}.npy")
+                data[col] = parts[f"{name}.{col}"]
         frame = pd.DataFrame(data, columns=list(spec))
         if len(frame) != info["rows"]:
             raise ValueError(f"{name}: row count differs")
         frames[name] = frame
-    starts = np.load(folder / "args.starts.npy")
-    lens = np.load(folder / "args.lens.npy")
-    blob: Any = b""
-    if (folder / _BLOB).stat().st_size:
-        with open(folder / _BLOB, "rb") as fh:
-            blob = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    starts, lens, blob = parts["args.starts"], parts["args.lens"], parts[_BLOB]
     if len(starts) != len(lens) or (len(lens) and int((starts + lens).max()) > len(blob)):
         raise ValueError("args spans do not fit the blob")
+    schema.validate_tables(frames)
     timeline = Timeline(
         **frames,
         args=ArgsStore(blob=cast(bytes, blob), starts=starts, lens=lens),
@@ -283,7 +362,8 @@ def _read(folder: Path, path: Path) -> Bundle:
 
 
 __all__ = [
-    "CACHE_VERSION",
+    "DAMAGED",
+    "build_id",
     "cache_dir",
     "enabled",
     "evict",
@@ -293,6 +373,7 @@ __all__ = [
     "max_bytes",
     "put",
     "put_later",
+    "verifying",
 ]
 
 

@@ -297,12 +297,7 @@ def _args_store(blob: bytes, lens: np.ndarray, index: np.ndarray) -> ArgsStore:
 
 def _validate(tl: Timeline) -> None:
     try:
-        schema.validate(tl.events, schema.EVENTS, "events")
-        schema.validate(tl.lanes, schema.LANES, "lanes")
-        schema.validate(tl.instants, schema.INSTANTS, "instants")
-        schema.validate(tl.counters, schema.COUNTERS, "counters")
-        schema.validate(tl.flows, schema.FLOWS, "flows")
-        schema.validate(tl.memory, schema.MEMORY_EVENTS, "memory")
+        schema.validate_tables({name: getattr(tl, name) for name in schema.TIMELINE_SCHEMAS})
     except ValueError as exc:  # pragma: no cover - a bug, not a user error
         raise LoadError(f"the trace could not be converted ({exc})") from exc
 

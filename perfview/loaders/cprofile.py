@@ -279,8 +279,10 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     del stats
     if len(functions) == 0:
         raise EmptyProfile("the cProfile file holds no functions")
-    schema.validate(functions, schema.FUNCTIONS, "functions")
-    schema.validate(edges, schema.EDGES, "edges")
+    try:
+        schema.validate_tables({"functions": functions, "edges": edges})
+    except ValueError as exc:
+        raise LoadError(f"the cProfile data is inconsistent ({exc})") from exc
     total_ns = round(total_tt * 1e9)
     profile = PstatsProfile(
         functions=functions,

@@ -130,7 +130,7 @@ def in_child(path: Path, progress: Progress = noop) -> Bundle:
         send.close()
         _follow(child, receive, progress)
         progress(0.97, "reading the parsed trace")
-        return cache.read_entry(folder, path)
+        return cache.read_entry(folder / "entry", path)
     except (EOFError, OSError, ValueError, KeyError) as exc:
         raise LoadError(f"the helper process could not parse it ({exc})") from exc
     finally:
@@ -179,7 +179,7 @@ def _child_main(file: str, folder: str, send: Connection) -> None:
         bundle = guarded(lambda: detect(path).load(path, progress=report))
         assert bundle is not None
         report(1.0, "storing")
-        cache.write_entry(Path(folder), bundle)
+        cache.write_entry(Path(folder) / "entry", bundle)
     except LoadError as exc:
         send.send(("E", 0.0, str(exc)))
         return

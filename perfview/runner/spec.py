@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import perfview
+from perfview.core import atomic
 
 MODES: tuple[str, ...] = ("cprofile", "torch", "memory", "memory-lines")
 RUNS_ENV = "PERFVIEW_RUNS_DIR"
@@ -349,9 +350,9 @@ class RunRecord:
 
     def save(self) -> None:
         path = Path(self.folder) / RECORD_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=1))
-        tmp.replace(path)  # atomic, so a reader never sees half a record
+        # atomic and durable (fsync before the rename): a reader never sees half a record,
+        # and a crash right after does not leave an empty one
+        atomic.write_text(path, json.dumps(asdict(self), indent=1))
 
     @classmethod
     def load(cls, folder: Path) -> RunRecord:

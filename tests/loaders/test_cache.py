@@ -90,12 +90,17 @@ def test_corrupt_entry_is_dropped_and_rebuilt(tmp_path: Path, cache_env: Path) -
     fresh = load(path)
     cache.flush()
     entry = cache_env / cache.key(path)
-    (entry / "events.ts.npy").write_bytes(b"garbage")
+    (entry / "events.ts").write_bytes(b"garbage")
     assert cache.get(path) is None
     assert not entry.exists()
-    assert_same(fresh, load(path))
+    again = load(path)
+    note = f"{cache.DAMAGED} (column events/ts); perfview re-read the file"
+    assert again.warnings[-1] == note  # the re-parse says why it was needed
+    again.warnings.remove(note)
+    assert_same(fresh, again)
     cache.flush()
     assert entry.exists()
+    assert_same(fresh, load(path))  # the rebuilt entry does not carry the note
 
 
 def test_lru_eviction_keeps_the_bound(tmp_path: Path, cache_env: Path) -> None:
@@ -104,7 +109,7 @@ def test_lru_eviction_keeps_the_bound(tmp_path: Path, cache_env: Path) -> None:
     cache.put(b, chrome_trace.load(b))
     sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in cache_env.iterdir()}
     assert len(sizes) == 2
-    os.utime(cache_env / cache.key(a) / "meta.json", (1, 1))  # a is the oldest used
+    os.utime(cache_env / cache.key(a) / "manifest.json", (1, 1))  # a is the oldest used
     cache.evict(limit=max(sizes.values()) + 1)
     assert not (cache_env / cache.key(a)).exists()
     assert (cache_env / cache.key(b)).exists()

@@ -1,4 +1,4 @@
-"""Pages prepare their data off the GUI thread (document_tab + tasks + core.page_data).
+"""Pages prepare their data off the GUI thread (document_tab + tasks + core.pages.data).
 
 A click on a heavy page shows "Preparing…" and builds the page when the worker is done; the
 load task hands the first page and the Timeline over already prepared; the synchronous API
