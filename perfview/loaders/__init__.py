@@ -17,16 +17,16 @@ from perfview.core.model import Bundle
 from perfview.core.progress import Progress, noop
 from perfview.loaders import (
     cache,
-    chrome_trace,
     cprofile,
     isolate,
     limits,
     memory_profiler_text,
     mprof,
+    trace,
 )
 from perfview.loaders.base import read_head
 
-LOADERS: list[ModuleType] = [cprofile, chrome_trace, mprof, memory_profiler_text]
+LOADERS: list[ModuleType] = [cprofile, trace, mprof, memory_profiler_text]
 
 
 def _name_matches(loader: ModuleType, path: Path) -> bool:
@@ -96,7 +96,7 @@ def load(path: Path | str, *, progress: Progress = noop, use_cache: bool = True)
     """
     path = Path(path)
     loader = detect(path)
-    cached = use_cache and loader is chrome_trace and cache.enabled(path)
+    cached = use_cache and loader is trace and cache.enabled(path)
     if cached:
         progress(0.0, "reading the cache")
         hit = cache.get(path)
@@ -106,7 +106,7 @@ def load(path: Path | str, *, progress: Progress = noop, use_cache: bool = True)
         if threading.current_thread() is not threading.main_thread() and isolate.wanted(path):
             # A background load (the GUI's) must leave the GIL to the GUI thread: the compiled
             # scanner does (in-process, fastest); what it refuses is parsed in a child.
-            hit = _guarded_load(lambda: chrome_trace.load_scanned(path, progress=progress))
+            hit = _guarded_load(lambda: trace.load_scanned(path, progress=progress))
             if hit is None:
                 hit = isolate.load(path, progress)
             elif cached:

@@ -1,6 +1,6 @@
 """Parse a big trace in a child process and hand it back through the parsed-column cache.
 
-Only for what the compiled scanner refuses (`chrome_trace.load_scanned`, which leaves the GIL
+Only for what the compiled scanner refuses (`trace.load_scanned`, which leaves the GIL
 free and so runs in the GUI's own process): the general path's msgspec calls hold the GIL for
 up to a second on a 1 GB trace, which would freeze the GUI thread. A child has its own GIL:
 it parses, writes the cache entry (`perfview.loaders.cache`) and exits; the parent reads the
@@ -100,7 +100,7 @@ def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
 
 def _child(file: str) -> int:
     """Child side: parse, store in the cache synchronously, report through stdout."""
-    from perfview.loaders import chrome_trace
+    from perfview.loaders import trace
 
     path = Path(file)
     last = [0.0]
@@ -112,7 +112,7 @@ def _child(file: str) -> int:
             print(f"P {fraction:.4f} {message}", flush=True)
 
     try:
-        bundle = chrome_trace.load(path, progress=report)
+        bundle = trace.load(path, progress=report)
     except LoadError as exc:
         print(f"E {exc}", flush=True)
         return 3

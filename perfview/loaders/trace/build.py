@@ -1,7 +1,8 @@
 """Turn decoded trace columns into the Timeline tables (slices, lanes, instants, flows, …).
 
 Everything is vectorised: B/E and async pairing, overlap rows, nesting and flow binding use
-`perfview.core.intervals`; per-item Python runs only over lanes, metadata and counter events.
+`core.intervals` and `core.nesting`; per-item Python runs only over lanes, metadata and
+counter events.
 Times are int64 ns relative to the earliest timed event (metadata events do not count: many
 producers give them ts 0).
 """
@@ -10,22 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from perfview.core import intervals, schema
-from perfview.loaders.trace_columns import Columns
-from perfview.loaders.trace_tables import (
-    LaneInfo,
+from perfview.core import intervals, nesting, schema
+from perfview.loaders.trace.columns import Columns
+from perfview.loaders.trace.lanes import LaneInfo, build_lanes, categorical, joint_codes, kinds_for
+from perfview.loaders.trace.tables import (
     SortedSlices,
-    build_lanes,
-    categorical,
     counters_table,
     flows_table,
-    joint_codes,
-    kinds_for,
     memory_table,
 )
 
@@ -200,27 +196,16 @@ def _rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _nesting(compiled: bool) -> tuple[Callable[..., np.ndarray], Callable[..., Any]]:
-    """(assign_rows, nest): numba's linear passes when `compiled`, else core's numpy ones."""
-    if compiled:
-        try:
-            from perfview.loaders import trace_nesting
-        except ImportError:  # pragma: no cover - numba is a dependency
-            pass
-        else:
-            return trace_nesting.first_fit_rows, trace_nesting.nest_rows
-    return intervals.assign_rows, intervals.nest
-
-
 def build(
     cols: Columns, *, compiled: bool = False, release: Callable[[], None] | None = None
 ) -> Built:
     """Build every table of the Timeline from decoded columns.
 
-    `compiled`: use the numba nesting kernels, as the scanner path does (both give the same
-    tables). `release` is called once the overlap rows are known, before the lanes, the order, the
-    nesting and the output tables (the peak of the load), so the caller can free what it no
-    longer needs by then (the scanner path shrinks the text to its args).
+    `compiled`: the scanner path, which has numba loaded: nesting is always compiled (else
+    `core.nesting` picks by size). `release` is called once the overlap rows are known,
+    before the lanes, the order, the nesting and the output tables (the peak of the load), so
+    the caller can free what it no longer needs by then (the scanner path shrinks the text to
+    its args).
     """
     ph = Phases(cols)
     warnings: list[str] = []
@@ -269,8 +254,8 @@ def build(
     pair = pair_all[:n_sl]
     o1 = intervals.slice_order(pair, sl.start, sl.end)
     sub = np.zeros(len(pair_all), dtype=np.int16)  # instants: row 0
-    assign_rows, nest = _nesting(compiled)
-    sub[o1] = assign_rows(pair[o1], sl.start[o1], sl.end[o1])
+    use = True if compiled else None  # the scanner path has numba loaded: always compiled
+    sub[o1] = nesting.assign_rows(pair[o1], sl.start[o1], sl.end[o1], compiled=use)
     n_overlap = int((sub > 0).sum())
     if n_overlap:
         warnings.append(
@@ -290,7 +275,7 @@ def build(
     # order, so a stable sort by lane gives slice_order(lane_of, ...) without a 3-key sort
     order = o1[np.argsort(lane_of[o1], kind="stable")]
     s = SortedSlices(lane_of[order], sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
-    depth, s.parent = nest(s.lane, s.start, s.end)
+    depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
     src = sl.src[order]
     _lane_stats(lanes, s.lane, depth)
     kind = kinds_for(cat[src], cols.cats.values, name[src], cols.names.values)
