@@ -148,34 +148,10 @@ def _assemble(
     both = _intern(cols.keys, list(zip(keys, pid_tid, strict=True)))
     cols.pid.append(both[0::2].copy())
     cols.tid.append(both[1::2].copy())
-    view = memoryview(buf)
-    shapes = []
-    for r, c in zip(ranges, local(ts.C_DIMS), strict=True):
-        lut = np.array(
-            [
-                cols.shapes.add(kept.compact_dims(bytes(view[s : s + k])))
-                for s, k in r.spans(ts.T_DIMS)
-            ]
-            + [0],
-            dtype=np.int32,
-        )
-        shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
-    cols.shape.append(np.concatenate(shapes))
+    cols.shape.append(_shapes(cols, buf, ranges, local(ts.C_DIMS)))
     merged, offsets = ids.result()
-    fids = []
-    for k, c in enumerate(local(ts.C_ID)):
-        lut = merged[offsets[k] : offsets[k + 1]].astype(np.int32)
-        # -1 (no id) stays -1: the identity keeps it, a gather reads the appended -1
-        fids.append(c if _identity(lut) else np.append(lut, -1).astype(np.int32)[c])
-    cols.fid.append(np.concatenate(fids))
-    cols.ts.append(i64[ts.I_TS])
-    cols.ts_ok.append(u8[ts.U_TSOK].view(np.bool_))  # the scanner writes 0 / 1
-    cols.dur.append(i64[ts.I_DUR])
-    cols.dur_ok.append(u8[ts.U_DUROK].view(np.bool_))  # the scanner writes 0 / 1
-    cols.corr.append(i64[ts.I_CORR])
-    cols.ext.append(i64[ts.I_EXT])
-    cols.bp_e.append(u8[ts.U_BPE].view(np.bool_))  # the scanner writes 0 / 1
-    cols.scope.append(u8[ts.U_SCOPE])
+    cols.fid.append(_fids(merged, offsets, local(ts.C_ID)))
+    _numbers(cols, i64, u8)
     keep = np.flatnonzero(_ARG_PC[pc])
     cols.arg_rows.append(keep)
     cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
@@ -191,6 +167,45 @@ def _assemble(
             cols, _decode_events(buf, i64, memory_rows), np.arange(len(memory_rows)), memory_rows
         )
     return cols
+
+
+def _shapes(cols: Columns, buf: Text, ranges: list[Tables], local: list[np.ndarray]) -> np.ndarray:
+    """Global shape codes: each range's distinct Input Dims compacted and interned once."""
+    view = memoryview(buf)
+    shapes = []
+    for r, c in zip(ranges, local, strict=True):
+        lut = np.array(
+            [
+                cols.shapes.add(kept.compact_dims(bytes(view[s : s + k])))
+                for s, k in r.spans(ts.T_DIMS)
+            ]
+            + [0],
+            dtype=np.int32,
+        )
+        shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
+    return np.concatenate(shapes)
+
+
+def _fids(merged: np.ndarray, offsets: np.ndarray, local: list[np.ndarray]) -> np.ndarray:
+    """Global flow-id codes from each range's local ones (`_merge_ids`)."""
+    fids = []
+    for k, c in enumerate(local):
+        lut = merged[offsets[k] : offsets[k + 1]].astype(np.int32)
+        # -1 (no id) stays -1: the identity keeps it, a gather reads the appended -1
+        fids.append(c if _identity(lut) else np.append(lut, -1).astype(np.int32)[c])
+    return np.concatenate(fids)
+
+
+def _numbers(cols: Columns, i64: list[np.ndarray], u8: list[np.ndarray]) -> None:
+    """The columns the scanner wrote as they are (its flags are 0 / 1: viewed as bool)."""
+    cols.ts.append(i64[ts.I_TS])
+    cols.ts_ok.append(u8[ts.U_TSOK].view(np.bool_))
+    cols.dur.append(i64[ts.I_DUR])
+    cols.dur_ok.append(u8[ts.U_DUROK].view(np.bool_))
+    cols.corr.append(i64[ts.I_CORR])
+    cols.ext.append(i64[ts.I_EXT])
+    cols.bp_e.append(u8[ts.U_BPE].view(np.bool_))
+    cols.scope.append(u8[ts.U_SCOPE])
 
 
 def _memory_rows(cols: Columns, pc: np.ndarray) -> np.ndarray:

@@ -103,6 +103,33 @@ def kinds_for(
     return out
 
 
+def key_ids(values: list[object]) -> tuple[np.ndarray, dict[int, str]]:
+    """int ids for pid/tid values: ints stay, numeric strings become ints, other strings get
+    stable negative ids (by sorted text). Returns ids per interner code and id -> text."""
+    ids = np.zeros(len(values), dtype=I64)
+    texts: dict[int, str] = {}
+    strings = sorted({"" if v is None else str(v) for v in values if not _as_int(v)[1]})
+    neg = {s: -1 - i for i, s in enumerate(strings)}
+    for code, v in enumerate(values):
+        num, ok = _as_int(v)
+        text = "" if v is None else str(v)
+        ids[code] = num if ok else neg[text]
+        texts.setdefault(int(ids[code]), text)
+    return ids, texts
+
+
+def _as_int(v: object) -> tuple[int, bool]:
+    if isinstance(v, bool) or v is None:
+        return 0, False
+    if isinstance(v, int):
+        return (v, True) if 0 <= v < 2**62 else (0, False)
+    if isinstance(v, str):
+        t = v.strip()
+        if t.isdigit() and len(t) < 18:
+            return int(t), True
+    return 0, False
+
+
 @dataclass
 class LaneInfo:
     """Process and thread names and sort indexes from M events, keyed by normalised ids."""
@@ -237,4 +264,12 @@ def _thread_label(info: LaneInfo, pid: int, tid: int, gpu: bool) -> str:
     return raw or "(no thread)"
 
 
-__all__ = ["LaneInfo", "build_lanes", "categorical", "joint_codes", "kinds_for", "lookup"]
+__all__ = [
+    "LaneInfo",
+    "build_lanes",
+    "categorical",
+    "joint_codes",
+    "key_ids",
+    "kinds_for",
+    "lookup",
+]

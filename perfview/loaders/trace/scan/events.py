@@ -155,7 +155,10 @@ def _event(
     counts: np.ndarray, codes: np.ndarray, i64: np.ndarray, u8: np.ndarray,
 ) -> int:  # fmt: skip
     """Scan the event object at buf[i] == '{' and write it as row m; index after it, or
-    -1 (leave it to the general path) / -2 (cut off)."""
+    -1 (leave it to the general path) / -2 (cut off).
+
+    One long function on purpose: it is the scanner's per-event loop, and the per-key state
+    (spans, flags, numbers) lives in registers across the keys of one event."""
     start = i
     sp = scratch[0]  # value span start per K_* key (-1: absent)
     sl = scratch[1]  # value span length
