@@ -63,6 +63,7 @@ def decode_events(
         b = min(n, a + step)
         got = _typed_batch(buf, raws, a, b) or _text_batch(buf, raws, a, b)
         _append(cols, *got)
+        del got  # the batch's structs go now, not when the next batch replaces them
         progress(lo + (hi - lo) * b / max(n, 1), f"decoded {b:,} of {n:,} events")
     return cols
 
