@@ -12,7 +12,7 @@ of the resnet50 sample), parsed once to fill a private cache, and then:
 * In this process, on the same entry: `get` with and without verification, the hashing alone
   (every file of the entry read into fresh memory and hashed: the read dominates), the
   schema's invariants alone (`schema.validate_tables` on the tables, paid on every load: a
-  parse's too) against the cold parse (`chrome_trace.load`), and `put` (writing the entry
+  parse's too) against the cold parse (`trace.load`), and `put` (writing the entry
   durably: fsync included).
 
 The file is read once before timing so every contender starts with it in the page cache.
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir = workdir / "cache"
         os.environ.update(PERFVIEW_CACHE_DIR=str(cache_dir), PERFVIEW_CACHE_MAX_MB="8000")
         from perfview.core.model import schema
-        from perfview.loaders import cache, chrome_trace, load
+        from perfview.loaders import cache, load, trace
 
         print(f"repeat: {args.repeat}  cpus: {os.cpu_count()}  python: {sys.version.split()[0]}")
         print("reopen: fresh process, from the cache; get: in-process; all in seconds")
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             path.read_bytes()  # into the page cache
             shutil.rmtree(cache_dir, ignore_errors=True)
             t0 = time.perf_counter()
-            bundle = chrome_trace.load(path)
+            bundle = trace.load(path)
             parse = time.perf_counter() - t0
             put = timed(lambda b=bundle, p=path: cache.put(p, b), 1)
             entry = cache_dir / cache.key(path)

@@ -54,7 +54,8 @@ print(json.dumps({"seconds": seconds, "events": events, "rss_mb": rss, "base_mb"
 # and JIT start-up (~0.35 s, once per process; the window pays it at start-up) left out.
 CHILD_PERFVIEW_WARM = CHILD_PERFVIEW.replace(
     "from perfview.loaders import FRESH, load\n",
-    "from perfview.loaders import FRESH, load, trace_parallel\ntrace_parallel.warm()\n",
+    "from perfview.loaders import FRESH, load\n"
+    "from perfview.loaders.trace.scan import parallel\nparallel.warm()\n",
 )
 assert CHILD_PERFVIEW_WARM != CHILD_PERFVIEW
 CHILD_BASELINE = """

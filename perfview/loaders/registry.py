@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from perfview.core.model.errors import LoadError, UnknownFormat
-from perfview.loaders import chrome_trace, cprofile, limits, memory_profiler_text, mprof
+from perfview.loaders import cprofile, limits, memory_profiler_text, mprof, trace
 from perfview.loaders.base import Loader, read_head
 
-LOADERS: tuple[Loader, ...] = (cprofile, chrome_trace, mprof, memory_profiler_text)
+LOADERS: tuple[Loader, ...] = (cprofile, trace, mprof, memory_profiler_text)
 
 
 def _name_matches(loader: Loader, path: Path) -> bool:

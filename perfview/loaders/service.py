@@ -31,7 +31,7 @@ from pathlib import Path
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cache, chrome_trace
+from perfview.loaders import cache, trace
 from perfview.loaders.registry import Loader, detect
 
 CHILD_MIN_BYTES = 64_000_000  # smaller traces parse in about a second in-process
@@ -80,10 +80,10 @@ def load(
 
 
 def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions) -> Bundle:
-    if options.where is Where.CHILD and loader is chrome_trace:
+    if options.where is Where.CHILD and loader is trace:
         return in_child(path, progress)
-    if options.where is Where.GIL_FREE and loader is chrome_trace and _big(path, options):
-        scanned = guarded(lambda: chrome_trace.load_scanned(path, progress=progress))
+    if options.where is Where.GIL_FREE and loader is trace and _big(path, options):
+        scanned = guarded(lambda: trace.load_scanned(path, progress=progress))
         return scanned if scanned is not None else in_child(path, progress)
     bundle = guarded(lambda: loader.load(path, progress=progress))
     assert bundle is not None

@@ -146,8 +146,7 @@ class LoadResult:
 # loads, keeps their import time (pyqtgraph alone is 0.2-0.45 s) off the GUI thread: module
 # code only defines classes, it creates no widgets, so it is safe on a worker.
 WARM_IMPORTS = (
-    "perfview.loaders.trace_parallel",  # numba: its import is the biggest of all
-    "perfview.loaders.trace_nesting",
+    "perfview.loaders.trace.scan.parallel",  # numba: its import is the biggest of all
     "pyqtgraph",
     "perfview.qt.views.timeline_view",
     "perfview.qt.views.torch_overview_view",
@@ -193,7 +192,7 @@ def _warm_scanner() -> None:
     stays smooth, and a later load finds it ready.
     """
     with contextlib.suppress(Exception):  # a load reports any problem with the scanner
-        from perfview.loaders import trace_parallel
+        from perfview.loaders.trace.scan import parallel as trace_parallel
 
         if trace_parallel.compiled():
             trace_parallel.warm()

@@ -12,7 +12,8 @@ import pytest
 
 from perfview.core.model import Timeline, schema
 from perfview.core.model.errors import LoadError
-from perfview.loaders import chrome_trace, cprofile
+from perfview.loaders import cprofile, trace
+from perfview.loaders.trace import loader as trace_loader
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TRACE = DATA / "torch_cpu_small.pt.trace.json.gz"
@@ -20,7 +21,7 @@ TRACE = DATA / "torch_cpu_small.pt.trace.json.gz"
 
 @pytest.fixture(scope="module")
 def timeline() -> Timeline:
-    tl = chrome_trace.load(TRACE).timeline
+    tl = trace.load(TRACE).timeline
     assert tl is not None
     assert len(tl.events) > 10
     return tl
@@ -136,7 +137,7 @@ def test_a_loader_reports_a_broken_table_as_a_load_error(
         meta=timeline.meta,
     )
     with pytest.raises(LoadError, match=r"could not be converted \(events\.dur: negative"):
-        chrome_trace._validate(bad)
+        trace_loader._validate(bad)
 
 
 def test_pstats_edges_name_functions_in_range() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perfview.core.model import Bundle
-from perfview.loaders import cache, chrome_trace, load
+from perfview.loaders import cache, load, trace
 from tests.conftest import sample
 
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
@@ -105,8 +105,8 @@ def test_corrupt_entry_is_dropped_and_rebuilt(tmp_path: Path, cache_env: Path) -
 
 def test_lru_eviction_keeps_the_bound(tmp_path: Path, cache_env: Path) -> None:
     a, b = _copy(NCCL, tmp_path), _copy(RESNET, tmp_path)
-    cache.put(a, chrome_trace.load(a))
-    cache.put(b, chrome_trace.load(b))
+    cache.put(a, trace.load(a))
+    cache.put(b, trace.load(b))
     sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in cache_env.iterdir()}
     assert len(sizes) == 2
     os.utime(cache_env / cache.key(a) / "manifest.json", (1, 1))  # a is the oldest used
@@ -135,7 +135,7 @@ def test_cache_writes_from_daemon_threads_finish_before_exit(
         cache, "put", lambda path, bundle: started.append(threading.current_thread())
     )
     path = _copy(NCCL, tmp_path)
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     loader = threading.Thread(target=cache.put_later, args=(path, bundle), daemon=True)
     loader.start()
     loader.join()
@@ -156,7 +156,7 @@ def test_cache_writes_run_at_the_lowest_cpu_priority(
     )
     path = tmp_path / "t.json"
     path.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
-    cache.put_later(path, chrome_trace.load(path))
+    cache.put_later(path, trace.load(path))
     cache.flush()
     assert seen == [19]
     assert os.getpriority(os.PRIO_PROCESS, 0) == ours  # the rest of the process is untouched

@@ -21,7 +21,7 @@ import pytest
 import perfview
 from perfview.core.model import Bundle
 from perfview.core.pages.summary import available_views, summarize
-from perfview.loaders import artifacts, cache, chrome_trace, load
+from perfview.loaders import artifacts, cache, load, trace
 from tests.conftest import sample
 
 MEMORY = "kineto_cpu/dtu_gabriellanaro_cpu_mem_trace.json"  # memory events, instants
@@ -115,9 +115,9 @@ def test_every_damage_to_every_file_rereads_the_file(
     Each time: the tables equal a fresh parse, the warning names the file. The summary
     tables are compared on the first and last case (they are functions of the tables)."""
     path = _copy(rel, tmp_path)
-    fresh_bundle = chrome_trace.load(path)
+    fresh_bundle = trace.load(path)
     fresh = tables(fresh_bundle)
-    cache.put(path, chrome_trace.load(path))
+    cache.put(path, trace.load(path))
     entry = cache_env / cache.key(path)
     pristine = tmp_path / "pristine"
     shutil.copytree(entry, pristine)
@@ -159,8 +159,8 @@ def test_every_damage_to_every_file_rereads_the_file(
 def test_the_issues_flipped_duration_bits(tmp_path: Path, cache_env: Path) -> None:
     """The reported case: bits flipped in events/dur made `summary --view ops` print 1.17e18."""
     path = _copy(FLOWS, tmp_path)
-    fresh = chrome_trace.load(path)
-    cache.put(path, chrome_trace.load(path))
+    fresh = trace.load(path)
+    cache.put(path, trace.load(path))
     flip(cache_env / cache.key(path) / "events.dur")
     got = load(path)
     assert got.warnings[-1] == (
@@ -176,8 +176,8 @@ def test_damage_in_any_block_of_a_big_part_is_found(
     a later block, or a block count that does not fit, is found like any other damage."""
     monkeypatch.setattr(artifacts, "BLOCK", 4096)  # the args blob spans dozens of blocks
     path = _copy(MEMORY, tmp_path)
-    fresh_bundle = chrome_trace.load(path)
-    cache.put(path, chrome_trace.load(path))
+    fresh_bundle = trace.load(path)
+    cache.put(path, trace.load(path))
     entry = cache_env / cache.key(path)
     doc = json.loads((entry / artifacts.MANIFEST).read_bytes().partition(b"\n")[2])
     assert len(doc["parts"]["args.bin"]["xxh3"]) > 20
@@ -210,8 +210,8 @@ def test_garbled_metadata_rereads_the_file(
     garble: Callable[[bytes], bytes], tmp_path: Path, cache_env: Path
 ) -> None:
     path = _copy(MEMORY, tmp_path)
-    fresh = tables(chrome_trace.load(path))
-    cache.put(path, chrome_trace.load(path))
+    fresh = tables(trace.load(path))
+    cache.put(path, trace.load(path))
     manifest = cache_env / cache.key(path) / artifacts.MANIFEST
     manifest.write_bytes(garble(manifest.read_bytes()))
     got = load(path)
@@ -223,7 +223,7 @@ def test_entry_of_the_older_layout_is_not_read(tmp_path: Path, cache_env: Path) 
     """An entry as the previous cache wrote it (meta.json + .npy files, `"version": 2`) found
     under the current key: not trusted, re-parsed, reported."""
     path = _copy(MEMORY, tmp_path)
-    fresh_bundle = chrome_trace.load(path)
+    fresh_bundle = trace.load(path)
     fresh = tables(fresh_bundle)
     entry = cache_env / cache.key(path)
     entry.mkdir(parents=True)
@@ -244,11 +244,11 @@ def test_entry_of_an_older_perfview_is_never_looked_up(
     """The key holds perfview's version and the schema's and loaders' digest: an entry an
     older perfview wrote is simply not found (and ages out), without a warning."""
     path = _copy(MEMORY, tmp_path)
-    fresh = tables(chrome_trace.load(path))
+    fresh = tables(trace.load(path))
     monkeypatch.setattr(perfview, "__version__", "0.0.1")
     cache.build_id.cache_clear()
     old_key = cache.key(path)
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     bundle.counts["events"] += 1  # the old perfview counted differently
     cache.put(path, bundle)
     monkeypatch.undo()
@@ -282,8 +282,8 @@ def test_unchecked_damage_still_meets_the_invariants(
     still catch numbers no parse can give; the entry is dropped and the file re-read."""
     monkeypatch.setenv("PERFVIEW_CACHE_VERIFY", "0")
     path = _copy(MEMORY, tmp_path)
-    fresh = tables(chrome_trace.load(path))
-    cache.put(path, chrome_trace.load(path))
+    fresh = tables(trace.load(path))
+    cache.put(path, trace.load(path))
     file = cache_env / cache.key(path) / column
     manifest = json.loads(
         (cache_env / cache.key(path) / artifacts.MANIFEST).read_bytes().partition(b"\n")[2]
@@ -308,7 +308,7 @@ def test_writer_killed_at_any_step_leaves_nothing_wrong(tmp_path: Path, cache_en
     The next start removes the dead writer's temp folder, and every load equals a fresh parse.
     Chunks are 4 KiB here so that kills land inside files."""
     path = _copy(MEMORY, tmp_path)
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     fresh = tables(bundle)
     steps: list[str] = []
     cache.put(path, bundle)

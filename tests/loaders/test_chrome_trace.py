@@ -17,7 +17,7 @@ import pytest
 
 from perfview.core.model import Bundle, schema
 from perfview.core.model.errors import LoadCancelled, LoadError
-from perfview.loaders import chrome_trace, detect
+from perfview.loaders import detect, trace
 from perfview.loaders import load as load_any
 from perfview.loaders.base import read_head
 from tests.conftest import sample
@@ -45,7 +45,7 @@ FIXTURE = Path(__file__).resolve().parent.parent / "data" / "torch_cpu_small.pt.
 @functools.cache
 def loaded(path: Path) -> Bundle:
     """One load per sample for the whole module (tests only read the result)."""
-    return chrome_trace.load(path)
+    return trace.load(path)
 
 
 @functools.cache
@@ -135,7 +135,7 @@ def test_sample_loads_under_a_neutral_name(rel: str, tmp_path: Path) -> None:
     path = sample(rel)
     neutral = tmp_path / "unknown"
     shutil.copyfile(path, neutral)
-    assert detect(neutral) is chrome_trace
+    assert detect(neutral) is trace
     bundle = load_any(neutral)
     assert bundle.format == "trace"
     assert bundle.counts == loaded(path).counts
@@ -144,11 +144,11 @@ def test_sample_loads_under_a_neutral_name(rel: str, tmp_path: Path) -> None:
 def test_sniff_refuses_python2_pstats_and_pprof() -> None:
     for rel in ("odd/gprof2dot_py2_cProfile.pstats", "odd/speedscope_pprof_simple.prof"):
         path = sample(rel)
-        assert not chrome_trace.sniff(read_head(path), path)
-    assert chrome_trace.sniff(b'\xef\xbb\xbf  [ {"ph": "X"', Path("x"))
-    assert chrome_trace.sniff(b'{"traceEvents": [', Path("x"))
-    assert not chrome_trace.sniff(b'{"a": 1}', Path("x"))
-    assert not chrome_trace.sniff(b"[[1, 2]]", Path("x"))
+        assert not trace.sniff(read_head(path), path)
+    assert trace.sniff(b'\xef\xbb\xbf  [ {"ph": "X"', Path("x"))
+    assert trace.sniff(b'{"traceEvents": [', Path("x"))
+    assert not trace.sniff(b'{"a": 1}', Path("x"))
+    assert not trace.sniff(b"[[1, 2]]", Path("x"))
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ def test_sniff_refuses_python2_pstats_and_pprof() -> None:
     ["odd/speedscope_simple-partial.json", "odd/speedscope_simple-partial-trailing-comma.json"],
 )
 def test_partial_arrays_load_all_their_events(rel: str) -> None:
-    bundle = chrome_trace.load(sample(rel))
+    bundle = trace.load(sample(rel))
     assert bundle.counts["events"] == 6
     assert bundle.counts["slices"] == 4  # 2 X + 2 B/E pairs
     tl = bundle.timeline
@@ -168,7 +168,7 @@ def test_partial_arrays_load_all_their_events(rel: str) -> None:
 
 
 def test_large_integer_args_survive() -> None:
-    bundle = chrome_trace.load(sample("odd/hta_large_integer_rank-70.pt.trace.json.gz"))
+    bundle = trace.load(sample("odd/hta_large_integer_rank-70.pt.trace.json.gz"))
     tl = bundle.timeline
     assert tl is not None
     row = int(np.flatnonzero(tl.events["name"] == "record_param_comms")[0])
@@ -253,7 +253,7 @@ def test_resnet_old_schema_kinds_memory_and_shapes() -> None:
 def test_mi250_times_are_exact_with_base_time() -> None:
     path = sample("kineto_gpu/hta_mi250_rocm6.2.json.gz")
     events, top = read_events(path, parse_float=Decimal)
-    tl = chrome_trace.load(path).timeline
+    tl = trace.load(path).timeline
     assert tl is not None
     t0 = min(Decimal(e["ts"]) for e in events if e["ph"] != "M")
     assert tl.origin_ns == top["baseTimeNanoseconds"] + int(t0 * 1000)
@@ -267,7 +267,7 @@ def test_torch_fixture_loads() -> None:
     if not FIXTURE.exists():
         pytest.skip("tests/data/torch_cpu_small.pt.trace.json.gz not generated")
     events, top = read_events(FIXTURE)
-    bundle = chrome_trace.load(FIXTURE)
+    bundle = trace.load(FIXTURE)
     tl = bundle.timeline
     assert tl is not None
     assert tl.is_torch
@@ -305,7 +305,7 @@ def test_begin_end_open_at_end_and_stray_end(tmp_path: Path) -> None:
             ev("X", "last", 5, dur=10),
         ],
     )
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     tl = bundle.timeline
     assert tl is not None
     rows = {
@@ -330,7 +330,7 @@ def test_overlapping_slices_go_to_an_extra_row(tmp_path: Path) -> None:
             ev("X", "c", 20, dur=1, pid=0, tid="stream 7", cat="kernel"),
         ],
     )
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     tl = bundle.timeline
     assert tl is not None
     assert tl.lanes["label"].tolist() == ["GPU 0 · stream 7", "GPU 0 · stream 7 (overlap 1)"]
@@ -355,7 +355,7 @@ def test_flows_bind_to_enclosing_and_next_slices(tmp_path: Path) -> None:
             ev("f", "orphan", 31, id=9, cat="x", tid=2),
         ],
     )
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     tl = bundle.timeline
     assert tl is not None
     names = tl.events["name"].astype(str).tolist()
@@ -389,7 +389,7 @@ def test_counters_async_instants_and_string_pids(tmp_path: Path) -> None:
             "stackFrames": {"1": {"name": "x"}},
         },
     )
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     tl = bundle.timeline
     assert tl is not None
     assert not tl.is_torch
@@ -416,7 +416,7 @@ def test_fractional_epoch_microseconds_are_exact(tmp_path: Path) -> None:
         '{"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": "1712195495519700.123", "dur": "2"}'
         "]}"
     )
-    tl = chrome_trace.load(path).timeline
+    tl = trace.load(path).timeline
     assert tl is not None
     assert tl.origin_ns == 1712195495519690000
     times = zip(tl.events["ts"], tl.events["dur"], strict=True)
@@ -432,14 +432,14 @@ def test_truncated_mid_event_loads_what_is_complete(tmp_path: Path) -> None:
     cut = src[: len(src) // 2]
     path = tmp_path / "cut.json"
     path.write_bytes(cut)
-    bundle = chrome_trace.load(path)
+    bundle = trace.load(path)
     n = bundle.counts["events"]
     assert 1000 < n < 5017
     assert any(f"truncated after {n:,} events" in w for w in bundle.warnings)
     gz = tmp_path / "cut.json.gz"
     packed = gzip.compress(src)
     gz.write_bytes(packed[: len(packed) // 2])
-    bundle = chrome_trace.load(gz)
+    bundle = trace.load(gz)
     assert bundle.counts["events"] > 100
     assert any("gzip stream ends early" in w for w in bundle.warnings)
 
@@ -458,13 +458,13 @@ def test_errors_are_sentences(tmp_path: Path, content: bytes, message: str) -> N
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     with pytest.raises(LoadError, match=message):
-        chrome_trace.load(path)
+        trace.load(path)
 
 
 def test_progress_is_reported_and_cancel_propagates(tmp_path: Path) -> None:
     path = write(tmp_path, [ev("X", "a", 0, dur=1)])
     seen: list[float] = []
-    chrome_trace.load(path, progress=lambda f, m: seen.append(f))
+    trace.load(path, progress=lambda f, m: seen.append(f))
     assert seen[0] == 0.0
     assert seen[-1] == 1.0
     assert seen == sorted(seen)
@@ -474,11 +474,11 @@ def test_progress_is_reported_and_cancel_propagates(tmp_path: Path) -> None:
             raise LoadCancelled
 
     with pytest.raises(LoadCancelled):
-        chrome_trace.load(path, progress=cancel)
+        trace.load(path, progress=cancel)
 
 
 def test_parse_decimal_is_exact_and_tolerant() -> None:
-    from perfview.loaders.trace_decode import parse_decimal
+    from perfview.loaders.trace.numbers import parse_decimal
 
     texts = b'1.5\n"2.25"\n-3.0004\n\n1e3\nN/A\n1712195495519695.8\n0.0005\n12345678901234567890'
     values, ok = parse_decimal(texts, 9, 3)
@@ -489,7 +489,7 @@ def test_parse_decimal_is_exact_and_tolerant() -> None:
     assert ints[1] == 7
 
 
-# --- the fast decode path (trace_fast) must give exactly what the exact text path gives ---
+# --- the general path's typed numbers must give exactly what its textual reading gives ---
 
 TABLES = ("events", "lanes", "instants", "counters", "flows", "memory")
 
@@ -511,11 +511,11 @@ def _same_bundles(a: Bundle, b: Bundle) -> None:
 
 
 def _exact_only(monkeypatch: pytest.MonkeyPatch, path: Path) -> Bundle:
-    from perfview.loaders import trace_columns
+    from perfview.loaders.trace import general
 
     with monkeypatch.context() as m:
-        m.setattr(trace_columns, "_fast_batch", lambda *args: False)
-        return chrome_trace.load(path)
+        m.setattr(general, "_typed_batch", lambda *args: None)
+        return trace.load(path)
 
 
 @pytest.mark.parametrize("rel", TRACE_SAMPLES)
@@ -570,7 +570,7 @@ def test_fast_path_is_exact_on_tricky_numbers(
     tmp_path: Path, extra: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _tricky_trace(tmp_path, extra)
-    fast = chrome_trace.load(path)
+    fast = trace.load(path)
     _same_bundles(fast, _exact_only(monkeypatch, path))
     assert fast.timeline is not None
     ev = fast.timeline.events
@@ -584,18 +584,19 @@ def test_fast_path_is_exact_on_tricky_numbers(
 
 
 def test_fast_path_runs_on_plain_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from perfview.loaders import trace_columns
+    from perfview.loaders.trace import general
 
     calls: list[bool] = []
-    real = trace_columns._fast_batch
+    real = general._typed_batch
 
-    def spy(*args: Any) -> bool:
-        calls.append(real(*args))
-        return calls[-1]
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        calls.append(got is not None)
+        return got
 
-    monkeypatch.setattr(trace_columns, "_fast_batch", spy)
-    chrome_trace.load(_tricky_trace(tmp_path))
+    monkeypatch.setattr(general, "_typed_batch", spy)
+    trace.load(_tricky_trace(tmp_path))
     assert calls == [True]
     calls.clear()
-    chrome_trace.load(_tricky_trace(tmp_path, '{"ph":"i","name":"n","pid":1,"tid":2,"ts":null}'))
-    assert calls == [False]  # a null ts is not a number: the whole batch takes the exact path
+    trace.load(_tricky_trace(tmp_path, '{"ph":"i","name":"n","pid":1,"tid":2,"ts":null}'))
+    assert calls == [False]  # a null ts is not a number: the whole batch is read as text

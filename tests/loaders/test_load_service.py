@@ -11,7 +11,7 @@ import pytest
 
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
-from perfview.loaders import FRESH, LoadOptions, Where, chrome_trace, load, service
+from perfview.loaders import FRESH, LoadOptions, Where, load, service, trace
 from tests.conftest import sample
 from tests.loaders.test_cache import NCCL, assert_same
 
@@ -35,7 +35,7 @@ def test_child_process_parse_equals_in_process(tmp_path: Path) -> None:
     path = _copy(NCCL, tmp_path)
     seen: list[float] = []
     bundle = load(path, progress=lambda f, m: seen.append(f), options=LoadOptions(Where.CHILD))
-    assert_same(chrome_trace.load(path), bundle)
+    assert_same(trace.load(path), bundle)
     assert seen
     assert seen == sorted(seen)
     assert not list(tmp_path.glob("perfview-child-*"))
@@ -64,7 +64,7 @@ def test_gil_free_scans_here_and_sends_the_rest_to_a_child(
     """The compiled scanner leaves the GIL free, so a background load uses it in-process;
     only files it refuses (odd values) go to a child for the general path. Until its code is
     compiled (right after an install), every big trace goes to the child."""
-    from perfview.loaders import trace_parallel
+    from perfview.loaders.trace.scan import parallel as trace_parallel
 
     trace_parallel.warm()  # compiles it on a fresh clone: CI's first test may get here first
     assert trace_parallel.compiled()

@@ -1,4 +1,4 @@
-"""The compiled scanner path (`trace_scan` + `trace_parallel`) against the general msgspec path.
+"""The compiled scanner path (`trace.scan`) against the general msgspec path (`trace.general`).
 
 Both must build identical bundles: on every real sample, on hand-written traces full of edge
 cases, with any number of threads (including splits whose guessed boundaries fall inside
@@ -19,8 +19,12 @@ import pytest
 
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
-from perfview.loaders import chrome_trace, json_scan, trace_args, trace_parallel
-from perfview.loaders.trace_decode import parse_decimal, read_bytes
+from perfview.loaders import trace
+from perfview.loaders.trace.numbers import parse_decimal
+from perfview.loaders.trace.read import read_bytes
+from perfview.loaders.trace.scan import args as trace_args
+from perfview.loaders.trace.scan import parallel as trace_parallel
+from perfview.loaders.trace.scan import tokens as json_scan
 from tests.conftest import sample
 from tests.loaders.test_chrome_trace import TRACE_SAMPLES, _same_bundles
 
@@ -30,7 +34,7 @@ FIXTURE = Path(__file__).resolve().parent.parent / "data" / "torch_cpu_small.pt.
 def _load(path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> Bundle:
     with monkeypatch.context() as m:
         m.setenv("PERFVIEW_TRACE_SCANNER", mode)
-        return chrome_trace.load(path)
+        return trace.load(path)
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> Bundle:
@@ -419,10 +423,10 @@ def test_args_compaction_moves_overlapping_spans_in_place() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_compiled_nesting_equals_core_intervals(seed: int) -> None:
-    """The loader's numba passes give core's numpy answers, overlaps and ties included."""
-    from perfview.core.analysis import intervals
-    from perfview.loaders import trace_nesting
+def test_compiled_nesting_equals_interpreted(seed: int) -> None:
+    """`core.nesting` gives the same answers compiled and interpreted, overlaps and ties
+    included (a small trace runs it interpreted, a big one compiled)."""
+    from perfview.core.analysis import intervals, nesting
 
     rng = np.random.default_rng(seed)
     n = 3000
@@ -432,13 +436,13 @@ def test_compiled_nesting_equals_core_intervals(seed: int) -> None:
     end = start + dur
     order = intervals.slice_order(lane, start, end)
     lane, start, end = lane[order], start[order], end[order]
-    sub = trace_nesting.first_fit_rows(lane, start, end)
-    assert np.array_equal(sub, intervals.assign_rows(lane, start, end))
+    sub = nesting.assign_rows(lane, start, end, compiled=True)
+    assert np.array_equal(sub, nesting.assign_rows(lane, start, end, compiled=False))
     assert sub.max() > 0  # the random data does overlap
     split = lane * 100 + sub
     o2 = intervals.slice_order(split, start, end)
-    depth, parent = trace_nesting.nest_rows(split[o2], start[o2], end[o2])
-    want_depth, want_parent = intervals.nest(split[o2], start[o2], end[o2])
+    depth, parent = nesting.nest(split[o2], start[o2], end[o2], compiled=True)
+    want_depth, want_parent = nesting.nest(split[o2], start[o2], end[o2], compiled=False)
     assert np.array_equal(depth, want_depth)
     assert np.array_equal(parent, want_parent)
 
@@ -446,7 +450,7 @@ def test_compiled_nesting_equals_core_intervals(seed: int) -> None:
 def test_parallel_read_gives_the_file_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from perfview.loaders import trace_decode
+    from perfview.loaders.trace import read as trace_decode
 
     monkeypatch.setattr(trace_decode, "READ_PIECE", 4096)  # many pieces, several threads
     data = bytes(np.random.default_rng(3).integers(0, 256, 100_003, dtype=np.uint8))
@@ -461,7 +465,7 @@ def test_parallel_read_gives_the_file_bytes(
 def test_gzip_streams_into_a_map(tmp_path: Path) -> None:
     """A gzip trace is inflated chunk by chunk into a growing map; a cut stream keeps what
     was inflated, with the general path's warning."""
-    from perfview.loaders import trace_decode
+    from perfview.loaders.trace import read as trace_decode
 
     text = json.dumps({"traceEvents": _many(3000)}).encode()
     whole = tmp_path / "t.json.gz"
@@ -481,7 +485,7 @@ def test_gzip_bigger_than_its_trailer_says_grows_its_map(tmp_path: Path) -> None
     """Two gzip members: the trailer read for the size holds only the last one's, so the map
     must be replaced by a bigger one, not grown in place (a grown anonymous map crashed with
     SIGBUS on Python 3.11, found by the fuzzer)."""
-    from perfview.loaders import trace_decode
+    from perfview.loaders.trace import read as trace_decode
 
     text = json.dumps({"traceEvents": _many(2000)}).encode()
     raw = gzip.compress(text[:-10]) + gzip.compress(text[-10:])

@@ -1,20 +1,15 @@
-"""Nesting of time intervals on lanes, vectorised with numpy.
+"""Time intervals on lanes, vectorised with numpy: order, begin/end pairing, point lookups.
 
-Trace slices arrive as flat (lane, start, end) arrays; the timeline and call trees need each
-slice's depth and parent. Doing that with a per-event Python stack is far too slow for millions
-of events, so the common case (properly nested slices) is solved with sorting and counting:
+Trace slices arrive as flat (lane, start, end) arrays. Per-event Python is far too slow for
+millions of events, so these are solved with sorting and counting:
 
-* sort by (lane, start, -duration): an enclosing slice always precedes what it encloses;
-* depth of a slice = number of earlier slices in its lane that are still open at its start;
-* parent = the nearest earlier slice of the lane one level up.
+* `slice_order`: sort by (lane, start, -duration), so an enclosing slice precedes what it
+  encloses (the order `core.nesting` needs for depth, parent and overlap rows);
+* `pair_begin_end`: B/E (and async) begin-end matching with a stack per group;
+* `enclosing` / `next_starting`: the slice a flow point or an allocation binds to.
 
 The equal-timestamp rules follow HTA's ``trace_call_stack``: a slice is open at time ``t`` only
-while ``start <= t < end``, so a slice starting exactly where another ends is its sibling, and a
-zero-duration slice encloses nothing. Of two identical intervals the first in order is the parent.
-
-Slices that overlap without nesting (common on GPU streams and in broken traces) get extra rows
-(`assign_rows`); only the connected clusters that contain such an overlap go through a
-sequential first-fit pass, everything else stays vectorised.
+while ``start <= t < end``.
 """
 
 from __future__ import annotations
@@ -68,141 +63,6 @@ def group_starts(group: np.ndarray) -> np.ndarray:
     first: np.ndarray = np.flatnonzero(new)
     out: np.ndarray = first[np.cumsum(new) - 1].astype(I64)
     return out
-
-
-def _count_le_by_group(
-    group: np.ndarray, values: np.ndarray, queries: np.ndarray, qgroup: np.ndarray
-) -> np.ndarray:
-    """For each query, how many `values` of the same group are <= it.
-
-    Uses one searchsorted on (group, value) keys folded into int64 when that cannot overflow,
-    else one searchsorted per group (correct for any magnitudes, slower with many groups).
-    """
-    if len(values) == 0 or len(queries) == 0:
-        return np.zeros(len(queries), dtype=I64)
-    lo = int(min(values.min(), queries.min()))
-    hi = int(max(values.max(), queries.max()))
-    span = hi - lo + 1
-    gmax = int(max(group.max(), qgroup.max())) + 1
-    if int(min(group.min(), qgroup.min())) >= 0 and gmax * span < 2**62:
-        keys = np.sort(group.astype(I64) * span + (values.astype(I64) - lo))
-        q = qgroup.astype(I64) * span + (queries.astype(I64) - lo)
-        base = np.searchsorted(keys, qgroup.astype(I64) * span, side="left")
-        return (np.searchsorted(keys, q, side="right") - base).astype(I64)
-    out = np.zeros(len(queries), dtype=I64)
-    for g in np.unique(qgroup):
-        vals = np.sort(values[group == g])
-        sel = qgroup == g
-        out[sel] = np.searchsorted(vals, queries[sel], side="right")
-    return out
-
-
-def nest(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Depth (int16) and parent index (int64, -1 for roots) of sorted, properly nested slices.
-
-    Input must be sorted by (lane, start, -duration) (see `slice_order`). If slices overlap
-    without nesting the result is still well defined but not a valid tree; `violations` tells.
-    """
-    lane = np.asarray(lane)
-    start = np.asarray(start, dtype=I64)
-    end = np.asarray(end, dtype=I64)
-    n = len(start)
-    if n == 0:
-        return np.zeros(0, dtype=np.int16), np.zeros(0, dtype=I64)
-    # Zero-duration slices are never open for anyone, so only positive ones count.
-    pos = end > start
-    first = group_starts(lane)
-    cum = np.cumsum(pos, dtype=I64)
-    before = cum - pos  # positive slices before i overall
-    opened = before - (cum[first] - pos[first])  # ... within i's lane
-    closed = _count_le_by_group(lane[pos], end[pos], start, lane)
-    depth = opened - closed
-    parent = np.full(n, -1, dtype=I64)
-    inner = np.flatnonzero(depth > 0)
-    if len(inner):
-        by_depth = np.argsort(depth, kind="stable")  # (depth, index) order
-        keys = depth[by_depth] * n + by_depth
-        q = (depth[inner] - 1) * n + inner
-        parent[inner] = by_depth[np.searchsorted(keys, q, side="left") - 1]
-    return np.minimum(depth, np.iinfo(np.int16).max).astype(np.int16), parent
-
-
-def violations(start: np.ndarray, end: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """Mask of slices that end after their computed parent (a partial overlap somewhere).
-
-    When no slice is flagged the nesting computed by `nest` is exact (each open set is a chain).
-    """
-    has = parent >= 0
-    out = np.zeros(len(start), dtype=bool)
-    out[has] = np.asarray(end)[has] > np.asarray(end)[parent[has]]
-    return out
-
-
-def clusters(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Cluster id of sorted slices: maximal runs of a lane whose union of intervals is connected."""
-    n = len(start)
-    if n == 0:
-        return np.zeros(0, dtype=I64)
-    end = np.asarray(end, dtype=I64)
-    new_lane = np.ones(n, dtype=bool)
-    new_lane[1:] = lane[1:] != lane[:-1]
-    # running max of end restarted per lane: offsetting lanes upward keeps max() inside a lane
-    lane_rank = np.cumsum(new_lane) - 1
-    lo = int(min(np.min(start), end.min()))
-    span = int(end.max()) - lo + 1
-    if (int(lane_rank[-1]) + 1) * span < 2**62:
-        run = np.maximum.accumulate(lane_rank * span + (end - lo)) - lane_rank * span + lo
-    else:  # pragma: no cover - astronomically long traces with many lanes
-        run = end.copy()
-        for i in range(1, n):
-            if not new_lane[i]:
-                run[i] = max(run[i], run[i - 1])
-    new = new_lane.copy()
-    new[1:] |= np.asarray(start)[1:] >= run[:-1]
-    return (np.cumsum(new) - 1).astype(I64)
-
-
-def _first_fit(start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Sequential first-fit of one sorted cluster into rows where every slice nests."""
-    rows: list[list[int]] = []
-    sub = np.zeros(len(start), dtype=np.int16)
-    for k, (s, e) in enumerate(zip(start.tolist(), end.tolist(), strict=True)):
-        for r, stack in enumerate(rows):
-            while stack and stack[-1] <= s:
-                stack.pop()
-            if not stack or stack[-1] >= e:
-                stack.append(e)
-                sub[k] = r
-                break
-        else:
-            rows.append([e])
-            sub[k] = len(rows) - 1
-    return sub
-
-
-def assign_rows(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Row (`sub`, int16) of each sorted slice so that every row is properly nested.
-
-    Row 0 holds everything that nests; slices that overlap without nesting go to rows 1, 2, …
-    (first fit). Only clusters containing a violation are walked in Python.
-    """
-    n = len(start)
-    sub = np.zeros(n, dtype=np.int16)
-    if n == 0:
-        return sub
-    start = np.asarray(start, dtype=I64)
-    end = np.asarray(end, dtype=I64)
-    _, parent = nest(lane, start, end)
-    bad = violations(start, end, parent)
-    if not bad.any():
-        return sub
-    cl = clusters(lane, start, end)
-    bad_clusters = np.unique(cl[bad])
-    first = np.searchsorted(cl, bad_clusters, side="left")
-    last = np.searchsorted(cl, bad_clusters, side="right")
-    for a, b in zip(first.tolist(), last.tolist(), strict=True):
-        sub[a:b] = _first_fit(start[a:b], end[a:b])
-    return sub
 
 
 def pair_begin_end(
@@ -343,13 +203,9 @@ def next_starting(
 
 
 __all__ = [
-    "assign_rows",
-    "clusters",
     "enclosing",
     "group_starts",
-    "nest",
     "next_starting",
     "pair_begin_end",
     "slice_order",
-    "violations",
 ]

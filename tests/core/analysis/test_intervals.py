@@ -1,13 +1,22 @@
-"""Unit tests of the vectorised interval algorithms against small per-event reference loops."""
+"""Unit tests of the interval algorithms (`core.intervals`, `core.nesting`) against small
+per-event reference loops."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from perfview.core.analysis import intervals
+from perfview.core.analysis import intervals, nesting
 
 # ---------------------------------------------------------------- reference implementations
+
+
+def violations(start: np.ndarray, end: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Mask of slices that end after their parent (a partial overlap: not a valid tree)."""
+    has = parent >= 0
+    out = np.zeros(len(start), dtype=bool)
+    out[has] = np.asarray(end)[has] > np.asarray(end)[parent[has]]
+    return out
 
 
 def ref_nest(lane: list[int], start: list[int], end: list[int]) -> tuple[list[int], list[int]]:
@@ -74,7 +83,7 @@ def test_nest_simple_tree() -> None:
     lane = np.zeros(5, dtype=np.int64)
     start = np.array([0, 1, 2, 5, 20])
     end = np.array([10, 4, 3, 9, 30])
-    depth, parent = intervals.nest(lane, start, end)
+    depth, parent = nesting.nest(lane, start, end)
     assert depth.tolist() == [0, 1, 2, 1, 0]
     assert parent.tolist() == [-1, 0, 1, 0, -1]
     assert depth.dtype == np.int16
@@ -87,7 +96,7 @@ def test_touching_slices_are_siblings_and_zero_duration_rules() -> None:
     lane, start, end = sort_all(
         np.zeros(5, dtype=np.int64), np.array([0, 10, 0, 10, 0]), np.array([10, 20, 0, 10, 10])
     )
-    depth, parent = intervals.nest(lane, start, end)
+    depth, parent = nesting.nest(lane, start, end)
     rd, rp = ref_nest(lane.tolist(), start.tolist(), end.tolist())
     assert depth.tolist() == rd
     assert parent.tolist() == rp
@@ -105,20 +114,19 @@ def test_nest_matches_stack_walk_on_random_nested_lanes(seed: int) -> None:
         starts.append(s)
         ends.append(e)
     lane, start, end = sort_all(np.concatenate(lanes), np.concatenate(starts), np.concatenate(ends))
-    depth, parent = intervals.nest(lane, start, end)
+    depth, parent = nesting.nest(lane, start, end)
     rd, rp = ref_nest(lane.tolist(), start.tolist(), end.tolist())
     assert depth.tolist() == rd
     assert parent.tolist() == rp
-    assert not intervals.violations(start, end, parent).any()
+    assert not violations(start, end, parent).any()
 
 
-def test_nest_handles_huge_times_with_the_per_lane_path() -> None:
-    # lane * span would overflow int64, so the per-lane searchsorted path is used
+def test_nest_handles_huge_times() -> None:
     big = 2**61
     lane = np.array([0, 0, 5, 5], dtype=np.int64)
     start = np.array([0, 1, big, big + 1], dtype=np.int64)
     end = np.array([10, 2, big + 10, big + 2], dtype=np.int64)
-    depth, parent = intervals.nest(lane, start, end)
+    depth, parent = nesting.nest(lane, start, end)
     assert depth.tolist() == [0, 1, 0, 1]
     assert parent.tolist() == [-1, 0, -1, 2]
 
@@ -130,7 +138,7 @@ def test_partial_overlap_goes_to_an_extra_row() -> None:
     lane, start, end = sort_all(
         np.zeros(3, dtype=np.int64), np.array([0, 5, 6]), np.array([10, 15, 8])
     )
-    sub = intervals.assign_rows(lane, start, end)
+    sub = nesting.assign_rows(lane, start, end)
     # [0,10) row 0, [5,15) overlaps it partially -> row 1, [6,8) nests in [0,10) -> row 0
     assert dict(zip(start.tolist(), sub.tolist(), strict=True)) == {0: 0, 5: 1, 6: 0}
 
@@ -138,7 +146,7 @@ def test_partial_overlap_goes_to_an_extra_row() -> None:
 def test_staircase_needs_only_two_rows() -> None:
     start = np.arange(0, 50, 5, dtype=np.int64)
     end = start + 8
-    sub = intervals.assign_rows(np.zeros(len(start), dtype=np.int64), start, end)
+    sub = nesting.assign_rows(np.zeros(len(start), dtype=np.int64), start, end)
     assert sub.tolist() == [0, 1] * 5
 
 
@@ -150,21 +158,14 @@ def test_rows_are_properly_nested_for_random_intervals(seed: int) -> None:
     start = rng.integers(0, 500, n)
     end = start + rng.integers(0, 60, n)
     lane, start, end = sort_all(lane, start, end)
-    sub = intervals.assign_rows(lane, start, end)
+    sub = nesting.assign_rows(lane, start, end)
     key = lane * 100 + sub
     lane2, start2, end2 = sort_all(key, start, end)
-    depth, parent = intervals.nest(lane2, start2, end2)
-    assert not intervals.violations(start2, end2, parent).any()
+    depth, parent = nesting.nest(lane2, start2, end2)
+    assert not violations(start2, end2, parent).any()
     rd, rp = ref_nest(lane2.tolist(), start2.tolist(), end2.tolist())
     assert depth.tolist() == rd
     assert parent.tolist() == rp
-
-
-def test_clusters_split_where_nothing_is_open() -> None:
-    lane = np.array([0, 0, 0, 1])
-    start = np.array([0, 2, 10, 0])
-    end = np.array([5, 10, 12, 1])
-    assert intervals.clusters(lane, start, end).tolist() == [0, 0, 1, 2]
 
 
 # ---------------------------------------------------------------- begin/end pairing
@@ -197,7 +198,7 @@ def test_enclosing_and_next_starting() -> None:
     lane, start, end = sort_all(
         np.array([0, 0, 0, 1]), np.array([0, 2, 6, 0]), np.array([10, 4, 8, 5])
     )
-    _, parent = intervals.nest(lane, start, end)
+    _, parent = nesting.nest(lane, start, end)
     q_lane = np.array([0, 0, 0, 0, 1, 2])
     q_ts = np.array([3, 5, 10, 11, 5, 0])
     got = intervals.enclosing(lane, start, end, parent, q_lane, q_ts)

@@ -1,7 +1,7 @@
 """Compiled JSON primitives (numba, cached on disk) for the trace scanner.
 
 Each function reads one JSON token from a uint8 array and validates it on the way: the
-scanner (`trace_scan`) must reject what msgspec would reject, so that odd input goes to the
+scanner (`scan.events`) must reject what msgspec would reject, so that odd input goes to the
 general path instead of being misread. Positions returned as -1 mean invalid JSON, -2 that
 the buffer ended inside the token (a truncated file).
 """
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numba import njit
 
-from perfview.loaders.byte_ops import load_u64
+from perfview.loaders.trace.scan.byte_ops import load_u64
 
 
 def _load_numba_registries() -> None:
@@ -56,14 +56,6 @@ BACKSLASHES = np.uint64(0x5C5C5C5C5C5C5C5C)
 CONTROLS = np.uint64(0x2020202020202020)
 SIMPLE_ESCAPE = np.zeros(256, dtype=np.bool_)
 SIMPLE_ESCAPE[np.frombuffer(b'"\\/bfnrt', dtype=np.uint8)] = True
-
-
-def words(*words: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Keys packed into one byte array plus offsets, for `match` (numba freezes globals)."""
-    flat = np.frombuffer(b"".join(words), dtype=np.uint8).copy()
-    offs = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum([len(w) for w in words], out=offs[1:])
-    return flat, offs
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -1,7 +1,9 @@
-"""Pieces of the Timeline that need trace semantics: lanes, kinds, counters, memory, flows.
+"""The lanes of a trace timeline: one per (process, thread, overlap row), labelled and ordered.
 
-Kept apart from `trace_build` so each module stays small; all functions are vectorised except
-the per-lane / per-process bookkeeping, which is proportional to the number of lanes.
+Names and sort indexes come from metadata (M) events; GPU processes are told apart by their
+labels, their kernel categories or their stream threads. Also the helpers the tables share:
+interner codes to Categoricals, joint codes of key columns, slice kinds by category.
+Per-lane Python only: the work is proportional to the number of lanes, not of events.
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis import intervals
 from perfview.core.model import schema
-from perfview.loaders.trace_columns import Columns
+from perfview.loaders.trace.columns import Columns
 
 I64 = np.int64
 _SORT_COLUMNS = ("psort", "tsort", "gpu", "pid", "tid", "sub")
@@ -100,6 +101,33 @@ def kinds_for(
     if len(name):
         out[step[name]] = kinds.index("annotation")
     return out
+
+
+def key_ids(values: list[object]) -> tuple[np.ndarray, dict[int, str]]:
+    """int ids for pid/tid values: ints stay, numeric strings become ints, other strings get
+    stable negative ids (by sorted text). Returns ids per interner code and id -> text."""
+    ids = np.zeros(len(values), dtype=I64)
+    texts: dict[int, str] = {}
+    strings = sorted({"" if v is None else str(v) for v in values if not _as_int(v)[1]})
+    neg = {s: -1 - i for i, s in enumerate(strings)}
+    for code, v in enumerate(values):
+        num, ok = _as_int(v)
+        text = "" if v is None else str(v)
+        ids[code] = num if ok else neg[text]
+        texts.setdefault(int(ids[code]), text)
+    return ids, texts
+
+
+def _as_int(v: object) -> tuple[int, bool]:
+    if isinstance(v, bool) or v is None:
+        return 0, False
+    if isinstance(v, int):
+        return (v, True) if 0 <= v < 2**62 else (0, False)
+    if isinstance(v, str):
+        t = v.strip()
+        if t.isdigit() and len(t) < 18:
+            return int(t), True
+    return 0, False
 
 
 @dataclass
@@ -236,172 +264,12 @@ def _thread_label(info: LaneInfo, pid: int, tid: int, gpu: bool) -> str:
     return raw or "(no thread)"
 
 
-def counters_table(
-    cols: Columns, ts: np.ndarray, ts_ok: np.ndarray, pid: np.ndarray
-) -> pd.DataFrame:
-    """C events: one series per numeric arg key, named "name.key" (or "name" if it has one)."""
-    if not cols.counters:
-        return schema.empty(schema.COUNTERS)
-    rows, series, values = zip(*cols.counters, strict=True)
-    row = np.asarray(rows, dtype=I64)
-    parts = pd.Series(series, dtype=object).str.split("\x00", n=1, expand=True)
-    df = pd.DataFrame({"event": row, "base": parts[0], "key": parts[1], "value": values})
-    df = df[ts_ok[row]]
-    n_keys = df.groupby("base")["key"].transform("nunique")
-    label = np.where(n_keys > 1, df["base"] + "." + df["key"], df["base"])
-    out = pd.DataFrame(
-        {
-            "ts": ts[df["event"].to_numpy()],
-            "pid": pid[df["event"].to_numpy()],
-            "name": pd.Categorical(np.asarray(label, dtype=object)),
-            "value": df["value"].to_numpy(dtype=np.float64),
-        }
-    )
-    out = out.sort_values(["name", "ts"], kind="stable").reset_index(drop=True)
-    return schema.coerce(out, schema.COUNTERS)
-
-
-def memory_table(
-    cols: Columns, ts: np.ndarray, ts_ok: np.ndarray, pid: np.ndarray, tid: np.ndarray
-) -> pd.DataFrame:
-    """torch [memory] / [OutOfMemory] instants with their allocator args."""
-    row = cols.mem("row").astype(I64)
-    if len(row) == 0:
-        return schema.empty(schema.MEMORY_EVENTS)
-    keep = ts_ok[row]
-    out = pd.DataFrame(
-        {
-            "ts": ts[row],
-            "pid": pid[row],
-            "tid": tid[row],
-            "device_type": cols.mem("device_type"),
-            "device_id": cols.mem("device_id"),
-            "addr": cols.mem("addr"),
-            "bytes": cols.mem("bytes"),
-            "total_allocated": cols.mem("total_allocated"),
-            "total_reserved": cols.mem("total_reserved"),
-            "oom": cols.mem("oom").astype(bool),
-        }
-    )[keep]
-    out = out.sort_values("ts", kind="stable").reset_index(drop=True)
-    return schema.coerce(out, schema.MEMORY_EVENTS)
-
-
-@dataclass
-class SortedSlices:
-    """The events table's arrays that flow binding searches."""
-
-    lane: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    parent: np.ndarray
-
-
-def _lane_lookup(lanes: pd.DataFrame, pid: np.ndarray, tid: np.ndarray, sub: int) -> np.ndarray:
-    """Lane of each (pid, tid) on overlap row `sub`, -1 when none.
-
-    A trace has few processes and threads: index both, then read a small table (cheaper than
-    coding every query row by `lookup`); a huge table falls back to `lookup`.
-    """
-    here = lanes["sub"].to_numpy() == sub
-    lane_pid, lane_tid = lanes["pid"].to_numpy()[here], lanes["tid"].to_numpy()[here]
-    pids, tids = pd.Index(np.unique(lane_pid)), pd.Index(np.unique(lane_tid))
-    if len(pids) * len(tids) > 1 << 22:
-        return lookup(
-            [lanes["pid"].to_numpy(), lanes["tid"].to_numpy(), lanes["sub"].to_numpy()],
-            [pid.astype(I64), tid.astype(I64), np.full(len(pid), sub, dtype=np.int16)],
-        )
-    table = np.full((len(pids) + 1, len(tids) + 1), -1, dtype=I64)  # last row/column: absent
-    table[pids.get_indexer(lane_pid), tids.get_indexer(lane_tid)] = np.flatnonzero(here)
-    out: np.ndarray = table[pids.get_indexer(pid), tids.get_indexer(tid)]
-    return out
-
-
-def bind(
-    lanes: pd.DataFrame,
-    sl: SortedSlices,
-    pid: np.ndarray,
-    tid: np.ndarray,
-    ts: np.ndarray,
-    enclosing: np.ndarray,
-) -> np.ndarray:
-    """Slice row each flow point binds to: the enclosing slice on its thread where `enclosing`,
-    else the next slice starting at/after it; row 0 of overlap first, then extra rows."""
-    out = np.full(len(ts), -1, dtype=I64)
-    max_sub = int(lanes["sub"].max()) if len(lanes) else 0
-    for sub in range(max_sub + 1):
-        todo = np.flatnonzero(out < 0)
-        if len(todo) == 0:
-            break
-        lane = _lane_lookup(lanes, pid[todo], tid[todo], sub)
-        ok = lane >= 0
-        todo, lane = todo[ok], lane[ok]
-        enc = enclosing[todo]
-        if enc.any():
-            out[todo[enc]] = intervals.enclosing(
-                sl.lane, sl.start, sl.end, sl.parent, lane[enc], ts[todo[enc]]
-            )
-        if (~enc).any():
-            out[todo[~enc]] = intervals.next_starting(sl.lane, sl.start, lane[~enc], ts[todo[~enc]])
-    return out
-
-
-def flows_table(
-    phase_mask: Any,
-    cols: Columns,
-    ts: np.ndarray,
-    ts_ok: np.ndarray,
-    pid: np.ndarray,
-    tid: np.ndarray,
-    name: np.ndarray,
-    cat: np.ndarray,
-    lanes: pd.DataFrame,
-    sl: SortedSlices,
-) -> tuple[pd.DataFrame, list[str], dict[str, int]]:
-    """Flow arrows s -> (t ->)* f, matched by (cat, id) in time order, bound to slices."""
-    fid = cols.cat_all("fid").astype(I64, copy=False)
-    is_s, is_t, is_f = phase_mask("s"), phase_mask("t"), phase_mask("f")
-    idx = np.flatnonzero((is_s | is_t | is_f) & ts_ok & (fid >= 0))
-    counts = {"flows": int(is_s[idx].sum()), "flow_ends": int(is_f[idx].sum())}
-    order = np.lexsort((idx, ts[idx], fid[idx], cat[idx]))
-    e = idx[order]
-    same = np.zeros(len(e), dtype=bool)
-    if len(e) > 1:
-        same[1:] = (cat[e][1:] == cat[e][:-1]) & (fid[e][1:] == fid[e][:-1])
-    opens = is_s[e] | is_t[e]
-    closes = is_t[e] | is_f[e]
-    linked = np.zeros(len(e), dtype=bool)  # e[k] -> e[k+1] is a segment
-    linked[:-1] = same[1:] & opens[:-1] & closes[1:]
-    has_prev = np.zeros(len(e), dtype=bool)
-    has_prev[1:] = linked[:-1]
-    orphan = int((is_f[e] & ~has_prev).sum())
-    counts["orphan_flow_ends"] = orphan
-    src_k = np.flatnonzero(linked | (is_s[e] & ~linked))
-    dst_k = np.where(linked[src_k], src_k + 1, -1)
-    src = e[src_k]
-    dst = np.where(dst_k >= 0, e[np.maximum(dst_k, 0)], -1)
-    has_dst = dst >= 0
-    d = dst[has_dst]
-    src_event = bind(lanes, sl, pid[src], tid[src], ts[src], np.ones(len(src), dtype=bool))
-    dst_event = np.full(len(src), -1, dtype=I64)
-    bp = cols.cat_all("bp_e").astype(bool, copy=False)
-    dst_event[has_dst] = bind(lanes, sl, pid[d], tid[d], ts[d], bp[d] | is_t[d])
-    flows = pd.DataFrame(
-        {
-            "flow_id": fid[src],
-            "cat": categorical(cat[src], cols.cats.values),
-            "name": categorical(name[src], cols.names.values),
-            "src_ts": ts[src],
-            "dst_ts": np.where(has_dst, ts[np.maximum(dst, 0)], -1),
-            "src_event": src_event,
-            "dst_event": dst_event,
-        }
-    )
-    warnings = []
-    if orphan:
-        warnings.append(f"{orphan:,} flow ends have no start (orphan flow ends)")
-    no_end = int((is_s[src] & ~has_dst).sum())
-    counts["flows_without_end"] = no_end
-    if no_end:
-        warnings.append(f"{no_end:,} flow starts have no end (the other side was not recorded)")
-    return schema.coerce(flows, schema.FLOWS), warnings, counts
+__all__ = [
+    "LaneInfo",
+    "build_lanes",
+    "categorical",
+    "joint_codes",
+    "key_ids",
+    "kinds_for",
+    "lookup",
+]

@@ -1,6 +1,6 @@
 """Turn the compiled scanner's output into the `Columns` the batch path builds.
 
-Every range interned strings into its own tables (`trace_scan`); here each distinct value is
+Every range interned strings into its own tables (`scan.events`); here each distinct value is
 decoded once and all ranges' codes are mapped onto one set of `Interner`s in first-appearance
 order, metadata, counter and memory events get their args, and the kept args are listed.
 """
@@ -14,30 +14,19 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from perfview.loaders import trace_args
-from perfview.loaders import trace_scan as ts
-from perfview.loaders.trace_columns import _EV_LIST as EV_LIST
-from perfview.loaders.trace_columns import (
-    ARG_PHASES,
-    MEMORY_NAMES,
-    Columns,
-    Interner,
-    _compact,
-    _counters,
-    _memory,
-    _metadata,
-)
-from perfview.loaders.trace_intern import intern_spans
+from perfview.loaders.trace import fields, kept
+from perfview.loaders.trace.columns import Columns, Interner
+from perfview.loaders.trace.scan import args as scan_args
+from perfview.loaders.trace.scan import events as ts
+from perfview.loaders.trace.scan.intern import intern_spans
 
 if TYPE_CHECKING:
-    from perfview.loaders.trace_decode import Text
-    from perfview.loaders.trace_intern import Tables
+    from perfview.loaders.trace.read import Text
+    from perfview.loaders.trace.scan.intern import Tables
 
 _VALUES = msgspec.json.Decoder(list[Any])
-_ARG_PC = np.zeros(256, dtype=np.bool_)  # one-letter phases whose args are kept
-_ARG_PC[np.frombuffer("".join(ARG_PHASES).encode(), np.uint8)] = True
-_INSTANT_PC = np.zeros(256, dtype=np.bool_)
-_INSTANT_PC[[ord("i"), ord("I")]] = True
+_ARG_PC = fields.phase_table(fields.ARG_PHASES)  # one-letter phases whose args are kept
+_INSTANT_PC = fields.phase_table("iI")
 
 
 def _merge_ids(buf: Text, ranges: list[Tables]) -> tuple[np.ndarray, np.ndarray]:
@@ -159,51 +148,69 @@ def _assemble(
     both = _intern(cols.keys, list(zip(keys, pid_tid, strict=True)))
     cols.pid.append(both[0::2].copy())
     cols.tid.append(both[1::2].copy())
-    view = memoryview(buf)
-    shapes = []
-    for r, c in zip(ranges, local(ts.C_DIMS), strict=True):
-        lut = np.array(
-            [cols.shapes.add(_compact(bytes(view[s : s + k]))) for s, k in r.spans(ts.T_DIMS)]
-            + [0],
-            dtype=np.int32,
-        )
-        shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
-    cols.shape.append(np.concatenate(shapes))
+    cols.shape.append(_shapes(cols, buf, ranges, local(ts.C_DIMS)))
     merged, offsets = ids.result()
-    fids = []
-    for k, c in enumerate(local(ts.C_ID)):
-        lut = merged[offsets[k] : offsets[k + 1]].astype(np.int32)
-        # -1 (no id) stays -1: the identity keeps it, a gather reads the appended -1
-        fids.append(c if _identity(lut) else np.append(lut, -1).astype(np.int32)[c])
-    cols.fid.append(np.concatenate(fids))
-    cols.ts.append(i64[ts.I_TS])
-    cols.ts_ok.append(u8[ts.U_TSOK].view(np.bool_))  # the scanner writes 0 / 1
-    cols.dur.append(i64[ts.I_DUR])
-    cols.dur_ok.append(u8[ts.U_DUROK].view(np.bool_))  # the scanner writes 0 / 1
-    cols.corr.append(i64[ts.I_CORR])
-    cols.ext.append(i64[ts.I_EXT])
-    cols.bp_e.append(u8[ts.U_BPE].view(np.bool_))  # the scanner writes 0 / 1
-    cols.scope.append(u8[ts.U_SCOPE])
+    cols.fid.append(_fids(merged, offsets, local(ts.C_ID)))
+    _numbers(cols, i64, u8)
     keep = np.flatnonzero(_ARG_PC[pc])
     cols.arg_rows.append(keep)
     cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
     cols.arg_starts.append(i64[ts.I_ARGS][keep])
     cols.n = n
-    _events_with_args(cols, buf, i64, pc, ord("M"), _metadata)
-    _events_with_args(cols, buf, i64, pc, ord("C"), _counters)
+    _events_with_args(cols, buf, i64, pc, ord("M"), kept.metadata)
+    _events_with_args(cols, buf, i64, pc, ord("C"), kept.counters)
     values = memory.result()
     if values is not None:
         _memory_columns(cols, memory_rows, *values)
     elif len(memory_rows):  # an arg the compiled reader does not take: decode those events
-        _memory(
+        kept.memory(
             cols, _decode_events(buf, i64, memory_rows), np.arange(len(memory_rows)), memory_rows
         )
     return cols
 
 
+def _shapes(cols: Columns, buf: Text, ranges: list[Tables], local: list[np.ndarray]) -> np.ndarray:
+    """Global shape codes: each range's distinct Input Dims compacted and interned once."""
+    view = memoryview(buf)
+    shapes = []
+    for r, c in zip(ranges, local, strict=True):
+        lut = np.array(
+            [
+                cols.shapes.add(kept.compact_dims(bytes(view[s : s + k])))
+                for s, k in r.spans(ts.T_DIMS)
+            ]
+            + [0],
+            dtype=np.int32,
+        )
+        shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
+    return np.concatenate(shapes)
+
+
+def _fids(merged: np.ndarray, offsets: np.ndarray, local: list[np.ndarray]) -> np.ndarray:
+    """Global flow-id codes from each range's local ones (`_merge_ids`)."""
+    fids = []
+    for k, c in enumerate(local):
+        lut = merged[offsets[k] : offsets[k + 1]].astype(np.int32)
+        # -1 (no id) stays -1: the identity keeps it, a gather reads the appended -1
+        fids.append(c if _identity(lut) else np.append(lut, -1).astype(np.int32)[c])
+    return np.concatenate(fids)
+
+
+def _numbers(cols: Columns, i64: list[np.ndarray], u8: list[np.ndarray]) -> None:
+    """The columns the scanner wrote as they are (its flags are 0 / 1: viewed as bool)."""
+    cols.ts.append(i64[ts.I_TS])
+    cols.ts_ok.append(u8[ts.U_TSOK].view(np.bool_))
+    cols.dur.append(i64[ts.I_DUR])
+    cols.dur_ok.append(u8[ts.U_DUROK].view(np.bool_))
+    cols.corr.append(i64[ts.I_CORR])
+    cols.ext.append(i64[ts.I_EXT])
+    cols.bp_e.append(u8[ts.U_BPE].view(np.bool_))
+    cols.scope.append(u8[ts.U_SCOPE])
+
+
 def _memory_rows(cols: Columns, pc: np.ndarray) -> np.ndarray:
     """Rows of torch's [memory] / [OutOfMemory] instants."""
-    mem_codes = [i for i, v in enumerate(cols.names.values) if v in MEMORY_NAMES]
+    mem_codes = [i for i, v in enumerate(cols.names.values) if v in fields.MEMORY_NAMES]
     if not mem_codes:
         return np.zeros(0, dtype=np.int64)
     is_memory_name = np.zeros(len(cols.names.values), dtype=np.bool_)
@@ -211,8 +218,8 @@ def _memory_rows(cols: Columns, pc: np.ndarray) -> np.ndarray:
     return np.flatnonzero(_INSTANT_PC[pc] & is_memory_name[cols.name[0]])
 
 
-MEMORY_COLUMNS = ("device_type", "device_id", "addr", "bytes", "total_allocated", "total_reserved")
-MEMORY_DEFAULTS = np.array([0, -1, 0, 0, 0, 0], dtype=np.int64)
+MEMORY_COLUMNS = tuple(f.attr for f in fields.MEMORY_ARGS)
+MEMORY_DEFAULTS = np.array([fields.MEMORY_DEFAULTS.get(a, 0) for a in MEMORY_COLUMNS], np.int64)
 
 
 def _memory_values(
@@ -226,7 +233,7 @@ def _memory_values(
         return values, ok
     starts = np.ascontiguousarray(i64[ts.I_ARGS][rows])
     lens = np.ascontiguousarray(i64[ts.I_ARGLEN][rows])
-    if not trace_args.int_args(np.frombuffer(buf, dtype=np.uint8), starts, lens, values, ok):
+    if not scan_args.int_args(np.frombuffer(buf, dtype=np.uint8), starts, lens, values, ok):
         return None
     return values, ok
 
@@ -235,7 +242,7 @@ def _memory_columns(cols: Columns, rows: np.ndarray, values: np.ndarray, ok: np.
     """The memory table's columns from `_memory_values`."""
     if not len(rows):
         return
-    oom = cols.names.index.get(MEMORY_NAMES[1], -2)
+    oom = cols.names.index.get(fields.MEMORY_NAMES[1], -2)
     out = cols.memory
     out["row"] = [rows.astype(np.int64)]
     out["oom"] = [cols.name[0][rows] == oom]
@@ -249,7 +256,7 @@ def _decode_events(buf: Text, i64: list[np.ndarray], rows: np.ndarray) -> list[A
     starts = i64[ts.I_START][rows].tolist()
     ends = i64[ts.I_END][rows].tolist()
     joined = b"[" + b",".join([view[a:b] for a, b in zip(starts, ends, strict=True)]) + b"]"
-    return EV_LIST.decode(joined)  # type: ignore[no-any-return]
+    return kept.EVENTS.decode(joined)  # type: ignore[no-any-return]
 
 
 def _events_with_args(

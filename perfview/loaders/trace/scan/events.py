@@ -7,14 +7,14 @@ goes, and writes each event straight into preallocated columns: exact int64 ns t
 id args as integers, and strings interned into per-scan hash tables (codes in order of first
 appearance; a table stores each distinct value as a byte span of the buffer, which Python
 decodes once per distinct value). It releases the GIL, so several threads scan byte ranges of
-one file at the same time (`trace_parallel`).
+one file at the same time (`scan.parallel`).
 
 The scanner handles the common, well-formed shape only. Anything else (a quoted or exponent
 number, a non-object event, duplicate keys, invalid JSON, a truncated file, …) makes it stop with
 ODD or TRUNC, and the caller parses the whole file again on the general msgspec path, so results
 never depend on which path ran (tests compare both on every sample).
 
-Numbers follow `trace_decode.parse_decimal` exactly: value × 10**scale, the next digit rounding
+Numbers follow `numbers.parse_decimal` exactly: value × 10**scale, the next digit rounding
 half up, never through float64.
 """
 
@@ -23,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.json_scan import (
+from perfview.loaders.trace import fields
+from perfview.loaders.trace.scan.intern import N_TABLES, _intern, _same
+from perfview.loaders.trace.scan.tokens import (
     MAX_DEPTH,
     leaf,
     literal,
@@ -32,9 +34,7 @@ from perfview.loaders.json_scan import (
     skip_value,
     skip_ws,
     string,
-    words,
 )
-from perfview.loaders.trace_intern import N_TABLES, _intern, _same
 
 # scan statuses
 END, FULL, GROW, STOPPED, ODD, TRUNC = 0, 1, 2, 3, 4, 5
@@ -51,21 +51,26 @@ U_TSOK, U_DUROK, U_BPE, U_SCOPE, U_PC = 0, 1, 2, 3, 4
 N_U8 = 5
 
 
-# event keys, in the order of the K_* ids
-EV_WORDS, EV_OFFS = words(
-    b"ph", b"name", b"cat", b"pid", b"tid", b"ts", b"dur", b"args", b"id", b"id2", b"bp", b"s"
+# event keys and kineto arg keys: the table in `fields`, ids = positions in it
+EV_WORDS, EV_OFFS = fields.words(fields.EVENT)
+K_PH, K_NAME, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_ARGS, K_ID, K_ID2, K_BP, K_S = (
+    fields.index(fields.EVENT, a)
+    for a in ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id", "id2", "bp", "s")
 )
-K_PH, K_NAME, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_ARGS, K_ID, K_ID2, K_BP, K_S = range(12)
-# args keys that become columns
-ARG_WORDS, ARG_OFFS = words(
-    b"correlation", b"External id", b"external id", b"Input Dims", b"Input dims"
+_KIND_CODES = {fields.TEXT: 0, fields.KEY: 1, fields.TIME: 2, fields.ID: 3, fields.RAW: 3}
+KIND_TEXT, KIND_KEY, KIND_TIME, KIND_RAW = 0, 1, 2, 3
+EV_KINDS = np.array([_KIND_CODES[f.kind] for f in fields.EVENT], dtype=np.int8)
+N_KEYS = len(fields.EVENT)
+ARG_WORDS, ARG_OFFS = fields.words(fields.KINETO_ARGS)
+A_CORR, A_EXT, A_EXTL, A_DIMS, A_DIMSL = (
+    fields.index(fields.KINETO_ARGS, a)
+    for a in ("correlation", "ext", "ext_lower", "dims", "dims_lower")
 )
-A_CORR, A_EXT, A_EXTL, A_DIMS, A_DIMSL = range(5)
-# one-letter phases whose event keeps or needs an id / args / scope (as trace_columns)
-_ID_PC = np.zeros(256, dtype=np.bool_)
-_ID_PC[np.frombuffer(b"stfbenSTFp", dtype=np.uint8)] = True
-_SCOPE_PC = np.zeros(256, dtype=np.bool_)
-_SCOPE_PC[np.frombuffer(b"iInR", dtype=np.uint8)] = True
+# `_args` keeps the ids in scratch slots 0..2 and the shapes after them
+assert (A_CORR, A_EXT, A_EXTL, A_DIMS, A_DIMSL) == (0, 1, 2, 3, 4), "KINETO_ARGS order"
+# one-letter phases whose event keeps or needs an id / a scope (as the general path)
+_ID_PC = fields.phase_table(fields.ID_PHASES)
+_SCOPE_PC = fields.phase_table(fields.SCOPE_PHASES)
 
 
 @leaf
@@ -150,7 +155,10 @@ def _event(
     counts: np.ndarray, codes: np.ndarray, i64: np.ndarray, u8: np.ndarray,
 ) -> int:  # fmt: skip
     """Scan the event object at buf[i] == '{' and write it as row m; index after it, or
-    -1 (leave it to the general path) / -2 (cut off)."""
+    -1 (leave it to the general path) / -2 (cut off).
+
+    One long function on purpose: it is the scanner's per-event loop, and the per-key state
+    (spans, flags, numbers) lives in registers across the keys of one event."""
     start = i
     sp = scratch[0]  # value span start per K_* key (-1: absent)
     sl = scratch[1]  # value span length
@@ -188,7 +196,8 @@ def _event(
             vs = i
             if key >= 0 and sp[key] >= 0:
                 return -1  # a duplicate key: the general path decides which one counts
-            if key == K_PH or key == K_NAME or key == K_CAT or key == K_BP or key == K_S:  # noqa: SIM109
+            fk = EV_KINDS[key] if key >= 0 else KIND_RAW
+            if fk == KIND_TEXT:
                 if c == 34:
                     i, f = string(buf, i, n)
                     sf[key] = f
@@ -196,7 +205,7 @@ def _event(
                     i = literal(buf, i, n)
                 else:
                     return -1
-            elif key == K_PID or key == K_TID:  # noqa: SIM109
+            elif fk == KIND_KEY:
                 if c == 34:
                     i, f = string(buf, i, n)
                 elif c == 110:
@@ -207,7 +216,7 @@ def _event(
                         return -2 if i >= n else -1
                 else:
                     return -1
-            elif key == K_TS or key == K_DUR:  # noqa: SIM109
+            elif fk == KIND_TIME:
                 if c == 110:
                     i = literal(buf, i, n)
                 elif c == 45 or 48 <= c <= 57:
@@ -320,7 +329,7 @@ def scan_events(
     """
     n = len(buf)
     stack = np.empty(MAX_DEPTH, dtype=np.uint8)
-    scratch = np.zeros((4, 12), dtype=np.int64)
+    scratch = np.zeros((4, max(N_KEYS, 7)), dtype=np.int64)
     cap = codes.shape[1]
     limit = min(hashes.shape[1], slots.shape[1] // 2) - 8
     i = pos
@@ -361,63 +370,4 @@ def scan_events(
         return ODD, j, m
 
 
-TOP_FOUND, TOP_DONE = 0, 1  # `members` statuses besides ODD / TRUNC
-TRACE_EVENTS, TE_OFFS = words(b"traceEvents")
-
-
-@njit(cache=True, nogil=True)
-def members(buf: np.ndarray, i: int, first: bool, out: np.ndarray) -> tuple[int, int, int]:
-    """Members of the top-level object: from its '{' when `first`, else just after the
-    traceEvents value. Rows of `out` get (key start, key end, value start, value end) of each
-    member (key without quotes). Returns (status, position, members written):
-    TOP_FOUND: the traceEvents array starts at position; TOP_DONE: the object closed and only
-    whitespace follows; ODD / TRUNC otherwise (too many members, an escaped key, bad JSON).
-    """
-    n = len(buf)
-    stack = np.empty(MAX_DEPTH, dtype=np.uint8)
-    count = 0
-    after_value = not first  # expecting ',' or '}' (else a key, or '}' of an empty object)
-    if first:
-        i = skip_ws(buf, i + 1, n)
-        if i < n and buf[i] == 125:
-            after_value = True
-    while True:
-        if after_value:
-            i = skip_ws(buf, i, n)
-            if i >= n:
-                return TRUNC, i, count
-            if buf[i] == 125:
-                i = skip_ws(buf, i + 1, n)
-                return (TOP_DONE if i >= n else ODD), i, count
-            if buf[i] != 44:
-                return ODD, i, count
-            i = skip_ws(buf, i + 1, n)
-        after_value = True
-        if i >= n:
-            return TRUNC, i, count
-        if buf[i] != 34 or count >= out.shape[0]:
-            return ODD, i, count
-        ks = i + 1
-        i, kf = string(buf, i, n)
-        if i < 0:
-            return (TRUNC if i == -2 else ODD), ks, count
-        ke = i - 1
-        if kf & 1:
-            return ODD, ks, count
-        i = skip_ws(buf, i, n)
-        if i >= n or buf[i] != 58:
-            return (TRUNC if i >= n else ODD), i, count
-        i = skip_ws(buf, i + 1, n)
-        if i >= n:
-            return TRUNC, i, count
-        if ke - ks == len(TRACE_EVENTS) and match(buf, ks, ke - ks, TRACE_EVENTS, TE_OFFS) == 0:
-            return (TOP_FOUND if buf[i] == 91 else ODD), i, count
-        vs = i
-        i = skip_value(buf, i, n, stack)
-        if i < 0:
-            return (TRUNC if i == -2 else ODD), vs, count
-        out[count, 0] = ks
-        out[count, 1] = ke
-        out[count, 2] = vs
-        out[count, 3] = i
-        count += 1
+__all__ = ["scan_events"]

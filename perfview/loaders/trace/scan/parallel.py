@@ -1,4 +1,4 @@
-"""Drive the compiled scanner (`trace_scan`) over a whole trace, on several threads at once.
+"""Drive the compiled scanner (`scan.events`) over a whole trace, on several threads at once.
 
 The events array is cut into byte ranges, one per core. Only the first range's start is known
 to be an event boundary; the others start at a guess (the next `},{` after an even cut) and are
@@ -6,11 +6,11 @@ checked afterwards: the range before must have stopped exactly there, having par
 up to it in context. A wrong guess (a `},{` inside a string or nested args) is detected that
 way and the range before simply carries on, so results never depend on the number of threads.
 
-Each range interns strings into its own hash tables (`trace_intern`); `trace_assemble` then
+Each range interns strings into its own hash tables (`scan.intern`); `assemble` then
 decodes each distinct value once and maps every range's codes onto one set of `Interner`s in
-first-appearance order, which is what the batch path (`trace_columns.decode_events`) builds
+first-appearance order, which is what the general path (`general.decode_events`) builds
 too. The result is the same `Columns` the batch path gives, except that the args stay in the
-file (`arg_starts`): `trace_args.ArgsCompaction` later moves them, in place, into the blob.
+file (`arg_starts`): `scan.args.ArgsCompaction` later moves them, in place, into the blob.
 
 A file that ends inside the events array keeps its complete events, with the general path's
 warning. `scan` returns None whenever the file needs the general path (odd values, invalid
@@ -31,13 +31,15 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from perfview.core.analysis import nesting
 from perfview.core.model.progress import Progress
-from perfview.loaders import trace_args
-from perfview.loaders import trace_scan as ts
-from perfview.loaders.trace_assemble import assemble
-from perfview.loaders.trace_columns import Columns
-from perfview.loaders.trace_decode import Text
-from perfview.loaders.trace_intern import Tables, intern_spans, rehash
+from perfview.loaders.trace.assemble import assemble
+from perfview.loaders.trace.columns import Columns
+from perfview.loaders.trace.read import Text
+from perfview.loaders.trace.scan import args as scan_args
+from perfview.loaders.trace.scan import events as ts
+from perfview.loaders.trace.scan import top as top_level
+from perfview.loaders.trace.scan.intern import Tables, intern_spans, rehash
 
 BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
@@ -137,30 +139,25 @@ def warm() -> None:
     thread while the file is read, so the two overlap."""
     tiny = np.frombuffer(bytearray(b'{"traceEvents":[{"ph":"X","name":"a","ts":1}]}  '), np.uint8)
     out = np.zeros((4, 4), dtype=np.int64)
-    _status, pos, _count = ts.members(tiny, 0, True, out)
+    _status, pos, _count = top_level.members(tiny, 0, True, out)
     codes, i64, u8 = _new_batch()
     tables = Tables()
     _SCAN_EVENTS(tiny, pos, True, -1, *tables.args(), codes, i64, u8, 0)
     tables.grow()  # rehash
     one = np.zeros(1, dtype=np.int64)
     intern_spans(tiny, one, one, True)
-    trace_args.int_args(tiny, one, one, np.zeros((1, 6), np.int64), np.zeros((1, 6), np.bool_))
-    trace_args.compact(np.frombuffer(bytearray(4), np.uint8), one, one)
-    from perfview.loaders import trace_nesting
-
-    trace_nesting.nest_rows(one, one, one)
-    trace_nesting.first_fit_rows(one, one, one)
+    scan_args.int_args(tiny, one, one, np.zeros((1, 6), np.int64), np.zeros((1, 6), np.bool_))
+    scan_args.compact(np.frombuffer(bytearray(4), np.uint8), one, one)
+    nesting.warm()
 
 
 def compiled() -> bool:
     """True when the scanner's compiled code is on disk already: loading it then takes ~0.4 s,
     mostly outside the GIL, while compiling it takes ~20 s of CPU, mostly holding the GIL."""
     try:
-        from perfview.loaders import trace_nesting
-
         kernels: tuple[Any, ...] = (
-            ts.scan_events, ts.members, rehash, intern_spans, trace_args.int_args,
-            trace_args.compact, trace_nesting.nest_rows, trace_nesting.first_fit_rows,
+            ts.scan_events, top_level.members, rehash, intern_spans, scan_args.int_args,
+            scan_args.compact, *nesting.kernels(),
         )  # fmt: skip
         return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels)
     except Exception:  # numba's cache layout is not an API: assume it is there
@@ -191,9 +188,9 @@ def scan(
     out = np.zeros((MAX_MEMBERS, 4), dtype=np.int64)
     members: list[tuple[int, int, int, int]] = []
     if buf[i] == ord("{"):
-        status, pos, count = ts.members(arr, i, True, out)
+        status, pos, count = top_level.members(arr, i, True, out)
         members += [tuple(r) for r in out[:count].tolist()]  # type: ignore[misc]
-        if status != ts.TOP_FOUND:
+        if status != top_level.TOP_FOUND:
             return None
         start = pos
     elif buf[i] == ord("["):
@@ -212,9 +209,9 @@ def scan(
             return None
         warnings.append(warning)
     elif buf[i] == ord("{"):
-        status, pos, count = ts.members(arr, end_pos, False, out)
+        status, pos, count = top_level.members(arr, end_pos, False, out)
         members += [tuple(r) for r in out[:count].tolist()]  # type: ignore[misc]
-        if status != ts.TOP_DONE:
+        if status != top_level.TOP_DONE:
             return None
     elif bytes(buf[end_pos:]).strip(_WS):
         return None

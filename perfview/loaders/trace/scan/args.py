@@ -13,8 +13,10 @@ import threading
 import numpy as np
 from numba import njit
 
-from perfview.loaders.byte_ops import move_bytes
-from perfview.loaders.json_scan import (
+from perfview.loaders.trace import fields
+from perfview.loaders.trace.read import Text
+from perfview.loaders.trace.scan.byte_ops import move_bytes
+from perfview.loaders.trace.scan.tokens import (
     MAX_DEPTH,
     literal,
     match,
@@ -22,9 +24,7 @@ from perfview.loaders.json_scan import (
     skip_value,
     skip_ws,
     string,
-    words,
 )
-from perfview.loaders.trace_decode import Text
 
 
 @njit(cache=True, nogil=True)
@@ -44,9 +44,7 @@ def compact(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> int:
     return o
 
 
-MEM_WORDS, MEM_OFFS = words(
-    b"Device Type", b"Device Id", b"Addr", b"Bytes", b"Total Allocated", b"Total Reserved"
-)
+MEM_WORDS, MEM_OFFS = fields.words(fields.MEMORY_ARGS)
 
 
 @njit(cache=True, nogil=True)
@@ -112,7 +110,7 @@ class ArgsCompaction:
 
     The kept args are moved back to back, in file order, to the front of `buf` (peak memory
     stays at one copy of the file); the move runs compiled code without the GIL, so it
-    overlaps with `trace_build.build`, which does not need the text. `finish` waits for it
+    overlaps with `build.build`, which does not need the text. `finish` waits for it
     and returns the blob and each kept event's start in it.
     """
 

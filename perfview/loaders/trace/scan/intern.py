@@ -3,7 +3,7 @@
 Each scan thread interns the strings it meets (names, categories, phases, pid/tid values, input
 shapes, flow ids) into tables of its own: a code per distinct value, in order of first
 appearance, and the value's byte span in the file, which Python decodes once per distinct
-value (`trace_assemble`). `Tables` holds one thread's tables; `_intern` is the compiled lookup
+value (`assemble`). `Tables` holds one thread's tables; `_intern` is the compiled lookup
 the scanner calls per string, `intern_spans` merges spans from several threads' tables.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.byte_ops import load_u64
-from perfview.loaders.json_scan import leaf, lower_ascii
+from perfview.loaders.trace.scan.byte_ops import load_u64
+from perfview.loaders.trace.scan.tokens import leaf, lower_ascii
 
 N_TABLES = 6  # rows of the table arrays: the scanner's T_* tables
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)

@@ -2,15 +2,18 @@
 
 Reads the object form ({"traceEvents": [...], ...}) and the bare-array form, plain or gzip,
 including unterminated arrays and files cut mid-event (chrome://tracing tolerates both).
-Two ways to columns, with identical results (tests compare them on every sample):
+The stages, each a module of this package:
 
-* the compiled scanner for files of SCANNER_MIN_BYTES or more: `trace_decode.read_mapped` →
-  `trace_parallel` (numba, every core, `trace_scan` / `json_scan`) → `trace_assemble`;
-* the general path for small files and whatever the scanner refuses: `trace_decode` (bytes,
-  events as raw slices, exact decimals) → `trace_columns` (typed msgspec batches).
+    read → scan → assemble ┐
+    read → split → general ┴→ build (lanes, tables, core.nesting) → a Bundle here
 
-Then `trace_build` / `trace_tables` (slices, lanes, nesting, instants, counters, flows,
-memory) → a `Bundle` here.
+* the compiled scanner for files of SCANNER_MIN_BYTES or more: `read.read_mapped` →
+  `scan.parallel` (numba, every core, `scan.events` / `scan.tokens`) → `assemble`;
+* the general path for small files and whatever the scanner refuses: `read.read_bytes` →
+  `split` (events as raw slices) → `general` (msgspec batches, exact `numbers`).
+
+Both give the same `columns.Columns` (tests compare them on every sample), from the one
+table of event keys in `fields`. PERFVIEW_TRACE_SCANNER=0 turns the scanner off, =1 forces it.
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import strip_bom
-from perfview.loaders.trace_build import build
-from perfview.loaders.trace_columns import Columns, decode_events
-from perfview.loaders.trace_decode import parse_decimal, read_bytes, read_mapped, split_events
+from perfview.loaders.trace.build import Built, build
+from perfview.loaders.trace.columns import Columns
+from perfview.loaders.trace.general import decode_events
+from perfview.loaders.trace.numbers import parse_decimal
+from perfview.loaders.trace.read import read_bytes, read_mapped
+from perfview.loaders.trace.split import split_events
 
 if TYPE_CHECKING:
-    from perfview.loaders.trace_parallel import Scanned
+    from perfview.loaders.trace.scan.parallel import Scanned
 
 NAME: Final = "trace"
 DESCRIPTION = "a Chrome trace / torch.profiler trace (JSON)"
@@ -110,7 +116,7 @@ def load_scanned(path: Path, *, progress: Progress = noop) -> Bundle | None:
     if not _scanner_wanted(1 << 62):  # turned off
         return None
     try:
-        from perfview.loaders import trace_parallel
+        from perfview.loaders.trace.scan import parallel as trace_parallel
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
     if not trace_parallel.compiled():  # compiling would hold the GIL for ~15 s: not here
@@ -131,6 +137,8 @@ def _guard(fn: Callable[[], Bundle | None]) -> Bundle | None:
 
 
 def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
+    """read → scan (or split → general) → build → a Bundle; None when `general` is False
+    and the file needs the general path."""
     progress(0.0, "reading")
     warming = _warm_scanner(path, force=not general)
     text: bytearray | mmap.mmap
@@ -147,42 +155,66 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
     if scanned is None and isinstance(text, mmap.mmap):  # the general path edits a bytearray
         mapped, text = text, bytearray(text)
         mapped.close()
-    buf = text
-    del text
     if scanned is not None:  # the compiled scanner read it all
-        from perfview.loaders.trace_args import ArgsCompaction
-
         cols, top = scanned.cols, scanned.top
         warnings += scanned.warnings
         del scanned
-        _check_events(cols)
-        progress(0.85, "building the timeline")
-        lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
-        compaction = ArgsCompaction(buf, cols.cat_all("arg_starts"), lens)
-        del buf  # the file text becomes the args blob, in place, while the tables are built
-        built = build(cols, compiled=True, release=compaction.shrink)
-        blob, starts = compaction.finish()
-        index = built.arg_index
-        args = ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
+        built, args = _build_scanned(text, cols, progress)
+        del text
     else:
-        assert isinstance(buf, bytearray)  # maps were turned into bytearrays above
-        split = split_events(buf)
-        warnings += [w for w in split.warnings if w]
-        if not split.events:
-            raise EmptyProfile("the trace has no events")
-        cols = decode_events(buf, split.events, progress, 0.3, 0.8)
-        top = split.top
-        # The raw events are views of `buf`: drop both before the args are joined, so the
-        # file text and the args copies are never all alive at once (peak memory).
-        del split, buf
-        blob_parts = b"".join(cols.arg_blobs)
-        cols.arg_blobs.clear()
-        _check_events(cols)
-        progress(0.85, "building the timeline")
-        built = build(cols)
-        args = _args_store(
-            blob_parts, cols.cat_all("arg_lens").astype(np.int64, copy=False), built.arg_index
-        )
+        assert isinstance(text, bytearray)  # maps were turned into bytearrays above
+        box = [text]
+        del text  # `_general` holds the only reference (see there)
+        cols, top, built, args = _general(box, progress, warnings)
+    return _bundle(path, cols, top, built, args, warnings, progress)
+
+
+def _build_scanned(
+    text: bytearray | mmap.mmap, cols: Columns, progress: Progress
+) -> tuple[Built, ArgsStore]:
+    """Build from the scanner's columns; the file text becomes the args blob, in place,
+    while the tables are built (the caller's reference must be its last other one)."""
+    from perfview.loaders.trace.scan.args import ArgsCompaction
+
+    _check_events(cols)
+    progress(0.85, "building the timeline")
+    lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
+    compaction = ArgsCompaction(text, cols.cat_all("arg_starts"), lens)
+    del text
+    built = build(cols, compiled=True, release=compaction.shrink)
+    blob, starts = compaction.finish()
+    index = built.arg_index
+    return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
+
+
+def _general(
+    box: list[bytearray], progress: Progress, warnings: list[str]
+) -> tuple[Columns, dict[str, msgspec.Raw], Built, ArgsStore]:
+    """split → general → build, from the file text in `box` (taken out of it). The raw
+    events are views of the text: both are dropped before the args are joined, so the file
+    text and the args copies are never all alive at once (peak memory)."""
+    buf = box.pop()
+    split = split_events(buf)
+    warnings += [w for w in split.warnings if w]
+    if not split.events:
+        raise EmptyProfile("the trace has no events")
+    cols = decode_events(buf, split.events, progress, 0.3, 0.8)
+    top = split.top
+    del split, buf
+    blob_parts = b"".join(cols.arg_blobs)
+    cols.arg_blobs.clear()
+    _check_events(cols)
+    progress(0.85, "building the timeline")
+    built = build(cols)
+    lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
+    return cols, top, built, _args_store(blob_parts, lens, built.arg_index)
+
+
+def _bundle(
+    path: Path, cols: Columns, top: dict[str, msgspec.Raw], built: Built, args: ArgsStore,
+    warnings: list[str], progress: Progress,
+) -> Bundle:  # fmt: skip
+    """The Timeline and its Bundle from the built tables (refused when nothing shows)."""
     if built.counts["slices"] + built.counts["async"] + len(built.instants) == 0 and (
         len(built.counters) + len(built.memory) == 0
     ):
@@ -238,7 +270,7 @@ def _warm_scanner(path: Path, *, force: bool = False) -> threading.Thread | None
 
     def warm() -> None:
         with contextlib.suppress(Exception):  # any failure shows again, and is handled, later
-            from perfview.loaders import trace_parallel
+            from perfview.loaders.trace.scan import parallel as trace_parallel
 
             trace_parallel.warm()
 
@@ -253,7 +285,7 @@ def _scan(buf: bytearray | mmap.mmap, progress: Progress, *, force: bool) -> Sca
     if not _scanner_wanted(1 << 62 if force else len(buf)):
         return None
     try:
-        from perfview.loaders import trace_parallel
+        from perfview.loaders.trace.scan import parallel as trace_parallel
     except ImportError:  # pragma: no cover - numba is a dependency, but keep working without
         return None
     progress(0.2, "scanning events")

@@ -1,0 +1,304 @@
+"""Turn decoded trace columns into the Timeline tables (slices, lanes, instants, flows, …).
+
+Everything is vectorised: B/E and async pairing, overlap rows, nesting and flow binding use
+`core.intervals` and `core.nesting`; per-item Python runs only over lanes, metadata and
+counter events.
+Times are int64 ns relative to the earliest timed event (metadata events do not count: many
+producers give them ts 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis import intervals, nesting
+from perfview.core.model import schema
+from perfview.loaders.trace.columns import Columns
+from perfview.loaders.trace.lanes import (
+    LaneInfo,
+    build_lanes,
+    categorical,
+    joint_codes,
+    key_ids,
+    kinds_for,
+)
+from perfview.loaders.trace.slices import Phases, Slices, slices
+from perfview.loaders.trace.tables import (
+    SortedSlices,
+    counters_table,
+    flows_table,
+    memory_table,
+)
+
+I64 = np.int64
+
+
+@dataclass
+class Built:
+    """The tables plus what the loader reports."""
+
+    events: pd.DataFrame
+    lanes: pd.DataFrame
+    instants: pd.DataFrame
+    counters: pd.DataFrame
+    flows: pd.DataFrame
+    memory: pd.DataFrame
+    arg_index: np.ndarray  # per events row: its row among the events whose args were kept
+    t0_ns: int  # the earliest timestamp as read (before adding baseTimeNanoseconds)
+    duration_ns: int
+    counts: dict[str, int]
+    warnings: list[str]
+
+
+def _rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """np.searchsorted(kept, rows) for sorted, distinct `kept` rows of 0..n-1: how many kept
+    rows come before each row, by one running count (a binary search per row cost 4x more)."""
+    mask = np.zeros(n, dtype=I64)
+    mask[kept] = 1
+    before = np.cumsum(mask) - mask
+    out: np.ndarray = before[rows]
+    return out
+
+
+@dataclass
+class _Events:
+    """The per-event columns every stage of `build` reads (times relative to t0)."""
+
+    cols: Columns
+    ph: Phases
+    ts: np.ndarray
+    ok: np.ndarray  # a valid timestamp
+    pid: np.ndarray
+    tid: np.ndarray
+    name: np.ndarray
+    cat: np.ndarray
+
+
+def build(
+    cols: Columns, *, compiled: bool = False, release: Callable[[], None] | None = None
+) -> Built:
+    """Build every table of the Timeline from decoded columns.
+
+    `compiled`: the scanner path, which has numba loaded: nesting is always compiled (else
+    `core.nesting` picks by size). `release` is called once the overlap rows are known,
+    before the lanes, the order, the nesting and the output tables (the peak of the load), so
+    the caller can free what it no longer needs by then (the scanner path shrinks the text to
+    its args).
+    """
+    ph = Phases(cols)
+    warnings: list[str] = []
+    counts: dict[str, int] = {"events": cols.n}
+    ok = cols.cat_all("ts_ok").astype(bool, copy=False)
+    ts, dur, t0, trace_end = _times(cols, ph, ok, warnings)
+    key_id, key_text = key_ids(cols.keys.values)
+    ev = _Events(
+        cols, ph, ts, ok,
+        pid=key_id[cols.cat_all("pid").astype(I64, copy=False)],
+        tid=key_id[cols.cat_all("tid").astype(I64, copy=False)],
+        name=cols.cat_all("name").astype(I64, copy=False),
+        cat=cols.cat_all("cat").astype(I64, copy=False),
+    )  # fmt: skip
+    sl, tracks = slices(ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, warnings, counts)
+    inst, scope = _instant_rows(ev)
+    thread_inst = inst[scope == ord("t")]
+    # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
+    # instants get a lane too, so their (pid, tid) are coded along with the slices'
+    lane_pid = np.concatenate([sl.pid, ev.pid[thread_inst]])
+    lane_tid = np.concatenate([sl.tid, ev.tid[thread_inst]])
+    pair_all = joint_codes(lane_pid, lane_tid)
+    use = True if compiled else None  # the scanner path has numba loaded: always compiled
+    o1, sub = _overlap_rows(pair_all, sl, use, warnings, counts)
+    if release is not None:  # the peak of the load is ahead: lanes, order, nesting, tables
+        release()
+    info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
+    lanes, lane_all = build_lanes(
+        info, pair_all, lane_pid, lane_tid, sub, ev.cat[sl.src], cols.cats.values
+    )
+    lane_of = lane_all[: len(sl.src)]
+    # a lane is one (pid, tid, sub): within it o1 already has the (start, -duration, file)
+    # order, so a stable sort by lane gives slice_order(lane_of, ...) without a 3-key sort
+    order = o1[np.argsort(lane_of[o1], kind="stable")]
+    s = SortedSlices(lane_of[order], sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
+    depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
+    _lane_stats(lanes, s.lane, depth)
+    events = _events_table(ev, sl, order, s, depth)
+    instants = _instants_table(ev, inst, scope)
+    counters = counters_table(cols, ts, ok, ev.pid)
+    memory = memory_table(cols, ts, ok, ev.pid, ev.tid)
+    flows, fwarn, fcounts = flows_table(ph, cols, ts, ok, ev.pid, ev.tid, ev.name, ev.cat, lanes, s)
+    warnings.extend(fwarn)
+    _report(ev, warnings)
+    counts.update(
+        instants=len(instants),
+        counters=int(ph("C").sum()),
+        counter_samples=len(counters),
+        lanes=len(lanes),
+        memory_events=len(memory),
+        metadata=int(ph("M").sum()),
+        **fcounts,
+    )
+    arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
+    return Built(
+        events=schema.coerce(events, schema.EVENTS),
+        lanes=schema.coerce(lanes, schema.LANES),
+        instants=schema.coerce(instants, schema.INSTANTS),
+        counters=counters,
+        flows=flows,
+        memory=memory,
+        arg_index=_rank_among(arg_rows, sl.src[order], cols.n),
+        t0_ns=t0,
+        duration_ns=_duration(trace_end, sl.end, instants, counters, memory),
+        counts=counts,
+        warnings=warnings,
+    )
+
+
+def _times(
+    cols: Columns, ph: Phases, ok: np.ndarray, warnings: list[str]
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(ts relative to t0, durations clamped at 0, t0, end of the trace)."""
+    ts_raw = cols.cat_all("ts").astype(I64, copy=False)
+    dur = np.where(
+        cols.cat_all("dur_ok").astype(bool, copy=False),
+        cols.cat_all("dur").astype(I64, copy=False),
+        0,
+    )
+    timed = ok & ~ph("M")
+    big = np.iinfo(I64).max
+    # reductions with where=: no filtered copy of a 2.5M-row column for one number
+    t0 = int(np.min(ts_raw, where=timed, initial=big)) if timed.any() else 0
+    ts = ts_raw - t0
+    is_x = ph("X") & ok
+    negative = int(np.count_nonzero((dur < 0) & is_x))
+    if negative:
+        warnings.append(f"{negative:,} slices have a negative duration; shown with zero length")
+    np.maximum(dur, 0, out=dur)
+    ends = np.max(ts, where=timed, initial=0)
+    if is_x.any():  # X slices are timed (ok, not metadata)
+        ends = max(ends, np.max(ts + dur, where=is_x, initial=0))
+    return ts, dur, t0, max(int(ends), 0)
+
+
+def _instant_rows(ev: _Events) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the instants (torch's memory instants are the memory table's) and their
+    scope letter (t, p or g)."""
+    mem_rows = np.zeros(ev.cols.n, dtype=bool)
+    mem_rows[ev.cols.mem("row").astype(I64)] = True
+    inst = np.flatnonzero(ev.ph("iInR") & ev.ok & ~mem_rows)
+    scope = ev.cols.cat_all("scope").astype(np.uint8, copy=False)[inst]
+    scope = np.where(np.isin(scope, [ord("p"), ord("g")]), scope, ord("t")).astype(np.uint8)
+    return inst, scope
+
+
+def _overlap_rows(
+    pair_all: np.ndarray, sl: Slices, use: bool | None, warnings: list[str],
+    counts: dict[str, int],
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The slices' order by (pair, start, -duration) and each row's overlap row (`sub`,
+    instants after the slices: row 0)."""
+    pair = pair_all[: len(sl.src)]
+    o1 = intervals.slice_order(pair, sl.start, sl.end)
+    sub = np.zeros(len(pair_all), dtype=np.int16)
+    sub[o1] = nesting.assign_rows(pair[o1], sl.start[o1], sl.end[o1], compiled=use)
+    n_overlap = int((sub > 0).sum())
+    if n_overlap:
+        warnings.append(
+            f"{n_overlap:,} slices overlap others on their thread or stream without nesting; "
+            "they are shown on extra rows"
+        )
+        counts["overlapping_slices"] = n_overlap
+    return o1, sub
+
+
+def _events_table(
+    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, depth: np.ndarray
+) -> pd.DataFrame:
+    cols, name, cat = ev.cols, ev.name, ev.cat
+    src = sl.src[order]
+    kind = kinds_for(cat[src], cols.cats.values, name[src], cols.names.values)
+    kind[sl.is_async[order]] = schema.KINDS.index("async")
+    is_slice = (ev.ph("X") | ev.ph("B"))[src]
+    return pd.DataFrame(
+        {
+            "ts": s.start,
+            "dur": s.end - s.start,
+            "name": categorical(name[src], cols.names.values),
+            "cat": categorical(cat[src], cols.cats.values),
+            "kind": pd.Categorical.from_codes(kind, categories=pd.Index(list(schema.KINDS))),
+            "pid": sl.pid[order],
+            "tid": sl.tid[order],
+            "lane": s.lane.astype(np.int32),
+            "depth": depth,
+            "parent": s.parent,
+            "corr": np.where(is_slice, cols.cat_all("corr").astype(I64, copy=False)[src], -1),
+            "ext_id": np.where(is_slice, cols.cat_all("ext").astype(I64, copy=False)[src], -1),
+            "shape": categorical(
+                cols.cat_all("shape").astype(I64, copy=False)[src], cols.shapes.values
+            ),
+        },
+        copy=False,
+    )
+
+
+def _instants_table(ev: _Events, inst: np.ndarray, scope: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "ts": ev.ts[inst],
+            "name": categorical(ev.name[inst], ev.cols.names.values),
+            "cat": categorical(ev.cat[inst], ev.cols.cats.values),
+            "pid": ev.pid[inst],
+            "tid": ev.tid[inst],
+            "scope": pd.Categorical(
+                [chr(c) for c in scope.tolist()] if len(scope) < 1000 else _chars(scope),
+                categories=["t", "p", "g"],
+            ),
+        }
+    )
+
+
+def _report(ev: _Events, warnings: list[str]) -> None:
+    """Warnings about events no table shows: unsupported phases, no valid timestamp."""
+    unsupported = ev.ph.unsupported()
+    if unsupported:
+        parts = ", ".join(f"{k}: {v:,}" for k, v in sorted(unsupported.items(), key=_by_count))
+        warnings.append(
+            f"ignored {sum(unsupported.values()):,} events of unsupported phases ({parts})"
+        )
+    untimed = int((~ev.ok & ~ev.ph("M")).sum())
+    if untimed:
+        warnings.append(f"skipped {untimed:,} events without a valid timestamp")
+
+
+def _by_count(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
+
+
+def _chars(codes: np.ndarray) -> np.ndarray:
+    return codes.view("S1").astype(str)
+
+
+def _lane_stats(lanes: pd.DataFrame, lane_sorted: np.ndarray, depth: np.ndarray) -> None:
+    """Fill max_depth and n_events of each lane (slices are sorted by lane)."""
+    n = len(lanes)
+    lanes["n_events"] = np.bincount(lane_sorted, minlength=n).astype(I64)
+    max_depth = np.zeros(n, dtype=np.int16)
+    if len(lane_sorted):
+        first = np.concatenate([[0], np.flatnonzero(lane_sorted[1:] != lane_sorted[:-1]) + 1])
+        max_depth[lane_sorted[first]] = np.maximum.reduceat(depth, first)
+    lanes["max_depth"] = max_depth
+
+
+def _duration(trace_end: int, ends: np.ndarray, *tables: pd.DataFrame) -> int:
+    """Latest time anything happens (slices closed at the end included)."""
+    out = max(trace_end, int(ends.max()) if len(ends) else 0)
+    for table in tables:
+        if len(table):
+            out = max(out, int(table["ts"].max()))
+    return out
+
+
+__all__ = ["Built", "build"]
