@@ -84,6 +84,11 @@ class IcicleView(QtWidgets.QWidget):
             "from those pairs; use the callers/callees panel for exact numbers."
         )
         self.badge.setVisible(bool(self.tree.estimated))
+        notes = self.tree.notes
+        self.notes_badge = QtWidgets.QLabel(" · ".join("⚠ " + _short(n) for n in notes[:2]))
+        self.notes_badge.setStyleSheet(BADGE_STYLE)
+        self.notes_badge.setToolTip("\n\n".join(self.tree.notes))
+        self.notes_badge.setVisible(bool(self.tree.notes))
         self.mode_box = QtWidgets.QComboBox()
         self.mode_box.addItem("Merged", None)
         if self.timeline is not None and len(self.timeline.events):
@@ -104,6 +109,7 @@ class IcicleView(QtWidgets.QWidget):
         self.search_edit.textChanged.connect(self.set_search)
         lay.addWidget(self.breadcrumb, 1)
         lay.addWidget(self.badge)
+        lay.addWidget(self.notes_badge)
         lay.addWidget(self.mode_box)
         lay.addWidget(self.search_edit)
         shortcut = QtGui.QShortcut(QtGui.QKeySequence("Ctrl+F"), self)
@@ -302,6 +308,14 @@ class IcicleView(QtWidgets.QWidget):
     def _on_document_search(self, text: str) -> None:
         if text != self.search_edit.text():
             self.search_edit.setText(text)
+
+
+def _short(note: str, width: int = 60) -> str:
+    """The start of a tree note for the badge (the tooltip has the whole text)."""
+    if " could not be placed" in note:
+        return note.split(" could not be placed")[0] + " moved to extra top-level nodes"
+    head = note.split(":")[0]
+    return head if len(head) <= width else head[: width - 1] + "…"
 
 
 def _html(text: str) -> str:
