@@ -220,10 +220,16 @@ def tree_from_events(
 
 
 def tree_for(bundle: Bundle) -> CallTree | None:
-    """The bundle's icicle tree: the loader's, else built (and cached) from timeline/pstats."""
+    """The bundle's icicle tree: the loader's, else built (and cached) from timeline/pstats.
+
+    Traces get `trace_tree.trace_tree` with its default lanes (all CPU threads, one top node
+    per thread, no synthetic spans).
+    """
     if bundle.tree is None:
         if bundle.timeline is not None and len(bundle.timeline.events):
-            bundle.tree = tree_from_events(bundle.timeline)
+            from perfview.core.trace_tree import trace_tree  # it builds on this module
+
+            bundle.tree = trace_tree(bundle.timeline)
         elif bundle.profile is not None:
             bundle.tree, notes = build_pstats_tree(bundle.profile)
             bundle.warnings.extend(notes)

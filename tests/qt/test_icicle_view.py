@@ -125,3 +125,28 @@ def test_many_nodes_render(qtbot) -> None:
     view.plot.grab()
     stats = view.batch.stats
     assert 0 < stats["visible"] <= n
+
+
+def test_lane_selector_rebuilds_the_tree_off_thread(qtbot, tmp_path: Path) -> None:
+    from perfview.core import calltree
+    from perfview.loaders import load
+    from perfview.qt.document import Document
+    from perfview.qt.views.icicle_view import IcicleView
+    from tests.core.test_trace_tree import _kineto
+
+    _kineto(tmp_path)
+    bundle = load(tmp_path / "k.json")
+    doc = Document(bundle)
+    tree = doc.tree()
+    assert tree is calltree.tree_for(bundle)
+    view = IcicleView(tree, doc)
+    qtbot.addWidget(view)
+    keys = [view.lanes_box.itemData(i).key for i in range(view.lanes_box.count())]
+    assert keys[:3] == ["cpu", "gpu", "all"]
+    assert view.total[0] == 900_000
+    with qtbot.waitSignal(view.lanes_changed, timeout=10_000) as blocker:
+        view.lanes_box.setCurrentIndex(keys.index("gpu"))
+    assert blocker.args == ["gpu"]
+    assert view.total[0] == 300_000
+    assert view.tree is not tree
+    assert doc.tree() is tree  # other views keep the document's tree
