@@ -2,7 +2,7 @@
 
 Public contract (users' scripts rely on it):
 
-    perfview summary FILE [--view VIEW] [--top N] [--format table|csv|json]
+    perfview summary FILE [--view VIEW] [--top N] [--format table|csv|json] [--lanes LANES]
     perfview record …   (from perfview.runner.cli, when present)
     perfview diff A B … (from perfview.diff_cli, when present)
     perfview [FILE…] / perfview --screenshot OUT.png [--view VIEW] FILE   → the GUI
@@ -172,10 +172,19 @@ def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
 
 
 def write_summary(
-    bundle: Any, view: str, table: pd.DataFrame, top: int, fmt: str, out: TextIO
+    bundle: Any,
+    view: str,
+    table: pd.DataFrame,
+    top: int,
+    fmt: str,
+    out: TextIO,
+    total_rows: int | None = None,
 ) -> None:
-    """Write one view of one bundle in the chosen format (see the module docstring)."""
-    total = len(table)
+    """Write one view of one bundle in the chosen format (see the module docstring).
+
+    `total_rows`: how many rows the whole view has when `table` is already cut (icicle).
+    """
+    total = len(table) if total_rows is None else total_rows
     shown = table.head(top) if top > 0 else table
     if fmt == "json":
         doc = {
@@ -219,13 +228,39 @@ def run_ranks_folder(args: argparse.Namespace) -> int:
     return 0
 
 
+TREE_VIEWS = ("icicle", "tree")
+
+
+def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
+    """`--view icicle|tree`: the merged call tree in pre-order, `--top` nodes, `--lanes`."""
+    from perfview.core import tree_table
+
+    try:
+        tree = tree_table.bundle_tree(bundle, args.lanes)
+    except ValueError as exc:
+        raise CliError(f"{args.file}: {exc}") from exc
+    table, total = tree_table.tree_rows(tree, args.top)
+    for note in tree.notes if tree is not None else []:
+        if note not in bundle.warnings:
+            bundle.warnings.append(note)
+    write_summary(bundle, view, table, 0, args.format, sys.stdout, total_rows=total)
+    return 0
+
+
 def run_summary(args: argparse.Namespace) -> int:
     if os.path.isdir(args.file):
         return run_ranks_folder(args)
     bundle = load_bundle(args.file)
     view = args.view or summary.default_view(bundle)
+    lanes = getattr(args, "lanes", None)
+    if lanes is not None and view not in TREE_VIEWS:
+        raise CliError("--lanes applies to --view icicle (or tree) only")
     try:
+        if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
+            return run_tree(args, bundle, view)
         table = summary.summarize(bundle, view)
+    except CliError:
+        raise
     except LoadError as exc:  # ViewError: the view does not fit this file
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
@@ -262,6 +297,12 @@ def _add_summary(subparsers: Any) -> None:
     )
     p.add_argument("--view", choices=list(summary.VIEWS), help="default: the format's main view")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
+    p.add_argument(
+        "--lanes",
+        metavar="LANES",
+        help="icicle/tree of a trace: cpu (default), gpu, all, pid:N, a lane number or a "
+        "fragment of its label",
+    )
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.set_defaults(func=run_summary)
 

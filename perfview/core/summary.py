@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from perfview.core import aggregate, units
+from perfview.core import aggregate, tree_table, units
 from perfview.core.errors import LoadError
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.torch import kernels as torch_kernels
@@ -100,6 +100,12 @@ def _has_steps(bundle: Bundle) -> bool:
 def _has_gpu(bundle: Bundle) -> bool:
     tl = bundle.timeline
     return tl is not None and bool(tl.events["kind"].isin(["kernel", "memcpy", "memset"]).any())
+
+
+def _has_tree(bundle: Bundle) -> bool:
+    return bundle.profile is not None or (
+        bundle.timeline is not None and len(bundle.timeline.events) > 0
+    )
 
 
 def _has_shapes(bundle: Bundle) -> bool:
@@ -223,6 +229,21 @@ VIEWS: dict[str, View] = {
             "findings with evidence: GPU utilisation, data loading, launches, copies, precision",
             {"trace": lambda b: recommend.recommendations_table(_timeline(b))},
             has_data=_is_torch,
+        ),
+        View(
+            "icicle",
+            "Icicle",
+            "the merged call tree in pre-order: depth, name, file, total, self, calls "
+            "(traces: --lanes cpu|gpu|all|LANE)",
+            {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
+            has_data=_has_tree,
+        ),
+        View(
+            "tree",
+            "Call tree",
+            "the same as icicle",
+            {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
+            has_data=_has_tree,
         ),
         View(
             "lines",
