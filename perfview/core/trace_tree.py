@@ -37,7 +37,7 @@ class LaneChoice:
 
 def synthetic_mask(events: pd.DataFrame) -> np.ndarray:
     """True for the profiler's own spans (window, iteration markers), never the program's."""
-    kind = events["kind"].astype(str).to_numpy()
+    is_trace = np.asarray(events["kind"] == "trace", dtype=bool)  # categorical: no text copies
     names = events["name"]
     cats = names.cat.categories if isinstance(names.dtype, pd.CategoricalDtype) else None
     if cats is not None:  # match the few distinct names, not every row
@@ -45,7 +45,7 @@ def synthetic_mask(events: pd.DataFrame) -> np.ndarray:
         by_name = hit[names.cat.codes.to_numpy()] if len(cats) else np.zeros(len(names), bool)
     else:
         by_name = names.astype(str).str.match(SYNTHETIC_NAME.pattern).to_numpy(dtype=bool)
-    out: np.ndarray = (kind == "trace") | by_name
+    out: np.ndarray = is_trace | by_name
     return out
 
 
@@ -74,14 +74,14 @@ def _lane_table(timeline: Timeline) -> pd.DataFrame:
     return out.sort_values(["sort_key", "lane"], kind="stable").reset_index(drop=True)
 
 
-def lane_choices(timeline: Timeline) -> list[LaneChoice]:
+def lane_choices(timeline: Timeline, synthetic: np.ndarray | None = None) -> list[LaneChoice]:
     """Selector entries: all CPU threads, all GPU streams, everything, each process, each lane.
 
     Only lanes with slices other than synthetic spans are offered; a group entry appears when
     it has lanes (and "all" only when both CPU and GPU lanes exist).
     """
     ev = timeline.events
-    real = ~synthetic_mask(ev)
+    real = ~(synthetic_mask(ev) if synthetic is None else synthetic)
     used = np.unique(ev["lane"].to_numpy()[real])
     lanes = _lane_table(timeline)
     lanes = lanes[lanes["lane"].isin(used)]
@@ -108,9 +108,11 @@ def lane_choices(timeline: Timeline) -> list[LaneChoice]:
     return out
 
 
-def default_choice(timeline: Timeline) -> LaneChoice | None:
+def default_choice(
+    timeline: Timeline, synthetic: np.ndarray | None = None
+) -> LaneChoice | None:
     """What the icicle shows first: all CPU threads, else the GPU streams, else nothing."""
-    choices = lane_choices(timeline)
+    choices = lane_choices(timeline, synthetic)
     return choices[0] if choices else None
 
 
@@ -153,11 +155,12 @@ def trace_tree(timeline: Timeline, choice: LaneChoice | None = None) -> CallTree
     union of its top-level slices); with one, the root is that lane. Metrics as in
     `calltree.tree_from_events`: total_ns, self_ns (duration not covered by children), calls.
     """
-    choice = choice if choice is not None else default_choice(timeline)
     ev = timeline.events
+    synthetic = synthetic_mask(ev)
+    choice = choice if choice is not None else default_choice(timeline, synthetic)
     lane_all = ev["lane"].to_numpy(dtype=np.int64)
     keep = np.isin(lane_all, np.asarray(choice.lanes if choice else (), dtype=np.int64))
-    keep &= ~synthetic_mask(ev)
+    keep &= ~synthetic
     idx = np.flatnonzero(keep)
     parent_all = ev["parent"].to_numpy(dtype=np.int64)
     anc = parent_all[idx]
