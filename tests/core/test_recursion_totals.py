@@ -92,3 +92,15 @@ def test_torch_ops_recursion_through_another_op(tmp_path: Path) -> None:
     ops = op_kernels.ops_table(timeline).set_index("name")
     assert ops.loc["aten::to", "host_total_ns"] == 100_000
     assert ops.loc["aten::to", "host_self_ns"] == 30_000
+
+
+def test_diff_counts_recursion_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from perfview import cli
+
+    a, b = _nested_be(tmp_path), _nested_x(tmp_path)
+    code = cli.main(["diff", str(a), str(b), "--view", "ops", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    row = json.loads(out)["rows"][0]
+    assert (row["name"], row["total_ns_a"], row["total_ns_b"]) == ("f", 100_000, 100_000)
+    assert row["calls_a"] == row["calls_b"] == 3
