@@ -61,12 +61,23 @@ def _edge_times(profile: PstatsProfile) -> tuple[np.ndarray, np.ndarray, np.ndar
     return offsets, callee, ect, enc
 
 
-def _reachable(start: int, offsets: np.ndarray, callee: np.ndarray) -> np.ndarray:
-    """Boolean mask of functions reachable from `start` along caller → callee edges."""
+def _reachable(
+    start: int | np.ndarray,
+    offsets: np.ndarray,
+    callee: np.ndarray,
+    blocked: np.ndarray | None = None,
+) -> np.ndarray:
+    """Boolean mask of functions reachable from `start` along caller → callee edges.
+
+    `blocked` functions are reached but not walked through (colliding keys, whose edges
+    belong to another function).
+    """
     seen = np.zeros(len(offsets) - 1, dtype=bool)
     seen[start] = True
-    frontier = np.array([start], dtype=np.int64)
+    frontier = np.atleast_1d(np.asarray(start, dtype=np.int64))
     while len(frontier):
+        if blocked is not None:
+            frontier = frontier[~blocked[frontier]]
         lo, hi = offsets[frontier], offsets[frontier + 1]
         spans = [callee[a:b] for a, b in zip(lo, hi, strict=True) if b > a]
         if not spans:
@@ -189,7 +200,7 @@ class _Builder:
 
 
 def _place_unreached(
-    b: _Builder, profile: PstatsProfile, total: float
+    b: _Builder, profile: PstatsProfile, roots: np.ndarray, total: float
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Move gap time onto extra top-level nodes (see `perfview.core.pstats_gaps`).
 
@@ -197,7 +208,15 @@ def _place_unreached(
     nodes whose self time held it, in proportion to their gap, so the top level keeps its sum.
     """
     floor = max(b.threshold, gaps.MIN_SHARE * total)
+    if float(np.sum(b.gaps)) < floor:
+        return np.asarray(b.totals), np.asarray(b.selfs), []
+    collided = gaps.colliding_keys(profile.functions, profile.edges, total)
+    blocked = np.zeros(len(b.g.cum), dtype=bool)
+    blocked[collided] = True
+    # Only what the edges cannot lead to from the roots (not what pruning left out) moves.
+    unreached = ~_reachable(roots, b.g.offsets, b.g.callee, blocked)
     placed = b.placed()
+    placed[~unreached] = b.g.cum[~unreached]  # never picked
     moved: list[tuple[int, int]] = []  # (function, its top-level node)
     spent = 0.0
     while len(moved) < gaps.MAX_EXTRA_ROOTS:  # an extra root's subtree may have gaps too
@@ -224,8 +243,8 @@ def _place_unreached(
     callers = gaps.callers_of(
         edges["caller"].to_numpy(dtype=np.int64), edges["callee"].to_numpy(dtype=np.int64)
     )
-    collided = set(gaps.colliding_keys(profile.functions, edges, total).tolist())
-    why = [(f, float(totals[node]), gaps.reason(f, callers, collided)) for f, node in moved]
+    bad_keys = set(collided.tolist())
+    why = [(f, float(totals[node]), gaps.reason(f, callers, bad_keys)) for f, node in moved]
     return totals, selfs, [gaps.unplaced_note(profile.functions, why, total)]
 
 
@@ -262,7 +281,7 @@ def build_pstats_tree(
     b = _Builder(graph, threshold, max_depth, max_nodes)
     b.expand(roots, root_ns, root_calls)
     notes = gaps.collision_notes(funcs, profile.edges, total)
-    totals, selfs, moved = _place_unreached(b, profile, total)
+    totals, selfs, moved = _place_unreached(b, profile, roots, total)
     notes.extend(moved)
     totals[0] = total
     if b.cut_depth:

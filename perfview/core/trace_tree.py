@@ -108,9 +108,7 @@ def lane_choices(timeline: Timeline, synthetic: np.ndarray | None = None) -> lis
     return out
 
 
-def default_choice(
-    timeline: Timeline, synthetic: np.ndarray | None = None
-) -> LaneChoice | None:
+def default_choice(timeline: Timeline, synthetic: np.ndarray | None = None) -> LaneChoice | None:
     """What the icicle shows first: all CPU threads, else the GPU streams, else nothing."""
     choices = lane_choices(timeline, synthetic)
     return choices[0] if choices else None
