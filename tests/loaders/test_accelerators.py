@@ -71,3 +71,13 @@ def test_real_traces(rel: str, name: str) -> None:
     timeline = load(sample(rel)).timeline
     assert timeline is not None
     assert backends.backend(timeline) == name
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_tf32_advice_only_for_nvidia(kind: str) -> None:
+    from perfview.core.torch import recommend
+
+    timeline = load(DATA / "accelerators" / f"{kind}.json").timeline
+    assert timeline is not None
+    finding = recommend.fp32_matmuls(timeline)
+    assert (finding is not None) == (kind == "cuda")
