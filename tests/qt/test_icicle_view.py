@@ -150,3 +150,21 @@ def test_lane_selector_rebuilds_the_tree_off_thread(qtbot, tmp_path: Path) -> No
     assert view.total[0] == 300_000
     assert view.tree is not tree
     assert doc.tree() is tree  # other views keep the document's tree
+
+
+def test_unplaced_time_badge(qtbot) -> None:
+    from perfview.loaders import load
+    from perfview.qt.views.icicle_view import IcicleView
+    from tests.conftest import DATA
+
+    bundle = load(DATA / "module_eval_collision.prof")
+    view = IcicleView(bundle.tree, None, bundle.profile)
+    qtbot.addWidget(view)
+    assert view.notes_badge.isVisibleTo(view)
+    assert "colliding pstats keys" in view.notes_badge.text()
+    assert "moved to extra top-level nodes" in view.notes_badge.text()
+    assert "run_module" in view.notes_badge.toolTip()
+    assert not view.lanes_box.isVisibleTo(view)  # no lanes to choose in a pstats profile
+    plain = IcicleView(small_tree(estimated=True))
+    qtbot.addWidget(plain)
+    assert not plain.notes_badge.isVisibleTo(plain)
