@@ -135,14 +135,31 @@ def resolve_choice(timeline: Timeline, spec: str) -> LaneChoice:
     raise ValueError(f"--lanes {spec!r} {why}; choose one of: {keys}")
 
 
+_KINETO_THREAD = re.compile(r"^thread -?\d+ \((.+)\)$")
+
+
 def _lane_names(timeline: Timeline, lane_ids: np.ndarray) -> list[str]:
-    """Top-node names: the thread part of a CPU lane's label, a GPU stream's whole label."""
+    """Top-node names that stay the same from run to run (so compare views match them).
+
+    A CPU lane is named by its thread name (kineto's "thread 2910249 (pt_main_thread)" gives
+    "pt_main_thread"), else by the thread part of its label; a GPU stream keeps its label
+    ("GPU 0 · stream 7"). Repeated names get " #2", " #3" in lane order.
+    """
     lanes = _lane_table(timeline).set_index("lane")
-    names = []
+    names: list[str] = []
     for lane in lane_ids.tolist():
         label = str(lanes.at[lane, "label"])
-        gpu = str(lanes.at[lane, "device"]).lower().startswith("gpu")
-        names.append(label if gpu else label.split(" · ")[-1])
+        if str(lanes.at[lane, "device"]).lower().startswith("gpu"):
+            names.append(label)
+            continue
+        part = label.split(" · ")[-1]
+        m = _KINETO_THREAD.match(part)
+        names.append(m.group(1) if m else part)
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            names[i] = f"{name} #{seen[name]}"
     return names
 
 
