@@ -34,7 +34,7 @@ import pandas as pd
 from perfview.core import schema
 from perfview.core.model import ArgsStore, Bundle, Timeline
 
-CACHE_VERSION = 2  # bump when the loader's output or this layout changes
+CACHE_VERSION = 3  # bump when the loader's output or this layout changes
 DEFAULT_MAX_MB = 2048
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
 TABLES = {
