@@ -227,6 +227,8 @@ def _place_unreached(
         t = min(float(b.g.cum[f] - placed[f]), budget)
         first = len(b.parents)
         b.expand(np.array([f]), np.array([t]), np.array([1.0]))
+        if len(b.parents) == first:  # below the drawing threshold: nothing was added
+            break
         b.blocked[f] = True  # later extra roots do not nest it again
         placed += b.placed(first)
         placed[f] = max(placed[f], b.g.cum[f])  # never picked twice
