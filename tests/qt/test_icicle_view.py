@@ -141,6 +141,8 @@ def test_lane_selector_rebuilds_the_tree_off_thread(qtbot, tmp_path: Path) -> No
     assert tree is calltree.tree_for(bundle)
     view = IcicleView(tree, doc)
     qtbot.addWidget(view)
+    with qtbot.waitSignal(view.lanes_ready, timeout=10_000):
+        pass  # the lane list is found on a worker; its result arrives through the event loop
     keys = [view.lanes_box.itemData(i).key for i in range(view.lanes_box.count())]
     assert keys[:3] == ["cpu", "gpu", "all"]
     assert view.total[0] == 900_000

@@ -33,6 +33,7 @@ class IcicleView(QtWidgets.QWidget):
 
     node_selected = QtCore.Signal(int)
     lanes_changed = QtCore.Signal(str)  # the lane choice's key, once its tree is shown
+    lanes_ready = QtCore.Signal()  # the lane selector is filled (traces only)
 
     def __init__(
         self,
@@ -103,19 +104,31 @@ class IcicleView(QtWidgets.QWidget):
 
     # --- construction -------------------------------------------------------------------------
     def _build_lanes_box(self) -> None:
-        """The lane selector of a trace's merged tree (hidden for pstats and one-lane traces)."""
+        """The lane selector of a trace's merged tree (hidden for pstats and one-lane traces).
+
+        Its entries scan every slice (a fraction of a second at 1 GB), so a worker finds them.
+        """
         self.lanes_box = QtWidgets.QComboBox()
         self.lanes_box.setToolTip("Which threads or GPU streams the merged tree shows")
-        choices = trace_tree.lane_choices(self.timeline) if self.timeline is not None else []
-        for choice in choices:
-            self.lanes_box.addItem(choice.label, choice)
-        self.lanes_box.setVisible(len(choices) > 1)
+        self.lanes_box.setVisible(False)
+        timeline = self.timeline
+        if timeline is not None and len(timeline.events):
+            task = Task(lambda _progress: trace_tree.lane_choices(timeline), "icicle lane list")
+            task.finished.connect(self._fill_lanes_box)
+            task.start()
         self.lanes_box.setMaximumWidth(260)
         self.lanes_box.setSizeAdjustPolicy(
             QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.lanes_box.setMinimumContentsLength(14)
         self.lanes_box.currentIndexChanged.connect(self._lanes_changed)
+
+    def _fill_lanes_box(self, choices: list[trace_tree.LaneChoice]) -> None:
+        with QtCore.QSignalBlocker(self.lanes_box):  # the first entry is the tree shown now
+            for choice in choices:
+                self.lanes_box.addItem(choice.label, choice)
+        self.lanes_box.setVisible(len(choices) > 1)
+        self.lanes_ready.emit()
 
     def _build_bar(self) -> None:
         self.bar = QtWidgets.QWidget()
