@@ -2,9 +2,9 @@
 
 Public contract (users' scripts rely on it):
 
-    perfview summary FILE [--view VIEW] [--top N] [--format table|csv|json]
-    perfview record …   (from perfview.runner.cli, when present)
-    perfview diff A B … (from perfview.compare_cli, when present)
+    perfview summary FILE [--view VIEW] [--top N] [--format table|csv|json] [--lanes LANES]
+    perfview record …   (declared in perfview.runner.cli)
+    perfview diff A B … (declared in perfview.compare_cli)
     perfview [FILE…] / perfview --screenshot OUT.png [--view VIEW] FILE   → the GUI
 
 Exit codes: 0 success; 2 for usage errors and for files that cannot be opened, with exactly one
@@ -59,13 +59,39 @@ def run_ranks_folder(args: argparse.Namespace) -> int:
     return 0
 
 
+TREE_VIEWS = ("icicle", "tree")
+
+
+def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
+    """`--view icicle|tree`: the merged call tree in pre-order, `--top` nodes, `--lanes`."""
+    from perfview.core.analysis import tree_table
+
+    try:
+        tree = tree_table.bundle_tree(bundle, args.lanes)
+    except ValueError as exc:
+        raise CliError(f"{args.file}: {exc}") from exc
+    table, total = tree_table.tree_rows(tree, args.top)
+    for note in tree.notes if tree is not None else []:
+        if note not in bundle.warnings:
+            bundle.warnings.append(note)
+    write_summary(bundle, view, table, 0, args.format, sys.stdout, total_rows=total)
+    return 0
+
+
 def run_summary(args: argparse.Namespace) -> int:
     if os.path.isdir(args.file):
         return run_ranks_folder(args)
     bundle = load_bundle(args.file)
     view = args.view or summary.default_view(bundle)
+    lanes = getattr(args, "lanes", None)
+    if lanes is not None and view not in TREE_VIEWS:
+        raise CliError("--lanes applies to --view icicle (or tree) only")
     try:
+        if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
+            return run_tree(args, bundle, view)
         table = summary.summarize(bundle, view)
+    except CliError:
+        raise
     except LoadError as exc:  # ViewError: the view does not fit this file
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
@@ -91,6 +117,12 @@ def _add_summary(subparsers: Any) -> None:
     )
     p.add_argument("--view", choices=list(summary.VIEWS), help="default: the format's main view")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
+    p.add_argument(
+        "--lanes",
+        metavar="LANES",
+        help="icicle/tree of a trace: cpu (default), gpu, all, pid:N, a lane number or a "
+        "fragment of its label",
+    )
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.set_defaults(func=run_summary)
 

@@ -155,10 +155,19 @@ def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
 
 
 def write_summary(
-    bundle: Any, view: str, table: pd.DataFrame, top: int, fmt: str, out: TextIO
+    bundle: Any,
+    view: str,
+    table: pd.DataFrame,
+    top: int,
+    fmt: str,
+    out: TextIO,
+    total_rows: int | None = None,
 ) -> None:
-    """Write one view of one bundle in the chosen format (see the module docstring)."""
-    total = len(table)
+    """Write one view of one bundle in the chosen format (see the module docstring).
+
+    `total_rows`: how many rows the whole view has when `table` is already cut (icicle).
+    """
+    total = len(table) if total_rows is None else total_rows
     shown = table.head(top) if top > 0 else table
     if fmt == "json":
         doc = {

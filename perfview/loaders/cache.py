@@ -104,8 +104,7 @@ def build_id() -> str:
     spec = json.dumps({"tables": TABLES, "kinds": schema.KINDS, "format": artifacts.FORMAT})
     code = hashlib.blake2b(spec.encode(), digest_size=16)
     here = Path(__file__).resolve().parent
-    sources = [*sorted(here.glob("*.py")), here.parent / "core" / "schema.py"]
-    sources.append(here.parent / "core" / "model.py")
+    sources = [*sorted(here.rglob("*.py")), *sorted((here.parent / "core" / "model").glob("*.py"))]
     for source in sources:
         with contextlib.suppress(OSError):  # a frozen build without sources: version + schema
             code.update(source.name.encode() + b"\0" + source.read_bytes())

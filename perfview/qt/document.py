@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from perfview.core.analysis import calltree
+from perfview.core.analysis import bundle_tree
 from perfview.core.model import Bundle, CallTree
 
 SELECTION_KINDS = ("function", "op", "event", "node")
@@ -121,7 +121,7 @@ class Document(QObject):
     def tree(self) -> CallTree | None:
         """The call tree for icicle/sandwich views (pstats: estimated; traces: merged slices)."""
         if not self._tree_done:
-            self._tree = calltree.tree_for(self.bundle)
+            self._tree = bundle_tree.tree_for(self.bundle)
             self._tree_done = True
         return self._tree
 

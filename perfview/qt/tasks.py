@@ -267,9 +267,9 @@ def load_and_prepare(
     if bundle.format == "trace" and bundle.tree is None:
         progress(0.92, "building the call tree")
         try:
-            from perfview.core.analysis import calltree
+            from perfview.core.analysis import bundle_tree
 
-            calltree.tree_for(bundle)
+            bundle_tree.tree_for(bundle)
         except ImportError:
             pass
     names = list(views_for(bundle)) if views_for is not None else []

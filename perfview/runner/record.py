@@ -96,8 +96,43 @@ def _format_error(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def run_script(script: str, args: Sequence[str]) -> ScriptResult:
-    """Run `script` as `__main__` (like `python script.py args…`) and report how it ended."""
+def exec_main(script: str, profiler: Any) -> None:
+    """Run `script` as `__main__` with `profiler` on only while its code runs.
+
+    This is what `python -m cProfile -o OUT script.py` does: compile the file, `exec` it in a
+    fresh `__main__` namespace, so the profile's first frames are `builtins.exec` and the
+    script's `<module>`, not the recorder's lambda, `run_script` and runpy. The namespace is
+    installed as `sys.modules["__main__"]` for the run, as runpy does (pickle and
+    multiprocessing look classes up there).
+    """
+    import io
+    import types
+
+    with io.open_code(script) as fh:
+        code = compile(fh.read(), script, "exec")
+    module = types.ModuleType("__main__")
+    module.__dict__.update(
+        {"__file__": script, "__builtins__": builtins, "__package__": None, "__cached__": None}
+    )
+    module.__dict__["__spec__"] = None
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        profiler.enable()
+        try:
+            exec(code, module.__dict__)  # the user's own script: running it is the point
+        finally:
+            profiler.disable()
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+
+
+def run_script(script: str, args: Sequence[str], profiler: Any = None) -> ScriptResult:
+    """Run `script` as `__main__` (like `python script.py args…`) and report how it ended.
+
+    With a `profiler` (cProfile), it is enabled around the script's code only (`exec_main`).
+    """
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [script, *args]
     folder = str(Path(script).resolve().parent)
@@ -107,7 +142,10 @@ def run_script(script: str, args: Sequence[str]) -> ScriptResult:
         sys.path.insert(0, folder)
     try:
         with sigterm_delivered():
-            runpy.run_path(script, run_name="__main__")
+            if profiler is None:
+                runpy.run_path(script, run_name="__main__")
+            else:
+                exec_main(script, profiler)
         return ScriptResult(0)
     except SystemExit as exc:
         code, text = _exit_code(exc.code)
@@ -124,15 +162,17 @@ def run_script(script: str, args: Sequence[str]) -> ScriptResult:
 
 
 def record_cprofile(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
-    """cProfile over the whole script; the stats are dumped even when it fails."""
+    """cProfile over the script's own code, as `python -m cProfile -o` records it.
+
+    `run` (the plain runner) is not used: the profiler must start below the recorder's frames
+    (see `exec_main`). The stats are dumped even when the script fails.
+    """
     import cProfile
 
     prof = cProfile.Profile()
-    prof.enable()
     try:
-        return run()
+        return run_script(spec.script, spec.args, profiler=prof)
     finally:
-        prof.disable()
         with atomic_path(str(spec.output)) as tmp:  # never a half-written .prof
             prof.dump_stats(str(tmp))
 

@@ -125,3 +125,48 @@ def test_many_nodes_render(qtbot) -> None:
     view.plot.grab()
     stats = view.batch.stats
     assert 0 < stats["visible"] <= n
+
+
+def test_lane_selector_rebuilds_the_tree_off_thread(qtbot, tmp_path: Path) -> None:
+    from perfview.core.analysis import bundle_tree
+    from perfview.loaders import load
+    from perfview.qt.document import Document
+    from perfview.qt.views.icicle_view import IcicleView
+    from tests.core.analysis.test_trace_tree import _kineto
+
+    _kineto(tmp_path)
+    bundle = load(tmp_path / "k.json")
+    doc = Document(bundle)
+    tree = doc.tree()
+    assert tree is bundle_tree.tree_for(bundle)
+    view = IcicleView(tree, doc)
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.lanes_ready, timeout=10_000):
+        pass  # the lane list is found on a worker; its result arrives through the event loop
+    keys = [view.lanes_box.itemData(i).key for i in range(view.lanes_box.count())]
+    assert keys[:3] == ["cpu", "gpu", "all"]
+    assert view.total[0] == 900_000
+    with qtbot.waitSignal(view.lanes_changed, timeout=10_000) as blocker:
+        view.lanes_box.setCurrentIndex(keys.index("gpu"))
+    assert blocker.args == ["gpu"]
+    assert view.total[0] == 300_000
+    assert view.tree is not tree
+    assert doc.tree() is tree  # other views keep the document's tree
+
+
+def test_unplaced_time_badge(qtbot) -> None:
+    from perfview.loaders import load
+    from perfview.qt.views.icicle_view import IcicleView
+    from tests.conftest import DATA
+
+    bundle = load(DATA / "module_eval_collision.prof")
+    view = IcicleView(bundle.tree, None, bundle.profile)
+    qtbot.addWidget(view)
+    assert view.notes_badge.isVisibleTo(view)
+    assert "colliding pstats keys" in view.notes_badge.text()
+    assert "moved to extra top-level nodes" in view.notes_badge.text()
+    assert "run_module" in view.notes_badge.toolTip()
+    assert not view.lanes_box.isVisibleTo(view)  # no lanes to choose in a pstats profile
+    plain = IcicleView(small_tree(estimated=True))
+    qtbot.addWidget(plain)
+    assert not plain.notes_badge.isVisibleTo(plain)

@@ -276,3 +276,26 @@ def test_bootstrap_path_is_hidden_from_the_script(tmp_path: Path) -> None:
     assert "/elsewhere" in seen["path"]
     assert seen["pp"] == "/elsewhere"
     assert seen["boot"] is None
+
+
+def test_cprofile_first_frames_are_the_scripts(tmp_path: Path) -> None:
+    """Like `python -m cProfile -o`: exec → the script's <module>, no recorder or runpy frames."""
+    out = tmp_path / "cpu.prof"
+    script = str(SCRIPTS / "cpu_work.py")
+    code, err = _run(RunSpec("cprofile", script, cwd=str(tmp_path), output=str(out)))
+    assert code == 0, err
+    stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
+    files = {file for (file, _line, _name) in stats}
+    assert not [f for f in files if "perfview" in f or "runpy" in f]
+    assert not [name for (_f, _l, name) in stats if name == "<lambda>"]
+    module = stats[(script, 1, "<module>")]
+    assert set(module[4]) == {("~", 0, "<built-in method builtins.exec>")}  # its only caller
+    bundle = _load(out)
+    if bundle is not None:
+        tree = bundle.tree
+        top = [tree.name(int(k)) for k in tree.children(0)]
+        assert top[0] == "<built-in method builtins.exec>"
+        first = int(tree.children(0)[0])
+        assert [tree.name(int(k)) for k in tree.children(first)] == ["<module>"]
+        child = int(tree.children(first)[0])
+        assert tree.frames["file"].iat[int(tree.frame[child])] == script

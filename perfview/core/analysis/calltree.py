@@ -23,7 +23,7 @@ from perfview.core.analysis.pstats_graph import (
     root_functions,
     tree_from_pstats,
 )
-from perfview.core.model import Bundle, CallTree, Timeline
+from perfview.core.model import CallTree, Timeline
 
 _METRICS = ("total_ns", "self_ns", "calls")
 
@@ -219,17 +219,6 @@ def tree_from_events(
     return _tree(parent, frame, make_frames(names.cat.categories), metrics)
 
 
-def tree_for(bundle: Bundle) -> CallTree | None:
-    """The bundle's icicle tree: the loader's, else built (and cached) from timeline/pstats."""
-    if bundle.tree is None:
-        if bundle.timeline is not None and len(bundle.timeline.events):
-            bundle.tree = tree_from_events(bundle.timeline)
-        elif bundle.profile is not None:
-            bundle.tree, notes = build_pstats_tree(bundle.profile)
-            bundle.warnings.extend(notes)
-    return bundle.tree
-
-
 def node_depths(tree: CallTree) -> np.ndarray:
     """Depth of every node by pointer doubling (log(depth) vector passes, no Python loop)."""
     parent = tree.parent.astype(np.int64)
@@ -396,7 +385,6 @@ __all__ = [
     "make_frames",
     "node_depths",
     "root_functions",
-    "tree_for",
     "tree_from_events",
     "tree_from_folded",
     "tree_from_pstats",

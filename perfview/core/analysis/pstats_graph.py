@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from perfview.core.analysis import pstats_gaps as gaps
 from perfview.core.model import CallTree, PstatsProfile
 
 DEFAULT_MIN_FRACTION = 1e-4
@@ -60,12 +61,23 @@ def _edge_times(profile: PstatsProfile) -> tuple[np.ndarray, np.ndarray, np.ndar
     return offsets, callee, ect, enc
 
 
-def _reachable(start: int, offsets: np.ndarray, callee: np.ndarray) -> np.ndarray:
-    """Boolean mask of functions reachable from `start` along caller → callee edges."""
+def _reachable(
+    start: int | np.ndarray,
+    offsets: np.ndarray,
+    callee: np.ndarray,
+    blocked: np.ndarray | None = None,
+) -> np.ndarray:
+    """Boolean mask of functions reachable from `start` along caller → callee edges.
+
+    `blocked` functions are reached but not walked through (colliding keys, whose edges
+    belong to another function).
+    """
     seen = np.zeros(len(offsets) - 1, dtype=bool)
     seen[start] = True
-    frontier = np.array([start], dtype=np.int64)
+    frontier = np.atleast_1d(np.asarray(start, dtype=np.int64))
     while len(frontier):
+        if blocked is not None:
+            frontier = frontier[~blocked[frontier]]
         lo, hi = offsets[frontier], offsets[frontier + 1]
         spans = [callee[a:b] for a, b in zip(lo, hi, strict=True) if b > a]
         if not spans:
@@ -112,6 +124,132 @@ def root_functions(profile: PstatsProfile) -> tuple[np.ndarray, np.ndarray, np.n
     return cand[keep].astype(np.int64), times[keep], calls
 
 
+class _Builder:
+    """The growing node arrays of an estimated tree, and the DFS that expands a root into them."""
+
+    def __init__(self, graph: gaps.Graph, threshold: float, max_depth: int, max_nodes: int):
+        self.g = graph
+        self.threshold = threshold
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.parents: list[int] = [-1]
+        self.frames: list[int] = [-1]
+        self.totals: list[float] = [0.0]
+        self.selfs: list[float] = [0.0]
+        self.calls: list[float] = [0.0]
+        self.gaps: list[float] = [0.0]  # per node: cumtime no recorded callee explains
+        self.on_path = np.zeros(len(graph.cum), dtype=bool)
+        self.blocked = np.zeros(len(graph.cum), dtype=bool)  # extra roots: never entered again
+        self.cut_depth = self.cut_nodes = False
+
+    def expand(self, roots: np.ndarray, times: np.ndarray, counts: np.ndarray) -> None:
+        """Add the subtrees of `roots` under node 0, biggest first (snakeviz's split)."""
+        g = self.g
+        # Stack items: (function, parent node, time, calls, depth) or (_EXIT, function, ...).
+        stack: list[tuple[int, int, float, float, int]] = [
+            (int(roots[i]), 0, float(times[i]), float(counts[i]), 1)
+            for i in np.argsort(times, kind="stable")
+            if times[i] >= self.threshold
+        ]
+        while stack:
+            f, parent, t, c, depth = stack.pop()
+            if f == _EXIT:
+                self.on_path[parent] = False
+                continue
+            node = len(self.parents)
+            self.parents.append(parent)
+            self.frames.append(f)
+            self.totals.append(t)
+            self.calls.append(c)
+            children_time = 0.0
+            cut = False  # children left out on purpose: their time is self time, not a gap
+            lo, hi = g.offsets[f], g.offsets[f + 1]
+            share = t / g.cum[f] if g.cum[f] > 0 else 0.0
+            if hi > lo and g.cum[f] > 0:
+                kids = g.callee[lo:hi]
+                keep = ~(self.on_path | self.blocked)[kids] & (kids != f)
+                kt = g.ect[lo:hi][keep] * share
+                kc = g.enc[lo:hi][keep] * share
+                kids = kids[keep]
+                ksum = float(kt.sum())
+                if ksum > t > 0:
+                    kt *= t / ksum
+                big = kt >= self.threshold
+                if big.any():
+                    if depth >= self.max_depth:
+                        self.cut_depth = cut = True
+                    elif len(self.parents) + len(stack) >= self.max_nodes:
+                        self.cut_nodes = cut = True
+                    else:
+                        self.on_path[f] = True
+                        stack.append((_EXIT, f, 0.0, 0.0, 0))
+                        kt, kc, kids = kt[big], kc[big], kids[big]
+                        for i in np.argsort(kt, kind="stable"):  # largest popped (drawn) first
+                            item = (int(kids[i]), node, float(kt[i]), float(kc[i]), depth + 1)
+                            stack.append(item)
+                        children_time = float(kt.sum())
+            own = max(t - children_time, 0.0)
+            self.selfs.append(own)
+            self.gaps.append(0.0 if cut else min(float(g.gap[f]) * share, own))
+
+    def placed(self, first: int = 1) -> np.ndarray:
+        """Time the nodes from `first` on give each function (recursion is never nested)."""
+        frames = np.asarray(self.frames[first:], dtype=np.int64)
+        weights = np.asarray(self.totals[first:], dtype=np.float64)
+        return np.bincount(frames, weights=weights, minlength=len(self.g.cum))
+
+
+def _place_unreached(
+    b: _Builder, profile: PstatsProfile, roots: np.ndarray, total: float
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Move gap time onto extra top-level nodes (see `perfview.core.analysis.pstats_gaps`).
+
+    Returns the final totals and self times and the notes. The moved time is taken out of the
+    nodes whose self time held it, in proportion to their gap, so the top level keeps its sum.
+    """
+    floor = max(b.threshold, gaps.MIN_SHARE * total)
+    if float(np.sum(b.gaps)) < floor:
+        return np.asarray(b.totals), np.asarray(b.selfs), []
+    collided = gaps.colliding_keys(profile.functions, profile.edges, total)
+    blocked = np.zeros(len(b.g.cum), dtype=bool)
+    blocked[collided] = True
+    # Only what the edges cannot lead to from the roots (not what pruning left out) moves.
+    unreached = ~_reachable(roots, b.g.offsets, b.g.callee, blocked)
+    placed = b.placed()
+    placed[~unreached] = b.g.cum[~unreached]  # never picked
+    moved: list[tuple[int, int]] = []  # (function, its top-level node)
+    spent = 0.0
+    while len(moved) < gaps.MAX_EXTRA_ROOTS:  # an extra root's subtree may have gaps too
+        budget = float(np.sum(b.gaps)) - spent
+        f = gaps.pick_unplaced(placed, b.g.cum, budget, floor)
+        if f < 0:
+            break
+        t = min(float(b.g.cum[f] - placed[f]), budget)
+        first = len(b.parents)
+        b.expand(np.array([f]), np.array([t]), np.array([1.0]))
+        if len(b.parents) == first:  # below the drawing threshold: nothing was added
+            break
+        b.blocked[f] = True  # later extra roots do not nest it again
+        placed += b.placed(first)
+        placed[f] = max(placed[f], b.g.cum[f])  # never picked twice
+        moved.append((f, first))
+        spent += t
+    totals = np.asarray(b.totals, dtype=np.float64)
+    selfs = np.asarray(b.selfs, dtype=np.float64)
+    if not moved:
+        return totals, selfs, []
+    node_gap = np.asarray(b.gaps, dtype=np.float64)
+    remove = node_gap * (spent / float(node_gap.sum()))
+    gaps.subtract_gaps(np.asarray(b.parents, dtype=np.int64), totals, selfs, remove)
+    edges = profile.edges
+    callers = gaps.callers_of(
+        edges["caller"].to_numpy(dtype=np.int64), edges["callee"].to_numpy(dtype=np.int64)
+    )
+    bad_keys = set(collided.tolist())
+    why = [(f, float(totals[node]), gaps.reason(f, callers, bad_keys)) for f, node in moved]
+    return totals, selfs, [gaps.unplaced_note(profile.functions, why, total)]
+
+
 def build_pstats_tree(
     profile: PstatsProfile,
     *,
@@ -124,85 +262,48 @@ def build_pstats_tree(
     A node's time T is split among its callees in proportion to edge cumtime:
     child = edge_cumtime * T / cumtime(function), scaled down if the children would exceed T.
     Callees already on the path (recursion) and children below `min_fraction` of the total
-    are not drawn; their time stays in the parent's self time. Notes say when `max_depth` or
-    `max_nodes` cut the tree.
+    are not drawn; their time stays in the parent's self time. Time the edges cannot lead to
+    from the roots (a cycle without an entry edge, colliding keys) goes to extra top-level
+    nodes, so the top level adds up to the total. Notes say so, name colliding keys, and say
+    when `max_depth` or `max_nodes` cut the tree.
     """
     funcs = profile.functions
-    cum = funcs["cumtime_ns"].to_numpy(dtype=np.float64)
     offsets, callee, ect, enc = _edge_times(profile)
+    graph = gaps.Graph(
+        cum=funcs["cumtime_ns"].to_numpy(dtype=np.float64),
+        tot=funcs["tottime_ns"].to_numpy(dtype=np.float64),
+        offsets=offsets,
+        callee=callee,
+        ect=ect,
+        enc=enc,
+    )
     roots, root_ns, root_calls = root_functions(profile)
     total = float(root_ns.sum())
     threshold = max(total * min_fraction, 1e-300) if total > 0 else 0.0
-
-    parents: list[int] = [-1]
-    frames: list[int] = [-1]
-    totals: list[float] = [total]
-    selfs: list[float] = [0.0]
-    calls: list[float] = [0.0]
-    on_path = np.zeros(len(funcs), dtype=bool)
-    cut_depth = cut_nodes = False
-
-    # Stack items: (function, parent node, time, calls, depth) or (_EXIT, function, ...).
-    stack: list[tuple[int, int, float, float, int]] = [
-        (int(roots[i]), 0, float(root_ns[i]), float(root_calls[i]), 1)
-        for i in np.argsort(root_ns, kind="stable")
-        if root_ns[i] >= threshold
-    ]
-    while stack:
-        f, parent, t, c, depth = stack.pop()
-        if f == _EXIT:
-            on_path[parent] = False
-            continue
-        node = len(parents)
-        parents.append(parent)
-        frames.append(f)
-        totals.append(t)
-        calls.append(c)
-        children_time = 0.0
-        lo, hi = offsets[f], offsets[f + 1]
-        if hi > lo and cum[f] > 0:
-            kids = callee[lo:hi]
-            keep = ~on_path[kids] & (kids != f)
-            share = t / cum[f]
-            kt = ect[lo:hi][keep] * share
-            kc = enc[lo:hi][keep] * share
-            kids = kids[keep]
-            ksum = float(kt.sum())
-            if ksum > t > 0:
-                kt *= t / ksum
-            big = kt >= threshold
-            if big.any():
-                if depth >= max_depth:
-                    cut_depth = True
-                elif len(parents) + len(stack) >= max_nodes:
-                    cut_nodes = True
-                else:
-                    on_path[f] = True
-                    stack.append((_EXIT, f, 0.0, 0.0, 0))
-                    kt, kc, kids = kt[big], kc[big], kids[big]
-                    for i in np.argsort(kt, kind="stable"):  # largest popped (drawn) first
-                        stack.append((int(kids[i]), node, float(kt[i]), float(kc[i]), depth + 1))
-                    children_time = float(kt.sum())
-        selfs.append(max(t - children_time, 0.0))
-
-    notes: list[str] = []
-    if cut_depth:
+    b = _Builder(graph, threshold, max_depth, max_nodes)
+    b.expand(roots, root_ns, root_calls)
+    notes = gaps.collision_notes(funcs, profile.edges, total)
+    totals, selfs, moved = _place_unreached(b, profile, roots, total)
+    notes.extend(moved)
+    totals[0] = total
+    if b.cut_depth:
         notes.append(f"the call tree was cut at depth {max_depth}; deeper calls count as self time")
-    if cut_nodes:
+    if b.cut_nodes:
         notes.append(
             f"the call tree was limited to about {max_nodes:,} nodes; "
             "smaller calls count as self time"
         )
     tree = CallTree(
-        parent=np.asarray(parents, dtype=np.int32),
-        frame=np.asarray(frames, dtype=np.int32),
+        parent=np.asarray(b.parents, dtype=np.int32),
+        frame=np.asarray(b.frames, dtype=np.int32),
         frames=frames_from_functions(funcs),
         metrics={
-            "total_ns": np.asarray(totals, dtype=np.float64),
-            "self_ns": np.asarray(selfs, dtype=np.float64),
-            "calls": np.asarray(calls, dtype=np.float64),
+            "total_ns": totals,
+            "self_ns": selfs,
+            "calls": np.asarray(b.calls, dtype=np.float64),
         },
         estimated=True,
+        notes=list(notes),
     )
     return tree, notes
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from perfview.core.analysis.aggregate import nested_in_same_name
 from perfview.core.layout import colors
 from perfview.core.layout.flame import FlameIndex, layout_events
 from perfview.core.model import Timeline
@@ -56,13 +57,18 @@ def range_summary(events: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
     """Slices overlapping [lo, hi] grouped by name: calls, time inside the range, kind.
 
     `total_ns` counts only the part of each slice inside the range (a step that sticks out
-    of the selection contributes its overlap), so the numbers answer "what ran in here".
+    of the selection contributes its overlap), and a name nested inside itself once, so the
+    numbers answer "what ran in here".
     Columns: name, kind, calls, total_ns; sorted by total_ns descending.
     """
     ts = events["ts"].to_numpy(dtype=np.int64)
     end = ts + events["dur"].to_numpy(dtype=np.int64)
     hit = np.flatnonzero((end >= lo) & (ts <= hi))
     inside = np.minimum(end[hit], hi) - np.maximum(ts[hit], lo)
+    if "parent" in events.columns:  # recursion counts once: a same-name ancestor overlaps too
+        in_range = np.zeros(len(ts), dtype=bool)
+        in_range[hit] = True
+        inside = np.where(nested_in_same_name(events, in_range)[hit], 0, inside)
     frame = pd.DataFrame(
         {
             "name": events["name"].to_numpy()[hit],

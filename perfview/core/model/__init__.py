@@ -101,6 +101,8 @@ class CallTree:
     frames: pd.DataFrame
     metrics: dict[str, np.ndarray]
     estimated: bool = False
+    # What the view should tell the user about this tree (time it could not place, and why).
+    notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.parent)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfview.core.analysis import aggregate
+from perfview.core.analysis import aggregate, tree_table
 from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import memory_alloc, op_kernels, overview, ranks, recommend
 from perfview.core.analysis.torch.common import step_rows
@@ -64,6 +64,12 @@ def _has_steps(bundle: Bundle) -> bool:
 def _has_gpu(bundle: Bundle) -> bool:
     tl = bundle.timeline
     return tl is not None and bool(tl.events["kind"].isin(["kernel", "memcpy", "memset"]).any())
+
+
+def _has_tree(bundle: Bundle) -> bool:
+    return bundle.profile is not None or (
+        bundle.timeline is not None and len(bundle.timeline.events) > 0
+    )
 
 
 def _has_shapes(bundle: Bundle) -> bool:
@@ -254,8 +260,23 @@ PAGES: dict[str, Page] = {
             prepare=_timeline_data,
             prepare_when=_has_events,
         ),
-        Page("icicle", "Icicle", "the merged call tree as an icicle", widget="icicle"),
-        Page("tree", "Call tree", "the merged call tree as an expandable tree", widget="tree"),
+        Page(
+            "icicle",
+            "Icicle",
+            "the merged call tree in pre-order: depth, name, file, total, self, calls "
+            "(traces: --lanes cpu|gpu|all|LANE)",
+            {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
+            has_data=_has_tree,
+            widget="icicle",
+        ),
+        Page(
+            "tree",
+            "Call tree",
+            "the same as icicle, shown as an expandable tree",
+            {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
+            has_data=_has_tree,
+            widget="tree",
+        ),
     )
 }
 

@@ -20,9 +20,20 @@ from perfview.loaders.trace.columns import Columns
 
 I64 = np.int64
 _SORT_COLUMNS = ("psort", "tsort", "gpu", "pid", "tid", "sub")
-_GPU_LABEL = re.compile(r"\bGPU\s*(\d+)", re.IGNORECASE)
+_GPU_LABEL = re.compile(r"\b(?:GPU|MTIA|XPU|HPU|NPU)\s*(\d+)", re.IGNORECASE)
+# Device-side activity categories (kineto's ActivityType names): CUDA, ROCm, XPU and
+# PrivateUse1 backends write kernel / gpu_memcpy / gpu_memset; MTIA writes mtia_ccp_events,
+# Gaudi (HPU) writes hpu_op.
 GPU_CATS = frozenset(
-    {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "gpu_user_annotation"}
+    {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "gpu_user_annotation",
+     "mtia_ccp_events", "hpu_op"}
+)  # fmt: skip
+# What to call a device lane, by the backend its categories name (default "GPU").
+ACCELERATOR_OF_CAT_PREFIX = (
+    ("mtia_", "MTIA"),
+    ("hpu_", "HPU"),
+    ("xpu_", "XPU"),
+    ("privateuse1_", "PrivateUse1"),
 )
 KIND_OF_CAT = {
     "cpu_op": "cpu_op",
@@ -37,6 +48,9 @@ KIND_OF_CAT = {
     "xpu_runtime": "runtime",
     "xpu_driver": "runtime",
     "mtia_runtime": "runtime",
+    "mtia_ccp_events": "kernel",
+    "hpu_op": "kernel",
+    "glow_runtime": "runtime",
     "privateuse1_runtime": "runtime",
     "privateuse1_driver": "runtime",
     "kernel": "kernel",
@@ -174,6 +188,15 @@ def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def accelerator_label(cat_values: list[Any]) -> str:
+    """How device lanes are named: MTIA, HPU, XPU, PrivateUse1 from their categories, else GPU."""
+    cats = {str(v or "").lower() for v in cat_values}
+    for prefix, label in ACCELERATOR_OF_CAT_PREFIX:
+        if any(c.startswith(prefix) for c in cats):
+            return label
+    return "GPU"
+
+
 def _device(info: LaneInfo, pid: int, gpu_pids: set[int], stream_pids: set[int]) -> str:
     m = _GPU_LABEL.search(info.process_labels.get(pid, ""))
     if m:
@@ -215,10 +238,11 @@ def build_lanes(
         if info.text(t).lower().startswith("stream")
     }
     rows = []
+    accel = accelerator_label(cat_values)
     for p, t, s in zip(uniq_pid, uniq_tid, uniq_sub, strict=True):
         device = _device(info, p, gpu_pids, stream_pids)
         gpu = device.startswith("gpu")
-        process = _process_label(info, p, device)
+        process = _process_label(info, p, device, accel)
         thread = _thread_label(info, p, t, gpu)
         label = f"{process} · {thread}" + (f" (overlap {s})" if s else "")
         # missing sort indexes: 0, so CPU-before-GPU decides; string ids (Spans, async tracks)
@@ -242,9 +266,9 @@ def build_lanes(
     return lanes, lane_of
 
 
-def _process_label(info: LaneInfo, pid: int, device: str) -> str:
+def _process_label(info: LaneInfo, pid: int, device: str, accel: str = "GPU") -> str:
     if device.startswith("gpu:"):
-        return f"GPU {device[4:]}"
+        return f"{accel} {device[4:]}"
     name = info.process_name.get(pid)
     raw = info.text(pid)
     if name:

@@ -56,6 +56,8 @@ TORCH_CATS = frozenset(
         "cpu_op", "cuda_runtime", "cuda_driver", "kernel", "gpu_memcpy", "gpu_memset", "ac2g",
         "fwdbwd", "python_function", "user_annotation", "gpu_user_annotation",
         "cpu_instant_event", "operator", "runtime", "memcpy", "memset", "async_cpu_to_gpu",
+        "xpu_runtime", "xpu_driver", "mtia_runtime", "mtia_ccp_events", "hpu_op",
+        "privateuse1_runtime", "privateuse1_driver",
     }
 )  # fmt: skip
 _EVENT_KEY = re.compile(rb'"(ph|ts|traceEvents)"\s*:')

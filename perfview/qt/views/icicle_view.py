@@ -12,12 +12,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from perfview.core.analysis import trace_tree
 from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
 from perfview.core.model.units import format_ns
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
+from perfview.qt.tasks import Task
 
 ROW_PX = 20.0
 ESTIMATED_TEXT = "estimated — cProfile keeps no full stacks"
@@ -31,6 +33,8 @@ class IcicleView(QtWidgets.QWidget):
     """`IcicleView(tree, document=None, profile=None)`; `profile` marks pstats functions."""
 
     node_selected = QtCore.Signal(int)
+    lanes_changed = QtCore.Signal(str)  # the lane choice's key, once its tree is shown
+    lanes_ready = QtCore.Signal()  # the lane selector is filled (traces only)
 
     def __init__(
         self,
@@ -47,16 +51,8 @@ class IcicleView(QtWidgets.QWidget):
             getattr(document, "bundle", None), "timeline", None
         )
         self.mode = "merged"
-        self.focus_node = 0
-        self.path: list[int] = [0]
-        names = tree.frames["name"].to_numpy(dtype=object)
-        frame = np.asarray(tree.frame, dtype=np.int64)
-        self.node_names = np.where(frame >= 0, names[np.maximum(frame, 0)], "(root)").astype(object)
-        self.total = np.asarray(tree.metrics["total_ns"], dtype=np.float64)
-        self.self_ns = np.asarray(
-            tree.metrics.get("self_ns", np.zeros(len(tree))), dtype=np.float64
-        )
-        self.calls = np.asarray(tree.metrics.get("calls", np.zeros(len(tree))), dtype=np.float64)
+        self._adopt(tree)
+        self._generation = 0
         self._build_bar()
         self._build_plot()
         layout = QtWidgets.QVBoxLayout(self)
@@ -69,7 +65,72 @@ class IcicleView(QtWidgets.QWidget):
             document.selection_changed.connect(self._on_document_selection)
             document.search_changed.connect(self._on_document_search)
 
+    def _adopt(self, tree: CallTree) -> None:
+        """Take `tree` as the merged tree (arrays the drawing and tooltips read)."""
+        self.tree = tree
+        self.focus_node = 0
+        self.path: list[int] = [0]
+        names = tree.frames["name"].to_numpy(dtype=object)
+        frame = np.asarray(tree.frame, dtype=np.int64)
+        self.node_names = np.where(frame >= 0, names[np.maximum(frame, 0)], "(root)").astype(object)
+        self.total = np.asarray(tree.metrics["total_ns"], dtype=np.float64)
+        self.self_ns = np.asarray(
+            tree.metrics.get("self_ns", np.zeros(len(tree))), dtype=np.float64
+        )
+        self.calls = np.asarray(tree.metrics.get("calls", np.zeros(len(tree))), dtype=np.float64)
+
+    def _lanes_changed(self, index: int) -> None:
+        """Build the chosen lanes' tree on a worker thread; `_on_tree_ready` shows it."""
+        choice = self.lanes_box.itemData(index)
+        if choice is None or self.timeline is None:
+            return
+        self._generation += 1
+        generation, timeline = self._generation, self.timeline
+        self.breadcrumb.setText(f"building the tree of {_html(choice.label)}…")
+
+        task = Task(
+            lambda _progress: (trace_tree.trace_tree(timeline, choice), generation), "icicle lanes"
+        )
+        task.finished.connect(self._on_tree_ready)  # a bound slot: dropped if this view dies
+        task.start()
+
+    def _on_tree_ready(self, result: tuple[CallTree, int]) -> None:
+        tree, generation = result
+        if generation != self._generation:
+            return  # the user picked again meanwhile
+        self._adopt(tree)
+        self.mode_box.setCurrentIndex(0)
+        self._set_merged()
+        self.lanes_changed.emit(self.lanes_box.currentData().key)
+
     # --- construction -------------------------------------------------------------------------
+    def _build_lanes_box(self) -> None:
+        """The lane selector of a trace's merged tree (hidden for pstats and one-lane traces).
+
+        Its entries scan every slice (a fraction of a second at 1 GB), so a worker finds them.
+        """
+        self.lanes_box = QtWidgets.QComboBox()
+        self.lanes_box.setToolTip("Which threads or GPU streams the merged tree shows")
+        self.lanes_box.setVisible(False)
+        timeline = self.timeline
+        if timeline is not None and len(timeline.events):
+            task = Task(lambda _progress: trace_tree.lane_choices(timeline), "icicle lane list")
+            task.finished.connect(self._fill_lanes_box)
+            task.start()
+        self.lanes_box.setMaximumWidth(260)
+        self.lanes_box.setSizeAdjustPolicy(
+            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.lanes_box.setMinimumContentsLength(14)
+        self.lanes_box.currentIndexChanged.connect(self._lanes_changed)
+
+    def _fill_lanes_box(self, choices: list[trace_tree.LaneChoice]) -> None:
+        with QtCore.QSignalBlocker(self.lanes_box):  # the first entry is the tree shown now
+            for choice in choices:
+                self.lanes_box.addItem(choice.label, choice)
+        self.lanes_box.setVisible(len(choices) > 1)
+        self.lanes_ready.emit()
+
     def _build_bar(self) -> None:
         self.bar = QtWidgets.QWidget()
         lay = QtWidgets.QHBoxLayout(self.bar)
@@ -84,6 +145,12 @@ class IcicleView(QtWidgets.QWidget):
             "from those pairs; use the callers/callees panel for exact numbers."
         )
         self.badge.setVisible(bool(self.tree.estimated))
+        notes = self.tree.notes
+        self.notes_badge = QtWidgets.QLabel(" · ".join("⚠ " + _short(n) for n in notes[:2]))
+        self.notes_badge.setStyleSheet(BADGE_STYLE)
+        self.notes_badge.setToolTip("\n\n".join(self.tree.notes))
+        self.notes_badge.setVisible(bool(self.tree.notes))
+        self._build_lanes_box()
         self.mode_box = QtWidgets.QComboBox()
         self.mode_box.addItem("Merged", None)
         if self.timeline is not None and len(self.timeline.events):
@@ -104,6 +171,8 @@ class IcicleView(QtWidgets.QWidget):
         self.search_edit.textChanged.connect(self.set_search)
         lay.addWidget(self.breadcrumb, 1)
         lay.addWidget(self.badge)
+        lay.addWidget(self.notes_badge)
+        lay.addWidget(self.lanes_box)
         lay.addWidget(self.mode_box)
         lay.addWidget(self.search_edit)
         shortcut = QtGui.QShortcut(QtGui.QKeySequence("Ctrl+F"), self)
@@ -235,11 +304,12 @@ class IcicleView(QtWidgets.QWidget):
                 kind = "function" if self.profile is not None else "node"
                 # pstats trees have one frame per function id, so the frame is the function.
                 func = int(self.tree.frame[node]) if self.profile is not None else None
+                shared = self.tree is self.document.tree()  # node ids mean the same tree
                 self.document.select(
                     Selection(
                         kind=kind,
                         name=str(self.node_names[node]),
-                        node=node,
+                        node=node if shared else None,
                         function=func if func is not None and func >= 0 else None,
                         source=self,
                     )
@@ -302,6 +372,14 @@ class IcicleView(QtWidgets.QWidget):
     def _on_document_search(self, text: str) -> None:
         if text != self.search_edit.text():
             self.search_edit.setText(text)
+
+
+def _short(note: str, width: int = 60) -> str:
+    """The start of a tree note for the badge (the tooltip has the whole text)."""
+    if " could not be placed" in note:
+        return note.split(" could not be placed")[0] + " moved to extra top-level nodes"
+    head = note.split(":")[0]
+    return head if len(head) <= width else head[: width - 1] + "…"
 
 
 def _html(text: str) -> str:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from perfview.core.analysis.torch import overview
+from perfview.core.analysis.torch.backends import device_label
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
 from perfview.core.pages.data import OverviewData
@@ -157,8 +158,9 @@ class TorchOverviewView(QScrollArea):
         used = devices[devices["used"]] if len(devices) else devices
         self.device_cards: list[QFrame] = []
         for dev in used.to_dict("records"):  # a handful of GPUs at most
+            title = f"{device_label(dev.get('backend'))} {dev['id']}"
             card = _card(
-                f"GPU {dev['id']}: {dev['name']}",
+                title if dev["name"] == title else f"{title}: {dev['name']}",
                 [
                     ("Memory", format_bytes(float(dev["memory_bytes"]))),
                     ("SMs", str(dev["sms"])),
@@ -169,7 +171,8 @@ class TorchOverviewView(QScrollArea):
             self.device_cards.append(card)
             row.addWidget(card)
         if not self.device_cards:
-            row.addWidget(_card("Devices", [("GPU", "none recorded (CPU-only trace)")], body))
+            none = ("Accelerator", "none recorded (CPU-only trace)")
+            row.addWidget(_card("Devices", [none], body))
         if len(devices) > len(used):
             note = QLabel(f"(+{len(devices) - len(used)} idle GPUs on the machine)", body)
             note.setStyleSheet("color: palette(placeholder-text);")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfview.core.analysis import calltree
+from perfview.core.analysis import bundle_tree, calltree
 from perfview.core.model import Bundle, CallTree, PstatsProfile, Timeline, schema
 from tests.conftest import sample
 
@@ -180,11 +180,11 @@ def test_tree_for_caches() -> None:
     from pathlib import Path
 
     bundle = Bundle(format="trace", path=Path("x.json"), timeline=_trace())
-    tree = calltree.tree_for(bundle)
+    tree = bundle_tree.tree_for(bundle)
     assert tree is not None
     assert bundle.tree is tree
-    assert calltree.tree_for(bundle) is tree
-    assert calltree.tree_for(Bundle(format="mprof", path=Path("x.dat"))) is None
+    assert bundle_tree.tree_for(bundle) is tree
+    assert bundle_tree.tree_for(Bundle(format="mprof", path=Path("x.dat"))) is None
 
 
 def _profile(

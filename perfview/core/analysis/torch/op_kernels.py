@@ -94,7 +94,8 @@ def ops_table(timeline: Timeline, by_shape: bool = False) -> pd.DataFrame:
 
     Columns: name, [shape,] calls, host_self_ns, host_total_ns, device_self_ns, device_total_ns,
     host_self_pct, device_self_pct (shares of all ops' self time). Host numbers equal
-    `aggregate.ops_table` (torch's key_averages).
+    `aggregate.ops_table` (torch's key_averages for calls and self time; totals count an op
+    once while it is on the stack, where key_averages adds nested same-name calls again).
     """
     ev = timeline.events
     member = _op_members(timeline)
@@ -102,16 +103,18 @@ def ops_table(timeline: Timeline, by_shape: bool = False) -> pd.DataFrame:
     dself, dtotal = device_times(timeline, member)
     keys = ["name", "shape"] if by_shape else ["name"]
     frame = ev.loc[member, keys].copy()
+    inner = aggregate.nested_in_same_name(ev, member)  # recursion: count the outermost only
     frame["dur"] = ev["dur"].to_numpy(dtype=I64)[member]
+    frame["htotal"] = np.where(inner, 0, ev["dur"].to_numpy(dtype=I64))[member]
     frame["hself"] = hself[member]
     frame["dself"] = dself[member]
-    frame["dtotal"] = dtotal[member]
+    frame["dtotal"] = np.where(inner, 0, dtotal)[member]
     out = (
         frame.groupby(keys, observed=True, sort=False)
         .agg(
             calls=("dur", "size"),
             host_self_ns=("hself", "sum"),
-            host_total_ns=("dur", "sum"),
+            host_total_ns=("htotal", "sum"),
             device_self_ns=("dself", "sum"),
             device_total_ns=("dtotal", "sum"),
         )

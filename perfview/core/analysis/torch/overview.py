@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from perfview.core.analysis.torch import backends
 from perfview.core.analysis.torch.common import (
     DATALOADER_PREFIX,
     I64,
@@ -53,13 +54,15 @@ def devices_table(timeline: Timeline) -> pd.DataFrame:
 
     Also max_threads_per_sm, regs_per_sm, shared_mem_per_sm_bytes (what occupancy depends on)
     and `used`: kineto lists every GPU of the machine, `used` marks those the trace has work on
-    (all of them when the lanes name no GPU).
+    (all of them when the lanes name no GPU). Devices with work but no properties (MTIA, HPU,
+    PrivateUse1 traces have none) get a row too; `backend` names the accelerator backend.
     """
     used_ids = {
         int(d.split(":", 1)[1])
         for d in timeline.lanes["device"].astype(str)
         if d.startswith("gpu:") and d.split(":", 1)[1].isdigit()
     }
+    kind = backends.backend(timeline)
     rows = [
         {
             "id": int(p.get("id", i)),
@@ -74,9 +77,18 @@ def devices_table(timeline: Timeline) -> pd.DataFrame:
         }
         for i, p in enumerate(device_properties(timeline))
     ]
+    listed = {row["id"] for row in rows}
+    label = backends.device_label(kind)
+    rows += [  # devices with work but no deviceProperties entry (MTIA, HPU, PrivateUse1 …)
+        {"id": dev, "name": f"{label} {dev}", "memory_bytes": 0, "sms": 0,
+         "compute_capability": "", "max_threads_per_sm": 0, "regs_per_sm": 0,
+         "shared_mem_per_sm_bytes": 0, "used": True}
+        for dev in sorted(used_ids - listed)
+    ]  # fmt: skip
     cols = ["id", "name", "memory_bytes", "sms", "compute_capability", "max_threads_per_sm",
             "regs_per_sm", "shared_mem_per_sm_bytes", "used"]  # fmt: skip
     out = pd.DataFrame(rows, columns=cols)
+    out["backend"] = kind or ""
     out["used"] = out["used"].astype(bool)
     return out
 
@@ -217,6 +229,7 @@ def overview_table(timeline: Timeline) -> pd.DataFrame:
 
     devices = devices_table(timeline)
     used = devices[devices["used"]]
+    kind = str(used["backend"].iat[0]) if len(used) else ""
     for dev_id, name, memory, sms, capability in zip(  # a handful of GPUs at most
         used["id"].tolist(),
         used["name"].tolist(),
@@ -226,6 +239,7 @@ def overview_table(timeline: Timeline) -> pd.DataFrame:
         strict=True,
     ):
         sec = f"gpu:{dev_id}"
+        add(sec, "backend", kind)
         add(sec, "name", name)
         add(sec, "memory_bytes", float(memory))
         add(sec, "sms", float(sms))

@@ -144,6 +144,8 @@ def fp32_matmuls(tl: Timeline) -> Finding | None:
         return None
     devices = devices_table(tl)
     used = devices[devices["used"]]
+    if len(used) and str(used["backend"].iat[0]) not in ("CUDA", "GPU"):
+        return None  # tensor-core kernel names and the TF32 switch are NVIDIA's
     caps = [float(c) for c in used["compute_capability"] if c.replace(".", "").isdigit()]
     if caps and max(caps) < 7.0:
         return None  # no tensor cores to use
