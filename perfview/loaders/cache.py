@@ -195,8 +195,8 @@ def put(path: Path, bundle: Bundle) -> Path | None:
     _sweep_once(root)
     try:
         _write(entry, bundle, tl)
-    except (OSError, TypeError, ValueError):  # disk full, odd metadata: just no entry
-        return None
+    except (OSError, TypeError, ValueError, RuntimeError):  # disk full, odd metadata, no
+        return None  # thread left at exit: just no entry
     evict(keep=entry)
     return entry
 
