@@ -27,14 +27,15 @@ and one less header format to trust.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import mmap
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -118,8 +119,44 @@ def _sync_files(paths: list[Path]) -> None:
         with open(path, "rb+") as fh:
             os.fsync(fh.fileno())
 
-    with ThreadPoolExecutor(max_workers=min(16, len(paths) or 1)) as pool:
-        list(pool.map(sync, paths))
+    run_parallel([functools.partial(sync, path) for path in paths], 16)
+
+
+def run_parallel(tasks: list[Callable[[], Any]], workers: int) -> list[Any]:
+    """Run `tasks` on up to `workers` threads; their results in order, or the first error
+    (in task order) raised once all have ended.
+
+    Plain threads, not concurrent.futures: the CLI's cache write (`cache.put_later`) often
+    finishes while the interpreter exits, and an executor refuses new work once exit began
+    ("cannot schedule new futures after interpreter shutdown"); plain threads still start."""
+    results: list[Any] = [None] * len(tasks)
+    errors: list[BaseException | None] = [None] * len(tasks)
+    order = iter(range(len(tasks)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                i = next(order, None)
+            if i is None:
+                return
+            try:
+                results[i] = tasks[i]()
+            except BaseException as exc:  # handed to the caller below
+                errors[i] = exc
+
+    threads = [
+        threading.Thread(target=worker, name="perfview-artifacts", daemon=True)
+        for _ in range(max(1, min(workers, len(tasks))))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 @contextlib.contextmanager
@@ -268,26 +305,14 @@ class Folder:
         reading and xxHash3 both release the GIL, so columns and the blocks of a big blob
         are checked side by side. Raises Damaged for the first failing part in list order."""
         mapped = {name: self._map(name) for name in blobs}
-        workers = max(1, min(8, os.cpu_count() or 1))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="perfview-verify") as ex:
-            checks: list[tuple[str, Future[Any]]] = [
-                (name, ex.submit(self._check_block, name, memoryview(view), info, k))
-                for name, (view, info) in mapped.items()
-                for k in self._blocks(memoryview(view), info, name)
-            ]
-            columns: list[tuple[str, Future[Any]]] = [
-                (name, ex.submit(self.array, name)) for name in arrays
-            ]
-            out: dict[str, Any] = {}
-            for name, future in [*columns, *checks]:
-                try:
-                    value = future.result()
-                except Damaged:
-                    for _, rest in [*columns, *checks]:
-                        rest.cancel()
-                    raise
-                if value is not None:
-                    out[name] = value
+        checks = [
+            functools.partial(self._check_block, name, memoryview(view), info, k)
+            for name, (view, info) in mapped.items()
+            for k in self._blocks(memoryview(view), info, name)
+        ]
+        reads = [functools.partial(self.array, name) for name in arrays]
+        values = run_parallel([*reads, *checks], max(1, min(8, os.cpu_count() or 1)))
+        out: dict[str, Any] = dict(zip(arrays, values, strict=False))
         for name, (view, _) in mapped.items():
             out[name] = view
         return out

@@ -193,8 +193,8 @@ def put(path: Path, bundle: Bundle) -> Path | None:
     _sweep_once(root)
     try:
         _write(entry, bundle, tl)
-    except (OSError, TypeError, ValueError):  # disk full, odd metadata: just no entry
-        return None
+    except (OSError, TypeError, ValueError, RuntimeError):  # disk full, odd metadata, no
+        return None  # thread left at exit: just no entry
     evict(keep=entry)
     return entry
 
@@ -335,7 +335,9 @@ def _read(folder: Path, path: Path) -> Bundle:
                 data[col] = pd.Series(c["values"], dtype=object)
             else:
                 data[col] = parts[f"{name}.{col}"]
-        frame = pd.DataFrame(data, columns=list(spec))
+        # copy=False: no consolidation of same-dtype columns into 2D blocks (a copy of every
+        # column: 0.27 s of a 300 MB trace's 0.6 s reopen); a parse builds them so too
+        frame = pd.DataFrame(data, columns=list(spec), copy=False)
         if len(frame) != info["rows"]:
             raise ValueError(f"{name}: row count differs")
         frames[name] = frame

@@ -10,9 +10,11 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +29,7 @@ from tests.conftest import sample
 MEMORY = "kineto_cpu/dtu_gabriellanaro_cpu_mem_trace.json"  # memory events, instants
 COUNTERS = "chrome_trace/catapult_simple_trace.json"  # counters
 FLOWS = "kineto_gpu/hta_mi250_rocm6.2.json.gz"  # flows, GPU kernels
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -167,6 +170,36 @@ def test_the_issues_flipped_duration_bits(tmp_path: Path, cache_env: Path) -> No
         "the cached copy was damaged (column events/dur); perfview re-read the file"
     )
     pd.testing.assert_frame_equal(summarize(got, "ops"), summarize(fresh, "ops"))
+
+
+def _summary(path: Path, cache_env: Path) -> tuple[dict[str, Any], str]:
+    env = dict(os.environ, PERFVIEW_CACHE_DIR=str(cache_env), PERFVIEW_CACHE_MIN_BYTES="0")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    args = ["summary", str(path), "--view", "ops", "--format", "json"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "perfview", *args],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_the_issue_end_to_end_with_the_cli(tmp_path: Path, cache_env: Path) -> None:
+    """`perfview summary --view ops` writes the entry as it exits (a background write racing
+    the interpreter's exit); bits flipped in its events/dur column are then reported, and the
+    table is the fresh parse's, not a self time of 1e18 ns."""
+    path = _copy(FLOWS, tmp_path)
+    first, _ = _summary(path, cache_env)
+    entry = cache_env / cache.key(path)
+    assert (entry / artifacts.MANIFEST).is_file()
+    flip(entry / "events.dur")
+    second, stderr = _summary(path, cache_env)
+    assert second["rows"] == first["rows"]
+    assert second["warnings"] == [*first["warnings"], damaged_note("events.dur")]
+    assert "events.dur" in stderr  # logged too
+    third, _ = _summary(path, cache_env)  # rebuilt by the second run, served clean
+    assert third == first
 
 
 def test_damage_in_any_block_of_a_big_part_is_found(
