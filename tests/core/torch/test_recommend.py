@@ -48,7 +48,10 @@ def test_nccl_trace_findings() -> None:
 
 def test_findings_are_sorted_and_tabular() -> None:
     table = recommend.recommendations_table(timeline(RANK0))
-    assert list(table.columns) == ["severity", "title", "evidence", "metric", "value", "threshold"]
+    assert list(table.columns) == [
+        "severity", "title", "evidence", "metric", "value", "threshold", "where", "slices"
+    ]  # fmt: skip
+    assert table["slices"].dtype == "int64"
     order = [recommend.SEVERITIES.index(s) for s in table["severity"]]
     assert order == sorted(order)
     assert len(table) >= 2
