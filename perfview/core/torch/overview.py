@@ -235,10 +235,17 @@ def overview_table(timeline: Timeline) -> pd.DataFrame:
     for key in ("mean_ns", "median_ns", "min_ns", "max_ns"):
         add("steps", f"step_{key}", float(getattr(stats, key)))
     steps = steps_table(timeline)
+    section = "step breakdown"
+    if not len(steps):  # the recording (or each top-level annotation) stands in for steps
+        from perfview.core.torch.no_steps import HINT, pseudo_steps_table
+
+        add("steps", "hint", HINT)
+        steps = pseudo_steps_table(timeline)
+        section = "step breakdown (no steps: " + ", ".join(dict.fromkeys(steps["label"])) + ")"
     total = float(steps["dur_ns"].sum()) if len(steps) else 0.0
     if total > 0:
         for name in BREAKDOWN:
-            add("step breakdown", f"{name}_pct", float(steps[f"{name}_ns"].sum()) * 100 / total)
+            add(section, f"{name}_pct", float(steps[f"{name}_ns"].sum()) * 100 / total)
     for u in utilization_table(timeline).itertuples(index=False):
         sec = f"{u.device} {u.stream}" if u.stream != "all" else str(u.device)
         for key in ("utilization_pct", "compute_ns", "comm_ns", "memory_ns", "idle_ns"):

@@ -195,7 +195,13 @@ class TorchOverviewView(QScrollArea):
         self.body_layout.addWidget(_section("Step time breakdown", body))
         if not len(steps):
             self.chart: StepBreakdownChart | None = None
-            self.body_layout.addWidget(QLabel("No ProfilerStep#N slices to break down.", body))
+            if self.data.no_steps is None:
+                self.body_layout.addWidget(QLabel("No ProfilerStep#N slices to break down.", body))
+                return
+            from perfview.qt.views.no_steps_view import NoStepsPanel
+
+            self.no_steps = NoStepsPanel(self.data.no_steps, self.document, body)
+            self.body_layout.addWidget(self.no_steps)
             return
         total = float(steps["dur_ns"].sum())
         shares = [
