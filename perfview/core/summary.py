@@ -17,8 +17,16 @@ from perfview.core import aggregate, units
 from perfview.core.errors import LoadError
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.torch import kernels as torch_kernels
-from perfview.core.torch import memory_alloc, op_kernels, overview, ranks, recommend
-from perfview.core.torch.common import step_rows
+from perfview.core.torch import (
+    memory_alloc,
+    modules,
+    op_kernels,
+    overview,
+    ranks,
+    recommend,
+    streams,
+)
+from perfview.core.torch.common import comm_kernel_mask, step_rows
 
 TableFn = Callable[[Bundle], pd.DataFrame]
 HasData = Callable[[Bundle], bool]
@@ -100,6 +108,14 @@ def _has_steps(bundle: Bundle) -> bool:
 def _has_gpu(bundle: Bundle) -> bool:
     tl = bundle.timeline
     return tl is not None and bool(tl.events["kind"].isin(["kernel", "memcpy", "memset"]).any())
+
+
+def _has_modules(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and modules.has_modules(bundle.timeline)
+
+
+def _has_comm(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and bool(comm_kernel_mask(bundle.timeline.events).any())
 
 
 def _has_shapes(bundle: Bundle) -> bool:
@@ -223,6 +239,34 @@ VIEWS: dict[str, View] = {
             "findings with evidence: GPU utilisation, data loading, launches, copies, precision",
             {"trace": lambda b: recommend.recommendations_table(_timeline(b))},
             has_data=_is_torch,
+        ),
+        View(
+            "modules",
+            "Modules",
+            "per nn.Module (with_stack/with_modules traces): calls, forward and backward time",
+            {"trace": lambda b: modules.modules_table(_timeline(b))},
+            has_data=_has_modules,
+        ),
+        View(
+            "overlap",
+            "Comm/compute overlap",
+            "per rank and stream: collective time, compute time, how much of it overlapped",
+            {"trace": lambda b: streams.overlap_table(_timeline(b))},
+            has_data=_has_comm,
+        ),
+        View(
+            "idle",
+            "GPU idle time",
+            "per GPU stream: idle waiting on the host (nothing queued), on other work, other",
+            {"trace": lambda b: streams.idle_table(_timeline(b))},
+            has_data=_has_gpu,
+        ),
+        View(
+            "launch-delays",
+            "Launch delays",
+            "per GPU stream: launch → start delay of kernels and copies, with outliers",
+            {"trace": lambda b: streams.launch_delay_table(_timeline(b))},
+            has_data=_has_gpu,
         ),
         View(
             "lines",

@@ -50,7 +50,7 @@ def test_top_operators_by_self_time_match_the_json() -> None:
         while stack and (
             stack[-1]["tid"] != e["tid"]
             or ns(e["ts"]) >= ns(stack[-1]["ts"]) + ns(stack[-1]["dur"])
-        ):  # type: ignore[arg-type]  # noqa: E501
+        ):  # type: ignore[arg-type]
             stack.pop()
         if stack:
             own[id(stack[-1])] -= ns(e["dur"])
