@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from perfview.runner.examples import DEMOS, record_argv
+from perfview.runner.examples import DEMOS
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -65,15 +65,10 @@ def run_command(args: argparse.Namespace) -> int:
 def record_demo(name: str, fixed: bool, output: str | None) -> int:
     """Record demo `name` to `output` (None: a new runs folder); prints the path on success."""
     from perfview.runner import record
-    from perfview.runner.spec import add_arguments, prepare_output, spec_from_args
+    from perfview.runner.examples import demo_spec
+    from perfview.runner.spec import prepare_output
 
-    parser = argparse.ArgumentParser(prog="perfview examples run")
-    add_arguments(parser)
-    argv = record_argv(DEMOS[name], output or "", fixed)
-    if not output:  # record_argv always names -o; drop the empty one
-        i = argv.index("-o")
-        del argv[i : i + 2]
-    spec, _folder = prepare_output(spec_from_args(parser.parse_args(argv)))
+    spec, _folder = prepare_output(demo_spec(name, fixed, output))
     code = record.execute(spec)
     if code == 0:
         print(spec.output)

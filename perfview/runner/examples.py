@@ -12,8 +12,11 @@ Stdlib only (runner code never imports torch or Qt).
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
+
+from perfview.runner.spec import RunSpec, add_arguments, spec_from_args
 
 DEMOS_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples" / "demos"
 
@@ -78,4 +81,16 @@ def record_argv(demo: Demo, output: str, fixed: bool) -> list[str]:
     ]
 
 
-__all__ = ["DEMOS", "DEMOS_DIR", "Demo", "record_argv"]
+def demo_spec(name: str, fixed: bool, output: str | None = None) -> RunSpec:
+    """The RunSpec recording demo `name` (output None: a new runs folder), as `perfview record`
+    would parse its options; the GUI pre-fills its Run dialog with it."""
+    parser = argparse.ArgumentParser(prog="perfview examples run")
+    add_arguments(parser)
+    argv = record_argv(DEMOS[name], output or "", fixed)
+    if not output:  # record_argv always names -o; drop the empty one
+        i = argv.index("-o")
+        del argv[i : i + 2]
+    return spec_from_args(parser.parse_args(argv))
+
+
+__all__ = ["DEMOS", "DEMOS_DIR", "Demo", "demo_spec", "record_argv"]
