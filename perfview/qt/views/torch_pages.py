@@ -84,7 +84,7 @@ def make_torch_view(name: str, document: Document, data: Any = None) -> QWidget 
         from perfview.core.torch.recommend import recommendations
 
         data = recommendations(timeline)
-    return RecommendationsView(data)
+    return RecommendationsView(data, document)
 
 
 __all__ = ["TORCH_PAGE_NAMES", "is_torch_tab", "make_torch_view", "torch_specs"]
