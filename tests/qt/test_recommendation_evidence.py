@@ -36,6 +36,8 @@ def test_click_selects_the_loop_in_the_timeline(qtbot: Any) -> None:
     timeline = tab.view_widget("timeline")
     assert timeline.selected_row == rows[0]  # the loop's Python frame
     assert list(timeline._matches) == list(rows)
+    assert timeline.batch._highlight is not None  # the evidence stands out, the rest is muted
+    assert "click: 501 slices in the Timeline" in card.metric_label.text()
     assert timeline.match_label.text() == f"{len(rows):,} slices"
     ev = doc.bundle.timeline.events
     lo, hi = timeline.x_range()

@@ -56,10 +56,11 @@ class FindingCard(QFrame):
         layout.setSpacing(3)
         layout.addLayout(head)
         layout.addWidget(self.evidence)
+        self.metric_label: QLabel | None = None
         if not compact:
-            metric = QLabel(_metric_text(finding), self)
-            metric.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-            layout.addWidget(metric)
+            self.metric_label = QLabel(_metric_text(finding), self)
+            self.metric_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+            layout.addWidget(self.metric_label)
         self.on_click: Callable[[Finding], None] | None = None
 
     def make_clickable(self, on_click: Callable[[Finding], None]) -> None:

@@ -25,6 +25,10 @@ _TORCH_PAGES: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("kernels", "Kernels", "kernels", "kernels"),
     ("memory", "Memory", None, "allocations"),
     ("recommendations", "Recommendations", None, "recommendations"),
+    ("modules", "Modules", "modules", "modules"),  # issue 21: tables of core.torch modules/streams
+    ("idle", "GPU idle", "idle", "idle"),
+    ("overlap", "Comm overlap", "overlap", "overlap"),
+    ("launch-delays", "Launch delays", "launch-delays", "launch-delays"),
     ("icicle", "Icicle", None, None),
     # Host-only slices by name (any slice kind, as for non-torch traces; `--view ops`).
     ("ops", "Ops (host)", "ops", None),
