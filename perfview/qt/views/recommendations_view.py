@@ -73,6 +73,9 @@ class FindingCard(QFrame):
         self.setToolTip(
             f"Click to select the {len(self.finding.rows):,} evidence slices{where} in the Timeline"
         )
+        if self.metric_label is not None:
+            count = f"{len(self.finding.rows):,} slices in the Timeline"
+            self.metric_label.setText(f"{self.metric_label.text()} · click: {count}")
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if self.on_click is not None and event.button() == Qt.MouseButton.LeftButton:
