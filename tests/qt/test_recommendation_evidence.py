@@ -58,3 +58,17 @@ def test_findings_without_rows_are_not_clickable(qtbot: Any) -> None:
     view = RecommendationsView([Finding("t", "low", "e", "m", 1.0, 0.0)], doc)
     qtbot.addWidget(view)
     assert view.list.cards[0].on_click is None
+
+
+def test_overview_findings_are_clickable_too(qtbot: Any) -> None:
+    from perfview.qt.document import Document
+    from perfview.qt.views.torch_overview_view import TorchOverviewView
+
+    doc = Document(load(DATA / "demos" / "elementwise-chain-slow.pt.trace.json.gz"))
+    view = TorchOverviewView(doc.bundle.timeline, doc)
+    qtbot.addWidget(view)
+    card = view.findings.cards[0]
+    assert card.finding.title == "Chains of unfused element-wise operators"
+    with qtbot.waitSignal(doc.slices_requested) as blocker:
+        qtbot.mouseClick(card, Qt.MouseButton.LeftButton)
+    assert blocker.args == [card.finding.rows]

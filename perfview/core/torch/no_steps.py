@@ -26,15 +26,18 @@ HINT = (
     "perfview_step() in the loop, or --step-every / --step-on-optimizer)."
 )
 TOP = 10
+# annotations torch makes itself (steps, DataLoader waits, optimizer calls): not user blocks
+TORCH_OWN_RE = r"^(?:ProfilerStep#|enumerate\(DataLoader\)|Optimizer\.)"
 
 
 def pseudo_steps(tl: Timeline) -> pd.DataFrame:
     """step, row, label, start_ns, end_ns, dur_ns: the top-level user annotations on CPU
-    threads (overlapping ones dropped, earliest first), or the whole span as one row (-1)."""
+    threads (overlapping ones dropped, earliest first; torch's own, TORCH_OWN_RE, are not
+    user blocks), or the whole span as one row (row -1)."""
     ev = tl.events
     ts = ev["ts"].to_numpy(dtype=I64)
     end = ts + ev["dur"].to_numpy(dtype=I64)
-    ann = kind_mask(ev, ("annotation",)) & ~gpu_lane_mask(tl) & ~name_mask(ev, r"^ProfilerStep#")
+    ann = kind_mask(ev, ("annotation",)) & ~gpu_lane_mask(tl) & ~name_mask(ev, TORCH_OWN_RE)
     rows = np.flatnonzero(ann & (ev["depth"].to_numpy() == 0))
     rows = rows[np.argsort(ts[rows], kind="stable")]
     keep: list[int] = []

@@ -63,8 +63,15 @@ def low_gpu_utilization(tl: Timeline) -> Finding | None:
 
 
 def dataloader_bound(tl: Timeline) -> Finding | None:
-    """DataLoader time over DATALOADER_PCT of the step time (only counted while the GPU idles)."""
+    """DataLoader time over DATALOADER_PCT of the step time (only counted while the GPU idles).
+
+    Without ProfilerStep slices the recording (or each top-level annotation) is the step.
+    """
     steps = steps_table(tl)
+    if not len(steps):
+        from perfview.core.torch.no_steps import pseudo_steps_table
+
+        steps = pseudo_steps_table(tl)
     total = float(steps["dur_ns"].sum()) if len(steps) else 0.0
     if total <= 0:
         return None

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from perfview.core.model import Timeline
 from perfview.core.page_data import OverviewData
 from perfview.core.torch import overview
+from perfview.core.torch.findings import Finding
 from perfview.core.units import format_bytes, format_ns
 from perfview.qt import deferred
 from perfview.qt.document import Document
@@ -255,7 +256,14 @@ class TorchOverviewView(QScrollArea):
         head.addWidget(button)
         self.body_layout.addLayout(head)
         self.findings = FindingsList(self.data.findings, compact=True, parent=body)
+        if self.document is not None:  # a click selects the finding's slices in the Timeline
+            for card in self.findings.cards:
+                card.make_clickable(self._show_evidence)
         self.body_layout.addWidget(self.findings)
+
+    def _show_evidence(self, finding: Finding) -> None:
+        if self.document is not None:
+            self.document.show_slices(finding.rows)
 
     def _on_open_recommendations(self) -> None:
         self.open_recommendations.emit()

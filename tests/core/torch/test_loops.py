@@ -132,3 +132,15 @@ def test_cpu_sample_has_no_loop_findings() -> None:
     tl = timeline(CPU_MEM)
     assert loops.python_loop(tl) is None
     assert loops.unfused_chains(tl) is None
+
+
+def test_dataloader_rule_without_steps_uses_the_recording() -> None:
+    rows = [
+        (0, 400, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "annotation",
+         0, -1, -1, 1),
+        (400, 500, "aten::mm", "cpu_op", 0, -1, -1, 2),
+    ]  # fmt: skip
+    found = recommend.dataloader_bound(make(rows))
+    assert found is not None
+    assert found.value == pytest.approx(400 * 100 / 900)  # the span 0-900 ns is the step
+    assert found.rows == (0,)
