@@ -112,7 +112,7 @@ def _pattern(names: np.ndarray, p: int) -> list[str]:
     """The repeating unit of period p, taken where it first repeats exactly (so a one-off op
     before the loop, such as the torch.empty of its output, does not start the pattern)."""
     codes = pd.factorize(names)[0]
-    for i in range(max(len(codes) - 2 * p + 1, 0)):
+    for i in range(min(max(len(codes) - 2 * p + 1, 0), 64 * p)):  # bounded: big loops
         if np.array_equal(codes[i : i + p], codes[i + p : i + 2 * p]):
             return [str(n) for n in names[i : i + p]]
     return [str(n) for n in names[:p]]
@@ -203,10 +203,10 @@ def _chains(tl: Timeline, rows: np.ndarray) -> list[np.ndarray]:
     if not is_ew.any():
         return out
     ids = chain_id[is_ew]
-    members = np.flatnonzero(is_ew)
-    for part in np.split(members, np.flatnonzero(np.diff(ids)) + 1):
-        if len(part) >= MIN_CHAIN:
-            out.append(rows[part])
+    long_enough = (np.bincount(ids) >= MIN_CHAIN)[ids]  # drop short runs before splitting
+    members, ids = np.flatnonzero(is_ew)[long_enough], ids[long_enough]
+    if len(members):
+        out = [rows[p] for p in np.split(members, np.flatnonzero(np.diff(ids)) + 1)]
     return out
 
 
@@ -247,12 +247,17 @@ def unfused_chains(tl: Timeline) -> Finding | None:
         pattern += f" (repeated {len(names) // p}× back to back)"
     dims = _first_dims(ev["shape"].to_numpy()[longest[:1]])[0]
     kernels = _kernels_of(tl, ops)
-    gpu = (
-        f" On the GPU they launched {len(kernels):,} kernels "
-        f"({format_ns(float(dur[kernels].sum()))}), one per operator."
-        if len(kernels)
-        else ""
-    )
+    gpu = ""
+    if len(kernels):
+        k_ts = ev["ts"].to_numpy(dtype=I64)[kernels]
+        order = np.argsort(k_ts, kind="stable")
+        k_start, k_end = k_ts[order], (k_ts + dur[kernels])[order]
+        gaps = np.clip(k_start[1:] - np.maximum.accumulate(k_end)[:-1], 0, None)
+        gpu = (
+            f" On the GPU they ran as {len(kernels):,} kernels "
+            f"({format_ns(float(dur[kernels].sum()))}) with {format_ns(float(gaps.sum()))} of "
+            f"launch gaps between them (mean {format_ns(float(gaps.mean()) if len(gaps) else 0)})."
+        )
     evidence = (
         f"{len(chains):,} run{'s' if len(chains) != 1 else ''} of ≥ {MIN_CHAIN} back-to-back "
         "element-wise operators"

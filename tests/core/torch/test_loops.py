@@ -144,3 +144,22 @@ def test_dataloader_rule_without_steps_uses_the_recording() -> None:
     assert found is not None
     assert found.value == pytest.approx(400 * 100 / 900)  # the span 0-900 ns is the step
     assert found.rows == (0,)
+
+
+def test_unfused_chain_on_gpu_counts_kernels_and_gaps() -> None:
+    rows = [(0, 1000, "ProfilerStep#1", "annotation", 0, -1, -1, 1)]
+    for i, op in enumerate(("aten::mul", "aten::add", "aten::tanh", "aten::mul")):
+        t = 10 + 200 * i
+        op_row = len(rows)
+        rows += [
+            (t, 150, op, "cpu_op", 0, 0, -1, 10 + i),
+            (t + 10, 100, "cudaLaunchKernel", "runtime", 0, op_row, 100 + i, 10 + i),
+            (t + 100, 60, f"elementwise_kernel_{i}", "kernel", 1, -1, 100 + i, 10 + i),
+        ]
+    found = loops.unfused_chains(make(rows))
+    assert found is not None
+    assert found.value == pytest.approx(4 * 150 * 100 / 1000)
+    # kernels at 110-170, 310-370, 510-570, 710-770: three gaps of 140 ns
+    assert "ran as 4 kernels (240 ns) with 420 ns of launch gaps" in found.evidence
+    assert "mean 140 ns" in found.evidence
+    assert _names(make(rows), found.rows) == ["aten::mul", "aten::add", "aten::tanh", "aten::mul"]
