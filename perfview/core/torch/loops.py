@@ -185,12 +185,20 @@ def _first_dims(shapes: np.ndarray) -> np.ndarray:
 
 
 def _chains(tl: Timeline, rows: np.ndarray) -> list[np.ndarray]:
-    """Maximal runs (≥ MIN_CHAIN) of consecutive element-wise top-level ops on one shape."""
+    """Maximal runs (≥ MIN_CHAIN) of consecutive element-wise top-level ops on one shape.
+
+    A run must mix at least two operators: the same op repeated (SGD's per-parameter add_)
+    works on different tensors, not on one value; ops inside torch's `Optimizer.*` annotations
+    are left out for the same reason (their cure is foreach / fused optimizers).
+    """
     ev = tl.events
     names = _names(tl, rows)
-    ew = np.asarray([bool(ELEMENTWISE_RE.match(n)) for n in pd.unique(names)], dtype=bool)
     codes, uniq = pd.factorize(names)
+    ew = np.asarray([bool(ELEMENTWISE_RE.match(str(n))) for n in uniq], dtype=bool)
     is_ew = ew[codes] if len(uniq) else np.zeros(len(rows), dtype=bool)
+    optimizer = kind_mask(ev, ("annotation",)) & name_mask(ev, r"^Optimizer\.")
+    if optimizer.any():
+        is_ew &= nearest_ancestor(ev["parent"].to_numpy(dtype=I64), optimizer)[rows] < 0
     dims = _first_dims(ev["shape"].to_numpy()[rows])
     lane = ev["lane"].to_numpy(dtype=I64)[rows]
     ctx = _contexts(tl, rows)
@@ -206,7 +214,8 @@ def _chains(tl: Timeline, rows: np.ndarray) -> list[np.ndarray]:
     long_enough = (np.bincount(ids) >= MIN_CHAIN)[ids]  # drop short runs before splitting
     members, ids = np.flatnonzero(is_ew)[long_enough], ids[long_enough]
     if len(members):
-        out = [rows[p] for p in np.split(members, np.flatnonzero(np.diff(ids)) + 1)]
+        parts = np.split(members, np.flatnonzero(np.diff(ids)) + 1)
+        out = [rows[p] for p in parts if len(np.unique(codes[p])) >= 2]
     return out
 
 

@@ -163,3 +163,12 @@ def test_unfused_chain_on_gpu_counts_kernels_and_gaps() -> None:
     assert "ran as 4 kernels (240 ns) with 420 ns of launch gaps" in found.evidence
     assert "mean 140 ns" in found.evidence
     assert _names(make(rows), found.rows) == ["aten::mul", "aten::add", "aten::tanh", "aten::mul"]
+
+
+def test_per_parameter_updates_are_not_a_chain() -> None:
+    tl = demo("slow-dataloader-fixed")  # SGD: aten::add_ once per parameter, back to back
+    assert loops.unfused_chains(tl) is None
+    rows = [(0, 1000, "Optimizer.step#SGD.step", "annotation", 0, -1, -1, 1)]
+    ops = ["aten::mul", "aten::add", "aten::mul", "aten::add"]
+    rows += [(10 + 100 * i, 90, op, "cpu_op", 0, 0, -1, 2 + i) for i, op in enumerate(ops)]
+    assert loops.unfused_chains(make(rows)) is None  # inside torch's optimizer step
