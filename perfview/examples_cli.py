@@ -63,14 +63,21 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def record_demo(name: str, fixed: bool, output: str | None) -> int:
-    """Record demo `name` to `output` (None: a new runs folder); prints the path on success."""
+    """Record demo `name` to `output` (None: a new runs folder, listed in the GUI's Runs like
+    any `perfview record` run); prints the path on success."""
+    from pathlib import Path
+
     from perfview.runner import record
     from perfview.runner.examples import demo_spec
-    from perfview.runner.spec import prepare_output
+    from perfview.runner.spec import STATUS_FAILED, STATUS_OK, RunRecord, prepare_output
 
-    spec, _folder = prepare_output(demo_spec(name, fixed, output))
+    spec, folder = prepare_output(demo_spec(name, fixed, output))
+    run = RunRecord.start(spec, folder) if folder else None
     code = record.execute(spec)
-    if code == 0:
+    written = Path(str(spec.output)).is_file()
+    if run is not None:
+        run.finish(STATUS_OK if code == 0 and written else STATUS_FAILED, code)
+    if code == 0 and written:
         print(spec.output)
     return code
 

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,3 +79,25 @@ def test_demo_slow_form_gets_its_advice_and_fixed_form_does_not(
     diff = json.loads(capsys.readouterr().out)
     if name != "slow-dataloader":  # the loader's win is in waiting time, not operator time
         assert diff["total_delta_pct"] < -50
+
+
+def test_run_without_output_goes_to_the_runs_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recorder is faked (torch is not needed): the run folder, record and path printing."""
+    from perfview import examples_cli
+    from perfview.runner import record
+    from perfview.runner.spec import list_runs
+
+    def fake_execute(spec: Any) -> int:
+        Path(spec.output).write_bytes(b"{}")
+        return 0
+
+    monkeypatch.setenv("PERFVIEW_RUNS_DIR", str(tmp_path))
+    monkeypatch.setattr(record, "execute", fake_execute)
+    assert examples_cli.record_demo("slow-dataloader", True, None) == 0
+    runs = list_runs(tmp_path)
+    assert len(runs) == 1
+    assert runs[0].status == "ok"
+    assert runs[0].args == ["--fixed"]
+    assert capsys.readouterr().out.strip() == runs[0].output
