@@ -236,7 +236,15 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     )
     return Finding("CPU operators between kernels leave the GPU idle",
                    "high" if pct_window > 30 else "medium", evidence,
-                   "gpu_idle_gap_pct", pct_window, IDLE_GAP_PCT)  # fmt: skip
+                   "gpu_idle_gap_pct", pct_window, IDLE_GAP_PCT,
+                   _longest_first(np.flatnonzero(top_level), overlap))  # fmt: skip
+
+
+def _longest_first(rows: np.ndarray, weight: np.ndarray) -> tuple[int, ...]:
+    """Rows with weight > 0, heaviest first (the CPU ops most in the GPU's idle gaps)."""
+    keep = weight > 0
+    order = np.argsort(-weight[keep], kind="stable")
+    return tuple(int(r) for r in rows[keep][order][:MAX_ROWS])
 
 
 RULES: tuple[Callable[[Timeline], Finding | None], ...] = (
