@@ -71,7 +71,10 @@ def record_demo(name: str, fixed: bool, output: str | None) -> int:
     from perfview.runner.examples import demo_spec
     from perfview.runner.spec import STATUS_FAILED, STATUS_OK, RunRecord, prepare_output
 
-    spec, folder = prepare_output(demo_spec(name, fixed, output))
+    base = demo_spec(name, fixed, output)
+    if record.missing_module(base.mode):  # no torch here: say so, leave no empty run behind
+        return record.execute(base)
+    spec, folder = prepare_output(base)
     run = RunRecord.start(spec, folder) if folder else None
     code = record.execute(spec)
     written = Path(str(spec.output)).is_file()

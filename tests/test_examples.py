@@ -101,3 +101,16 @@ def test_run_without_output_goes_to_the_runs_list(
     assert runs[0].status == "ok"
     assert runs[0].args == ["--fixed"]
     assert capsys.readouterr().out.strip() == runs[0].output
+
+
+def test_run_without_torch_says_so_and_leaves_no_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from perfview import examples_cli
+    from perfview.runner import record
+
+    monkeypatch.setenv("PERFVIEW_RUNS_DIR", str(tmp_path))
+    monkeypatch.setattr(record, "missing_module", lambda mode: "torch")
+    assert examples_cli.record_demo("pairwise-loop", False, None) == record.EXIT_USAGE
+    assert "needs the 'torch' package" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
