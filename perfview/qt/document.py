@@ -65,6 +65,8 @@ class Document(QObject):
             trace origin. Emitted by `set_range`.
         search_changed(str): the search text views should highlight.
         view_requested(str): someone asked the document tab to show view `name`.
+        slices_requested(object): a tuple of event rows to select together in the Timeline,
+            zooming to the first (a recommendation's evidence). Emitted by `show_slices`.
     """
 
     selection_changed = Signal(object)
@@ -72,6 +74,7 @@ class Document(QObject):
     range_changed = Signal(object, object)
     search_changed = Signal(str)
     view_requested = Signal(str)
+    slices_requested = Signal(object)
 
     def __init__(self, bundle: Bundle, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +84,7 @@ class Document(QObject):
         self.selection: Selection | None = None
         self.range: tuple[int, int] | None = None
         self.search: str = ""
+        self.slices: tuple[int, ...] = ()
         self._tables: dict[str, pd.DataFrame] = {}
         self._tree: CallTree | None = None
         self._tree_done = False
@@ -116,6 +120,12 @@ class Document(QObject):
     def request_view(self, name: str) -> None:
         """Ask the tab showing this document to switch to view `name` (e.g. "timeline")."""
         self.view_requested.emit(name)
+
+    def show_slices(self, rows: tuple[int, ...] | list[int]) -> None:
+        """Show the Timeline with these event rows selected together, zoomed to the first."""
+        self.slices = tuple(int(r) for r in rows)
+        self.request_view("timeline")  # builds the timeline first if it was never shown
+        self.slices_requested.emit(self.slices)
 
     # --- derived data (memoised) ------------------------------------------------------------
     def tree(self) -> CallTree | None:

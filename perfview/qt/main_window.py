@@ -102,6 +102,12 @@ class MainWindow(QMainWindow):
             self, self.actions_by_id, {"file:open_example": self.recent_menu}
         )
         self.view_menu = self.menus["view"]
+        from perfview.qt.views.examples_menu import examples_menu  # Help ▸ Examples (issue 21)
+
+        self.examples_menu = examples_menu(
+            self, lambda: self.run_dock().controller.run_script(self)
+        )
+        self.menus["help"].insertMenu(self.menus["help"].actions()[0], self.examples_menu)
         self._add_export_action()
         self._view_actions = QActionGroup(self)
         self._view_actions.setExclusive(True)

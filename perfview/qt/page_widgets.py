@@ -182,7 +182,7 @@ def _recommendations(host: PageHost, _name: str, data: Any) -> QWidget:
         timeline = host.document.bundle.timeline
         assert timeline is not None
         data = recommendations(timeline)
-    return RecommendationsView(data)
+    return RecommendationsView(data, host.document)
 
 
 BUILDERS: dict[str, Builder] = {

@@ -7,6 +7,7 @@ import pytest
 
 from perfview.core.analysis.aggregate import lanes_table
 from perfview.core.analysis.torch import backends, kernels, op_kernels, overview
+from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.pages import summary
 from perfview.loaders import load
 from tests.conftest import DATA, sample
@@ -38,7 +39,7 @@ def test_backend_device_work_is_recognised(kind: str) -> None:
     used = devices[devices["used"]]
     assert used["name"].tolist() == [device_name]
     assert used["backend"].tolist() == [name]
-    table = overview.overview_table(timeline)
+    table = overview_table(timeline)
     rows = set(zip(table["section"], table["key"], table["value"], strict=True))
     assert ("gpu:0", "backend", name) in rows
     ks = kernels.kernels_table(timeline)

@@ -220,3 +220,17 @@ def test_recommendations_view_lists_the_findings(qtbot: Any) -> None:
     card = view.list.cards[0]
     assert card.finding.severity.upper() in card.badge.text()
     assert card.evidence.text() == findings[0].evidence
+
+
+def test_overview_without_steps_shows_the_recording_as_one_step(qtbot: Any) -> None:
+    from perfview.qt.views.torch_overview_view import TorchOverviewView
+
+    doc = _document("kineto_cpu/dtu_jc_resnet18_cpu_trace.json")
+    view = TorchOverviewView(doc.bundle.timeline, doc)
+    qtbot.addWidget(view)
+    assert view.step_count() == 0
+    panel = view.no_steps
+    assert "prof.step()" in panel.hint.text()
+    heights = sum(bar.opts["height"] for bar in panel.chart.bars.values())
+    assert heights == pytest.approx(panel.data.steps["dur_ns"].to_numpy() / 1e9)
+    assert panel.data.operators["name"].iat[0] == "aten::mkldnn_convolution"

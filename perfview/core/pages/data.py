@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch import memory_alloc, op_kernels, overview, recommend
+from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.analysis.torch.recommend import Finding
 from perfview.core.model import Timeline
 
@@ -34,15 +35,18 @@ class OverviewData:
     steps: pd.DataFrame
     utilization: pd.DataFrame
     findings: list[Finding]
+    no_steps: NoStepsData | None = None  # the page's stand-in when the trace has no steps
 
     @classmethod
     def compute(cls, timeline: Timeline) -> OverviewData:
+        stats = overview.step_stats(timeline)
         return cls(
             overview.devices_table(timeline),
-            overview.step_stats(timeline),
+            stats,
             overview.steps_table(timeline),
             overview.utilization_table(timeline),
             recommend.recommendations(timeline),
+            None if stats.count else NoStepsData.compute(timeline),
         )
 
 

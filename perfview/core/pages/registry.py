@@ -8,8 +8,17 @@ from typing import Any
 
 from perfview.core.analysis import aggregate, tree_table
 from perfview.core.analysis.torch import kernels as torch_kernels
-from perfview.core.analysis.torch import memory_alloc, op_kernels, overview, ranks, recommend
-from perfview.core.analysis.torch.common import step_rows
+from perfview.core.analysis.torch import (
+    memory_alloc,
+    modules,
+    op_kernels,
+    overview,
+    ranks,
+    recommend,
+    streams,
+)
+from perfview.core.analysis.torch.common import comm_kernel_mask, step_rows
+from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.pages import data as page_data
 from perfview.core.pages.page import HasData, Kind, Page, Tab, Tables, ViewError
@@ -72,6 +81,14 @@ def _has_tree(bundle: Bundle) -> bool:
     )
 
 
+def _has_modules(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and modules.has_modules(bundle.timeline)
+
+
+def _has_comm(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and bool(comm_kernel_mask(bundle.timeline.events).any())
+
+
 def _has_shapes(bundle: Bundle) -> bool:
     tl = bundle.timeline
     return tl is not None and bool((tl.events["shape"].astype(str) != "").any())
@@ -121,7 +138,7 @@ PAGES: dict[str, Page] = {
             "overview",
             "Overview",
             "torch trace overview: GPUs, step times, step breakdown, GPU utilisation",
-            {"trace": lambda b: overview.overview_table(_timeline(b))},
+            {"trace": lambda b: overview_table(_timeline(b))},
             has_data=_is_torch,
             widget="overview",
             prepare=lambda b, _t: page_data.OverviewData.compute(_torch_timeline(b)),
@@ -240,6 +257,34 @@ PAGES: dict[str, Page] = {
             prepare_when=_is_torch,
         ),
         Page(
+            "modules",
+            "Modules",
+            "per nn.Module (with_stack/with_modules traces): calls, forward and backward time",
+            {"trace": lambda b: modules.modules_table(_timeline(b))},
+            has_data=_has_modules,
+        ),
+        Page(
+            "overlap",
+            "Comm/compute overlap",
+            "per rank and stream: collective time, compute time, how much of it overlapped",
+            {"trace": lambda b: streams.overlap_table(_timeline(b))},
+            has_data=_has_comm,
+        ),
+        Page(
+            "idle",
+            "GPU idle time",
+            "per GPU stream: idle waiting on the host (nothing queued), on other work, other",
+            {"trace": lambda b: streams.idle_table(_timeline(b))},
+            has_data=_has_gpu,
+        ),
+        Page(
+            "launch-delays",
+            "Launch delays",
+            "per GPU stream: launch → start delay of kernels and copies, with outliers",
+            {"trace": lambda b: streams.launch_delay_table(_timeline(b))},
+            has_data=_has_gpu,
+        ),
+        Page(
             "lines",
             "Lines",
             "memory_profiler lines, biggest increment first",
@@ -307,6 +352,10 @@ KINDS: tuple[Kind, ...] = (
             Tab("kernels", table=True),
             Tab("memory"),
             Tab("recommendations"),
+            Tab("modules", table=True),
+            Tab("idle", "GPU idle", True),
+            Tab("overlap", "Comm overlap", True),
+            Tab("launch-delays", table=True),
             Tab("icicle"),
             Tab("ops", "Ops (host)", True),
             Tab("lanes", table=True),

@@ -3,17 +3,20 @@
 A card shows the severity as a coloured badge, the title, and the evidence sentence with its
 numbers, plus the metric against its threshold, so the user sees *why* a rule fired rather
 than just that it did. The same widget, in compact form, sits at the bottom of the Overview.
+A finding that names its evidence slices (`Finding.rows`) is clickable: the click selects those
+slices together in the Timeline and zooms to the first (`Document.show_slices`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QMouseEvent, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from perfview.core.analysis.torch.recommend import Finding
+from perfview.qt.document import Document
 
 SEVERITY_COLORS = {"high": "#d1495b", "medium": "#edae49", "low": "#66a182"}
 SEVERITY_MARKS = {"high": "▲", "medium": "◆", "low": "●"}
@@ -53,10 +56,33 @@ class FindingCard(QFrame):
         layout.setSpacing(3)
         layout.addLayout(head)
         layout.addWidget(self.evidence)
+        self.metric_label: QLabel | None = None
         if not compact:
-            metric = QLabel(_metric_text(finding), self)
-            metric.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-            layout.addWidget(metric)
+            self.metric_label = QLabel(_metric_text(finding), self)
+            self.metric_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+            layout.addWidget(self.metric_label)
+        self.on_click: Callable[[Finding], None] | None = None
+
+    def make_clickable(self, on_click: Callable[[Finding], None]) -> None:
+        """Clicking the card calls `on_click(finding)` (only for findings with evidence rows)."""
+        if not self.finding.rows:
+            return
+        self.on_click = on_click
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        where = f" in {self.finding.where}" if self.finding.where else ""
+        self.setToolTip(
+            f"Click to select the {len(self.finding.rows):,} evidence slices{where} in the Timeline"
+        )
+        if self.metric_label is not None:
+            count = f"{len(self.finding.rows):,} slices in the Timeline"
+            self.metric_label.setText(f"{self.metric_label.text()} · click: {count}")
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if self.on_click is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.on_click(self.finding)
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
 
 class FindingsList(QWidget):
@@ -82,8 +108,14 @@ class FindingsList(QWidget):
 class RecommendationsView(QScrollArea):
     """The Recommendations tab: a heading and a scrolling list of finding cards."""
 
-    def __init__(self, findings: Sequence[Finding], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        findings: Sequence[Finding],
+        document: Document | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
+        self.document = document
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         body = QWidget(self)
@@ -92,11 +124,15 @@ class RecommendationsView(QScrollArea):
         n = len(findings)
         heading = QLabel(
             f"<h3>Recommendations</h3>{n} finding{'s' if n != 1 else ''}, most severe first. "
-            "Each states the numbers it is based on.",
+            "Each states the numbers it is based on; click one that points at slices to "
+            "select them in the Timeline.",
             body,
         )
         heading.setWordWrap(True)
         self.list = FindingsList(findings, parent=body)
+        if document is not None:
+            for card in self.list.cards:
+                card.make_clickable(self.show_evidence)
         layout.addWidget(heading)
         layout.addWidget(self.list)
         layout.addStretch(1)
@@ -104,6 +140,11 @@ class RecommendationsView(QScrollArea):
 
     def titles(self) -> list[str]:
         return [f.title for f in self.list.findings]
+
+    def show_evidence(self, finding: Finding) -> None:
+        """Select the finding's evidence slices in the Timeline, zoomed to the first."""
+        if self.document is not None and finding.rows:
+            self.document.show_slices(finding.rows)
 
 
 __all__ = ["SEVERITY_COLORS", "FindingCard", "FindingsList", "RecommendationsView"]

@@ -217,6 +217,7 @@ class TimelineView(QtWidgets.QWidget):
         self.document.selection_changed.connect(self._on_document_selection)
         self.document.range_changed.connect(self._on_document_range)
         self.document.search_changed.connect(self._on_document_search)
+        self.document.slices_requested.connect(self.select_events)
 
     # --- geometry -----------------------------------------------------------------------------
     def _span(self) -> tuple[float, float]:
@@ -459,6 +460,19 @@ class TimelineView(QtWidgets.QWidget):
 
     def previous_match(self) -> int:
         return self.next_match(-1)
+
+    def select_events(self, rows: object) -> int:
+        """Highlight `rows` together (Enter in the search bar steps through them), select the
+        first and zoom to it; returns how many were valid. For a recommendation's evidence."""
+        given = np.asarray(list(rows), dtype=np.int64)  # type: ignore[call-overload]
+        given = given[(given >= 0) & (given < len(self._ts))]
+        if not len(given):
+            return 0
+        self._matches, self._match_pos = given, 0
+        self.batch.set_highlight(given)
+        self.match_label.setText(f"{len(given):,} slices")
+        self.select_event(int(given[0]), fit=True)
+        return len(given)
 
     # --- document -----------------------------------------------------------------------------
     def _on_document_selection(self, selection: Selection | None) -> None:

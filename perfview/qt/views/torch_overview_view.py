@@ -10,11 +10,8 @@ computes them on a worker thread.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -28,37 +25,15 @@ from PySide6.QtWidgets import (
 
 from perfview.core.analysis.torch import overview
 from perfview.core.analysis.torch.backends import device_label
+from perfview.core.analysis.torch.findings import Finding
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
 from perfview.core.pages.data import OverviewData
 from perfview.qt import deferred
 from perfview.qt.document import Document
 from perfview.qt.views.recommendations_view import FindingsList
+from perfview.qt.views.step_chart import BREAKDOWN_LABELS, StepBreakdownChart
 from perfview.qt.views.table_view import TableView
-from perfview.qt.widgets.plot_style import style_plot
-
-# Fixed colours per category so the chart reads the same in every trace (GPU work in cool
-# tones, CPU-side causes of idle GPU in warm ones, `other` grey).
-BREAKDOWN_COLORS = {
-    "comm": "#b07aa1",
-    "kernel": "#4e79a7",
-    "memcpy": "#76b7b2",
-    "memset": "#59a14f",
-    "runtime": "#e15759",
-    "dataloader": "#f28e2b",
-    "cpu_exec": "#edc948",
-    "other": "#bab0ac",
-}
-BREAKDOWN_LABELS = {
-    "comm": "Communication",
-    "kernel": "Kernel",
-    "memcpy": "Memcpy",
-    "memset": "Memset",
-    "runtime": "Runtime",
-    "dataloader": "DataLoader",
-    "cpu_exec": "CPU exec",
-    "other": "Other",
-}
 
 
 def _card(title: str, rows: list[tuple[str, str]], parent: QWidget) -> QFrame:
@@ -85,39 +60,6 @@ def _section(text: str, parent: QWidget) -> QLabel:
     label = QLabel(f"<h3 style='margin:0'>{text}</h3>", parent)
     label.setContentsMargins(0, 10, 0, 2)
     return label
-
-
-class StepBreakdownChart(pg.PlotWidget):
-    """Stacked bars, one per step, one colour per BREAKDOWN category (ms on the y axis)."""
-
-    def __init__(self, steps: pd.DataFrame, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        style_plot(self)
-        self.setMenuEnabled(False)
-        self.setMouseEnabled(x=False, y=False)
-        self.hideButtons()
-        item = self.getPlotItem()
-        item.setLabel("left", "step time", units="s")
-        item.setLabel("bottom", "ProfilerStep")
-        self.legend = item.addLegend(offset=(-10, 10), colCount=4)
-        self.bars: dict[str, pg.BarGraphItem] = {}
-        x = steps["step"].to_numpy(dtype=np.float64)
-        bottom = np.zeros(len(steps), dtype=np.float64)
-        for name in overview.BREAKDOWN:
-            height = steps[f"{name}_ns"].to_numpy(dtype=np.float64) / 1e9
-            color = QColor(BREAKDOWN_COLORS[name])
-            bar = pg.BarGraphItem(
-                x=x, y0=bottom.copy(), height=height, width=0.7, brush=color, pen=pg.mkPen(None)
-            )
-            item.addItem(bar)
-            self.legend.addItem(bar, BREAKDOWN_LABELS[name])
-            self.bars[name] = bar
-            bottom += height
-        if len(x):
-            item.getAxis("bottom").setTicks([[(float(s), f"#{int(s)}") for s in x]])
-            item.setXRange(float(x.min()) - 0.6, float(x.max()) + 0.6, padding=0)
-            item.setYRange(0, float(bottom.max()) * 1.35 or 1.0, padding=0)
-        self.setMinimumHeight(260)
 
 
 class TorchOverviewView(QScrollArea):
@@ -198,7 +140,13 @@ class TorchOverviewView(QScrollArea):
         self.body_layout.addWidget(_section("Step time breakdown", body))
         if not len(steps):
             self.chart: StepBreakdownChart | None = None
-            self.body_layout.addWidget(QLabel("No ProfilerStep#N slices to break down.", body))
+            if self.data.no_steps is None:
+                self.body_layout.addWidget(QLabel("No ProfilerStep#N slices to break down.", body))
+                return
+            from perfview.qt.views.no_steps_view import NoStepsPanel
+
+            self.no_steps = NoStepsPanel(self.data.no_steps, self.document, body)
+            self.body_layout.addWidget(self.no_steps)
             return
         total = float(steps["dur_ns"].sum())
         shares = [
@@ -252,7 +200,14 @@ class TorchOverviewView(QScrollArea):
         head.addWidget(button)
         self.body_layout.addLayout(head)
         self.findings = FindingsList(self.data.findings, compact=True, parent=body)
+        if self.document is not None:  # a click selects the finding's slices in the Timeline
+            for card in self.findings.cards:
+                card.make_clickable(self._show_evidence)
         self.body_layout.addWidget(self.findings)
+
+    def _show_evidence(self, finding: Finding) -> None:
+        if self.document is not None:
+            self.document.show_slices(finding.rows)
 
     def _on_open_recommendations(self) -> None:
         self.open_recommendations.emit()
@@ -264,4 +219,4 @@ class TorchOverviewView(QScrollArea):
         return int(self.data.stats.count)
 
 
-__all__ = ["BREAKDOWN_COLORS", "OverviewData", "StepBreakdownChart", "TorchOverviewView"]
+__all__ = ["OverviewData", "StepBreakdownChart", "TorchOverviewView"]

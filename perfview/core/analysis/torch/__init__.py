@@ -5,7 +5,7 @@ each returning DataFrames (column units in the name suffix: `_ns`, `_bytes`, `_p
 dataclasses:
 
 - overview:     `overview.devices_table`, `overview.step_stats`, `overview.steps_table`
-                (per-step breakdown), `overview.utilization_table`, `overview.overview_table`
+                (per-step breakdown), `overview.utilization_table`, `overview_table.overview_table`
 - operators:    `op_kernels.ops_table(tl, by_shape)`, `op_kernels.op_kernels_table(tl, op, shape)`,
                 `op_kernels.launches` (GPU activity → runtime → op rows), `op_kernels.call_stack`
 - kernels:      `kernels.kernels_table`, `kernels.kernel_rows` (per launch), `tensor_core_share`

@@ -8,13 +8,14 @@ rule at a time. Thresholds are module constants, chosen after the TensorBoard pl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch.common import (
+    DATALOADER_PREFIX,
     I64,
     analysis_window,
     decode_args,
@@ -25,7 +26,9 @@ from perfview.core.analysis.torch.common import (
     name_mask,
     text,
 )
+from perfview.core.analysis.torch.findings import SEVERITIES, Finding
 from perfview.core.analysis.torch.kernels import GEMM_RE, TENSOR_CORE_RE
+from perfview.core.analysis.torch.loops import MAX_ROWS, host_syncs, python_loop, unfused_chains
 from perfview.core.analysis.torch.overview import devices_table, steps_table, utilization_table
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
@@ -38,19 +41,6 @@ LAUNCH_RATIO = 0.8  # runtime (launch) time ≥ 80 % of kernel time: the CPU can
 FP32_GEMM_PCT = 10.0  # non-tensor-core GEMM time as a share of all kernel time
 IDLE_GAP_NS = 50_000
 IDLE_GAP_PCT = 10.0
-SEVERITIES = ("high", "medium", "low")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One recommendation: what, how bad, the evidence, and the metric behind it."""
-
-    title: str
-    severity: str  # one of SEVERITIES
-    evidence: str
-    metric: str
-    value: float
-    threshold: float
 
 
 def low_gpu_utilization(tl: Timeline) -> Finding | None:
@@ -73,8 +63,15 @@ def low_gpu_utilization(tl: Timeline) -> Finding | None:
 
 
 def dataloader_bound(tl: Timeline) -> Finding | None:
-    """DataLoader time over DATALOADER_PCT of the step time (only counted while the GPU idles)."""
+    """DataLoader time over DATALOADER_PCT of the step time (only counted while the GPU idles).
+
+    Without ProfilerStep slices the recording (or each top-level annotation) is the step.
+    """
     steps = steps_table(tl)
+    if not len(steps):
+        from perfview.core.analysis.torch.no_steps import pseudo_steps_table
+
+        steps = pseudo_steps_table(tl)
     total = float(steps["dur_ns"].sum()) if len(steps) else 0.0
     if total <= 0:
         return None
@@ -86,7 +83,18 @@ def dataloader_bound(tl: Timeline) -> Finding | None:
         "with the GPU idle; try more DataLoader workers, pin_memory=True or prefetching."
     )
     return Finding("Steps are input (DataLoader) bound", "high" if pct > 30 else "medium",
-                   evidence, "dataloader_pct", pct, DATALOADER_PCT)  # fmt: skip
+                   evidence, "dataloader_pct", pct, DATALOADER_PCT,
+                   _rows_in_steps(tl, name_mask(tl.events, "^" + re.escape(DATALOADER_PREFIX))),
+                   "enumerate(DataLoader)")  # fmt: skip
+
+
+def _rows_in_steps(tl: Timeline, mask: np.ndarray) -> tuple[int, ...]:
+    """Rows of `mask` starting inside the analysis window (at most MAX_ROWS), by time."""
+    lo, hi = analysis_window(tl)
+    ts = tl.events["ts"].to_numpy(dtype=I64)
+    rows = np.flatnonzero(mask & (ts >= lo) & (ts < hi))
+    rows = rows[np.argsort(ts[rows], kind="stable")]
+    return tuple(int(r) for r in rows[:MAX_ROWS])
 
 
 def launch_overhead(tl: Timeline) -> Finding | None:
@@ -130,7 +138,8 @@ def pageable_copies(tl: Timeline) -> Finding | None:
     lo, hi = analysis_window(tl)
     severity = "medium" if hi > lo and time * 100.0 / (hi - lo) >= 1.0 else "low"
     return Finding("Pageable host-to-device copies", severity, evidence,
-                   "pageable_htod_copies", float(len(rows)), 0.0)  # fmt: skip
+                   "pageable_htod_copies", float(len(rows)), 0.0,
+                   tuple(int(r) for r in rows[:MAX_ROWS]))  # fmt: skip
 
 
 def fp32_matmuls(tl: Timeline) -> Finding | None:
@@ -165,7 +174,8 @@ def fp32_matmuls(tl: Timeline) -> Finding | None:
         "torch.set_float32_matmul_precision('high')) or autocast to bf16/fp16."
     )
     return Finding("FP32 matmuls where TF32/bf16 would do", "medium", evidence,
-                   "fp32_gemm_pct", pct, FP32_GEMM_PCT)  # fmt: skip
+                   "fp32_gemm_pct", pct, FP32_GEMM_PCT,
+                   tuple(int(r) for r in np.flatnonzero(plain)[:MAX_ROWS]))  # fmt: skip
 
 
 def _covered_before(starts: np.ndarray, ends: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -228,7 +238,15 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     )
     return Finding("CPU operators between kernels leave the GPU idle",
                    "high" if pct_window > 30 else "medium", evidence,
-                   "gpu_idle_gap_pct", pct_window, IDLE_GAP_PCT)  # fmt: skip
+                   "gpu_idle_gap_pct", pct_window, IDLE_GAP_PCT,
+                   _longest_first(np.flatnonzero(top_level), overlap))  # fmt: skip
+
+
+def _longest_first(rows: np.ndarray, weight: np.ndarray) -> tuple[int, ...]:
+    """Rows with weight > 0, heaviest first (the CPU ops most in the GPU's idle gaps)."""
+    keep = weight > 0
+    order = np.argsort(-weight[keep], kind="stable")
+    return tuple(int(r) for r in rows[keep][order][:MAX_ROWS])
 
 
 RULES: tuple[Callable[[Timeline], Finding | None], ...] = (
@@ -238,6 +256,9 @@ RULES: tuple[Callable[[Timeline], Finding | None], ...] = (
     launch_overhead,
     pageable_copies,
     fp32_matmuls,
+    python_loop,
+    unfused_chains,
+    host_syncs,
 )
 
 
@@ -248,10 +269,15 @@ def recommendations(timeline: Timeline) -> list[Finding]:
 
 
 def recommendations_table(timeline: Timeline) -> pd.DataFrame:
-    """The findings as rows: severity, title, evidence, metric, value, threshold."""
-    cols = ["severity", "title", "evidence", "metric", "value", "threshold"]
-    rows = [asdict(f) for f in recommendations(timeline)]
-    return pd.DataFrame(rows, columns=cols)
+    """The findings as rows: severity, title, evidence, metric, value, threshold, then `where`
+    (the Python function / annotation a rule points at, "" if none) and `slices` (how many
+    evidence slices it selects in the GUI)."""
+    cols = ["severity", "title", "evidence", "metric", "value", "threshold", "where", "slices"]
+    rows = [
+        {c: getattr(f, c) for c in cols[:-1]} | {"slices": len(f.rows)}
+        for f in recommendations(timeline)
+    ]
+    return pd.DataFrame(rows, columns=cols).astype({"slices": "int64"})
 
 
 __all__ = [
@@ -260,9 +286,12 @@ __all__ = [
     "cpu_gaps",
     "dataloader_bound",
     "fp32_matmuls",
+    "host_syncs",
     "launch_overhead",
     "low_gpu_utilization",
     "pageable_copies",
+    "python_loop",
     "recommendations",
     "recommendations_table",
+    "unfused_chains",
 ]

@@ -7,6 +7,7 @@ import pytest
 
 from perfview.core.analysis.torch import overview
 from perfview.core.analysis.torch.common import kind_mask, merge_intervals, partition
+from perfview.core.analysis.torch.overview_table import overview_table
 from tests.core.analysis.torch._raw import NCCL, RANK0, RESNET_2021, ROCM, events, ns, raw, timeline
 from tests.core.analysis.torch._synthetic import make
 
@@ -107,7 +108,7 @@ def test_partition_and_merge() -> None:
 
 def test_overview_rows_for_2021_and_new_schemas() -> None:
     for rel in (NCCL, RESNET_2021):
-        table = overview.overview_table(timeline(rel))
+        table = overview_table(timeline(rel))
         keys = set(zip(table["section"], table["key"], strict=True))
         assert ("steps", "count") in keys
         assert ("gpu:0", "utilization_pct") in keys

@@ -48,7 +48,10 @@ def test_nccl_trace_findings() -> None:
 
 def test_findings_are_sorted_and_tabular() -> None:
     table = recommend.recommendations_table(timeline(RANK0))
-    assert list(table.columns) == ["severity", "title", "evidence", "metric", "value", "threshold"]
+    assert list(table.columns) == [
+        "severity", "title", "evidence", "metric", "value", "threshold", "where", "slices"
+    ]  # fmt: skip
+    assert table["slices"].dtype == "int64"
     order = [recommend.SEVERITIES.index(s) for s in table["severity"]]
     assert order == sorted(order)
     assert len(table) >= 2
@@ -68,3 +71,11 @@ def test_busy_gpu_gives_no_findings() -> None:
         ]
     )
     assert recommend.recommendations(tl) == []
+
+
+def test_idle_gap_evidence_is_the_cpu_ops_in_the_gaps() -> None:
+    found = _titles(NCCL)["CPU operators between kernels leave the GPU idle"]
+    ev = timeline(NCCL).events
+    names = [str(ev["name"].iat[r]) for r in found.rows]
+    assert names[0] in found.evidence  # the single op with the most time in the gaps
+    assert all(str(ev["kind"].iat[r]) == "cpu_op" for r in found.rows)

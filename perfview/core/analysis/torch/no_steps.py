@@ -1,0 +1,130 @@
+"""The first page of a recording without `ProfilerStep#N` slices.
+
+Traces recorded without a schedule (or with one nobody stepped) have no steps, so the step
+breakdown would be empty. Rather than show nothing, the recording is cut into "pseudo steps":
+each top-level user annotation (`record_function` blocks on a CPU thread) is one, and without
+any the whole recorded span is one. They get the same BREAKDOWN split as real steps, next to the
+operators and Python frames that took the most self time, and one line on how to get real
+per-step figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.aggregate import self_times
+from perfview.core.analysis.torch.common import (
+    I64,
+    gpu_lane_mask,
+    kind_mask,
+    name_mask,
+    partition,
+    text,
+)
+from perfview.core.analysis.torch.overview import BREAKDOWN, category_intervals
+from perfview.core.model import Timeline
+
+HINT = (
+    "No ProfilerStep#N slices: the whole recording is treated as one step. For per-step "
+    "figures call prof.step() once per iteration (with `perfview record`: --schedule W,U,A and "
+    "perfview_step() in the loop, or --step-every / --step-on-optimizer)."
+)
+TOP = 10
+# annotations torch makes itself (steps, DataLoader waits, optimizer calls): not user blocks
+TORCH_OWN_RE = r"^(?:ProfilerStep#|enumerate\(DataLoader\)|Optimizer\.)"
+
+
+def pseudo_steps(tl: Timeline) -> pd.DataFrame:
+    """step, row, label, start_ns, end_ns, dur_ns: the top-level user annotations on CPU
+    threads (overlapping ones dropped, earliest first; torch's own, TORCH_OWN_RE, are not
+    user blocks), or the whole span as one row (row -1)."""
+    ev = tl.events
+    ts = ev["ts"].to_numpy(dtype=I64)
+    end = ts + ev["dur"].to_numpy(dtype=I64)
+    ann = kind_mask(ev, ("annotation",)) & ~gpu_lane_mask(tl) & ~name_mask(ev, TORCH_OWN_RE)
+    rows = np.flatnonzero(ann & (ev["depth"].to_numpy() == 0))
+    rows = rows[np.argsort(ts[rows], kind="stable")]
+    keep: list[int] = []
+    last = np.iinfo(np.int64).min
+    for r in rows.tolist():  # a handful of annotations: a plain loop is clearest
+        if ts[r] >= last:
+            keep.append(r)
+            last = int(end[r])
+    if keep:
+        k = np.asarray(keep, dtype=I64)
+        labels = text(ev["name"].to_numpy()[k])
+        start, stop = ts[k], end[k]
+    else:
+        k = np.asarray([-1], dtype=I64)
+        labels = np.asarray(["whole recording"], dtype=object)
+        work = ~kind_mask(ev, ("trace",))
+        start = np.asarray([ts[work].min() if work.any() else 0], dtype=I64)
+        stop = np.asarray([end[work].max() if work.any() else tl.duration_ns], dtype=I64)
+    return pd.DataFrame(
+        {
+            "step": np.arange(1, len(k) + 1, dtype=I64),
+            "row": k,
+            "label": labels,
+            "start_ns": start,
+            "end_ns": stop,
+            "dur_ns": stop - start,
+        }
+    )
+
+
+def pseudo_steps_table(tl: Timeline) -> pd.DataFrame:
+    """`pseudo_steps` with the BREAKDOWN split (`<category>_ns`, summing to dur_ns)."""
+    steps = pseudo_steps(tl)
+    parts = partition(
+        category_intervals(tl),
+        steps["start_ns"].to_numpy(dtype=I64),
+        steps["end_ns"].to_numpy(dtype=I64),
+    )
+    out = steps[["step", "label", "start_ns", "dur_ns"]].copy()
+    for i, name in enumerate(BREAKDOWN):
+        out[f"{name}_ns"] = parts[:, i]
+    return out
+
+
+def top_self(tl: Timeline, kind: str, n: int = TOP) -> pd.DataFrame:
+    """The `n` slice names of `kind` ("cpu_op", "python") with the most self time: name,
+    calls, self_ns, self_pct (of the recorded span). Self time counts only nested slices of
+    the same kind, as torch's key_averages does for operators."""
+    ev = tl.events
+    mask = kind_mask(ev, (kind,)) & ~gpu_lane_mask(tl)
+    cols = ["name", "calls", "self_ns", "self_pct"]
+    if not mask.any():
+        return pd.DataFrame(columns=cols)
+    own = self_times(ev, mask)[mask]
+    names = text(ev["name"].to_numpy()[mask])
+    out = (
+        pd.DataFrame({"name": names, "self_ns": own})
+        .groupby("name", sort=False)
+        .agg(calls=("self_ns", "size"), self_ns=("self_ns", "sum"))
+        .reset_index()
+        .sort_values(["self_ns", "name"], ascending=[False, True])
+        .head(n)
+    )
+    span = float(pseudo_steps(tl)["dur_ns"].sum()) or 1.0
+    out["self_pct"] = out["self_ns"] * 100.0 / span
+    return out[cols].reset_index(drop=True).astype({"calls": "int64", "self_ns": "int64"})
+
+
+@dataclass(frozen=True)
+class NoStepsData:
+    """What the Overview shows in place of the step breakdown when there are no steps."""
+
+    steps: pd.DataFrame  # pseudo_steps_table
+    operators: pd.DataFrame  # top_self(tl, "cpu_op")
+    python: pd.DataFrame  # top_self(tl, "python")
+    hint: str = HINT
+
+    @classmethod
+    def compute(cls, tl: Timeline) -> NoStepsData:
+        return cls(pseudo_steps_table(tl), top_self(tl, "cpu_op"), top_self(tl, "python"))
+
+
+__all__ = ["HINT", "NoStepsData", "pseudo_steps", "pseudo_steps_table", "top_self"]
