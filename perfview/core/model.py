@@ -11,12 +11,16 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from perfview.core import schema
+
+if TYPE_CHECKING:
+    from perfview.core.cuda_memory import CudaSnapshot
+    from perfview.core.memray_model import MemrayCapture
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,8 @@ class Bundle:
     counts: dict[str, int] = field(default_factory=dict)
     duration_ns: int = 0
     warnings: list[str] = field(default_factory=list)
+    cuda_snapshot: CudaSnapshot | None = None  # torch.cuda.memory._dump_snapshot() pickles
+    memray: MemrayCapture | None = None  # memray run captures
 
     @property
     def title(self) -> str:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from perfview.core import aggregate, units
+from perfview.core import aggregate, cuda_memory_views, units
+from perfview.core.cuda_memory import CudaSnapshot
 from perfview.core.errors import LoadError
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.torch import kernels as torch_kernels
@@ -29,6 +30,8 @@ FORMAT_PHRASES: dict[str, str] = {
     "trace": "a trace",
     "mprof": "an mprof memory recording",
     "memprof_text": "a memory_profiler line report",
+    "cuda_snapshot": "a CUDA memory snapshot",
+    "memray": "a memray capture",
 }
 
 
@@ -75,6 +78,20 @@ def _lines(bundle: Bundle) -> LineReport:
     return bundle.lines
 
 
+def _snapshot(bundle: Bundle) -> CudaSnapshot:
+    if bundle.cuda_snapshot is None:
+        raise ViewError(f"{bundle.path} holds no CUDA memory snapshot")
+    return bundle.cuda_snapshot
+
+
+def _has_history(bundle: Bundle) -> bool:
+    return bundle.cuda_snapshot is None or len(bundle.cuda_snapshot.trace) > 0
+
+
+def _has_oom(bundle: Bundle) -> bool:
+    return bundle.cuda_snapshot is not None and cuda_memory_views.has_oom(bundle.cuda_snapshot)
+
+
 def _has_kind(kind: str) -> HasData:
     def check(bundle: Bundle) -> bool:
         tl = bundle.timeline
@@ -84,6 +101,8 @@ def _has_kind(kind: str) -> HasData:
 
 
 def _has_memory(bundle: Bundle) -> bool:
+    if bundle.format == "cuda_snapshot":
+        return True
     if bundle.format == "trace":
         return bundle.timeline is not None and len(bundle.timeline.memory) > 0
     return True
@@ -207,8 +226,31 @@ VIEWS: dict[str, View] = {
             "allocations",
             "Allocations",
             "torch memory allocations paired with their frees (op, size, lifetime)",
-            {"trace": lambda b: memory_alloc.allocations_table(_timeline(b))},
+            {
+                "trace": lambda b: memory_alloc.allocations_table(_timeline(b)),
+                "cuda_snapshot": lambda b: cuda_memory_views.allocations_table(_snapshot(b)),
+            },
             has_data=_has_memory,
+        ),
+        View(
+            "segments",
+            "Segments",
+            "CUDA allocator segments: reserved, used and free bytes, fragmentation",
+            {"cuda_snapshot": lambda b: cuda_memory_views.segments_table(_snapshot(b))},
+        ),
+        View(
+            "timeline",
+            "Timeline",
+            "active memory after every allocation event (CUDA snapshot history)",
+            {"cuda_snapshot": lambda b: cuda_memory_views.timeline_table(_snapshot(b))},
+            has_data=_has_history,
+        ),
+        View(
+            "oom",
+            "Out of memory",
+            "the allocation events that led to each out-of-memory error",
+            {"cuda_snapshot": lambda b: cuda_memory_views.oom_table(_snapshot(b))},
+            has_data=_has_oom,
         ),
         View(
             "ranks",
@@ -245,6 +287,7 @@ DEFAULT_VIEWS: dict[str, str] = {
     "trace": "ops",
     "mprof": "memory",
     "memprof_text": "lines",
+    "cuda_snapshot": "segments",
 }
 
 

@@ -19,6 +19,7 @@ from perfview.loaders import (
     cache,
     chrome_trace,
     cprofile,
+    cuda_snapshot,
     isolate,
     limits,
     memory_profiler_text,
@@ -26,7 +27,13 @@ from perfview.loaders import (
 )
 from perfview.loaders.base import read_head
 
-LOADERS: list[ModuleType] = [cprofile, chrome_trace, mprof, memory_profiler_text]
+LOADERS: list[ModuleType] = [
+    cprofile,
+    chrome_trace,
+    mprof,
+    memory_profiler_text,
+    cuda_snapshot,
+]
 
 
 def _name_matches(loader: ModuleType, path: Path) -> bool:
@@ -84,7 +91,7 @@ def detect(path: Path) -> ModuleType:
                 raise UnknownFormat(reason)
     raise UnknownFormat(
         "it is not a format perfview reads (cProfile/pstats, Chrome/torch trace JSON, "
-        "mprof .dat or a memory_profiler report)"
+        "mprof .dat, a memory_profiler report, a CUDA memory snapshot or a memray capture)"
     )
 
 

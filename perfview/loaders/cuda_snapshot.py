@@ -1,0 +1,305 @@
+"""PyTorch CUDA memory snapshots: the pickle `torch.cuda.memory._dump_snapshot()` writes.
+
+The file is a pickle (protocol 2-5, optionally gzip) of plain dicts and lists:
+    {"segments": [{device, address, total_size, allocated_size, active_size, requested_size,
+                   stream, segment_type, segment_pool_id, is_expandable, frames?,
+                   blocks: [{address, size, requested_size, state, frames}]}],
+     "device_traces": [[{action, addr, size, stream, time_us?, frames}], …one list per device],
+     "allocator_settings"?: {…}, "external_annotations"?: […]}
+Older torch writes no `time_us` and no `allocator_settings`; a snapshot taken without
+`_record_memory_history` has empty device trace lists. Each `frames` is a list of
+{name, filename, line}, innermost first.
+
+A pickle can name any importable callable and have it called while loading ("GLOBAL" +
+"REDUCE"): opening a colleague's snapshot with `pickle.load` can run any code. This loader
+unpickles with `_DataOnly`, whose `find_class` refuses every global, so only the opcodes that
+build containers, numbers, strings and bytes can do anything. Real snapshots never need more.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.cuda_memory import BLOCK_COLUMNS, SEGMENT_COLUMNS, CudaSnapshot
+from perfview.core.errors import LoadError
+from perfview.core.model import Bundle
+from perfview.core.progress import Progress, noop
+
+NAME = "cuda_snapshot"
+DESCRIPTION = "a PyTorch CUDA memory snapshot (.pickle)"
+EXTENSIONS = (".pickle", ".pkl", ".pickle.gz", ".pkl.gz")
+
+REFUSED = (
+    "it is a pickle that asks to import {what}; perfview reads CUDA memory snapshots as data "
+    "only and never runs code from a file"
+)
+
+
+class _DataOnly(pickle.Unpickler):
+    """An unpickler that builds plain data and refuses every global (class, function)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise LoadError(REFUSED.format(what=f"{module}.{name}"[:80]))
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise LoadError(REFUSED.format(what="a persistent object"))
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """A pickle (protocol 2+) whose top-level dict starts with the `segments` key."""
+    if len(head) < 3 or head[0] != 0x80 or not 2 <= head[1] <= 5:
+        return False
+    return b"segments" in head[:64] and (b"total_size" in head or b"device_traces" in head)
+
+
+def restricted_loads(data: bytes) -> Any:
+    """Unpickle `data` as plain data only; LoadError for globals or a damaged stream."""
+    try:
+        return _DataOnly(io.BytesIO(data)).load()
+    except LoadError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError) as exc:
+        raise LoadError(f"the pickle is damaged or truncated ({type(exc).__name__})") from exc
+    except (IndexError, AttributeError, RecursionError) as exc:
+        raise LoadError(f"the pickle is damaged ({type(exc).__name__})") from exc
+
+
+def _read(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise LoadError("the gzip stream is damaged or truncated") from exc
+    return raw
+
+
+class _Interner:
+    """Frames → ids, stacks (tuples of frame ids) → ids; stack 0 is the empty stack."""
+
+    def __init__(self) -> None:
+        self.frame_ids: dict[tuple[str, str, int], int] = {}
+        self.stack_ids: dict[tuple[int, ...], int] = {(): 0}
+        self.stack_list: list[tuple[int, ...]] = [()]
+
+    def stack(self, frames: Any) -> int:
+        if not frames or not isinstance(frames, list):
+            return 0
+        ids = self.frame_ids
+        key = []
+        for f in frames:
+            if not isinstance(f, dict):
+                continue
+            fk = (str(f.get("name", "")), str(f.get("filename", "")), _int(f.get("line")))
+            fid = ids.get(fk)
+            if fid is None:
+                fid = ids[fk] = len(ids)
+            key.append(fid)
+        t = tuple(key)
+        sid = self.stack_ids.get(t)
+        if sid is None:
+            sid = self.stack_ids[t] = len(self.stack_list)
+            self.stack_list.append(t)
+        return sid
+
+    def frames_table(self) -> pd.DataFrame:
+        keys = list(self.frame_ids)
+        return pd.DataFrame(
+            {
+                "name": pd.Series([k[0] for k in keys], dtype=object),
+                "file": pd.Series([k[1] for k in keys], dtype=object),
+                "line": np.array([k[2] for k in keys], dtype=np.int64),
+            }
+        )
+
+    def stack_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        lengths = np.array([len(s) for s in self.stack_list], dtype=np.int64)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        flat = np.fromiter(
+            (f for s in self.stack_list for f in s), dtype=np.int32, count=int(offsets[-1])
+        )
+        return offsets, flat
+
+
+def _int(value: Any) -> int:
+    """An int64-safe integer from a field (bad or missing → 0)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return int(value) if isinstance(value, float) and value == value else 0
+    return max(min(value, 2**63 - 1), -(2**63))
+
+
+def _segments(raw: list[Any], intern: _Interner) -> tuple[pd.DataFrame, pd.DataFrame]:
+    seg_rows: list[tuple[Any, ...]] = []
+    blk_rows: list[tuple[Any, ...]] = []
+    for i, seg in enumerate(raw):
+        if not isinstance(seg, dict):
+            raise LoadError("a segment is not a dict; this is not a CUDA memory snapshot")
+        device = _int(seg.get("device"))
+        seg_rows.append(
+            (
+                i,
+                device,
+                _int(seg.get("address")),
+                _int(seg.get("total_size")),
+                _int(seg.get("allocated_size")),
+                _int(seg.get("active_size")),
+                _int(seg.get("requested_size")),
+                _int(seg.get("stream")),
+                str(seg.get("segment_type", "")),
+                bool(seg.get("is_expandable", False)),
+                intern.stack(seg.get("frames")),
+            )
+        )
+        for blk in seg.get("blocks") or ():
+            if isinstance(blk, dict):
+                blk_rows.append(
+                    (
+                        i,
+                        device,
+                        _int(blk.get("address")),
+                        _int(blk.get("size")),
+                        _int(blk.get("requested_size")),
+                        str(blk.get("state", "")),
+                        intern.stack(blk.get("frames")),
+                    )
+                )
+    segments = pd.DataFrame.from_records(seg_rows, columns=list(SEGMENT_COLUMNS))
+    blocks = pd.DataFrame.from_records(blk_rows, columns=list(BLOCK_COLUMNS))
+    segments["segment_type"] = segments["segment_type"].astype("category")
+    blocks["state"] = blocks["state"].astype("category")
+    return segments.astype(_INT_COLUMNS_SEG), blocks.astype(_INT_COLUMNS_BLK)
+
+
+_INT_COLUMNS_SEG = {
+    c: np.int64
+    for c in ("segment", "device", "address", "total_bytes", "allocated_bytes", "active_bytes")
+} | {"requested_bytes": np.int64, "stream": np.int64, "stack": np.int32}
+_INT_COLUMNS_BLK = {
+    "segment": np.int64,
+    "device": np.int64,
+    "address": np.int64,
+    "size_bytes": np.int64,
+    "requested_bytes": np.int64,
+    "stack": np.int32,
+}
+
+
+def _traces(raw: Any, intern: _Interner, progress: Progress) -> tuple[pd.DataFrame, bool]:
+    device: list[int] = []
+    seq: list[int] = []
+    action: list[str] = []
+    addr: list[int] = []
+    size: list[int] = []
+    stream: list[int] = []
+    ts: list[int] = []
+    stack: list[int] = []
+    has_time = False
+    lists = raw if isinstance(raw, list) else []
+    total = sum(len(t) for t in lists if isinstance(t, list)) or 1
+    done = 0
+    for dev, entries in enumerate(lists):
+        if not isinstance(entries, list):
+            continue
+        for i, e in enumerate(entries):
+            if not isinstance(e, dict):
+                continue
+            device.append(dev)
+            seq.append(i)
+            action.append(str(e.get("action", "")))
+            addr.append(_int(e.get("addr")))
+            size.append(_int(e.get("size")))
+            stream.append(_int(e.get("stream")))
+            t = e.get("time_us")
+            if isinstance(t, int) and not isinstance(t, bool):
+                has_time = True
+                ts.append(_int(t) * 1000 if abs(t) < 2**53 else -1)
+            else:
+                ts.append(-1)
+            stack.append(intern.stack(e.get("frames")))
+            done += 1
+            if done % 20000 == 0:
+                progress(0.5 + 0.45 * done / total, "reading trace entries")
+    trace = pd.DataFrame(
+        {
+            "device": np.asarray(device, dtype=np.int64),
+            "seq": np.asarray(seq, dtype=np.int64),
+            "action": pd.Categorical(action),
+            "addr": np.asarray(addr, dtype=np.int64),
+            "size_bytes": np.asarray(size, dtype=np.int64),
+            "stream": np.asarray(stream, dtype=np.int64),
+            "ts_ns": np.asarray(ts, dtype=np.int64),
+            "stack": np.asarray(stack, dtype=np.int32),
+        }
+    )
+    return trace, has_time
+
+
+def snapshot_from_data(data: Any, progress: Progress = noop) -> CudaSnapshot:
+    """Columnar snapshot from the unpickled dict; LoadError when it is not a snapshot."""
+    if not isinstance(data, dict) or not isinstance(data.get("segments"), list):
+        raise LoadError("the pickle holds no `segments` list; it is not a CUDA memory snapshot")
+    intern = _Interner()
+    progress(0.45, "reading segments")
+    segments, blocks = _segments(data["segments"], intern)
+    trace, has_time = _traces(data.get("device_traces"), intern, progress)
+    offsets, flat = intern.stack_arrays()
+    settings = data.get("allocator_settings")
+    return CudaSnapshot(
+        segments=segments,
+        blocks=blocks,
+        trace=trace,
+        frames=intern.frames_table(),
+        stack_offsets=offsets,
+        stack_frames=flat,
+        has_time=has_time,
+        keys=[str(k) for k in data],
+        allocator_settings=settings if isinstance(settings, dict) else {},
+    )
+
+
+def counts(snap: CudaSnapshot) -> dict[str, int]:
+    """The JSON counts of a snapshot (also what `perfview diff` compares)."""
+    blocks = snap.blocks
+    active = blocks["state"].astype(str) == "active_allocated"
+    return {
+        "segments": len(snap.segments),
+        "blocks": len(blocks),
+        "active_bytes": int(blocks["size_bytes"].to_numpy()[active.to_numpy()].sum()),
+        "reserved_bytes": int(snap.segments["total_bytes"].sum()),
+        "trace_entries": len(snap.trace),
+    }
+
+
+def load(path: Path, *, progress: Progress = noop) -> Bundle:
+    """Load a snapshot pickle (plain or gzip) without running any code from it."""
+    path = Path(path)
+    progress(0.0, "reading the file")
+    raw = _read(path)
+    progress(0.1, "unpickling (data only)")
+    snap = snapshot_from_data(restricted_loads(raw), progress)
+    bundle = Bundle(format=NAME, path=path, counts=counts(snap))
+    bundle.cuda_snapshot = snap
+    valid = snap.trace["ts_ns"].to_numpy()
+    valid = valid[valid >= 0]
+    if len(valid):
+        bundle.duration_ns = int(valid.max() - valid.min())
+    if not len(snap.trace):
+        bundle.warnings.append(
+            "no allocation history: the snapshot was taken without "
+            "torch.cuda.memory._record_memory_history(), so there is no timeline"
+        )
+    elif not snap.has_time:
+        bundle.warnings.append(
+            "the trace entries carry no time_us (older torch): the timeline is in event order"
+        )
+    progress(1.0, "done")
+    return bundle
