@@ -52,6 +52,8 @@ class CudaSnapshot:
     has_time: bool = False
     keys: list[str] = field(default_factory=list)
     allocator_settings: dict[str, Any] = field(default_factory=dict)
+    # device → (x, labels, bands) for the GUI's timeline, computed by the loader (off-thread).
+    bands: dict[int, tuple[np.ndarray, list[str], np.ndarray]] = field(default_factory=dict)
 
     def stack(self, stack_id: int) -> np.ndarray:
         """Frame ids of one stack, innermost first."""

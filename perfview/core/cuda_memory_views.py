@@ -208,7 +208,7 @@ def has_oom(snap: CudaSnapshot) -> bool:
 
 
 def timeline_bands(
-    snap: CudaSnapshot, device: int, k: int = 12, points: int = 4000
+    snap: CudaSnapshot, device: int, k: int = 9, points: int = 4000
 ) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Active memory of `device` split by allocation site, for a stacked area plot.
 
@@ -228,9 +228,11 @@ def timeline_bands(
     uniq, inv = np.unique(lab_of_event, return_inverse=True)
     inv = inv.reshape(-1)
     known = uniq != BEFORE
-    allocated = np.bincount(inv, weights=np.maximum(d, 0), minlength=len(uniq))
-    allocated[~known] = -1
-    top = [int(i) for i in np.argsort(-allocated, kind="stable")[:k] if known[i]]
+    # Rank sites by the area they cover: an allocation of d bytes at event i stays until its
+    # free, so sum(d_i * (events left after i)) over a site's events is its area (bytes·events).
+    area = np.bincount(inv, weights=d * (len(d) - np.arange(len(d))), minlength=len(uniq))
+    area[~known] = -1
+    top = [int(i) for i in np.argsort(-area, kind="stable")[:k] if known[i] and area[i] > 0]
     pick = _sample(len(rows), points)
     bands = [np.cumsum(np.where(inv == i, d, 0))[pick] for i in top]
     rest = total[pick] - (np.sum(bands, axis=0) if bands else 0)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfview.core import cuda_memory_views
 from perfview.core.cuda_memory import BLOCK_COLUMNS, SEGMENT_COLUMNS, CudaSnapshot
 from perfview.core.errors import LoadError
 from perfview.core.model import Bundle
@@ -288,6 +289,10 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     snap = snapshot_from_data(restricted_loads(raw), progress)
     bundle = Bundle(format=NAME, path=path, counts=counts(snap))
     bundle.cuda_snapshot = snap
+    progress(0.95, "building the flame graph and timeline")
+    bundle.tree = cuda_memory_views.live_tree(snap)
+    for device in cuda_memory_views.trace_devices(snap):
+        snap.bands[device] = cuda_memory_views.timeline_bands(snap, device)
     valid = snap.trace["ts_ns"].to_numpy()
     valid = valid[valid >= 0]
     if len(valid):

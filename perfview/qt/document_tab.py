@@ -36,6 +36,7 @@ from perfview.core.model import Bundle, CallTree
 from perfview.qt.document import Document
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import Task
+from perfview.qt.views.alloc_pages import ALLOC_FORMATS, alloc_specs, make_alloc_view
 from perfview.qt.views.torch_pages import is_torch_tab, make_torch_view, torch_specs
 from perfview.qt.widgets.info_bar import InfoBar
 
@@ -103,6 +104,8 @@ def _view_specs(bundle: Bundle) -> list[ViewSpec]:
         specs = [ViewSpec("memory", "Memory", "memory" if "memory" in have else None)]
         if "samples" in have:
             specs.append(ViewSpec("samples", "Samples", "samples"))
+    elif bundle.format in ALLOC_FORMATS:
+        specs = [ViewSpec(*spec) for spec in alloc_specs(bundle, have)]
     elif bundle.format == "memprof_text":
         specs = [ViewSpec("lines", "Lines")]
         if "functions" in have:
@@ -356,6 +359,9 @@ class DocumentTab(QWidget):
             "memory": self._make_memory,
             "lines": self._make_lines,
         }
+        alloc_page = make_alloc_view(name, self.document)
+        if alloc_page is not None:
+            return alloc_page
         torch_page = make_torch_view(name, self.document, data)
         if torch_page is not None:
             return torch_page

@@ -1,0 +1,48 @@
+"""GUI pages of CUDA memory snapshots (and memray captures): every page builds and draws."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from perfview.loaders import load
+from perfview.qt.document import Document
+
+MIB = 1 << 20
+
+
+def test_cuda_snapshot_pages(qtbot: object, data_dir: Path) -> None:
+    from perfview.qt.document_tab import DocumentTab
+    from perfview.qt.views.cuda_memory_view import CudaTimelineView
+
+    document = Document(load(data_dir / "cuda_snapshot_new.pickle"))
+    tab = DocumentTab(document)
+    qtbot.addWidget(tab)  # type: ignore[attr-defined]
+    assert tab.view_names() == ["timeline", "segments", "allocations", "oom", "icicle"]
+    for name in tab.view_names():
+        assert tab.show_view(name)
+        assert tab.view_widget(name) is not None
+    timeline = tab.view_widget("timeline")
+    assert isinstance(timeline, CudaTimelineView)
+    fills = timeline.chart.fills
+    assert 2 <= len(fills) <= 10  # one item per site band, never one per allocation
+    top = fills[-1].curves[1].yData
+    assert np.isclose(top.max(), 7 * MIB + 512 * 1024)
+    icicle = tab.view_widget("icicle")
+    assert icicle.is_bytes  # type: ignore[union-attr]
+    assert "MiB" in icicle.tooltip(1)  # type: ignore[union-attr]
+
+
+def test_cuda_snapshot_without_history(qtbot: object, data_dir: Path) -> None:
+    from perfview.qt.document_tab import DocumentTab
+
+    tab = DocumentTab(Document(load(data_dir / "cuda_snapshot_old.pickle.gz")))
+    qtbot.addWidget(tab)  # type: ignore[attr-defined]
+    assert tab.view_names() == ["segments", "allocations", "icicle"]
+    for name in tab.view_names():
+        assert tab.show_view(name)
