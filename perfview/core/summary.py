@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from perfview.core import aggregate, cuda_memory_views, units
+from perfview.core import aggregate, cuda_memory_views, memray_views, units
 from perfview.core.cuda_memory import CudaSnapshot
 from perfview.core.errors import LoadError
+from perfview.core.memray_model import MemrayCapture
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.torch import kernels as torch_kernels
 from perfview.core.torch import memory_alloc, op_kernels, overview, ranks, recommend
@@ -84,6 +85,12 @@ def _snapshot(bundle: Bundle) -> CudaSnapshot:
     return bundle.cuda_snapshot
 
 
+def _memray(bundle: Bundle) -> MemrayCapture:
+    if bundle.memray is None:
+        raise ViewError(f"{bundle.path} holds no memray capture")
+    return bundle.memray
+
+
 def _has_history(bundle: Bundle) -> bool:
     return bundle.cuda_snapshot is None or len(bundle.cuda_snapshot.trace) > 0
 
@@ -101,7 +108,7 @@ def _has_kind(kind: str) -> HasData:
 
 
 def _has_memory(bundle: Bundle) -> bool:
-    if bundle.format == "cuda_snapshot":
+    if bundle.format in ("cuda_snapshot", "memray"):
         return True
     if bundle.format == "trace":
         return bundle.timeline is not None and len(bundle.timeline.memory) > 0
@@ -225,10 +232,11 @@ VIEWS: dict[str, View] = {
         View(
             "allocations",
             "Allocations",
-            "torch memory allocations paired with their frees (op, size, lifetime)",
+            "torch trace allocations with their frees; live CUDA blocks; memray sites at peak",
             {
                 "trace": lambda b: memory_alloc.allocations_table(_timeline(b)),
                 "cuda_snapshot": lambda b: cuda_memory_views.allocations_table(_snapshot(b)),
+                "memray": lambda b: memray_views.allocations_table(_memray(b)),
             },
             has_data=_has_memory,
         ),
@@ -241,9 +249,18 @@ VIEWS: dict[str, View] = {
         View(
             "timeline",
             "Timeline",
-            "active memory after every allocation event (CUDA snapshot history)",
-            {"cuda_snapshot": lambda b: cuda_memory_views.timeline_table(_snapshot(b))},
+            "memory over time: CUDA snapshot history events, memray memory snapshots",
+            {
+                "cuda_snapshot": lambda b: cuda_memory_views.timeline_table(_snapshot(b)),
+                "memray": lambda b: memray_views.timeline_table(_memray(b)),
+            },
             has_data=_has_history,
+        ),
+        View(
+            "leaks",
+            "Leaks",
+            "memray: allocation sites never freed before tracking stopped",
+            {"memray": lambda b: memray_views.leaks_table(_memray(b))},
         ),
         View(
             "oom",
@@ -288,6 +305,7 @@ DEFAULT_VIEWS: dict[str, str] = {
     "mprof": "memory",
     "memprof_text": "lines",
     "cuda_snapshot": "segments",
+    "memray": "allocations",
 }
 
 

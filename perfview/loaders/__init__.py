@@ -23,6 +23,7 @@ from perfview.loaders import (
     isolate,
     limits,
     memory_profiler_text,
+    memray_capture,
     mprof,
 )
 from perfview.loaders.base import read_head
@@ -33,6 +34,7 @@ LOADERS: list[ModuleType] = [
     mprof,
     memory_profiler_text,
     cuda_snapshot,
+    memray_capture,
 ]
 
 

@@ -1,0 +1,104 @@
+"""Tables and trees over a `MemrayCapture`: sites at the peak, leaks, memory over time.
+
+Pure pandas/numpy; the CLI prints these and the GUI draws them. Flame-graph trees carry bytes
+in `total_ns` (what the icicle lays out) with a `unit_bytes` marker and allocation counts in
+`calls`, built by the same path merge as the CUDA snapshot's tree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.calltree import make_frames
+from perfview.core.cuda_memory_views import _tree_from_paths
+from perfview.core.memray_model import MemrayCapture
+from perfview.core.model import CallTree
+
+NO_FRAME = "(no Python frame)"
+
+
+def counts(cap: MemrayCapture) -> dict[str, int]:
+    """JSON counts: records of every kind (frees too), threads, peak and leaked bytes."""
+    return {
+        "records": int(cap.meta.get("records", 0)),
+        "threads": len(cap.threads),
+        "peak_bytes": int(cap.meta.get("peak_bytes", 0)),
+        "leaked_bytes": int(cap.leaks["size_bytes"].sum()),
+    }
+
+
+def site_labels(cap: MemrayCapture) -> np.ndarray:
+    """Per stack: its innermost frame as 'function (file:line)', as memray's tables name it."""
+    names = cap.frames["name"].to_numpy(dtype=object)
+    files = cap.frames["file"].to_numpy(dtype=object)
+    lines = cap.frames["line"].to_numpy(dtype=np.int64)
+    n = len(cap.stack_offsets) - 1
+    labels = np.full(n, NO_FRAME, dtype=object)
+    has = np.diff(cap.stack_offsets) > 0
+    first = cap.stack_frames[cap.stack_offsets[:-1][has]] if has.any() else np.zeros(0, int)
+    labels[has] = [f"{names[f]} ({files[f]}:{lines[f]})" for f in first]
+    return labels
+
+
+def _by_site(cap: MemrayCapture, sites: pd.DataFrame) -> pd.DataFrame:
+    labels = site_labels(cap)
+    out = pd.DataFrame(
+        {
+            "location": labels[sites["stack"].to_numpy()],
+            "size_bytes": sites["size_bytes"].to_numpy(),
+            "count": sites["count"].to_numpy(),
+        }
+    )
+    out = out.groupby("location", as_index=False, sort=False).sum()
+    total = max(int(out["size_bytes"].sum()), 1)
+    out["share_pct"] = np.round(100.0 * out["size_bytes"] / total, 2)
+    return out.sort_values(["size_bytes", "location"], ascending=[False, True], kind="stable")
+
+
+def allocations_table(cap: MemrayCapture) -> pd.DataFrame:
+    """Allocation sites alive at the high-water mark, by innermost frame, largest first."""
+    return _by_site(cap, cap.peak).reset_index(drop=True)
+
+
+def leaks_table(cap: MemrayCapture) -> pd.DataFrame:
+    """Sites whose allocations were never freed before tracking stopped, largest first."""
+    return _by_site(cap, cap.leaks).reset_index(drop=True)
+
+
+def timeline_table(cap: MemrayCapture) -> pd.DataFrame:
+    """memray's memory snapshots: resident set size and tracked heap over time."""
+    return cap.memory.copy()
+
+
+def site_tree(cap: MemrayCapture, sites: pd.DataFrame) -> CallTree:
+    """Flame graph of `sites` (peak, leaks or a time range): root-first stacks, bytes wide."""
+    stacks = sites["stack"].to_numpy(dtype=np.int64)
+    uniq, inv = np.unique(stacks, return_inverse=True)
+    inv = inv.reshape(-1)
+    weight = np.bincount(inv, weights=sites["size_bytes"].to_numpy(np.float64), minlength=len(uniq))
+    count = np.bincount(inv, weights=sites["count"].to_numpy(np.float64), minlength=len(uniq))
+    no_frame = len(cap.frames)
+    names = [*cap.frames["name"].astype(str), NO_FRAME]
+    files = [*cap.frames["file"].astype(str), ""]
+    keys = []
+    for s in uniq:
+        ids = cap.stack(int(s))[::-1].astype(np.int64)
+        keys.append(ids if len(ids) else np.array([no_frame], dtype=np.int64))
+    return _tree_from_paths(keys, weight, count, make_frames(names, files))
+
+
+def range_sites(cap: MemrayCapture, lo: int, hi: int) -> pd.DataFrame:
+    """Allocations made between memory snapshots `lo` and `hi` (by site): what the temporal
+    view's selection shows. An interval counts when it was allocated within (lo, hi]."""
+    iv = cap.intervals
+    start = iv["start"].to_numpy()
+    mask = (start > lo) & (start <= hi)
+    sel = iv[mask]
+    return pd.DataFrame(
+        {
+            "stack": sel["stack"].to_numpy(),
+            "size_bytes": sel["size_bytes"].to_numpy(),
+            "count": sel["count"].to_numpy(),
+        }
+    )

@@ -1,0 +1,205 @@
+"""memray captures (`memray run -o out.bin`), read through memray's own `FileReader`.
+
+memray's record stream changes with its releases and each memray reads only its own header
+version (1.19 writes 12, 1.20 writes 13 and refuses 12). perfview reads a capture with the
+installed memray when the versions match; otherwise it names the memray that wrote the file
+(`memray_header`), so the user knows which one to install. memray is the optional extra
+`memray` (`pip install 'perfview[memray]'`).
+
+The capture is reduced while it is read, into columns (`MemrayCapture`): the allocation sites
+at the high-water mark, the leaked sites, the per-site allocation intervals between memory
+snapshots (temporal view), the memory snapshots themselves, and per-thread record counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfview.core import memray_views
+from perfview.core.errors import LoadError
+from perfview.core.memray_model import MemrayCapture, StackInterner
+from perfview.core.model import Bundle
+from perfview.core.progress import Progress, noop
+from perfview.loaders import memray_header
+
+NAME = "memray"
+DESCRIPTION = "a memray capture (memray run -o FILE)"
+EXTENSIONS = (".bin", ".memray")
+INSTALL = "pip install 'perfview[memray]'"
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """The raw or LZ4-framed record stream starts with `memray\\0` and a version."""
+    return memray_header.header_version(head) is not None
+
+
+def _reader(path: Path, version: int | None) -> Any:
+    try:
+        import memray
+    except ImportError as exc:
+        raise LoadError(
+            f"it is a memray capture (format version {version}, written by "
+            f"{memray_header.writer(version or 0)}); reading it needs memray: {INSTALL}"
+        ) from exc
+    try:
+        return memray.FileReader(str(path), report_progress=False)
+    except OSError as exc:
+        raise LoadError(f"it cannot be read ({exc})") from exc
+    except Exception as exc:  # memray raises plain exceptions for versions and damage
+        text = str(exc)
+        installed = getattr(memray, "__version__", "?")
+        if "incompatible" in text or "version" in text.lower():
+            raise LoadError(
+                f"it was written by {memray_header.writer(version or 0)} (format version "
+                f"{version}) and the installed memray {installed} cannot read that format; "
+                f"install the memray that wrote it (for format 12: pip install memray==1.19.3)"
+            ) from exc
+        raise LoadError(f"memray could not read it ({text[:200]})") from exc
+
+
+def _sites(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.DataFrame:
+    """Aggregated records (merged threads) → stack, bytes, count columns."""
+    stacks: list[int] = []
+    sizes: list[int] = []
+    counts: list[int] = []
+    for rec in records:
+        trace = rec.hybrid_stack_trace() if native else rec.stack_trace()
+        stacks.append(intern.stack(trace))
+        sizes.append(int(rec.size))
+        counts.append(int(rec.n_allocations))
+    return pd.DataFrame(
+        {
+            "stack": np.asarray(stacks, dtype=np.int32),
+            "size_bytes": np.asarray(sizes, dtype=np.int64),
+            "count": np.asarray(counts, dtype=np.int64),
+        }
+    )
+
+
+def _intervals(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.DataFrame:
+    """Temporal records → one row per (site, interval): snapshots [start, end), count, bytes.
+
+    end is -1 for allocations still alive when tracking stopped.
+    """
+    cols: dict[str, list[int]] = {k: [] for k in ("stack", "start", "end", "count", "bytes")}
+    for rec in records:
+        sid = intern.stack(rec.hybrid_stack_trace() if native else rec.stack_trace())
+        for iv in rec.intervals:
+            end = iv.deallocated_before_snapshot
+            cols["stack"].append(sid)
+            cols["start"].append(int(iv.allocated_before_snapshot))
+            cols["end"].append(-1 if end is None else int(end))
+            cols["count"].append(int(iv.n_allocations))
+            cols["bytes"].append(int(iv.n_bytes))
+    frame = pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
+    frame["stack"] = frame["stack"].astype(np.int32)
+    return frame.rename(columns={"bytes": "size_bytes"})
+
+
+def _scan_records(reader: Any, total: int, progress: Progress) -> tuple[pd.DataFrame, Any]:
+    """One pass over every record: per thread its name and record count, per allocator kind
+    a count. Only these small aggregates are kept, never a Python object per record."""
+    per_thread: dict[int, list[Any]] = {}
+    per_allocator: dict[int, int] = {}
+    step = max(total // 20, 50_000)
+    for n, rec in enumerate(reader.get_allocation_records(), 1):
+        tid = rec.tid
+        entry = per_thread.get(tid)
+        if entry is None:
+            entry = per_thread[tid] = [rec.thread_name, 0]
+        entry[1] += 1
+        kind = int(rec.allocator)
+        per_allocator[kind] = per_allocator.get(kind, 0) + 1
+        if n % step == 0:
+            progress(0.1 + 0.4 * n / max(total, 1), f"reading records ({n:,} of {total:,})")
+    threads = pd.DataFrame(
+        {
+            "tid": np.asarray(list(per_thread), dtype=np.int64),
+            "name": pd.Series([v[0] for v in per_thread.values()], dtype=object),
+            "records": np.asarray([v[1] for v in per_thread.values()], dtype=np.int64),
+        }
+    )
+    return threads, per_allocator
+
+
+def _memory(reader: Any) -> pd.DataFrame:
+    snaps = list(reader.get_memory_snapshots())
+    return pd.DataFrame(
+        {
+            "ts_ns": np.asarray([s.time for s in snaps], dtype=np.int64) * 1_000_000,
+            "rss_bytes": np.asarray([s.rss for s in snaps], dtype=np.int64),
+            "heap_bytes": np.asarray([s.heap for s in snaps], dtype=np.int64),
+        }
+    )
+
+
+def read_capture(path: Path, progress: Progress = noop) -> MemrayCapture:
+    """Read and reduce a capture with the installed memray (LoadError when it cannot)."""
+    with open(path, "rb") as fh:
+        head = fh.read(64 * 1024)
+    version = memray_header.header_version(head)
+    progress(0.02, "opening the capture with memray")
+    reader = _reader(path, version)
+    try:
+        meta = reader.metadata
+        native = bool(meta.has_native_traces)
+        intern = StackInterner()
+        threads, allocators = _scan_records(reader, int(meta.total_allocations), progress)
+        progress(0.5, "high-water mark")
+        peak = _sites(reader.get_high_watermark_allocation_records(True), intern, native)
+        progress(0.65, "leaks")
+        leaks = _sites(reader.get_leaked_allocation_records(True), intern, native)
+        progress(0.75, "allocations over time")
+        intervals = _intervals(reader.get_temporal_allocation_records(True), intern, native)
+        memory = _memory(reader)
+    except LoadError:
+        raise
+    except Exception as exc:  # damage inside the stream surfaces here, not at open
+        raise LoadError(f"memray could not read the capture ({str(exc)[:200]})") from exc
+    finally:
+        reader.close()
+    frames, offsets, flat = intern.arrays()
+    return MemrayCapture(
+        peak=peak,
+        leaks=leaks,
+        intervals=intervals,
+        frames=frames,
+        stack_offsets=offsets,
+        stack_frames=flat,
+        memory=memory,
+        threads=threads,
+        allocators=allocators,
+        meta={
+            "version": version,
+            "records": int(meta.total_allocations),
+            "peak_bytes": int(meta.peak_memory),
+            "command_line": str(meta.command_line),
+            "pid": int(meta.pid),
+            "python_allocator": str(meta.python_allocator),
+            "native_traces": native,
+            "start_ns": int(meta.start_time.timestamp() * 1e9),
+            "end_ns": int(meta.end_time.timestamp() * 1e9),
+        },
+    )
+
+
+def load(path: Path, *, progress: Progress = noop) -> Bundle:
+    path = Path(path)
+    cap = read_capture(path, progress)
+    progress(0.9, "building the flame graph")
+    bundle = Bundle(format=NAME, path=path, counts=memray_views.counts(cap))
+    bundle.memray = cap
+    bundle.tree = memray_views.site_tree(cap, cap.peak)
+    bundle.duration_ns = max(cap.meta["end_ns"] - cap.meta["start_ns"], 0)
+    if cap.meta["python_allocator"] == "pymalloc":
+        bundle.warnings.append(
+            "recorded with pymalloc: small Python objects come from arenas memray sees only "
+            "in bulk, so leaks may be over- or under-reported (record with PYTHONMALLOC=malloc)"
+        )
+    progress(1.0, "done")
+    return bundle
