@@ -46,3 +46,30 @@ def test_cuda_snapshot_without_history(qtbot: object, data_dir: Path) -> None:
     assert tab.view_names() == ["segments", "allocations", "icicle"]
     for name in tab.view_names():
         assert tab.show_view(name)
+
+
+def test_memray_pages_and_range_selection(qtbot: object) -> None:
+    pytest.importorskip("memray", reason="memray is the optional extra perfview[memray]")
+    from perfview.qt.document_tab import DocumentTab
+    from perfview.qt.views.icicle_view import IcicleView
+    from perfview.qt.views.memray_pages import MemrayTemporalView
+    from tests.conftest import sample
+
+    bundle = load(sample("memray/async_analysis_linux_memray.bin"))
+    tab = DocumentTab(Document(bundle))
+    qtbot.addWidget(tab)  # type: ignore[attr-defined]
+    assert tab.view_names() == ["icicle", "timeline", "allocations", "leaks"]
+    for name in tab.view_names():
+        assert tab.show_view(name)
+    peak = tab.view_widget("icicle")
+    assert isinstance(peak, IcicleView)
+    assert peak.total[0] == bundle.counts["peak_bytes"]
+    temporal = tab.view_widget("timeline")
+    assert isinstance(temporal, MemrayTemporalView)
+    temporal.select_range(-1.0, 1e15)  # everything: every interval's bytes
+    assert isinstance(temporal.flame, IcicleView)
+    cap = bundle.memray
+    assert cap is not None
+    assert temporal.flame.total[0] == cap.intervals["size_bytes"].sum()
+    temporal.select_range(5e9 + 0.5, 5e9 + 0.5)  # an empty range: nothing
+    assert not isinstance(temporal.flame, IcicleView)

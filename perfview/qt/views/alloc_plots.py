@@ -26,6 +26,8 @@ class BytesAxis(pg.AxisItem):
     def __init__(self, orientation: str = "left", **kwargs: object) -> None:
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
+        if orientation in ("left", "right"):
+            self.setWidth(74)  # '1023 MiB' fits; auto-expansion misses the first layout
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return [format_bytes(v, 3) for v in values]
