@@ -29,15 +29,21 @@ def counts(cap: MemrayCapture) -> dict[str, int]:
 
 
 def site_labels(cap: MemrayCapture) -> np.ndarray:
-    """Per stack: its innermost frame as 'function (file:line)', as memray's tables name it."""
+    """Per stack: its innermost Python frame as 'function (file:line)' (the innermost frame
+    when there is none, e.g. native-only stacks), as memray's tables name a location."""
     names = cap.frames["name"].to_numpy(dtype=object)
     files = cap.frames["file"].to_numpy(dtype=object)
     lines = cap.frames["line"].to_numpy(dtype=np.int64)
+    is_py = np.array([str(f).endswith(".py") or str(f).startswith("<") for f in files], bool)
     n = len(cap.stack_offsets) - 1
     labels = np.full(n, NO_FRAME, dtype=object)
-    has = np.diff(cap.stack_offsets) > 0
-    first = cap.stack_frames[cap.stack_offsets[:-1][has]] if has.any() else np.zeros(0, int)
-    labels[has] = [f"{names[f]} ({files[f]}:{lines[f]})" for f in first]
+    for s in range(n):
+        ids = cap.stack(s)
+        if not len(ids):
+            continue
+        py = np.flatnonzero(is_py[ids])
+        f = int(ids[py[0]] if len(py) else ids[0])
+        labels[s] = f"{names[f]} ({files[f]}:{lines[f]})"
     return labels
 
 
