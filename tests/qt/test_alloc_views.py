@@ -73,3 +73,27 @@ def test_memray_pages_and_range_selection(qtbot: object) -> None:
     assert temporal.flame.total[0] == cap.intervals["size_bytes"].sum()
     temporal.select_range(5e9 + 0.5, 5e9 + 0.5)  # an empty range: nothing
     assert not isinstance(temporal.flame, IcicleView)
+
+
+def test_compare_two_cuda_snapshots(qtbot: object, data_dir: Path, tmp_path: Path) -> None:
+    import pickle
+
+    from perfview.qt.compare_tab import CompareTab
+    from perfview.qt.main_window import MainWindow
+    from perfview.qt.settings import Settings
+    from perfview.qt.views.compare_view import CompareView
+
+    a = data_dir / "cuda_snapshot_new.pickle"
+    data = pickle.loads(a.read_bytes())  # our own fixture: trusted
+    data["segments"][0]["blocks"][0]["size"] = 9 * MIB
+    b = tmp_path / "b.pickle"
+    b.write_bytes(pickle.dumps(data, protocol=4))
+    window = MainWindow(Settings.ephemeral())
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    with qtbot.waitSignal(window.compare_opened, timeout=30000) as blocker:  # type: ignore[attr-defined]
+        window.open_compare(a, b)
+    tab = blocker.args[0]
+    assert isinstance(tab, CompareTab)
+    view = tab.view_widget("live-bytes")
+    assert isinstance(view, CompareView)
+    assert "+4 MiB" in view.header.text() or "4 MiB" in view.header.text()
