@@ -22,7 +22,7 @@ import gzip
 import io
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -90,26 +90,50 @@ class _Interner:
         self.frame_ids: dict[tuple[str, str, int], int] = {}
         self.stack_ids: dict[tuple[int, ...], int] = {(): 0}
         self.stack_list: list[tuple[int, ...]] = [()]
+        # Snapshots share one frames list among the entries of a stack (pickle's memo keeps
+        # that sharing), so a list already seen is recognised by identity: no per-frame work.
+        # The unpickled data outlives the interner, so ids are not reused meanwhile.
+        self.by_list: dict[int, int] = {}
+        self.by_dict: dict[int, int] = {}
 
     def stack(self, frames: Any) -> int:
         if not frames or not isinstance(frames, list):
             return 0
-        ids = self.frame_ids
-        key = []
-        for f in frames:
-            if not isinstance(f, dict):
-                continue
-            fk = (str(f.get("name", "")), str(f.get("filename", "")), _int(f.get("line")))
-            fid = ids.get(fk)
-            if fid is None:
-                fid = ids[fk] = len(ids)
-            key.append(fid)
+        known = self.by_list.get(id(frames))
+        if known is not None:
+            return known
+        sid = self._intern(frames)
+        self.by_list[id(frames)] = sid
+        return sid
+
+    def _intern(self, frames: list[Any]) -> int:
+        # Frame dicts are shared too (one object per distinct frame): map them by identity,
+        # and only look at the fields of a frame object the first time it appears.
+        found: list[int | None] = list(map(self.by_dict.get, map(id, frames)))
+        if None in found:
+            firsts = [
+                self._frame(f) if k is None else k for k, f in zip(found, frames, strict=True)
+            ]
+            key = [k for k in firsts if k >= 0]
+        else:
+            key = cast(list[int], found)
         t = tuple(key)
         sid = self.stack_ids.get(t)
         if sid is None:
             sid = self.stack_ids[t] = len(self.stack_list)
             self.stack_list.append(t)
         return sid
+
+    def _frame(self, f: Any) -> int:
+        """Id of one frame dict (-1: not a dict, skipped)."""
+        if not isinstance(f, dict):
+            return -1
+        fk = (str(f.get("name", "")), str(f.get("filename", "")), _int(f.get("line")))
+        fid = self.frame_ids.get(fk)
+        if fid is None:
+            fid = self.frame_ids[fk] = len(self.frame_ids)
+        self.by_dict[id(f)] = fid
+        return fid
 
     def frames_table(self) -> pd.DataFrame:
         keys = list(self.frame_ids)
