@@ -94,7 +94,8 @@ class _Interner:
         # that sharing), so a list already seen is recognised by identity: no per-frame work.
         # The unpickled data outlives the interner, so ids are not reused meanwhile.
         self.by_list: dict[int, int] = {}
-        self.by_dict: dict[int, int] = {}
+        self.by_dict: dict[int, int] = {}  # frame dict id → frame id
+        self.by_ids: dict[tuple[int, ...], int] = {}  # frame dict ids → stack id
 
     def stack(self, frames: Any) -> int:
         if not frames or not isinstance(frames, list):
@@ -102,13 +103,16 @@ class _Interner:
         known = self.by_list.get(id(frames))
         if known is not None:
             return known
-        sid = self._intern(frames)
+        # Distinct lists usually hold the same shared frame dicts: the tuple of their ids
+        # (built at C speed) finds a stack seen before without touching any frame.
+        ids = tuple(map(id, frames))
+        sid = self.by_ids.get(ids)
+        if sid is None:
+            sid = self.by_ids[ids] = self._intern(frames)
         self.by_list[id(frames)] = sid
         return sid
 
     def _intern(self, frames: list[Any]) -> int:
-        # Frame dicts are shared too (one object per distinct frame): map them by identity,
-        # and only look at the fields of a frame object the first time it appears.
         found: list[int | None] = list(map(self.by_dict.get, map(id, frames)))
         if None in found:
             firsts = [
@@ -218,50 +222,48 @@ _INT_COLUMNS_BLK = {
 }
 
 
+def _int_column(values: list[Any]) -> np.ndarray:
+    """int64 column from raw field values; a bad value (missing, float, huge) becomes 0/clamped."""
+    try:
+        return np.asarray(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return np.asarray([_int(v) for v in values], dtype=np.int64)
+
+
 def _traces(raw: Any, intern: _Interner, progress: Progress) -> tuple[pd.DataFrame, bool]:
+    """Trace entries → columns. Fields are gathered raw and converted per column (numpy),
+    so the per-entry Python work is a few dict lookups and the stack interning."""
+    cols: dict[str, list[Any]] = {k: [] for k in ("action", "addr", "size", "stream", "time_us")}
     device: list[int] = []
     seq: list[int] = []
-    action: list[str] = []
-    addr: list[int] = []
-    size: list[int] = []
-    stream: list[int] = []
-    ts: list[int] = []
     stack: list[int] = []
-    has_time = False
     lists = raw if isinstance(raw, list) else []
     total = sum(len(t) for t in lists if isinstance(t, list)) or 1
-    done = 0
+    step = max(total // 20, 20_000)
+    intern_stack = intern.stack
     for dev, entries in enumerate(lists):
         if not isinstance(entries, list):
             continue
-        for i, e in enumerate(entries):
-            if not isinstance(e, dict):
-                continue
-            device.append(dev)
-            seq.append(i)
-            action.append(str(e.get("action", "")))
-            addr.append(_int(e.get("addr")))
-            size.append(_int(e.get("size")))
-            stream.append(_int(e.get("stream")))
-            t = e.get("time_us")
-            if isinstance(t, int) and not isinstance(t, bool):
-                has_time = True
-                ts.append(_int(t) * 1000 if abs(t) < 2**53 else -1)
-            else:
-                ts.append(-1)
-            stack.append(intern.stack(e.get("frames")))
-            done += 1
-            if done % 20000 == 0:
-                progress(0.5 + 0.45 * done / total, "reading trace entries")
+        good = [e for e in entries if isinstance(e, dict)]
+        device += [dev] * len(good)
+        seq += range(len(good))
+        for name, column in cols.items():
+            column += [e.get(name) for e in good]
+        for lo in range(0, len(good), step):
+            stack += [intern_stack(e.get("frames")) for e in good[lo : lo + step]]
+            progress(0.5 + 0.45 * len(stack) / total, "reading trace entries")
+    times = cols["time_us"]
+    has_time = any(type(t) is int for t in times)
+    ts = np.asarray([t if type(t) is int and abs(t) < 2**53 else -1 for t in times], np.int64)
     trace = pd.DataFrame(
         {
             "device": np.asarray(device, dtype=np.int64),
             "seq": np.asarray(seq, dtype=np.int64),
-            "action": pd.Categorical(action),
-            "addr": np.asarray(addr, dtype=np.int64),
-            "size_bytes": np.asarray(size, dtype=np.int64),
-            "stream": np.asarray(stream, dtype=np.int64),
-            "ts_ns": np.asarray(ts, dtype=np.int64),
+            "action": pd.Categorical([str(a) if a is not None else "" for a in cols["action"]]),
+            "addr": _int_column(cols["addr"]),
+            "size_bytes": _int_column(cols["size"]),
+            "stream": _int_column(cols["stream"]),
+            "ts_ns": np.where(ts >= 0, ts * 1000, -1),
             "stack": np.asarray(stack, dtype=np.int32),
         }
     )
