@@ -91,6 +91,12 @@ def _timed(argv: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+def _gui(path: Path, folder: Path) -> float:
+    """A fresh GUI process that opens the file, draws its first page and exits."""
+    shot = folder / "first_view.png"
+    return _timed([sys.executable, "-m", "perfview", "--screenshot", str(shot), str(path)])
+
+
 def _in_process(path: Path) -> tuple[float, float, dict[str, int]]:
     from perfview.core import summary
     from perfview.loaders import load
@@ -119,6 +125,7 @@ def bench_snapshot(folder: Path, target_mb: float) -> None:
         "perfview summary (fresh process, --top 10)",
         _timed([py, "-m", "perfview", "summary", str(path), "--top", "10"]),
     )
+    _row("perfview GUI: window drawn with the first page (--screenshot)", _gui(path, folder))
     t0 = time.perf_counter()
     with open(path, "rb") as fh:
         pickle.load(fh)  # our own generated file: trusted
@@ -154,6 +161,7 @@ def bench_memray(folder: Path, allocs: int) -> None:
         "perfview summary (fresh process, --top 10)",
         _timed([py, "-m", "perfview", "summary", str(path), "--top", "10"]),
     )
+    _row("perfview GUI: window drawn with the first page (--screenshot)", _gui(path, folder))
     html = folder / "flamegraph.html"
     _row(
         "memray flamegraph → HTML (browser time not counted)",

@@ -20,7 +20,8 @@ class MemrayCapture:
     """A memray capture as columns (filled by `perfview.loaders.memray_capture`).
 
     peak / leaks: one row per site (stack): size_bytes and count of the allocations alive at
-    the high-water mark / never freed. intervals: per site and interval, the allocations made
+    the high-water mark / never freed. intervals: per thread (tid), site and interval, the
+    allocations made
     before memory snapshot `start` and freed before snapshot `end` (-1: never freed).
     memory: the memory snapshots memray takes every few ms (ts_ns absolute, rss, heap).
     """
@@ -32,8 +33,7 @@ class MemrayCapture:
     stack_offsets: np.ndarray  # int64, n_stacks + 1
     stack_frames: np.ndarray  # int32 frame ids, innermost first
     memory: pd.DataFrame  # ts_ns, rss_bytes, heap_bytes
-    threads: pd.DataFrame  # tid, name, records
-    allocators: dict[int, int] = field(default_factory=dict)  # memray AllocatorType → records
+    threads: pd.DataFrame  # tid, name, allocations
     meta: dict[str, Any] = field(default_factory=dict)
 
     def stack(self, stack_id: int) -> np.ndarray:

@@ -14,6 +14,8 @@ snapshots (temporal view), the memory snapshots themselves, and per-thread recor
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -81,50 +83,71 @@ def _sites(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.Da
     )
 
 
-def _intervals(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.DataFrame:
-    """Temporal records → one row per (site, interval): snapshots [start, end), count, bytes.
-
-    end is -1 for allocations still alive when tracking stopped.
+def _intervals(
+    records: Iterable[Any], intern: StackInterner, native: bool, progress: Progress
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Temporal records, one per thread and site (memray aggregates them in C++) → one row per
+    (site, interval): snapshots [start, end), count, bytes; end is -1 for allocations still
+    alive when tracking stopped. Also the threads table (tid, name, allocations lasting past
+    a memory snapshot; memray's temporal records leave out shorter ones).
     """
-    cols: dict[str, list[int]] = {k: [] for k in ("stack", "start", "end", "count", "bytes")}
-    for rec in records:
+    cols: dict[str, list[int]] = {k: [] for k in ("tid", "stack", "start", "end", "count", "bytes")}
+    names: dict[int, str] = {}
+    for n, rec in enumerate(records, 1):
         sid = intern.stack(rec.hybrid_stack_trace() if native else rec.stack_trace())
+        tid = int(rec.tid)
+        names.setdefault(tid, str(rec.thread_name or ""))
         for iv in rec.intervals:
             end = iv.deallocated_before_snapshot
+            cols["tid"].append(tid)
             cols["stack"].append(sid)
             cols["start"].append(int(iv.allocated_before_snapshot))
             cols["end"].append(-1 if end is None else int(end))
             cols["count"].append(int(iv.n_allocations))
             cols["bytes"].append(int(iv.n_bytes))
+        if n % 20000 == 0:
+            progress(0.75, f"allocations over time ({n:,} sites)")
     frame = pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
     frame["stack"] = frame["stack"].astype(np.int32)
-    return frame.rename(columns={"bytes": "size_bytes"})
-
-
-def _scan_records(reader: Any, total: int, progress: Progress) -> tuple[pd.DataFrame, Any]:
-    """One pass over every record: per thread its name and record count, per allocator kind
-    a count. Only these small aggregates are kept, never a Python object per record."""
-    per_thread: dict[int, list[Any]] = {}
-    per_allocator: dict[int, int] = {}
-    step = max(total // 20, 50_000)
-    for n, rec in enumerate(reader.get_allocation_records(), 1):
-        tid = rec.tid
-        entry = per_thread.get(tid)
-        if entry is None:
-            entry = per_thread[tid] = [rec.thread_name, 0]
-        entry[1] += 1
-        kind = int(rec.allocator)
-        per_allocator[kind] = per_allocator.get(kind, 0) + 1
-        if n % step == 0:
-            progress(0.1 + 0.4 * n / max(total, 1), f"reading records ({n:,} of {total:,})")
+    per_thread = frame.groupby("tid")["count"].sum()
     threads = pd.DataFrame(
         {
-            "tid": np.asarray(list(per_thread), dtype=np.int64),
-            "name": pd.Series([v[0] for v in per_thread.values()], dtype=object),
-            "records": np.asarray([v[1] for v in per_thread.values()], dtype=np.int64),
+            "tid": per_thread.index.to_numpy(dtype=np.int64),
+            "name": pd.Series([names[int(t)] for t in per_thread.index], dtype=object),
+            "allocations": per_thread.to_numpy(dtype=np.int64),
         }
     )
-    return threads, per_allocator
+    return frame.rename(columns={"bytes": "size_bytes"}), threads
+
+
+def _all_threads(threads: pd.DataFrame, tids: set[int]) -> pd.DataFrame:
+    """Add the threads that only made short-lived allocations or only freed (no intervals)."""
+    missing = sorted(tids - set(threads["tid"].tolist()))
+    if not missing:
+        return threads
+    extra = pd.DataFrame(
+        {
+            "tid": np.asarray(missing, dtype=np.int64),
+            "name": pd.Series([""] * len(missing), dtype=object),
+            "allocations": np.zeros(len(missing), dtype=np.int64),
+        }
+    )
+    return pd.concat([threads, extra], ignore_index=True)
+
+
+def _thread_ids(reader: Any, total: int, progress: Progress) -> set[int]:
+    """Every thread id in the record stream (frees included), read at C speed in chunks."""
+    records = reader.get_allocation_records()
+    tids: set[int] = set()
+    get_tid = attrgetter("tid")
+    done = 0
+    while True:
+        chunk = set(map(get_tid, islice(records, 500_000)))
+        if not chunk:
+            return tids
+        tids |= chunk
+        done += 500_000
+        progress(0.5 + 0.4 * min(done / max(total, 1), 1.0), "threads")
 
 
 def _memory(reader: Any) -> pd.DataFrame:
@@ -149,13 +172,14 @@ def read_capture(path: Path, progress: Progress = noop) -> MemrayCapture:
         meta = reader.metadata
         native = bool(meta.has_native_traces)
         intern = StackInterner()
-        threads, allocators = _scan_records(reader, int(meta.total_allocations), progress)
-        progress(0.5, "high-water mark")
+        progress(0.1, "high-water mark")
         peak = _sites(reader.get_high_watermark_allocation_records(True), intern, native)
-        progress(0.65, "leaks")
+        progress(0.3, "leaks")
         leaks = _sites(reader.get_leaked_allocation_records(True), intern, native)
-        progress(0.75, "allocations over time")
-        intervals = _intervals(reader.get_temporal_allocation_records(True), intern, native)
+        progress(0.5, "allocations over time")
+        temporal = reader.get_temporal_allocation_records(merge_threads=False)
+        intervals, threads = _intervals(temporal, intern, native, progress)
+        threads = _all_threads(threads, _thread_ids(reader, int(meta.total_allocations), progress))
         memory = _memory(reader)
     except LoadError:
         raise
@@ -173,7 +197,6 @@ def read_capture(path: Path, progress: Progress = noop) -> MemrayCapture:
         stack_frames=flat,
         memory=memory,
         threads=threads,
-        allocators=allocators,
         meta={
             "version": version,
             "records": int(meta.total_allocations),
