@@ -270,10 +270,34 @@ def _traces(raw: Any, intern: _Interner, progress: Progress) -> tuple[pd.DataFra
     return trace, has_time
 
 
-def snapshot_from_data(data: Any, progress: Progress = noop) -> CudaSnapshot:
-    """Columnar snapshot from the unpickled dict; LoadError when it is not a snapshot."""
+def _check_size(data: dict[str, Any], max_items: int) -> None:
+    """Refuse a pickle whose memo repeats lists far beyond what its bytes could hold.
+
+    Pickle references let a few KB name the same list a million times (a "billion laughs"
+    file): harmless to unpickle, but walking it would never end. Every real entry, block or
+    segment costs at least a byte of the file, so more items than bytes means such a file.
+    """
+    lists = [data["segments"], *(t for t in data.get("device_traces") or () if isinstance(t, list))]
+    count = sum(len(x) for x in lists)
+    count += sum(len(s.get("blocks") or ()) for s in data["segments"] if isinstance(s, dict))
+    if count > max_items:
+        raise LoadError(
+            f"it names {count:,} allocator records in {max_items:,} bytes (repeated references); "
+            "it is not a real CUDA memory snapshot"
+        )
+
+
+def snapshot_from_data(
+    data: Any, progress: Progress = noop, max_items: int | None = None
+) -> CudaSnapshot:
+    """Columnar snapshot from the unpickled dict; LoadError when it is not a snapshot.
+
+    `max_items` (the decoded file size) bounds the records a file may name; see `_check_size`.
+    """
     if not isinstance(data, dict) or not isinstance(data.get("segments"), list):
         raise LoadError("the pickle holds no `segments` list; it is not a CUDA memory snapshot")
+    if max_items is not None:
+        _check_size(data, max_items)
     intern = _Interner()
     progress(0.45, "reading segments")
     segments, blocks = _segments(data["segments"], intern)
@@ -312,7 +336,7 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     progress(0.0, "reading the file")
     raw = _read(path)
     progress(0.1, "unpickling (data only)")
-    snap = snapshot_from_data(restricted_loads(raw), progress)
+    snap = snapshot_from_data(restricted_loads(raw), progress, max_items=len(raw))
     bundle = Bundle(format=NAME, path=path, counts=counts(snap))
     bundle.cuda_snapshot = snap
     progress(0.95, "building the flame graph and timeline")

@@ -195,3 +195,14 @@ def test_cli_json_counts(data_dir: Path) -> None:
         "reserved_bytes",
         "trace_entries",
     }
+
+
+def test_repeated_references_bomb_is_refused(tmp_path: Path) -> None:
+    entry = {"action": "alloc", "addr": 1, "size": 1, "stream": 0, "frames": []}
+    many = [entry] * 100_000  # one dict, referenced 100k times: a few hundred KB of pickle
+    bomb = {"segments": [], "device_traces": [many] * 1000}  # 10^8 entries by reference
+    path = tmp_path / "bomb.pickle"
+    path.write_bytes(pickle.dumps(bomb, protocol=4))
+    assert path.stat().st_size < 1_000_000
+    with pytest.raises(LoadError, match="repeated references"):
+        load(path)
