@@ -66,10 +66,10 @@ def restricted_loads(data: bytes) -> Any:
         return _DataOnly(io.BytesIO(data)).load()
     except LoadError:
         raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError) as exc:
+    except MemoryError as exc:
+        raise LoadError("it does not fit in memory") from exc
+    except Exception as exc:  # nothing here can run code: any other failure is a damaged stream
         raise LoadError(f"the pickle is damaged or truncated ({type(exc).__name__})") from exc
-    except (IndexError, AttributeError, RecursionError) as exc:
-        raise LoadError(f"the pickle is damaged ({type(exc).__name__})") from exc
 
 
 def _read(path: Path) -> bytes:
@@ -188,7 +188,8 @@ def _segments(raw: list[Any], intern: _Interner) -> tuple[pd.DataFrame, pd.DataF
                 intern.stack(seg.get("frames")),
             )
         )
-        for blk in seg.get("blocks") or ():
+        blocks = seg.get("blocks")
+        for blk in blocks if isinstance(blocks, list) else ():
             if isinstance(blk, dict):
                 blk_rows.append(
                     (
@@ -279,7 +280,11 @@ def _check_size(data: dict[str, Any], max_items: int) -> None:
     """
     lists = [data["segments"], *(t for t in data.get("device_traces") or () if isinstance(t, list))]
     count = sum(len(x) for x in lists)
-    count += sum(len(s.get("blocks") or ()) for s in data["segments"] if isinstance(s, dict))
+    count += sum(
+        len(s["blocks"])
+        for s in data["segments"]
+        if isinstance(s, dict) and isinstance(s.get("blocks"), list)
+    )
     if count > max_items:
         raise LoadError(
             f"it names {count:,} allocator records in {max_items:,} bytes (repeated references); "
@@ -336,7 +341,13 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     progress(0.0, "reading the file")
     raw = _read(path)
     progress(0.1, "unpickling (data only)")
-    snap = snapshot_from_data(restricted_loads(raw), progress, max_items=len(raw))
+    data = restricted_loads(raw)
+    try:
+        snap = snapshot_from_data(data, progress, max_items=len(raw))
+    except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
+        raise LoadError(
+            f"its structure is not what torch writes ({type(exc).__name__}: {str(exc)[:80]})"
+        ) from exc
     bundle = Bundle(format=NAME, path=path, counts=counts(snap))
     bundle.cuda_snapshot = snap
     progress(0.95, "building the flame graph and timeline")

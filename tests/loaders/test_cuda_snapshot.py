@@ -206,3 +206,29 @@ def test_repeated_references_bomb_is_refused(tmp_path: Path) -> None:
     assert path.stat().st_size < 1_000_000
     with pytest.raises(LoadError, match="repeated references"):
         load(path)
+
+
+def test_mutated_snapshots_load_or_say_why(data_dir: Path, tmp_path: Path) -> None:
+    """Truncated and byte-flipped snapshots: a load or a LoadError, never another exception."""
+    import random
+
+    raw = (data_dir / "cuda_snapshot_new.pickle").read_bytes()
+    rng = random.Random(17)
+    path = tmp_path / "mutant.pickle"
+    outcomes = {"loaded": 0, "refused": 0}
+    messages: list[str] = []
+    for i in range(300):
+        data = bytearray(raw)
+        if i % 3 == 0:
+            data = data[: rng.randrange(3, len(data))]
+        for _ in range(rng.randrange(1, 8)):
+            data[rng.randrange(2, len(data))] = rng.randrange(256)
+        path.write_bytes(bytes(data))
+        try:
+            cuda_snapshot.load(path)
+            outcomes["loaded"] += 1
+        except LoadError as exc:
+            messages.append(str(exc))
+            outcomes["refused"] += 1
+    assert outcomes["loaded"] + outcomes["refused"] == 300
+    assert all(messages)
