@@ -18,6 +18,7 @@ build containers, numbers, strings and bytes can do anything. Real snapshots nev
 
 from __future__ import annotations
 
+import gc
 import gzip
 import io
 import pickle
@@ -336,7 +337,22 @@ def counts(snap: CudaSnapshot) -> dict[str, int]:
 
 
 def load(path: Path, *, progress: Progress = noop) -> Bundle:
-    """Load a snapshot pickle (plain or gzip) without running any code from it."""
+    """Load a snapshot pickle (plain or gzip) without running any code from it.
+
+    The cyclic garbage collector is paused meanwhile: unpickling builds millions of dicts and
+    lists, and each collection would walk them all again (30 % of a 20 MB load; more as the
+    file grows). Nothing here makes cycles; the collector runs again afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(Path(path), progress)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(path: Path, progress: Progress) -> Bundle:
     path = Path(path)
     progress(0.0, "reading the file")
     raw = _read(path)
