@@ -48,20 +48,29 @@ def _reader(path: Path, version: int | None) -> Any:
             f"it is a memray capture (format version {version}, written by "
             f"{memray_header.writer(version or 0)}); reading it needs memray: {INSTALL}"
         ) from exc
+    installed = str(getattr(memray, "__version__", "?"))
+    expected = memray_header.version_read_by(installed)
+    if version is not None and expected is not None and version != expected:
+        raise LoadError(_mismatch(version, installed))
     try:
         return memray.FileReader(str(path), report_progress=False)
-    except OSError as exc:
-        raise LoadError(f"it cannot be read ({exc})") from exc
-    except Exception as exc:  # memray raises plain exceptions for versions and damage
+    except Exception as exc:  # memray raises OSError/plain exceptions for versions and damage
         text = str(exc)
-        installed = getattr(memray, "__version__", "?")
         if "incompatible" in text or "version" in text.lower():
-            raise LoadError(
-                f"it was written by {memray_header.writer(version or 0)} (format version "
-                f"{version}) and the installed memray {installed} cannot read that format; "
-                f"install the memray that wrote it (for format 12: pip install memray==1.19.3)"
-            ) from exc
-        raise LoadError(f"memray could not read it ({text[:200]})") from exc
+            raise LoadError(_mismatch(version, installed)) from exc
+        raise LoadError(
+            f"memray {installed} could not read it ({text[:160]}); the file says format "
+            f"version {version}, written by {memray_header.writer(version or 0)}"
+        ) from exc
+
+
+def _mismatch(version: int | None, installed: str) -> str:
+    pin = memray_header.PINS.get(version or 0)
+    how = f"pip install {pin}" if pin else "install the memray release that wrote it"
+    return (
+        f"it was written by {memray_header.writer(version or 0)} (format version {version}) "
+        f"and the installed memray {installed} reads another format; to open it: {how}"
+    )
 
 
 def _sites(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.DataFrame:

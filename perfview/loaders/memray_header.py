@@ -21,6 +21,8 @@ WRITERS = {
     12: "memray 1.19",
     13: "memray 1.20",
 }
+# Header version → a pip requirement that reads it.
+PINS = {12: "memray==1.19.3", 13: "memray==1.20.0"}
 
 
 def lz4_block_prefix(src: bytes, want: int) -> bytes:
@@ -84,6 +86,14 @@ def header_version(head: bytes) -> int | None:
         return None
     (version,) = struct.unpack_from("<i", inner, len(MEMRAY_MAGIC))
     return int(version)
+
+
+def version_read_by(memray_version: str) -> int | None:
+    """The one header version a memray release reads (None when this module does not know)."""
+    parts = memray_version.split(".")
+    if len(parts) >= 2 and parts[0] == "1" and parts[1].isdigit():
+        return {19: 12, 20: 13}.get(int(parts[1]))
+    return None
 
 
 def writer(version: int) -> str:

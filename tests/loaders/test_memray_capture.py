@@ -115,3 +115,11 @@ def test_lz4_prefix_decoder_overlapping_match() -> None:
     assert memray_header.lz4_block_prefix(block, 100) == b"aaaaaaaa" + b"b"
     assert memray_header.header_version(b"memray\x00" + (13).to_bytes(4, "little")) == 13
     assert memray_header.header_version(b"\x04\x22\x4d\x18garbage") is None
+
+
+def test_other_format_version_names_the_writer(tmp_path: Path) -> None:
+    pytest.importorskip("memray", reason="memray is the optional extra perfview[memray]")
+    path = tmp_path / "future.bin"
+    path.write_bytes(b"memray\x00" + (13).to_bytes(4, "little") + bytes(200))
+    with pytest.raises(LoadError, match=r"written by memray 1\.20 \(format version 13\)"):
+        load(path)
