@@ -31,7 +31,7 @@ def test_cuda_snapshot_pages(qtbot: object, data_dir: Path) -> None:
     assert isinstance(timeline, CudaTimelineView)
     fills = timeline.chart.fills
     assert 2 <= len(fills) <= 10  # one item per site band, never one per allocation
-    top = fills[-1].curves[1].yData
+    top = fills[-1].yData
     assert np.isclose(top.max(), 7 * MIB + 512 * 1024)
     icicle = tab.view_widget("icicle")
     assert icicle.is_bytes  # type: ignore[union-attr]
