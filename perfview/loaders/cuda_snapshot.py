@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import gzip
 import io
+import math
 import pickle
 from pathlib import Path
 from typing import Any, cast
@@ -161,9 +162,11 @@ class _Interner:
 
 
 def _int(value: Any) -> int:
-    """An int64-safe integer from a field (bad or missing → 0)."""
+    """An int64-safe integer from a field (missing, bool, text, nan, inf → 0; huge → clamped)."""
+    if isinstance(value, float) and math.isfinite(value):
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        return int(value) if isinstance(value, float) and value == value else 0
+        return 0
     return max(min(value, 2**63 - 1), -(2**63))
 
 
