@@ -97,3 +97,27 @@ def test_compare_two_cuda_snapshots(qtbot: object, data_dir: Path, tmp_path: Pat
     view = tab.view_widget("live-bytes")
     assert isinstance(view, CompareView)
     assert "+4 MiB" in view.header.text() or "4 MiB" in view.header.text()
+
+
+def test_run_dialog_offers_the_allocation_modes(qtbot: object, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings
+
+    from perfview.qt.views.run_view import RunDialog
+    from perfview.runner.spec import MODES
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    dialog = RunDialog(settings=settings)
+    qtbot.addWidget(dialog)  # type: ignore[attr-defined]
+    script = tmp_path / "job.py"
+    script.write_text("x = 1\n")
+    dialog.script.setText(str(script))
+    dialog.mode.setCurrentIndex(MODES.index("memray"))
+    assert dialog.options.currentIndex() == MODES.index("memray")
+    dialog.native.setChecked(True)
+    spec = dialog.spec()
+    assert (spec.mode, spec.options.native) == ("memray", True)
+    assert "--native" in spec.record_args()
+    dialog.mode.setCurrentIndex(MODES.index("cuda-memory"))
+    spec = dialog.spec()
+    assert spec.mode == "cuda-memory"
+    assert spec.record_args()[:2] == ["--mode", "cuda-memory"]
