@@ -14,11 +14,17 @@ Stdlib only at import time: memray and torch are imported inside the mode functi
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
 from perfview.core.atomic import atomic_path
 from perfview.runner.spec import RunSpec, ScriptResult, ScriptRunner
+
+
+def _torch() -> Any:
+    """torch, imported at call time in the recorder child only (perfview never imports it)."""
+    return importlib.import_module("torch")
 
 
 def record_memray(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
@@ -36,7 +42,7 @@ def record_memray(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
 def cuda_refusal() -> str | None:
     """One sentence when this interpreter has no CUDA device for `cuda-memory`, else None."""
     try:
-        import torch
+        torch = _torch()
     except ImportError:
         return "perfview: mode 'cuda-memory' needs torch, which this interpreter cannot import"
     if not torch.cuda.is_available():
@@ -54,7 +60,7 @@ def _dump(torch: Any, output: Path) -> None:
 
 def record_cuda_memory(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
     """Record allocator history while the script runs; dump the snapshot at exit and on OOM."""
-    import torch
+    torch = _torch()
 
     output = Path(str(spec.output))
     torch.cuda.memory._record_memory_history(max_entries=spec.options.max_entries)
