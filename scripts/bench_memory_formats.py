@@ -14,14 +14,16 @@
    perfview load + first view, `perfview summary` in a fresh process, and memray's own
    `memray flamegraph` and `memray stats` reporters.
 
-Figures are wall-clock seconds on this machine, one run each (the machine is shared: treat
-them as ±20 %). Nothing here is a test.
+Each row prints wall-clock and CPU seconds (user + system, children included for fresh
+processes), one run each. The machine is shared: CPU seconds are the steadier figure. Nothing
+here is a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import pickle
+import resource
 import shutil
 import subprocess
 import sys
@@ -85,31 +87,42 @@ def make_snapshot(out: Path, target_mb: float) -> tuple[int, int]:
     return out.stat().st_size, len(entries)
 
 
-def _timed(argv: list[str]) -> float:
-    t0 = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(argv: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a fresh process running `argv`."""
+    c0, t0 = _children_cpu(), time.perf_counter()
     subprocess.run(argv, check=True, cwd=ROOT, capture_output=True, timeout=1800)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, _children_cpu() - c0
 
 
-def _gui(path: Path, folder: Path) -> float:
+def _gui(path: Path, folder: Path) -> tuple[float, float]:
     """A fresh GUI process that opens the file, draws its first page and exits."""
     shot = folder / "first_view.png"
     return _timed([sys.executable, "-m", "perfview", "--screenshot", str(shot), str(path)])
 
 
-def _in_process(path: Path) -> tuple[float, float, dict[str, int]]:
+def _in_process(
+    path: Path,
+) -> tuple[tuple[float, float], tuple[float, float], dict[str, int]]:
+    """((wall, CPU) of the load, (wall, CPU) of the first table, counts), in this process."""
     from perfview.core import summary
     from perfview.loaders import load
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     bundle = load(path, use_cache=False)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     summary.summarize(bundle)
-    return t1 - t0, time.perf_counter() - t1, bundle.counts
+    t2, c2 = time.perf_counter(), time.process_time()
+    return (t1 - t0, c1 - c0), (t2 - t1, c2 - c1), bundle.counts
 
 
-def _row(label: str, seconds: float) -> None:
-    print(f"  {label:<58} {seconds:8.2f} s")
+def _row(label: str, seconds: tuple[float, float]) -> None:
+    wall, cpu = seconds
+    print(f"  {label:<62} {wall:7.2f} s wall {cpu:7.2f} s CPU", flush=True)
 
 
 def bench_snapshot(folder: Path, target_mb: float) -> None:
@@ -126,10 +139,13 @@ def bench_snapshot(folder: Path, target_mb: float) -> None:
         _timed([py, "-m", "perfview", "summary", str(path), "--top", "10"]),
     )
     _row("perfview GUI: window drawn with the first page (--screenshot)", _gui(path, folder))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with open(path, "rb") as fh:
         pickle.load(fh)  # our own generated file: trusted
-    _row("plain pickle.load (no columns, nothing shown)", time.perf_counter() - t0)
+    _row(
+        "plain pickle.load (no columns, nothing shown)",
+        (time.perf_counter() - t0, time.process_time() - c0),
+    )
     viz = [py, "-W", "ignore", "-m", "torch.cuda._memory_viz"]
     _row("torch _memory_viz stats (fresh process)", _timed([*viz, "stats", str(path)]))
     html = folder / "trace_plot.html"
@@ -152,7 +168,7 @@ def bench_memray(folder: Path, allocs: int) -> None:
     py = sys.executable
     rec = _timed([py, "-m", "memray", "run", "-q", "-o", str(path), str(script), str(allocs)])
     print(f"memray: {path.stat().st_size / 1e6:.1f} MB capture of {allocs:,} allocations "
-          f"(recording took {rec:.1f} s)")  # fmt: skip
+          f"(recording took {rec[0]:.1f} s)")  # fmt: skip
     load_s, view_s, counts = _in_process(path)
     print(f"  counts: {counts}")
     _row("perfview load (memray FileReader, reduced to columns)", load_s)
