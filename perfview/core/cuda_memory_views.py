@@ -187,19 +187,26 @@ def timeline_table(snap: CudaSnapshot) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def oom_table(snap: CudaSnapshot, before: int = 30) -> pd.DataFrame:
-    """The `before` entries that led to each `oom` entry, and the OOM itself (marked)."""
+def oom_table(snap: CudaSnapshot, before: int = 30, after: int = 5) -> pd.DataFrame:
+    """Around each `oom` entry: the `before` entries that led to it, the OOM, and the `after`
+    entries that followed on the same device (what the program freed or retried).
+
+    `oom` numbers the OOM each row belongs to; `offset` is the row's position relative to it
+    (negative before, 0 for the OOM itself)."""
     table = timeline_table(snap)
     ooms = np.flatnonzero(table["action"].to_numpy() == "oom")
     if not len(ooms):
-        return table.iloc[0:0].assign(oom=pd.Series(dtype=int))
+        return table.iloc[0:0].assign(oom=pd.Series(dtype=int), offset=pd.Series(dtype=int))
     keep = []
     device = table["device"].to_numpy()
     for k, row in enumerate(ooms.tolist()):
         lo = row
         while lo > 0 and row - lo < before and device[lo - 1] == device[row]:
             lo -= 1
-        keep.append(table.iloc[lo : row + 1].assign(oom=k))
+        hi = row
+        while hi + 1 < len(table) and hi - row < after and device[hi + 1] == device[row]:
+            hi += 1
+        keep.append(table.iloc[lo : hi + 1].assign(oom=k, offset=np.arange(lo - row, hi - row + 1)))
     return pd.concat(keep, ignore_index=True)
 
 

@@ -60,7 +60,8 @@ def test_new_layout_counts_and_views(data_dir: Path, tmp_path: Path) -> None:
     oom = summary.summarize(bundle, "oom")
     assert oom["action"].iloc[-1] == "oom"
     assert oom["size_bytes"].iloc[-1] == 64 * MIB
-    assert len(oom) == 12
+    assert len(oom) == 12  # the OOM is the last entry: 11 before it, none after
+    assert oom["offset"].tolist() == list(range(-11, 1))
 
 
 def test_live_tree_and_bands(data_dir: Path) -> None:
@@ -232,3 +233,16 @@ def test_mutated_snapshots_load_or_say_why(data_dir: Path, tmp_path: Path) -> No
             outcomes["refused"] += 1
     assert outcomes["loaded"] + outcomes["refused"] == 300
     assert all(messages)
+
+
+def test_oom_window_has_entries_before_and_after() -> None:
+    def entry(action: str, addr: int, size: int) -> dict[str, Any]:
+        return {"action": action, "addr": addr, "size": size, "stream": 0, "frames": []}
+
+    trace = [entry("alloc", a, MIB) for a in range(1, 41)]
+    trace.append(entry("oom", 0, 64 * MIB))
+    trace += [entry("free_completed", a, MIB) for a in range(1, 11)]
+    snap = cuda_snapshot.snapshot_from_data({"segments": [], "device_traces": [trace]})
+    table = views.oom_table(snap, before=30, after=5)
+    assert table["offset"].tolist() == list(range(-30, 6))
+    assert table.loc[table["offset"] == 0, "action"].item() == "oom"
