@@ -9,6 +9,8 @@ before history recording started are included without guessing.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -256,11 +258,23 @@ def _sample(n: int, points: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, points).astype(np.int64))
 
 
-def live_tree(snap: CudaSnapshot) -> CallTree:
+# CPython's own C frames (the eval loop, vectorcall glue) between Python frames: a dozen per
+# Python call in torch's combined stacks, they bury the user's frames 100+ levels deep.
+_INTERPRETER = re.compile(r"/(Objects|Python|Include|Modules|Parser)/([^/]+/)*[^/]+\.[ch]$")
+
+
+def interpreter_frames(snap: CudaSnapshot) -> np.ndarray:
+    """Bool per frame: a frame of CPython's interpreter itself (by its source path)."""
+    files = snap.frames["file"].astype(str)
+    return np.array([bool(_INTERPRETER.search(f)) for f in files], dtype=bool)
+
+
+def live_tree(snap: CudaSnapshot, *, hide_interpreter: bool = True) -> CallTree:
     """Flame-graph tree of live bytes (active blocks) by stack, outermost frame at the root.
 
     metrics: total_ns/self_ns hold BYTES (the icicle lays out `total_ns`; `unit` says bytes),
-    calls = number of blocks.
+    calls = number of blocks. CPython's interpreter frames are left out unless asked for
+    (the Python and C++ frames around them stay, in order).
     """
     blk = snap.blocks
     active = (blk["state"].astype(str) == ACTIVE).to_numpy()
@@ -272,9 +286,11 @@ def live_tree(snap: CudaSnapshot) -> CallTree:
     no_stack = len(snap.frames)
     names = [*snap.frames["name"].astype(str), NO_STACK]
     files = [*snap.frames["file"].astype(str), ""]
+    hidden = interpreter_frames(snap) if hide_interpreter else np.zeros(len(snap.frames), bool)
     keys: list[np.ndarray] = []
     for s in uniq:
         ids = snap.stack(int(s))[::-1].astype(np.int64)
+        ids = ids[~hidden[ids]]
         keys.append(ids if len(ids) else np.array([no_stack], dtype=np.int64))
     return _tree_from_paths(keys, weight, count, make_frames(names, files))
 

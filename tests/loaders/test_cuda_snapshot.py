@@ -246,3 +246,29 @@ def test_oom_window_has_entries_before_and_after() -> None:
     table = views.oom_table(snap, before=30, after=5)
     assert table["offset"].tolist() == list(range(-30, 6))
     assert table.loc[table["offset"] == 0, "action"].item() == "oom"
+
+
+def test_live_tree_hides_cpython_interpreter_frames() -> None:
+    frames = [
+        {"name": "mm", "filename": "??", "line": 0},
+        {"name": "forward", "filename": "/m/model.py", "line": 3},
+        {"name": "_PyEval_EvalFrameDefault", "filename": "/src/python-3.10/Python/ceval.c",
+         "line": 2003},
+        {"name": "_PyEval_EvalFrame", "filename": "/src/python-3.10/Include/internal/x.h",
+         "line": 46},
+        {"name": "<module>", "filename": "/m/train.py", "line": 9},
+    ]  # fmt: skip
+    block = {"address": 1, "size": MIB, "requested_size": MIB, "state": "active_allocated"}
+    seg = {"device": 0, "address": 1, "total_size": MIB, "blocks": [{**block, "frames": frames}]}
+    snap = cuda_snapshot.snapshot_from_data({"segments": [seg], "device_traces": [[]]})
+
+    def path(tree: Any) -> list[str]:
+        names, node = [], 0
+        while len(tree.children(node)):
+            node = int(tree.children(node)[0])
+            names.append(tree.name(node))
+        return names
+
+    assert path(views.live_tree(snap)) == ["<module>", "forward", "mm"]
+    full = path(views.live_tree(snap, hide_interpreter=False))
+    assert full == ["<module>", "_PyEval_EvalFrame", "_PyEval_EvalFrameDefault", "forward", "mm"]
