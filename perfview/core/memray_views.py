@@ -7,6 +7,8 @@ in `total_ns` (what the icicle lays out) with a `unit_bytes` marker and allocati
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -77,8 +79,22 @@ def timeline_table(cap: MemrayCapture) -> pd.DataFrame:
     return cap.memory.copy()
 
 
-def site_tree(cap: MemrayCapture, sites: pd.DataFrame) -> CallTree:
-    """Flame graph of `sites` (peak, leaks or a time range): root-first stacks, bytes wide."""
+# Frames of the launcher above the user's script (`memray run`, runpy, perfview's recorder):
+# the same few levels on top of every stack, they say nothing about the program.
+_LAUNCHER = re.compile(r"([/\\]memray[/\\]|runpy|[/\\]perfview[/\\]runner[/\\])")
+
+
+def launcher_frames(cap: MemrayCapture) -> np.ndarray:
+    """Bool per frame: a frame of the launcher (memray's CLI, runpy, perfview's recorder)."""
+    files = cap.frames["file"].astype(str)
+    return np.array([bool(_LAUNCHER.search(f)) for f in files], dtype=bool)
+
+
+def site_tree(cap: MemrayCapture, sites: pd.DataFrame, *, hide_launcher: bool = True) -> CallTree:
+    """Flame graph of `sites` (peak, leaks or a time range): root-first stacks, bytes wide.
+
+    The launcher's frames at the root of each stack are left out unless asked for; a stack
+    made only of them (allocations of the launcher itself) keeps them."""
     stacks = sites["stack"].to_numpy(dtype=np.int64)
     uniq, inv = np.unique(stacks, return_inverse=True)
     inv = inv.reshape(-1)
@@ -87,9 +103,13 @@ def site_tree(cap: MemrayCapture, sites: pd.DataFrame) -> CallTree:
     no_frame = len(cap.frames)
     names = [*cap.frames["name"].astype(str), NO_FRAME]
     files = [*cap.frames["file"].astype(str), ""]
+    launcher = launcher_frames(cap) if hide_launcher else np.zeros(len(cap.frames), bool)
     keys = []
     for s in uniq:
         ids = cap.stack(int(s))[::-1].astype(np.int64)
+        own = np.flatnonzero(~launcher[ids])
+        if len(own):
+            ids = ids[own[0] :]  # drop the launcher's leading frames only
         keys.append(ids if len(ids) else np.array([no_frame], dtype=np.int64))
     return _tree_from_paths(keys, weight, count, make_frames(names, files))
 

@@ -66,6 +66,9 @@ def test_round_trip_peak_and_leak(recording: Path, tmp_path: Path) -> None:
     tree = bundle.tree
     assert tree is not None
     assert tree.metrics["total_ns"][0] == peak
+    top = int(tree.children(0)[0])  # memray's and runpy's launcher frames are left out
+    assert tree.name(top) == "<module>"
+    assert str(tree.frames["file"].iat[int(tree.frame[top])]).endswith("alloc.py")
     cap = bundle.memray
     assert cap is not None
     everything = memray_views.range_sites(cap, -1, 10**9)
