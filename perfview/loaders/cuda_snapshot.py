@@ -23,6 +23,7 @@ import gzip
 import io
 import math
 import pickle
+import zlib
 from pathlib import Path
 from typing import Any, cast
 
@@ -80,7 +81,7 @@ def _read(path: Path) -> bytes:
     if raw[:2] == b"\x1f\x8b":
         try:
             return gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise LoadError("the gzip stream is damaged or truncated") from exc
     return raw
 

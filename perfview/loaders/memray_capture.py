@@ -175,6 +175,8 @@ def read_capture(path: Path, progress: Progress = noop) -> MemrayCapture:
     with open(path, "rb") as fh:
         head = fh.read(64 * 1024)
     version = memray_header.header_version(head)
+    if version is None:
+        raise LoadError("it is not a memray capture (no memray header, raw or LZ4-framed)")
     progress(0.02, "opening the capture with memray")
     reader = _reader(path, version)
     try:
