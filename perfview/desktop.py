@@ -97,6 +97,35 @@ MIME_TYPES: tuple[MimeType, ...] = (
             '<match type="string" value="FUNC " offset="0"/>',
         ),
     ),
+    MimeType(
+        name="application/x-memray-capture",
+        comment="memray memory capture",
+        # `memray run` names its output memray-<script>.<pid>.bin by default.
+        globs=("memray-*.bin", "*.memray.bin", "*.memray"),
+        sub_class_of=None,
+        # above shared-mime-info's own LZ4 rule (60): a capture is a more specific LZ4 frame
+        magic_priority=70,
+        magic=(
+            '<match type="string" value="memray\\0" offset="0"/>',
+            # LZ4 frame (the default) whose first literals are the inner `memray` header.
+            '<match type="big32" value="0x04224d18" offset="0">\n'
+            '  <match type="string" value="memray" offset="7:32"/>\n'
+            "</match>",
+        ),
+    ),
+    MimeType(
+        name="application/x-pytorch-cuda-memory-snapshot",
+        comment="PyTorch CUDA memory snapshot",
+        globs=("*snapshot*.pickle", "*snapshot*.pickle.gz"),
+        sub_class_of=None,
+        magic_priority=55,
+        # pickle protocol 2-5 header, then a dict whose first key is `segments`.
+        magic=(
+            '<match type="byte" value="0x80" offset="0">\n'
+            '  <match type="string" value="segments" offset="2:24"/>\n'
+            "</match>",
+        ),
+    ),
 )
 
 # Characters that force quoting of an Exec argument (Desktop Entry spec, "The Exec key").

@@ -86,6 +86,8 @@ def test_mime_xml_declares_requested_globs() -> None:
         "application/x-chrome-trace": ["*.pt.trace.json", "*.trace.json"],
         TRACE_GZ: ["*.pt.trace.json.gz", "*.trace.json.gz"],
         MPROF: ["mprofile_*.dat"],
+        "application/x-memray-capture": ["memray-*.bin", "*.memray.bin", "*.memray"],
+        "application/x-pytorch-cuda-memory-snapshot": ["*snapshot*.pickle", "*snapshot*.pickle.gz"],
     }
 
 
@@ -187,3 +189,25 @@ def test_xdg_mime_sees_installed_types(xdg_home: Path, tmp_path: Path) -> None:
 
     assert desktop.uninstall(out=io.StringIO()) == 0
     assert _run(xdg_mime, "query", "default", PSTATS) == ""
+
+
+def test_xdg_mime_sees_memory_captures(xdg_home: Path, tmp_path: Path) -> None:
+    """memray captures and CUDA snapshots by name and, renamed, by their magic bytes."""
+    for tool in ("update-mime-database", "update-desktop-database", "mimetype"):
+        _need(tool)
+    xdg_mime = _need("xdg-mime")
+    memray_bin = tmp_path / "capture_unknown"  # LZ4 frame + inner `memray` header decides
+    shutil.copyfile(sample("memray/async_analysis_linux_memray.bin"), memray_bin)
+    named = tmp_path / "memray-job.123.bin"
+    shutil.copyfile(memray_bin, named)
+    snapshot = tmp_path / "state_unknown"  # pickle header + `segments` decides
+    shutil.copyfile(sample("cuda_memory_snapshot/cs336_silmont_mem_snapshot.pickle"), snapshot)
+    named_snapshot = tmp_path / "mem_snapshot.pickle"
+    shutil.copyfile(snapshot, named_snapshot)
+    assert desktop.install(out=io.StringIO()) == 0
+    for path in (memray_bin, named):
+        assert _run(xdg_mime, "query", "filetype", str(path)) == "application/x-memray-capture"
+    for path in (snapshot, named_snapshot):
+        mime = _run(xdg_mime, "query", "filetype", str(path))
+        assert mime == "application/x-pytorch-cuda-memory-snapshot", path
+    assert desktop.uninstall(out=io.StringIO()) == 0

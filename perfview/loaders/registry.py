@@ -11,10 +11,25 @@ from pathlib import Path
 from typing import Any
 
 from perfview.core.model.errors import LoadError, UnknownFormat
-from perfview.loaders import cprofile, limits, memory_profiler_text, mprof, trace
+from perfview.loaders import (
+    cprofile,
+    cuda_snapshot,
+    limits,
+    memory_profiler_text,
+    memray_capture,
+    mprof,
+    trace,
+)
 from perfview.loaders.base import Loader, read_head
 
-LOADERS: tuple[Loader, ...] = (cprofile, trace, mprof, memory_profiler_text)
+LOADERS: tuple[Loader, ...] = (
+    cprofile,
+    trace,
+    mprof,
+    memory_profiler_text,
+    cuda_snapshot,
+    memray_capture,
+)
 
 
 def _name_matches(loader: Loader, path: Path) -> bool:

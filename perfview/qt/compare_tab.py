@@ -48,6 +48,9 @@ TITLES = {
     "timelines": "Timelines",
     "memory": "Memory",
     "lines": "Lines",
+    "live-bytes": "Live bytes",
+    "peak": "Peak",
+    "leaks": "Leaks",
 }
 MATCH_LABELS = {
     "basename": "file name + line + function",

@@ -51,9 +51,11 @@ def table(host: PageHost, name: str, _data: Any = None, **kwargs: object) -> QWi
     return TableView(frame, linked, kind=kind, key_column=key, **kwargs)  # type: ignore[arg-type]
 
 
-def _timeline(host: PageHost, _name: str, data: Any) -> QWidget:
+def _timeline(host: PageHost, name: str, data: Any) -> QWidget:
     from perfview.qt.views.timeline_view import TimelineView
 
+    if host.document.bundle.format in ("cuda_snapshot", "memray"):
+        return _allocations_page(host, name, data)
     timeline = host.document.bundle.timeline
     if timeline is None:
         return placeholder("This file has no timeline.")
@@ -185,7 +187,25 @@ def _recommendations(host: PageHost, _name: str, data: Any) -> QWidget:
     return RecommendationsView(data, host.document)
 
 
+def _allocations_page(host: PageHost, name: str, _data: Any) -> QWidget:
+    """Pages of allocation captures: CUDA snapshot timeline and segments, memray's temporal
+    view and leaks; the plain table when the capture has nothing to draw for the page."""
+    bundle = host.document.bundle
+    page: QWidget | None = None
+    if bundle.cuda_snapshot is not None:
+        from perfview.qt.views.cuda_memory_view import make_cuda_page
+
+        page = make_cuda_page(name, host.document)
+    elif bundle.memray is not None:
+        from perfview.qt.views.memray_pages import make_memray_page
+
+        page = make_memray_page(name, host.document)
+    return page if page is not None else table(host, name)
+
+
 BUILDERS: dict[str, Builder] = {
+    "segments": _allocations_page,
+    "leaks": _allocations_page,
     "table": table,
     "timeline": _timeline,
     "icicle": _icicle,

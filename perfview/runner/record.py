@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from perfview.core.atomic import atomic_path
-from perfview.runner import memory_mode, torch_mode
+from perfview.runner import alloc_modes, memory_mode, torch_mode
 from perfview.runner.spec import (
     BOOTSTRAP_ENV,
     STATUS_CANCELLED,
@@ -50,7 +50,13 @@ EXIT_TERMINATED = 128 + int(signal.SIGTERM)
 EXIT_INTERRUPTED = 130
 _HAS_SIGMASK = hasattr(signal, "pthread_sigmask")
 # Modules each mode needs in the child's interpreter (checked before anything runs).
-_REQUIRES = {"torch": "torch", "memory": "psutil", "memory-lines": "memory_profiler"}
+_REQUIRES = {
+    "torch": "torch",
+    "memory": "psutil",
+    "memory-lines": "memory_profiler",
+    "memray": "memray",
+    "cuda-memory": "torch",
+}
 _OWN_DIR = str(Path(__file__).resolve().parent)
 
 
@@ -182,6 +188,8 @@ _MODES: dict[str, Callable[[RunSpec, ScriptRunner], ScriptResult]] = {
     "torch": torch_mode.record,
     "memory": memory_mode.record_samples,
     "memory-lines": memory_mode.record_lines,
+    "memray": alloc_modes.record_memray,
+    "cuda-memory": alloc_modes.record_cuda_memory,
 }
 
 
@@ -217,6 +225,10 @@ def execute(spec: RunSpec, *, err: TextIO | None = None) -> int:
             f"{sys.executable} cannot import; install it there or pick another interpreter",
             file=err,
         )
+        return EXIT_USAGE
+    refusal = alloc_modes.cuda_refusal() if spec.mode == "cuda-memory" else None
+    if refusal:
+        print(refusal, file=err)
         return EXIT_USAGE
     spec, folder = prepare_output(spec)
     output = Path(str(spec.output))

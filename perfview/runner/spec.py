@@ -24,7 +24,7 @@ from typing import Any
 import perfview
 from perfview.core import atomic
 
-MODES: tuple[str, ...] = ("cprofile", "torch", "memory", "memory-lines")
+MODES: tuple[str, ...] = ("cprofile", "torch", "memory", "memory-lines", "memray", "cuda-memory")
 RUNS_ENV = "PERFVIEW_RUNS_DIR"
 # Set in the child's environment when perfview's source dir was put on PYTHONPATH for it; the
 # recorder removes that entry again so the user's script sees its own interpreter's sys.path.
@@ -37,6 +37,8 @@ _DEFAULT_NAMES = {
     "torch": "{stem}.pt.trace.json.gz",
     "memory": "mprofile_{stamp}.dat",
     "memory-lines": "{stem}.memprof.txt",
+    "memray": "{stem}.memray.bin",
+    "cuda-memory": "{stem}_snapshot.pickle",
 }
 
 STATUS_RUNNING = "running"
@@ -75,6 +77,10 @@ class RunOptions:
     # memory-lines
     functions: tuple[str, ...] = ()
     precision: int = 1
+    # memray
+    native: bool = False
+    # cuda-memory: allocator history ring buffer length
+    max_entries: int = 100_000
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,10 @@ def _option_args(mode: str, opts: RunOptions) -> list[str]:
         for name in opts.functions:
             out += ["--function", name]
         out += ["--precision", str(opts.precision)]
+    elif mode == "memray":
+        out += ["--native"] if opts.native else []
+    elif mode == "cuda-memory":
+        out += ["--max-entries", str(int(opts.max_entries))]
     return out
 
 
@@ -236,6 +246,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "folder; repeatable; @profile-decorated functions are always profiled",
     )
     mem.add_argument("--precision", type=int, default=1, help="memory-lines decimals")
+    alloc = parser.add_argument_group("allocation modes (memray, cuda-memory)")
+    alloc.add_argument("--native", action="store_true", help="memray: record C/C++ frames too")
+    alloc.add_argument(
+        "--max-entries",
+        type=int,
+        default=100_000,
+        help="cuda-memory: allocator events kept in the history (ring buffer)",
+    )
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
 
@@ -256,6 +274,8 @@ def spec_from_args(ns: argparse.Namespace, base: str | None = None) -> RunSpec:
         include_children=not ns.no_children,
         functions=tuple(ns.function or ()),
         precision=int(ns.precision),
+        native=bool(getattr(ns, "native", False)),
+        max_entries=int(getattr(ns, "max_entries", 100_000)),
     )
     spec = RunSpec(
         mode=ns.mode,

@@ -11,6 +11,8 @@ chosen so that two runs of different lengths still compare fairly:
 - `steps`: the *mean* ProfilerStep duration, so runs that recorded different step counts compare.
 - `memory` (mprof): the peak RSS over every run in the file.
 - `lines` (memory_profiler report): the highest "Mem usage" of the last report in the file.
+- `live-bytes` (CUDA snapshot): active bytes, rows by allocating Python line (or op).
+- `peak`, `leaks` (memray): bytes at the high-water mark / never freed, rows by location.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis import aggregate
+from perfview.core.compare import diff_alloc
 from perfview.core.model import Bundle, Timeline
 from perfview.core.model.units import Unit
 
@@ -65,6 +68,12 @@ _SPECS = [
              "peak memory", Unit.BYTES),
     ViewSpec("lines", "memprof_text", ("increment_bytes", "mem_bytes", "occurrences"),
              "increment_bytes", "peak line memory", Unit.BYTES),
+    ViewSpec("live-bytes", "cuda_snapshot", ("size_bytes", "count"), "size_bytes",
+             "active CUDA memory (live blocks)", Unit.BYTES),
+    ViewSpec("peak", "memray", ("size_bytes", "count"), "size_bytes",
+             "peak memory (memray high-water mark)", Unit.BYTES),
+    ViewSpec("leaks", "memray", ("size_bytes", "count"), "size_bytes",
+             "leaked bytes", Unit.BYTES),
 ]  # fmt: skip
 VIEWS: dict[str, ViewSpec] = {spec.name: spec for spec in _SPECS}
 
@@ -229,6 +238,12 @@ def build(bundle: Bundle, view: str, match: str = "basename") -> Side:
         return _steps(bundle)
     if view == "memory":
         return _memory(bundle)
+    if view == "live-bytes":
+        frame, total = diff_alloc.cuda_sites(bundle)
+        return Side(frame, ["site"], [], total)
+    if view in ("peak", "leaks"):
+        frame, total = diff_alloc.memray_sites(bundle, leaks=view == "leaks", match=match)
+        return Side(frame, ["location"], [], total)
     return _lines(bundle, match)
 
 

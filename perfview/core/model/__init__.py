@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,11 @@ import pandas as pd
 from perfview.core.model import schema
 
 # Every kind of file perfview reads; `Bundle.format` and each loader's NAME is one of them.
-Format = Literal["pstats", "trace", "mprof", "memprof_text"]
+Format = Literal["pstats", "trace", "mprof", "memprof_text", "cuda_snapshot", "memray"]
+
+if TYPE_CHECKING:
+    from perfview.core.model.cuda_memory import CudaSnapshot
+    from perfview.core.model.memray_model import MemrayCapture
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,8 @@ class Bundle:
     counts: dict[str, int] = field(default_factory=dict)
     duration_ns: int = 0
     warnings: list[str] = field(default_factory=list)
+    cuda_snapshot: CudaSnapshot | None = None  # torch.cuda.memory._dump_snapshot() pickles
+    memray: MemrayCapture | None = None  # memray run captures
 
     @property
     def title(self) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfview.core.analysis import aggregate, tree_table
+from perfview.core.analysis import aggregate, cuda_memory_views, memray_views, tree_table
 from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import (
     memory_alloc,
@@ -20,6 +20,8 @@ from perfview.core.analysis.torch import (
 from perfview.core.analysis.torch.common import comm_kernel_mask, step_rows
 from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
+from perfview.core.model.cuda_memory import CudaSnapshot
+from perfview.core.model.memray_model import MemrayCapture
 from perfview.core.pages import data as page_data
 from perfview.core.pages.page import HasData, Kind, Page, Tab, Tables, ViewError
 
@@ -48,6 +50,26 @@ def _lines(bundle: Bundle) -> LineReport:
     return bundle.lines
 
 
+def _snapshot(bundle: Bundle) -> CudaSnapshot:
+    if bundle.cuda_snapshot is None:
+        raise ViewError(f"{bundle.path} holds no CUDA memory snapshot")
+    return bundle.cuda_snapshot
+
+
+def _memray(bundle: Bundle) -> MemrayCapture:
+    if bundle.memray is None:
+        raise ViewError(f"{bundle.path} holds no memray capture")
+    return bundle.memray
+
+
+def _has_history(bundle: Bundle) -> bool:
+    return bundle.cuda_snapshot is None or len(bundle.cuda_snapshot.trace) > 0
+
+
+def _has_oom(bundle: Bundle) -> bool:
+    return bundle.cuda_snapshot is not None and cuda_memory_views.has_oom(bundle.cuda_snapshot)
+
+
 def _has_kind(kind: str) -> HasData:
     def check(bundle: Bundle) -> bool:
         tl = bundle.timeline
@@ -57,6 +79,8 @@ def _has_kind(kind: str) -> HasData:
 
 
 def _has_memory(bundle: Bundle) -> bool:
+    if bundle.format in ("cuda_snapshot", "memray"):
+        return True
     if bundle.format == "trace":
         return bundle.timeline is not None and len(bundle.timeline.memory) > 0
     return True
@@ -233,9 +257,35 @@ PAGES: dict[str, Page] = {
         Page(
             "allocations",
             "Allocations",
-            "torch memory allocations paired with their frees (op, size, lifetime)",
-            {"trace": lambda b: memory_alloc.allocations_table(_timeline(b))},
+            "torch trace allocations with their frees; live CUDA blocks; memray sites at peak",
+            {
+                "trace": lambda b: memory_alloc.allocations_table(_timeline(b)),
+                "cuda_snapshot": lambda b: cuda_memory_views.allocations_table(_snapshot(b)),
+                "memray": lambda b: memray_views.allocations_table(_memray(b)),
+            },
             has_data=_has_memory,
+            widget=None,
+        ),
+        Page(
+            "segments",
+            "Segments",
+            "CUDA allocator segments: reserved, used and free bytes, fragmentation",
+            {"cuda_snapshot": lambda b: cuda_memory_views.segments_table(_snapshot(b))},
+            widget="segments",
+        ),
+        Page(
+            "leaks",
+            "Leaks",
+            "memray: allocation sites never freed before tracking stopped",
+            {"memray": lambda b: memray_views.leaks_table(_memray(b))},
+            widget="leaks",
+        ),
+        Page(
+            "oom",
+            "Out of memory",
+            "the allocation events that led to each out-of-memory error",
+            {"cuda_snapshot": lambda b: cuda_memory_views.oom_table(_snapshot(b))},
+            has_data=_has_oom,
             widget=None,
         ),
         Page(
@@ -300,7 +350,12 @@ PAGES: dict[str, Page] = {
         Page(
             "timeline",
             "Timeline",
-            "slices on their threads and GPU streams over time",
+            "slices over time (traces); memory over time: CUDA snapshot history, memray snapshots",
+            {
+                "cuda_snapshot": lambda b: cuda_memory_views.timeline_table(_snapshot(b)),
+                "memray": lambda b: memray_views.timeline_table(_memray(b)),
+            },
+            has_data=_has_history,
             widget="timeline",
             prepare=_timeline_data,
             prepare_when=_has_events,
@@ -379,6 +434,27 @@ KINDS: tuple[Kind, ...] = (
         ),
     ),
     Kind("mprof", _format("mprof"), (Tab("memory", table=True), Tab("samples", table=True))),
+    Kind(
+        "cuda_snapshot",
+        _format("cuda_snapshot"),
+        (
+            Tab("timeline"),
+            Tab("segments"),
+            Tab("allocations", table=True),
+            Tab("oom", table=True),
+            Tab("icicle", "Flame graph (live bytes)"),
+        ),
+    ),
+    Kind(
+        "memray",
+        _format("memray"),
+        (
+            Tab("icicle", "Flame graph (peak)"),
+            Tab("timeline", "Memory over time"),
+            Tab("allocations", "Allocations at peak", True),
+            Tab("leaks", table=True),
+        ),
+    ),
     Kind("memprof_text", _format("memprof_text"), (Tab("lines"), Tab("functions", table=True))),
 )
 

@@ -21,6 +21,8 @@ FORMAT_PHRASES: dict[str, str] = {
     "trace": "a trace",
     "mprof": "an mprof memory recording",
     "memprof_text": "a memory_profiler line report",
+    "cuda_snapshot": "a CUDA memory snapshot",
+    "memray": "a memray capture",
 }
 
 
@@ -30,6 +32,8 @@ DEFAULT_VIEWS: dict[str, str] = {
     "trace": "ops",
     "mprof": "memory",
     "memprof_text": "lines",
+    "cuda_snapshot": "segments",
+    "memray": "allocations",
 }
 
 

@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from perfview.core.analysis import trace_tree
 from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
-from perfview.core.model.units import format_ns
+from perfview.core.model.units import format_bytes, format_ns
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
@@ -78,6 +78,9 @@ class IcicleView(QtWidgets.QWidget):
             tree.metrics.get("self_ns", np.zeros(len(tree))), dtype=np.float64
         )
         self.calls = np.asarray(tree.metrics.get("calls", np.zeros(len(tree))), dtype=np.float64)
+        # Allocation trees (CUDA snapshots, memray) carry bytes in total_ns; see `unit_bytes`.
+        self.is_bytes = "unit_bytes" in tree.metrics
+        self.fmt = format_bytes if self.is_bytes else format_ns
 
     def _lanes_changed(self, index: int) -> None:
         """Build the chosen lanes' tree on a worker thread; `_on_tree_ready` shows it."""
@@ -182,7 +185,7 @@ class IcicleView(QtWidgets.QWidget):
     def _build_plot(self) -> None:
         self.viewbox = FlameViewBox()
         self.viewbox.invertY(True)
-        self.axis = TimeAxis("top")
+        self.axis = _bytes_axis() if self.is_bytes else TimeAxis("top")
         self.plot = pg.PlotWidget(viewBox=self.viewbox, axisItems={"top": self.axis})
         self.plot.setBackground(QtGui.QColor(250, 250, 252))
         item = self.plot.getPlotItem()
@@ -331,8 +334,9 @@ class IcicleView(QtWidgets.QWidget):
         root = max(float(self.total[0]), 1e-12)
         return (
             f"<b>{_html(str(self.node_names[node]))}</b><br>"
-            f"total {format_ns(self.total[node])} ({self.total[node] * 100 / root:.1f} % of root)"
-            f"<br>self {format_ns(self.self_ns[node])} · calls {int(self.calls[node]):,}"
+            f"total {self.fmt(self.total[node])} ({self.total[node] * 100 / root:.1f} % of root)"
+            f"<br>self {self.fmt(self.self_ns[node])} · "
+            f"{'allocations' if self.is_bytes else 'calls'} {int(self.calls[node]):,}"
         )
 
     # --- search and document ------------------------------------------------------------------
@@ -387,3 +391,9 @@ def _html(text: str) -> str:
 
 
 __all__ = ["ESTIMATED_TEXT", "IcicleView"]
+
+
+def _bytes_axis() -> pg.AxisItem:
+    from perfview.qt.views.alloc_plots import BytesAxis
+
+    return BytesAxis("top")

@@ -62,6 +62,8 @@ MODE_LABELS = {
     "torch": "torch.profiler (Chrome trace)",
     "memory": "Memory over time (mprof)",
     "memory-lines": "Memory per line (memory_profiler)",
+    "memray": "Allocations (memray)",
+    "cuda-memory": "CUDA memory snapshot (torch allocator history)",
 }
 
 
@@ -187,6 +189,14 @@ class RunDialog(QDialog):
         form.addRow("Functions:", self.functions)
         form.addRow("Decimals:", self.precision)
         self.options.addWidget(lines_page)
+        memray_page = QWidget()
+        form = QFormLayout(memray_page)
+        self.native = QCheckBox("Native (C/C++) frames too")
+        form.addRow(self.native)
+        self.options.addWidget(memray_page)
+        self.options.addWidget(
+            QLabel("Records the allocator history; the snapshot is written at exit and on OOM.")
+        )
 
     # --- pickers (native dialogs; not exercised by tests) ------------------------------------
     def _pick_script(self) -> None:
@@ -228,6 +238,7 @@ class RunDialog(QDialog):
         self.include_children.setChecked(o.include_children)
         self.functions.setText(", ".join(o.functions))
         self.precision.setValue(o.precision)
+        self.native.setChecked(o.native)
 
     def spec(self) -> RunSpec:
         """The RunSpec the form describes; raises ValueError with a message for the user."""
@@ -255,6 +266,7 @@ class RunDialog(QDialog):
             include_children=self.include_children.isChecked(),
             functions=functions,
             precision=self.precision.value(),
+            native=self.native.isChecked(),
         )
         script_path = Path(script).resolve()
         return RunSpec(
