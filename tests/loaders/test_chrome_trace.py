@@ -533,7 +533,7 @@ TRICKY_TS = [
     "0.0015",
     "1.5e3",
     "12345.678",
-    "9999999999.999",  # beyond 2**33 µs: the exact path
+    "9999999999.999",  # beyond 2**33 µs: read from its text
 ]
 
 

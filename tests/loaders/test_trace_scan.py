@@ -8,6 +8,7 @@ strings and nested args), and when odd input sends the scanner back to the gener
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import threading
 from pathlib import Path
@@ -22,9 +23,9 @@ from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.loaders import trace
 from perfview.loaders.trace.numbers import parse_decimal
 from perfview.loaders.trace.read import read_bytes
-from perfview.loaders.trace.scan import args as trace_args
+from perfview.loaders.trace.scan import args as scan_args
 from perfview.loaders.trace.scan import parallel as trace_parallel
-from perfview.loaders.trace.scan import tokens as json_scan
+from perfview.loaders.trace.scan import tokens
 from tests.conftest import sample
 from tests.loaders.test_chrome_trace import TRACE_SAMPLES, _same_bundles
 
@@ -376,7 +377,7 @@ def test_numbers_match_parse_decimal() -> None:
         assert ok.all()
         for text, want in zip(texts, expected.tolist(), strict=True):
             buf = np.frombuffer(bytearray(text.encode() + b" "), dtype=np.uint8)
-            end, kind, value = json_scan.number(buf, 0, len(buf), scale)
+            end, kind, value = tokens.number(buf, 0, len(buf), scale)
             assert (end, value) == (len(text), want), text
             assert kind == (2 if "." in text else 1)
 
@@ -399,7 +400,7 @@ def test_strings_end_where_msgspec_says_at_every_offset() -> None:
     for text in cases:
         for cut in (len(text), len(text) - 1):
             buf = np.frombuffer(bytearray(text[:cut] + b"   "), dtype=np.uint8)
-            end, _flags = json_scan.string(buf, 0, cut)
+            end, _flags = tokens.string(buf, 0, cut)
             try:
                 msgspec.json.decode(text[:cut])
                 want = cut
@@ -417,7 +418,7 @@ def test_args_compaction_moves_overlapping_spans_in_place() -> None:
     lens = ends - starts
     want = b"".join(bytes(data[a:b]) for a, b in zip(starts, ends, strict=True))
     buf = data.copy()
-    total = trace_args.compact(buf, starts.astype(np.int64), lens.astype(np.int64))
+    total = scan_args.compact(buf, starts.astype(np.int64), lens.astype(np.int64))
     assert total == len(want)
     assert bytes(buf[:total]) == want
 
@@ -450,31 +451,31 @@ def test_compiled_nesting_equals_interpreted(seed: int) -> None:
 def test_parallel_read_gives_the_file_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from perfview.loaders.trace import read as trace_decode
+    from perfview.loaders.trace import read
 
-    monkeypatch.setattr(trace_decode, "READ_PIECE", 4096)  # many pieces, several threads
+    monkeypatch.setattr(read, "READ_PIECE", 4096)  # many pieces, several threads
     data = bytes(np.random.default_rng(3).integers(0, 256, 100_003, dtype=np.uint8))
     path = tmp_path / "blob.json"
     path.write_bytes(data)
-    mm, warning = trace_decode.read_mapped(path)
+    mm, warning = read.read_mapped(path)
     assert warning == ""
     assert bytes(mm[: len(data)]) == data
-    assert bytes(mm[len(data) :]) == b" " * trace_decode.PAD
+    assert bytes(mm[len(data) :]) == b" " * read.PAD
 
 
 def test_gzip_streams_into_a_map(tmp_path: Path) -> None:
     """A gzip trace is inflated chunk by chunk into a growing map; a cut stream keeps what
     was inflated, with the general path's warning."""
-    from perfview.loaders.trace import read as trace_decode
+    from perfview.loaders.trace import read
 
     text = json.dumps({"traceEvents": _many(3000)}).encode()
     whole = tmp_path / "t.json.gz"
     whole.write_bytes(gzip.compress(text))
-    mm, warning = trace_decode.read_mapped(whole)
+    mm, warning = read.read_mapped(whole)
     assert (bytes(mm[: len(text)]), warning) == (text, "")
     cut = tmp_path / "cut.json.gz"
     cut.write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])
-    mm, warning = trace_decode.read_mapped(cut)
+    mm, warning = read.read_mapped(cut)
     general, general_warning = read_bytes(cut)
     assert bytes(mm) == bytes(general)
     assert warning == general_warning
@@ -485,14 +486,14 @@ def test_gzip_bigger_than_its_trailer_says_grows_its_map(tmp_path: Path) -> None
     """Two gzip members: the trailer read for the size holds only the last one's, so the map
     must be replaced by a bigger one, not grown in place (a grown anonymous map crashed with
     SIGBUS on Python 3.11, found by the fuzzer)."""
-    from perfview.loaders.trace import read as trace_decode
+    from perfview.loaders.trace import read
 
     text = json.dumps({"traceEvents": _many(2000)}).encode()
     raw = gzip.compress(text[:-10]) + gzip.compress(text[-10:])
     assert len(text) > 4 * len(raw)  # bigger than the fallback guess too
     path = tmp_path / "members.json.gz"
     path.write_bytes(raw)
-    mm, warning = trace_decode.read_mapped(path)
+    mm, warning = read.read_mapped(path)
     assert (bytes(mm[: len(text)]), warning) == (text, "")
 
 
@@ -501,3 +502,20 @@ def test_compiled_code_is_found_on_disk() -> None:
     has compiled it by now); otherwise it compiles it in a child, off the GUI's GIL."""
     trace_parallel.warm()
     assert trace_parallel.compiled()
+
+
+def test_both_decoders_read_the_one_table_of_fields() -> None:
+    """The scanner's key words and the general path's structs come from `fields`."""
+    from perfview.loaders.trace import fields, general, kept
+    from perfview.loaders.trace.scan import events
+
+    def keys(flat: np.ndarray, offs: np.ndarray) -> list[str]:
+        return [bytes(flat[a:b]).decode() for a, b in itertools.pairwise(offs.tolist())]
+
+    assert keys(events.EV_WORDS, events.EV_OFFS) == [f.key for f in fields.EVENT]
+    assert keys(events.ARG_WORDS, events.ARG_OFFS) == [f.key for f in fields.KINETO_ARGS]
+    assert keys(scan_args.MEM_WORDS, scan_args.MEM_OFFS) == [f.key for f in fields.MEMORY_ARGS]
+    for struct in (general.TypedEvent, kept.Event):
+        assert struct.__struct_encode_fields__ == tuple(f.key for f in fields.EVENT)
+    for struct in (general.TypedArgs, general.KinetoArgs):
+        assert struct.__struct_encode_fields__ == tuple(f.key for f in fields.KINETO_ARGS)

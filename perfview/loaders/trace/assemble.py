@@ -1,4 +1,4 @@
-"""Turn the compiled scanner's output into the `Columns` the batch path builds.
+"""Turn the compiled scanner's output into the `Columns` the general path builds.
 
 Every range interned strings into its own tables (`scan.events`); here each distinct value is
 decoded once and all ranges' codes are mapped onto one set of `Interner`s in first-appearance
@@ -52,7 +52,7 @@ def _decode_values(buf: Text, spans: list[tuple[int, int]]) -> list[Any]:
 
 def _with_absent(values: list[Any], codes: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """Values in first-appearance order with None slotted where the first absent (-1) row
-    falls, and the codes shifted to match, so ordering equals the batch path's Interner."""
+    falls, and the codes shifted to match, so ordering equals the general path's Interner."""
     absent = np.flatnonzero(codes < 0)
     if not len(absent):
         return values, codes

@@ -48,7 +48,7 @@ NAME: Final = "trace"
 DESCRIPTION = "a Chrome trace / torch.profiler trace (JSON)"
 EXTENSIONS = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz", ".gz")
 
-SCANNER_MIN_BYTES = 16_000_000  # below this the batch path is fast and needs no compiled code
+SCANNER_MIN_BYTES = 16_000_000  # below this the general path is fast and needs no compiled code
 META_MAX_BYTES = 64 * 1024  # top-level keys bigger than this (stackFrames, samples) are dropped
 TORCH_KEYS = ("deviceProperties", "distributedInfo", "baseTimeNanoseconds", "schemaVersion")
 TORCH_CATS = frozenset(

@@ -157,7 +157,7 @@ def ids(args: Sequence[Any], attr: str) -> np.ndarray:
 
 
 def kineto_ids(kargs: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(correlation, External id) columns with -1 for absent, as the exact path gives."""
+    """(correlation, External id) columns with -1 for absent, as the textual reading gives."""
     args = list(map(attrgetter("args"), kargs))
     corr = ids(args, "correlation")
     ext = ids(args, "ext")

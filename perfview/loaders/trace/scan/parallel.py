@@ -9,7 +9,7 @@ way and the range before simply carries on, so results never depend on the numbe
 Each range interns strings into its own hash tables (`scan.intern`); `assemble` then
 decodes each distinct value once and maps every range's codes onto one set of `Interner`s in
 first-appearance order, which is what the general path (`general.decode_events`) builds
-too. The result is the same `Columns` the batch path gives, except that the args stay in the
+too. The result is the same `Columns` the general path gives, except that the args stay in the
 file (`arg_starts`): `scan.args.ArgsCompaction` later moves them, in place, into the blob.
 
 A file that ends inside the events array keeps its complete events, with the general path's
