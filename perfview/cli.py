@@ -172,9 +172,18 @@ def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
 
 
 def write_summary(
-    bundle: Any, view: str, table: pd.DataFrame, top: int, fmt: str, out: TextIO
+    bundle: Any,
+    view: str,
+    table: pd.DataFrame,
+    top: int,
+    fmt: str,
+    out: TextIO,
+    extra: dict[str, Any] | None = None,
 ) -> None:
-    """Write one view of one bundle in the chosen format (see the module docstring)."""
+    """Write one view of one bundle in the chosen format (see the module docstring).
+
+    `extra` adds keys to the JSON document (a job's `clock` and `failed` files).
+    """
     total = len(table)
     shown = table.head(top) if top > 0 else table
     if fmt == "json":
@@ -187,6 +196,7 @@ def write_summary(
             "view": view,
             "total_rows": total,
             "rows": records(shown),
+            **(extra or {}),
         }
         json.dump(doc, out, ensure_ascii=False, allow_nan=False)
         out.write("\n")
@@ -200,28 +210,11 @@ def write_summary(
 # ------------------------------------------------------------------------------- commands
 
 
-def run_ranks_folder(args: argparse.Namespace) -> int:
-    """`perfview summary FOLDER [--view ranks]`: one row per rank trace in the folder."""
-    from pathlib import Path
-
-    from perfview.core.model import Bundle
-    from perfview.core.torch import ranks
-
-    if args.view not in (None, "ranks"):
-        raise CliError(f"{args.file} is a folder: only --view ranks reads a folder of rank traces")
-    folder = Path(args.file)
-    traces = ranks.load_ranks(folder, lambda path: load_bundle(str(path)))
-    if not traces:
-        raise cannot_open(args.file, "the folder holds no .json / .json.gz trace files")
-    table = ranks.ranks_table(traces)
-    run = Bundle(format="trace", path=folder, counts={"ranks": len(traces)})
-    write_summary(run, "ranks", table, args.top, args.format, sys.stdout)
-    return 0
-
-
 def run_summary(args: argparse.Namespace) -> int:
-    if os.path.isdir(args.file):
-        return run_ranks_folder(args)
+    from perfview import job_cli  # deferred: the job machinery is only needed for jobs
+
+    if job_cli.wants_job(args):
+        return job_cli.run_job(args)
     bundle = load_bundle(args.file)
     view = args.view or summary.default_view(bundle)
     try:
@@ -249,7 +242,7 @@ def row_count(text: str) -> int:
 
 
 def _add_summary(subparsers: Any) -> None:
-    views = ", ".join(summary.VIEWS)
+    views = ", ".join([*summary.VIEWS, "collectives", "collective-kinds", "overlap", "stragglers"])
     p = subparsers.add_parser(
         "summary",
         help="print a table of a profile without opening a window",
@@ -258,11 +251,17 @@ def _add_summary(subparsers: Any) -> None:
     p.add_argument(
         "file",
         metavar="FILE",
-        help="a profile, trace or memory file (a folder of per-rank traces for --view ranks)",
+        help="a profile, trace or memory file; a folder, glob or several files of per-rank traces",
     )
-    p.add_argument("--view", choices=list(summary.VIEWS), help="default: the format's main view")
+    from perfview.core.torch.job_views import JOB_VIEWS
+
+    views_all = list(dict.fromkeys([*summary.VIEWS, *JOB_VIEWS]))
+    p.add_argument("--view", choices=views_all, help="default: the format's main view")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    from perfview import job_cli
+
+    job_cli.add_arguments(p)
     p.set_defaults(func=run_summary)
 
 
