@@ -98,6 +98,10 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load both files, compare, print, and apply the gate; returns the exit status."""
+    from perfview import job_cli  # two folders of rank traces compare as jobs
+
+    if job_cli.is_job_source(args.a) or job_cli.is_job_source(args.b):
+        return job_cli.run_job_diff(args)
     bundle_a = load_bundle(args.a)
     bundle_b = load_bundle(args.b)
     try:

@@ -28,12 +28,17 @@ from perfview.core.torch.job_views import JOB_VIEWS, job_table
 CROSS_RANK_VIEWS = tuple(v for v in JOB_VIEWS if v != "ranks")
 
 
+def is_job_source(source: str) -> bool:
+    """A folder, or a glob pattern that names no existing file."""
+    return os.path.isdir(source) or (not os.path.exists(source) and glob.has_magic(source))
+
+
 def wants_job(args: argparse.Namespace) -> bool:
     """A folder, a glob, several files, a cross-rank view or --cluster make a job."""
     sources = [args.file, *getattr(args, "more", [])]
     if len(sources) > 1 or getattr(args, "cluster", None) or args.view in CROSS_RANK_VIEWS:
         return True
-    return os.path.isdir(args.file) or (not os.path.exists(args.file) and glob.has_magic(args.file))
+    return is_job_source(args.file)
 
 
 def _open(args: argparse.Namespace, sources: list[str]) -> Job:
@@ -88,6 +93,36 @@ def run_job(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_side(source: str) -> Job:
+    from perfview.jobs import open_job
+
+    try:
+        return open_job([source])
+    except LoadError as exc:
+        raise cannot_open(source, str(exc)) from exc
+
+
+def run_job_diff(args: argparse.Namespace) -> int:
+    """`perfview diff JOB_A JOB_B`: per rank or per collective kind, with the same gate."""
+    from perfview import diff_cli
+    from perfview.core.torch.job_diff import diff_jobs
+
+    job_a, job_b = _open_side(args.a), _open_side(args.b)
+    try:
+        comparison = diff_jobs(job_a, job_b, Path(args.a), Path(args.b), args.view, args.metric)
+    except ValueError as exc:
+        raise CliError(f"cannot compare {args.a} with {args.b}: {exc}") from exc
+    failures = None
+    if args.fail_above is not None:
+        failures = diff_cli.gate_failures(comparison, args.fail_above, args.min_share)
+    diff_cli.write_comparison(
+        comparison, args.top, args.format, sys.stdout, failures, args.fail_above
+    )
+    for line in (failures or [])[: diff_cli.MAX_GATE_LINES]:
+        print(f"perfview: regression: {line}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The job options of `perfview summary`."""
     p.add_argument("more", nargs="*", metavar="MORE", help="more rank traces of the same job")
@@ -104,4 +139,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-__all__ = ["CROSS_RANK_VIEWS", "add_arguments", "run_job", "wants_job"]
+__all__ = [
+    "CROSS_RANK_VIEWS",
+    "add_arguments",
+    "is_job_source",
+    "run_job",
+    "run_job_diff",
+    "wants_job",
+]

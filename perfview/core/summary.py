@@ -29,6 +29,7 @@ FORMAT_PHRASES: dict[str, str] = {
     "trace": "a trace",
     "mprof": "an mprof memory recording",
     "memprof_text": "a memory_profiler line report",
+    "job": "a multi-rank job",
 }
 
 

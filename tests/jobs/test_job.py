@@ -191,3 +191,26 @@ def test_cli_job_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_pat
     assert code == 2
     assert err.count("\n") == 1
     assert "cannot open" in err
+
+
+def test_diff_two_jobs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = needs_ranks()[0]
+    files = sorted(folder.glob("*.json*"))
+    shutil.copy(files[0], tmp_path / files[0].name)  # job B lost its second rank
+    code = cli.main(["diff", str(folder), str(folder), "--format", "json", "--top", "0"])
+    same = json.loads(capsys.readouterr()[0])
+    assert code == 0
+    assert same["view"] == "job-ranks"
+    assert {r["status"] for r in same["rows"]} == {"="}
+    # B adds rank 1, whose steps are slower: the mean step over ranks grows ~0.3 %
+    code = cli.main(["diff", str(tmp_path), str(folder), "--format", "json", "--fail-above", "0.1"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "mean step time over ranks grew" in err
+    assert json.loads(out)["total_delta_pct"] > 0
+    code = cli.main(["diff", str(folder), str(tmp_path), "--view", "job-collectives"])
+    assert code == 0
+    assert "allgather" in capsys.readouterr()[0]
+    code = cli.main(["diff", str(folder), str(tmp_path), "--format", "json"])
+    rows = json.loads(capsys.readouterr()[0])["rows"]
+    assert {r["rank"]: r["status"] for r in rows}["1"] == "gone"
