@@ -25,7 +25,9 @@ def _side(job: Job, view: str) -> tuple[pd.DataFrame, list[str], float]:
     if view == "job-ranks":
         t = ranks_table(job)
         t["rank"] = t["rank"].astype(str)
-        steps = t.loc[t["steps"] > 0, "step_mean_ns"] if len(t) else pd.Series([], dtype=float)
+        if not len(t):
+            return t, ["rank"], 0.0
+        steps = t["step_mean_ns"].to_numpy(dtype=float)[t["steps"].to_numpy() > 0]
         return t, ["rank"], float(steps.mean()) if len(steps) else 0.0
     t = kinds_table(job)
     total = float(np.nansum(t["total_transfer_ns"].to_numpy(dtype=float))) if len(t) else 0.0
