@@ -71,6 +71,7 @@ class Job:
     offsets: dict[int, int] = field(default_factory=dict)  # rank → ns added to its absolute times
     clock: str = ""
     warnings: list[str] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables (match)
 
     def by_rank(self) -> dict[int, RankReduction]:
         return {r.rank: r for r in self.ranks}
