@@ -27,7 +27,6 @@ import gzip
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -247,8 +246,10 @@ def main() -> int:
     one = out / "one_file.json"
     make_one_file(paths, one)
     total_mb = sum(p.stat().st_size for p in paths) / 1e6
-    print(f"generated {args.ranks} ranks × {total_mb / args.ranks:.1f} MB = {total_mb:.0f} MB "
-          f"(+ one-file copy {one.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+    print(
+        f"generated {args.ranks} ranks × {total_mb / args.ranks:.1f} MB = {total_mb:.0f} MB "
+        f"(+ one-file copy {one.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s"
+    )
     cores = len(os.sched_getaffinity(0))
     print(f"cores: {cores}; injected straggler: rank {args.straggler}\n")
     try:
@@ -276,8 +277,10 @@ def report(args: argparse.Namespace, job_dir: Path, one: Path, total_mb: float, 
     row(f"job, {cores} worker processes: reopen", local["reopen"], local["rss"], local["kids"])
     print(f"{'all 5 cross-rank views on the open job':44} {local['views']:7.3f}s")
     print(f"\nclock: {local['clock']}")
-    print(f"collectives matched: {local['collectives']} (every one on all "
-          f"{args.ranks} ranks: {local['matched_ranks'] == args.ranks})")
+    print(
+        f"collectives matched: {local['collectives']} (every one on all "
+        f"{args.ranks} ranks: {local['matched_ranks'] == args.ranks})"
+    )
     found = local["worst"] == args.straggler
     print(f"straggler found: {found} (worst rank in the stragglers view: {local['worst']})")
     print(f"reduction sent back per rank: {local['reduction_bytes'] / 1e3:.1f} kB (pickled)")
@@ -287,12 +290,16 @@ def report(args: argparse.Namespace, job_dir: Path, one: Path, total_mb: float, 
         c1 = child(CLUSTER, str(job_dir), "1")
         c2 = child(CLUSTER, str(job_dir), "2")
         speedup = c1["s"] / c2["s"]
-        print(f"\nDask LocalCluster, 1 worker: {c1['s']:.2f} s; 2 workers: {c2['s']:.2f} s; "
-              f"speed-up {speedup:.2f}x, efficiency {speedup / 2 * 100:.0f} % "
-              f"(on {cores} shared cores)")
+        print(
+            f"\nDask LocalCluster, 1 worker: {c1['s']:.2f} s; 2 workers: {c2['s']:.2f} s; "
+            f"speed-up {speedup:.2f}x, efficiency {speedup / 2 * 100:.0f} % "
+            f"(on {cores} shared cores)"
+        )
         overhead = (c1["s"] - tasks["s"]) / tasks["n"]
-        print(f"per-task overhead vs in-process tasks ({tasks['s']:.2f} s): "
-              f"{overhead * 1e3:.0f} ms/rank (scheduling, Parquet writing, result transfer)")
+        print(
+            f"per-task overhead vs in-process tasks ({tasks['s']:.2f} s): "
+            f"{overhead * 1e3:.0f} ms/rank (scheduling, Parquet writing, result transfer)"
+        )
         print(f"cluster tables identical to local: {c1['same'] and c2['same']}")
         per_rank_s = tasks["s"] / tasks["n"]
     estimate(total_mb / args.ranks, per_rank_s, local["reduction_bytes"], local["views"],
@@ -308,10 +315,14 @@ def estimate(mb: float, per_rank_s: float, red_bytes: int, views_s: float, ranks
     for workers in (16, 64, 256):
         print(f"  {workers:4d} workers: {1024 / workers * rank_s / 60:6.1f} min wall")
     grow = 1000 / mb  # a 1 GB rank holds this many times the collectives of this one
-    print(f"  reductions at the client: ~{red_bytes * grow * 1024 / 1e6:.0f} MB "
-          f"({grow:.0f}× the collectives of this {mb:.0f} MB rank, {red_bytes / 1e3:.1f} kB now)")
-    print(f"  cross-rank views: ~{views_s * 1024 / ranks * grow:.0f} s "
-          f"(linear in collective kernels; measured {views_s:.2f} s for {ranks} ranks)")
+    print(
+        f"  reductions at the client: ~{red_bytes * grow * 1024 / 1e6:.0f} MB "
+        f"({grow:.0f}× the collectives of this {mb:.0f} MB rank, {red_bytes / 1e3:.1f} kB now)"
+    )
+    print(
+        f"  cross-rank views: ~{views_s * 1024 / ranks * grow:.0f} s "
+        f"(linear in collective kernels; measured {views_s:.2f} s for {ranks} ranks)"
+    )
     print("  one-file peer: impossible (1 TB of JSON in one process)")
 
 
