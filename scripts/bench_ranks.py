@@ -154,7 +154,9 @@ def child(code: str, *args: str) -> dict[str, Any]:
 RSS = """
 import resource
 def rss_mb():
-    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM: this process's own peak (ru_maxrss would carry the bench's peak across exec)
+    with open("/proc/self/status") as f:
+        me = next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return me, kids
 """
@@ -177,7 +179,9 @@ JOB = (
     + """
 import json, sys, time
 from perfview.jobs import open_job
+from perfview.jobs.local import use_scanner
 from perfview.core.torch import job_views
+use_scanner()  # the pool's workers do this; the 1-process run too, for a fair comparison
 workers = int(sys.argv[2])
 times = []
 for _ in range(2):  # open, then reopen
@@ -217,7 +221,8 @@ print(json.dumps({"s": s, "same": same}))
 
 TASK = """
 import json, sys, time
-from perfview.jobs.local import job_files, rank_task
+from perfview.jobs.local import job_files, rank_task, use_scanner
+use_scanner()  # as the Dask workers do
 files = job_files([sys.argv[1]])
 t = time.perf_counter()
 for i, f in enumerate(files):

@@ -48,8 +48,10 @@ def _events_frame(events: pd.DataFrame) -> pd.DataFrame:
 
 def cluster_task(path: str, order: int, output: str) -> RankReduction | RankFailure:
     """Parse one rank where it lives, write its Parquet columns, return its reduction."""
+    from perfview.jobs.local import use_scanner
     from perfview.loaders import internal_error, load
 
+    use_scanner()  # a Dask worker process parses rank after rank: see use_scanner
     try:
         bundle = load(path, use_cache=False)
         if bundle.timeline is None:

@@ -61,6 +61,16 @@ def rank_task(path: str, order: int) -> Result:
         return RankFailure(path, order, internal_error(exc))
 
 
+def use_scanner() -> None:
+    """In a worker process: parse every rank with the compiled scanner, whatever its size.
+
+    The loader keeps files under 16 MB on its msgspec path, which costs nothing to start in a
+    GUI process; a worker parsing rank after rank is better served by the scanner (measured on
+    a 8.6 MB kineto rank: 0.30 s instead of 0.58 s). A user's own choice is kept.
+    """
+    os.environ.setdefault("PERFVIEW_TRACE_SCANNER", "1")
+
+
 def default_workers(n_files: int) -> int:
     """One worker per core, no more than files; 1 means parse in this process."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -82,7 +92,7 @@ def run_local(
                 progress(i + 1, len(files))
         return results
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=use_scanner) as pool:
         futures = [pool.submit(rank_task, str(f), i) for i, f in enumerate(files)]
         for i, fut in enumerate(futures):
             try:
