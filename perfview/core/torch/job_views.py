@@ -29,22 +29,25 @@ COLLECTIVE_COLUMNS = [
 
 
 def arrivals(job: Job) -> pd.DataFrame:
-    """Every rank's collective kernels on the common time axis, one row each, with `group`."""
-    frames = []
-    for red in job.ranks:
-        c = red.comms.copy()
-        c["rank"] = red.rank
-        c["start_ns"] = c["start_ns"] + job.offsets.get(red.rank, 0)
-        c["end_ns"] = c["start_ns"] + c["dur_ns"]
-        named = c["process_group"].astype(str) != ""
-        c["group"] = np.where(
-            named, c["process_group"].astype(str), "stream " + c["stream"].astype(str)
-        )
-        c["nth"] = c.groupby("group").cumcount().astype(I64)
-        frames.append(c)
-    if not frames:
+    """Every rank's collective kernels on the common time axis, one row each, with `group`.
+
+    One concat, then whole-column operations: per-rank pandas calls cost ~20 ms each, which is
+    20 s at 1,024 ranks.
+    """
+    frames = [red.comms for red in job.ranks]
+    if not frames or not sum(len(f) for f in frames):
         return pd.DataFrame(columns=["rank", "group", "nth", "kind", "start_ns", "end_ns"])
-    return pd.concat(frames, ignore_index=True)
+    c = pd.concat(frames, ignore_index=True)
+    sizes = [len(f) for f in frames]
+    ranks = np.repeat(np.array([r.rank for r in job.ranks], dtype=I64), sizes)
+    shift = np.repeat(np.array([job.offsets.get(r.rank, 0) for r in job.ranks], dtype=I64), sizes)
+    c["rank"] = ranks
+    c["start_ns"] = c["start_ns"].to_numpy(dtype=I64) + shift
+    c["end_ns"] = c["start_ns"] + c["dur_ns"]
+    pg = c["process_group"].astype(str)
+    c["group"] = pg.where(pg != "", "stream " + c["stream"].astype(str))
+    c["nth"] = c.groupby(["rank", "group"], sort=False).cumcount().astype(I64)
+    return c
 
 
 def _by_time(group: pd.DataFrame) -> np.ndarray:
