@@ -6,8 +6,10 @@
 The job is made from a real kineto trace (default: samples kineto_gpu/hta_nccl_data.json.gz,
 ~10 MB of JSON, rank 0 of an all-reduce job): every rank gets its own `distributedInfo.rank`,
 a clock shifted by 7.3 s per rank (`baseTimeNanoseconds`, so ranks must be aligned at their
-first ProfilerStep), a per-rank jitter (its timeline stretched by up to ±1 %) and one straggler
-rank whose work is stretched by 6 % and whose collectives start 2 ms late. `--copies K`
+first ProfilerStep), a per-rank jitter (a clock up to ±0.05 % fast or slow, and each collective
+reached up to 0.3 ms late) and one straggler rank that reaches every collective 2 ms late. The
+other ranks' NCCL kernels wait for it: all kernels of one collective end together, as NCCL's
+do. `--copies K`
 repeats the trace K times inside each rank file (steps renumbered) to make bigger ranks:
 16 ranks × 1 copy is ~160 MB, 64 × 5 is ~3.2 GB.
 
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +42,9 @@ SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samp
 TEMPLATE = SAMPLES / "kineto_gpu" / "hta_nccl_data.json.gz"
 BIG = 10_000_000  # id offset between copies, so correlation / flow ids stay unique
 CLOCK_SHIFT_NS = 7_300_000_000
-STRAGGLER_STRETCH = 1.06
-STRAGGLER_DELAY_US = 2_000.0
+CLOCK_JITTER = 0.0005  # a rank's clock runs up to ±0.05 % fast or slow
+ARRIVAL_JITTER_US = 300.0  # each rank reaches each collective up to 0.3 ms late
+STRAGGLER_DELAY_US = 2_000.0  # the straggler: 2 ms more, at every collective
 
 
 # ------------------------------------------------------------------------------ generation
@@ -58,39 +62,74 @@ def _first_step_us(events: list[dict[str, Any]]) -> float:
     return float(min(starts)) if starts else float(min(e.get("ts", 0) for e in events))
 
 
-def _rank_events(
-    events: list[dict[str, Any]], copies: int, stretch: float, delay_us: float
-) -> list[dict[str, Any]]:
-    """The template's events repeated `copies` times, stretched around the first step."""
+def _is_comm(event: dict[str, Any]) -> bool:
+    return event.get("cat") == "kernel" and "nccl" in str(event.get("name", "")).lower()
+
+
+@dataclass
+class Plan:
+    """How each rank differs: clock rate, collective arrival delay and per-collective jitter."""
+
+    stretch: list[float]  # per rank, around the first step (clock-rate jitter)
+    delay_us: list[float]  # per rank: the straggler's extra arrival delay
+    jitter_us: list[list[float]]  # per rank, per collective (copy-major)
+
+
+def _start(plan: Plan, r: int, t0: float, ts: float, col: int | None) -> float:
+    start = t0 + (ts - t0) * plan.stretch[r]
+    return start if col is None else start + plan.delay_us[r] + plan.jitter_us[r][col]
+
+
+def _rank_events(events: list[dict[str, Any]], copies: int, plan: Plan, r: int) -> list[Any]:
+    """Rank r's events: the template `copies` times, its clock and collectives as planned.
+
+    Every rank's kernel of one collective ends at the same time (last arrival + the template's
+    duration), as NCCL's do: an early rank's kernel waits for the last one.
+    """
     timed = [e for e in events if isinstance(e.get("ts"), int | float)]
     t0 = _first_step_us(timed)
     span = max(e["ts"] + e.get("dur", 0) for e in timed) - min(e["ts"] for e in timed)
-    steps = sorted({e["name"] for e in timed if str(e.get("name", "")).startswith("ProfilerStep#")})
-    n_steps = len(steps)
-    out: list[dict[str, Any]] = [e for e in events if not isinstance(e.get("ts"), int | float)]
+    n_steps = len({e["name"] for e in timed if str(e.get("name", "")).startswith("ProfilerStep#")})
+    n_comm = sum(1 for e in timed if _is_comm(e))
+    out: list[Any] = [e for e in events if not isinstance(e.get("ts"), int | float)]
     for k in range(copies):
+        i = 0
         for e in timed:
             new = dict(e)
-            ts = t0 + (e["ts"] + k * span - t0) * stretch
-            name = str(e.get("name", ""))
-            if e.get("cat") == "kernel" and "nccl" in name.lower():
-                ts += delay_us
-            new["ts"] = round(ts, 3)
-            if "dur" in e:
-                new["dur"] = round(e["dur"] * stretch, 3)
-            if k and name.startswith("ProfilerStep#"):
-                new["name"] = f"ProfilerStep#{int(name.split('#')[1]) + k * n_steps}"
-            if k and "id" in e and isinstance(e["id"], int):
-                new["id"] = e["id"] + k * BIG
-            args = e.get("args")
-            if k and isinstance(args, dict):
-                args = dict(args)
-                for key in ("correlation", "External id"):
-                    if isinstance(args.get(key), int):
-                        args[key] += k * BIG
-                new["args"] = args
+            ts = e["ts"] + k * span
+            if _is_comm(e):
+                col = k * n_comm + i
+                i += 1
+                last = max(_start(plan, q, t0, ts, col) for q in range(len(plan.stretch)))
+                start = _start(plan, r, t0, ts, col)
+                new["ts"], new["dur"] = round(start, 3), round(last - start + e["dur"], 3)
+            else:
+                new["ts"] = round(_start(plan, r, t0, ts, None), 3)
+                if "dur" in e:
+                    new["dur"] = round(e["dur"] * plan.stretch[r], 3)
+            _renumber(new, e, k, n_steps)
+            if _is_comm(e) and isinstance(new.get("args"), dict):
+                new["args"] = {**new["args"], "Group size": len(plan.stretch)}
             out.append(new)
     return out
+
+
+def _renumber(new: dict[str, Any], e: dict[str, Any], k: int, n_steps: int) -> None:
+    """Copy k's steps, flow ids and correlation ids made distinct from the other copies'."""
+    if not k:
+        return
+    name = str(e.get("name", ""))
+    if name.startswith("ProfilerStep#"):
+        new["name"] = f"ProfilerStep#{int(name.split('#')[1]) + k * n_steps}"
+    if isinstance(e.get("id"), int):
+        new["id"] = e["id"] + k * BIG
+    args = e.get("args")
+    if isinstance(args, dict):
+        args = dict(args)
+        for key in ("correlation", "External id"):
+            if isinstance(args.get(key), int):
+                args[key] += k * BIG
+        new["args"] = args
 
 
 def make_job(
@@ -100,20 +139,24 @@ def make_job(
     doc = _read(template)
     events = doc["traceEvents"]
     rng = random.Random(seed)
+    n_comm = copies * sum(1 for e in events if _is_comm(e))
+    plan = Plan(
+        stretch=[1.0 + rng.uniform(-CLOCK_JITTER, CLOCK_JITTER) for _ in range(ranks)],
+        delay_us=[STRAGGLER_DELAY_US if r == straggler else 0.0 for r in range(ranks)],
+        jitter_us=[
+            [rng.uniform(0, ARRIVAL_JITTER_US) for _ in range(n_comm)] for _ in range(ranks)
+        ],
+    )
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for r in range(ranks):
-        slow = r == straggler
-        stretch = STRAGGLER_STRETCH if slow else 1.0 + rng.uniform(-0.01, 0.01)
         rank_doc = {k: v for k, v in doc.items() if k != "traceEvents"}
         info = dict(doc.get("distributedInfo") or {})
         info.update(rank=r, world_size=ranks)
         rank_doc["distributedInfo"] = info
         base = int(doc.get("baseTimeNanoseconds", 0))
         rank_doc["baseTimeNanoseconds"] = base + r * CLOCK_SHIFT_NS
-        rank_doc["traceEvents"] = _rank_events(
-            events, copies, stretch, STRAGGLER_DELAY_US if slow else 0.0
-        )
+        rank_doc["traceEvents"] = _rank_events(events, copies, plan, r)
         path = folder / f"host{r // 8}_rank{r}.pt.trace.json"
         path.write_text(json.dumps(rank_doc))
         paths.append(path)

@@ -29,6 +29,7 @@ def test_job_view_shows_every_page_and_the_straggler(qtbot: Any) -> None:
     assert view.heat.values.shape == matrix.shape == (2, 2)
     assert view.heat.cell_at(1.5, 0.5) == (int(matrix.index[0]), int(matrix.columns[1]))
     assert view.heat.cell_at(-1, 0) is None
+    assert view.late.values.shape[0] == 2  # lateness per rank and step
     with qtbot.waitSignal(view.rank_opened) as blocker:
         view.open_rank_at(0)
     assert blocker.args[0] == job.by_rank()[int(view.frames["ranks"]["rank"].iloc[0])].path

@@ -144,6 +144,20 @@ def _assign_ranks(reductions: list[RankReduction]) -> list[str]:
     return warnings
 
 
+MAX_LOADER_WARNINGS = 6
+
+
+def _loader_warnings(reductions: list[RankReduction]) -> list[str]:
+    """The loaders' warnings, rank by rank, then one line for the rest (1,024 ranks of the same
+    orphan-flow note would bury the failures)."""
+    lines = [f"rank {r.rank} ({Path(r.path).name}): {w}" for r in reductions for w in r.warnings]
+    if len(lines) <= MAX_LOADER_WARNINGS:
+        return lines
+    ranks = len({r.rank for r in reductions if r.warnings})
+    rest = len(lines) - MAX_LOADER_WARNINGS + 1
+    return [*lines[: MAX_LOADER_WARNINGS - 1], f"… {rest} more loader warnings ({ranks} ranks)"]
+
+
 def _missing(reductions: list[RankReduction], failures: list[RankFailure]) -> list[str]:
     sizes = {r.world_size for r in reductions if r.world_size}
     if not sizes:
@@ -198,10 +212,8 @@ def assemble(results: list[RankReduction | RankFailure]) -> Job:
     failures = sorted((r for r in results if isinstance(r, RankFailure)), key=lambda f: f.order)
     warnings = [f"cannot open {Path(f.path).name}: {f.reason}" for f in failures]
     warnings += _assign_ranks(reductions)
-    warnings += [
-        f"rank {r.rank} ({Path(r.path).name}): {w}" for r in reductions for w in r.warnings
-    ]
     reductions.sort(key=lambda r: r.rank)
+    warnings += _loader_warnings(reductions)
     warnings += _missing(reductions, failures)
     offsets, clock = align_clocks(reductions)
     return Job(reductions, failures, offsets, clock, warnings)

@@ -238,6 +238,36 @@ def stragglers_table(job: Job) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def lateness_by_step(job: Job) -> pd.DataFrame:
+    """Rank × step matrix of how late each rank reached the collectives of that step (mean ns
+    of own arrival - first arrival). Step times hide a straggler (the others wait for it, so
+    every rank's step lasts as long); its lateness does not. Rows: ranks, columns: steps."""
+    arr = match(job)
+    if not len(arr):
+        return pd.DataFrame()
+    first = arr.groupby("instance")["start_ns"].transform("min")
+    arr = arr.assign(late=(arr["start_ns"] - first).astype(np.float64))
+    steps = pd.concat(
+        [
+            r.steps.assign(rank=r.rank, start_ns=r.steps["start_ns"] + job.offsets.get(r.rank, 0))
+            for r in job.ranks
+        ],
+        ignore_index=True,
+    )
+    if not len(steps):
+        return pd.DataFrame()
+    steps["end_ns"] = steps["start_ns"] + steps["dur_ns"]
+    left = arr[["rank", "start_ns", "late"]].astype({"start_ns": I64, "rank": I64})
+    right = steps[["rank", "start_ns", "end_ns", "step"]].astype({"start_ns": I64, "rank": I64})
+    joined = pd.merge_asof(
+        left.sort_values("start_ns"), right.sort_values("start_ns"), on="start_ns", by="rank"
+    )
+    joined = joined[joined["start_ns"] < joined["end_ns"]]
+    if not len(joined):
+        return pd.DataFrame()
+    return joined.pivot_table(index="rank", columns="step", values="late", aggfunc="mean")
+
+
 def overlap_table(job: Job) -> pd.DataFrame:
     """Per rank: collective time, how much of it ran under compute kernels, and what was exposed."""
     rows = []
@@ -326,6 +356,7 @@ __all__ = [
     "collectives_table",
     "job_table",
     "kinds_table",
+    "lateness_by_step",
     "match",
     "overlap_table",
     "ranks_table",

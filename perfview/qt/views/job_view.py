@@ -3,8 +3,8 @@
 The job is opened by `perfview.jobs.open_job` on a worker thread (ranks are parsed in worker
 processes there), so the window only ever holds the per-rank reductions, never all ranks'
 events. Pages: Ranks, Collectives (every matched instance), Collective kinds, Stragglers,
-Overlap and Heat map. Clicking a rank row opens that one rank's trace as a normal document on
-its Timeline.
+Overlap and Heat map (lateness and step time, rank × step). Clicking a rank row opens that
+one rank's trace as a normal document on its Timeline.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from perfview.core.progress import Progress
 from perfview.core.torch.job import Job, heatmap
-from perfview.core.torch.job_views import JOB_VIEWS, job_table
+from perfview.core.torch.job_views import JOB_VIEWS, job_table, lateness_by_step
 from perfview.core.units import Unit, format_ns
 from perfview.qt.tasks import Task
 from perfview.qt.views.rank_heatmap import RankHeatmap
@@ -53,7 +53,13 @@ class JobView(QWidget):
             self.tables[name] = table
             self.pages.addTab(table, JOB_VIEWS[name][0])
         self.heat = RankHeatmap(heatmap(job, "dur_ns"), "Step time per rank", self)
-        self.pages.addTab(self.heat, "Heat map")
+        self.late = RankHeatmap(
+            lateness_by_step(job), "Lateness at the step's collectives (straggler: bright)", self
+        )
+        maps = QSplitter(Qt.Orientation.Vertical, self)
+        maps.addWidget(self.late)
+        maps.addWidget(self.heat)
+        self.pages.addTab(maps, "Heat map")
         self.tables["ranks"].table.clicked.connect(lambda index: self.open_rank_at(index.row()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

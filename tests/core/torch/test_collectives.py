@@ -74,6 +74,10 @@ def test_seq_matching_skew_wait_transfer_and_bandwidth() -> None:
     assert int(stragglers["times_last"].iloc[0]) == 1
     kinds = job_views.kinds_table(job)
     assert set(kinds["kind"]) == {"allreduce", "broadcast"}
+    late = job_views.lateness_by_step(job)  # both collectives fall in step 1
+    assert list(late.columns) == [1]
+    assert late.loc[3, 1] == pytest.approx(2.5 * MS)  # 0 at seq 0, 5 ms at seq 1
+    assert late.loc[0, 1] == 0
     overlap = job_views.overlap_table(job)
     assert list(overlap["overlap_pct"]) == [40.0] * 4
 
