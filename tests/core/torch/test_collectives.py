@@ -52,8 +52,8 @@ def test_seq_matching_skew_wait_transfer_and_bandwidth() -> None:
     arrive = {0: 10, 1: 11, 2: 12, 3: 15}
     reds = []
     for rank, at in arrive.items():
-        one = (at * MS, (25 - at) * MS, "allreduce", 1, 64 * MS)
-        zero = (2 * MS, 1 * MS, "broadcast", 0, 4096)
+        one = (EPOCH + at * MS, (25 - at) * MS, "allreduce", 1, 64 * MS)
+        zero = (EPOCH + 2 * MS, 1 * MS, "broadcast", 0, 4096)
         reds.append(_reduction(rank, [one, zero] if rank == 3 else [zero, one], EPOCH))
     job = assemble(reds)
     assert job.clock.startswith("absolute clocks")
