@@ -8,9 +8,11 @@ or a `RankFailure` with the reason, never the event table.
 
 from __future__ import annotations
 
+import atexit
 import glob
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -91,17 +93,52 @@ def run_local(
             if progress:
                 progress(i + 1, len(files))
         return results
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=use_scanner) as pool:
-        futures = [pool.submit(rank_task, str(f), i) for i, f in enumerate(files)]
-        for i, fut in enumerate(futures):
-            try:
-                results.append(fut.result())
-            except Exception as exc:  # the worker process itself died (killed, out of memory)
-                results.append(RankFailure(str(files[i]), i, f"its worker died ({exc})"))
-            if progress:
-                progress(i + 1, len(files))
+    pool = _pool(n)
+    futures = [pool.submit(rank_task, str(f), i) for i, f in enumerate(files)]
+    broken = False
+    for i, fut in enumerate(futures):
+        try:
+            results.append(fut.result())
+        except Exception as exc:  # the worker process itself died (killed, out of memory)
+            results.append(RankFailure(str(files[i]), i, f"its worker died ({exc})"))
+            broken = True
+        if progress:
+            progress(i + 1, len(files))
+    if broken:  # a dead worker breaks the whole pool: start a fresh one next time
+        _drop_pool(n)
     return results
+
+
+# Worker pools kept between jobs: a fresh worker spends ~1-4 s importing pandas and loading
+# the compiled scanner before its first rank, which a reopen (or the next folder) then skips.
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(n: int) -> ProcessPoolExecutor:
+    with _POOLS_LOCK:
+        pool = _POOLS.get(n)
+        if pool is None:
+            ctx = multiprocessing.get_context("spawn")
+            pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=use_scanner)
+            _POOLS[n] = pool
+        return pool
+
+
+def _drop_pool(n: int) -> None:
+    with _POOLS_LOCK:
+        pool = _POOLS.pop(n, None)
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def shutdown_pools() -> None:
+    """Stop the kept worker processes (at exit, or to give the memory back)."""
+    for n in list(_POOLS):
+        _drop_pool(n)
+
+
+atexit.register(shutdown_pools)
 
 
 def open_job(
@@ -118,4 +155,12 @@ def open_job(
     return job
 
 
-__all__ = ["TRACE_RE", "default_workers", "job_files", "open_job", "rank_task", "run_local"]
+__all__ = [
+    "TRACE_RE",
+    "default_workers",
+    "job_files",
+    "open_job",
+    "rank_task",
+    "run_local",
+    "shutdown_pools",
+]
