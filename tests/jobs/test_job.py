@@ -154,7 +154,8 @@ def _summary(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
 
 
 COLUMNS = {
-    "ranks": ["rank", "file", "steps", "step_mean_ns", "gpu_busy_pct", "comm_ns", "overlap_pct"],
+    "ranks": ["rank", "file", "steps", "step_mean_ns", "gpu_busy_pct", "comm_ns", "overlap_pct",
+              "straggler_score"],
     "collectives": ["kind", "process_group", "seq", "ranks", "bytes", "arrival_skew_ns",
                     "wait_ns", "transfer_ns", "last_rank", "busbw_gbps"],
     "stragglers": ["rank", "times_last", "mean_lateness_ns", "step_mean_ns"],

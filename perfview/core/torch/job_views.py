@@ -289,7 +289,8 @@ def overlap_table(job: Job) -> pd.DataFrame:
 
 
 def ranks_table(job: Job) -> pd.DataFrame:
-    """One row per rank: file, steps, step times, GPU busy split, collectives, overlap, slowest."""
+    """One row per rank: file, steps, step times, GPU busy split, collectives, overlap, slowest,
+    and from the stragglers view times_last and straggler_score."""
     rows = []
     for red in job.ranks:
         dur = red.steps["dur_ns"].to_numpy(dtype=I64)
@@ -325,6 +326,9 @@ def ranks_table(job: Job) -> pd.DataFrame:
     out["vs_fastest_pct"] = (
         (mean - fastest) * 100.0 / fastest if fastest and fastest > 0 else np.nan
     )
+    late = stragglers_table(job).set_index("rank")
+    out["times_last"] = out["rank"].map(late["times_last"]).fillna(0).astype(I64)
+    out["straggler_score"] = out["rank"].map(late["straggler_score"]).fillna(0.0)
     return out.reset_index(drop=True)
 
 
