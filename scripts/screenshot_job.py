@@ -32,7 +32,7 @@ def main() -> int:
     view.resize(width, height)
     view.show()
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in [*PAGES, "heatmap"]:
+    for name in [*PAGES, "heatmap", "timeline"]:
         view.show_page(name)
         app.processEvents()
         target = args.out / f"job_{name}.png"

@@ -21,6 +21,7 @@ from perfview.core.torch.job import Job, heatmap
 from perfview.core.torch.job_views import JOB_VIEWS, job_table, lateness_by_step
 from perfview.core.units import Unit, format_ns
 from perfview.qt.tasks import Task
+from perfview.qt.views.job_timeline import JobTimeline
 from perfview.qt.views.rank_heatmap import RankHeatmap
 from perfview.qt.views.table_view import TableView
 
@@ -60,6 +61,8 @@ class JobView(QWidget):
         maps.addWidget(self.late)
         maps.addWidget(self.heat)
         self.pages.addTab(maps, "Heat map")
+        self.timeline = JobTimeline(job, self)
+        self.pages.addTab(self.timeline, "Timeline")
         self.tables["ranks"].table.clicked.connect(lambda index: self.open_rank_at(index.row()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -81,8 +84,9 @@ class JobView(QWidget):
         return text + "<br>Click a rank to open its timeline."
 
     def show_page(self, name: str) -> None:
-        """Bring a page to front by view name (`ranks`, …, or `heatmap`)."""
-        index = PAGES.index(name) if name in PAGES else self.pages.count() - 1
+        """Bring a page to front by view name (`ranks`, …, `heatmap` or `timeline`)."""
+        extra = {"heatmap": len(PAGES), "timeline": len(PAGES) + 1}
+        index = PAGES.index(name) if name in PAGES else extra.get(name, 0)
         self.pages.setCurrentIndex(index)
 
     def slowest_ranks(self) -> list[int]:
