@@ -11,7 +11,8 @@ reached up to 0.3 ms late) and one straggler rank that reaches every collective 
 other ranks' NCCL kernels wait for it: all kernels of one collective end together, as NCCL's
 do. `--copies K`
 repeats the trace K times inside each rank file (steps renumbered) to make bigger ranks:
-16 ranks × 1 copy is ~160 MB, 64 × 5 is ~3.2 GB.
+16 ranks × 1 copy is ~140 MB (the default: 2 shared cores here), 64 × 6 is ~3.3 GB
+(~52 MB per rank).
 
 Figures (each measured in a fresh child process so peak RSS is its own):
 - one file: the same events, all ranks, parsed as ONE trace (perfview.loaders.load): the peer;
