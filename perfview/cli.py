@@ -41,25 +41,6 @@ from perfview.core.pages import summary
 # ------------------------------------------------------------------------------- commands
 
 
-def run_ranks_folder(args: argparse.Namespace) -> int:
-    """`perfview summary FOLDER [--view ranks]`: one row per rank trace in the folder."""
-    from pathlib import Path
-
-    from perfview.core.analysis.torch import ranks
-    from perfview.core.model import Bundle
-
-    if args.view not in (None, "ranks"):
-        raise CliError(f"{args.file} is a folder: only --view ranks reads a folder of rank traces")
-    folder = Path(args.file)
-    traces = ranks.load_ranks(folder, lambda path: load_bundle(str(path)))
-    if not traces:
-        raise cannot_open(args.file, "the folder holds no .json / .json.gz trace files")
-    table = ranks.ranks_table(traces)
-    run = Bundle(format="trace", path=folder, counts={"ranks": len(traces)})
-    write_summary(run, "ranks", table, args.top, args.format, sys.stdout)
-    return 0
-
-
 TREE_VIEWS = ("icicle", "tree")
 
 
@@ -80,8 +61,10 @@ def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
 
 
 def run_summary(args: argparse.Namespace) -> int:
-    if os.path.isdir(args.file):
-        return run_ranks_folder(args)
+    from perfview import job_cli  # deferred: the job machinery is only needed for jobs
+
+    if job_cli.wants_job(args):
+        return job_cli.run_job(args)
     bundle = load_bundle(args.file)
     view = args.view or summary.default_view(bundle)
     lanes = getattr(args, "lanes", None)
@@ -105,7 +88,7 @@ def run_summary(args: argparse.Namespace) -> int:
 
 
 def _add_summary(subparsers: Any) -> None:
-    views = ", ".join(summary.VIEWS)
+    views = ", ".join([*summary.VIEWS, "collectives", "collective-kinds", "overlap", "stragglers"])
     p = subparsers.add_parser(
         "summary",
         help="print a table of a profile without opening a window",
@@ -114,9 +97,12 @@ def _add_summary(subparsers: Any) -> None:
     p.add_argument(
         "file",
         metavar="FILE",
-        help="a profile, trace or memory file (a folder of per-rank traces for --view ranks)",
+        help="a profile, trace or memory file; a folder, glob or several files of per-rank traces",
     )
-    p.add_argument("--view", choices=list(summary.VIEWS), help="default: the format's main view")
+    from perfview.core.analysis.torch.job_views import JOB_VIEWS
+
+    views_all = list(dict.fromkeys([*summary.VIEWS, *JOB_VIEWS]))
+    p.add_argument("--view", choices=views_all, help="default: the format's main view")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
     p.add_argument(
         "--lanes",
@@ -125,6 +111,9 @@ def _add_summary(subparsers: Any) -> None:
         "fragment of its label",
     )
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    from perfview import job_cli
+
+    job_cli.add_arguments(p)
     p.set_defaults(func=run_summary)
 
 

@@ -162,10 +162,12 @@ def write_summary(
     fmt: str,
     out: TextIO,
     total_rows: int | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     """Write one view of one bundle in the chosen format (see the module docstring).
 
     `total_rows`: how many rows the whole view has when `table` is already cut (icicle).
+    `extra` adds keys to the JSON document (a job's `clock` and `failed` files).
     """
     total = len(table) if total_rows is None else total_rows
     shown = table.head(top) if top > 0 else table
@@ -179,6 +181,7 @@ def write_summary(
             "view": view,
             "total_rows": total,
             "rows": records(shown),
+            **(extra or {}),
         }
         json.dump(doc, out, ensure_ascii=False, allow_nan=False)
         out.write("\n")

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 import pandas as pd
@@ -98,6 +99,10 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load both files, compare, print, and apply the gate; returns the exit status."""
+    from perfview import job_cli  # two folders of rank traces compare as jobs
+
+    if job_cli.is_job_source(args.a) or job_cli.is_job_source(args.b):
+        return run_job_diff(args)
     bundle_a = load_bundle(args.a)
     bundle_b = load_bundle(args.b)
     try:
@@ -273,6 +278,25 @@ def write_comparison(
     else:
         out.write("\n".join(_header(comparison, len(shown))) + "\n\n")
         out.write(format_comparison_table(comparison, shown) + "\n")
+
+
+def run_job_diff(args: argparse.Namespace) -> int:
+    """`perfview diff JOB_A JOB_B`: per rank or per collective kind, with the same gate."""
+    from perfview import job_cli
+    from perfview.core.analysis.torch.job_diff import diff_jobs
+
+    job_a, job_b = job_cli.open_side(args.a), job_cli.open_side(args.b)
+    try:
+        comparison = diff_jobs(job_a, job_b, Path(args.a), Path(args.b), args.view, args.metric)
+    except ValueError as exc:
+        raise CliError(f"cannot compare {args.a} with {args.b}: {exc}") from exc
+    failures = None
+    if args.fail_above is not None:
+        failures = gate_failures(comparison, args.fail_above, args.min_share)
+    write_comparison(comparison, args.top, args.format, sys.stdout, failures, args.fail_above)
+    for line in (failures or [])[:MAX_GATE_LINES]:
+        print(f"perfview: regression: {line}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 __all__ = ["add_parser", "display_frame", "gate_failures", "run", "write_comparison"]

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 BLOCKED = ("PySide6", "pyqtgraph", "torch")
-HEADLESS_PACKAGES = ("perfview.core", "perfview.loaders", "perfview.runner")
+HEADLESS_PACKAGES = ("perfview.core", "perfview.loaders", "perfview.runner", "perfview.jobs")
 
 _CHILD = """
 import importlib, pkgutil, sys

@@ -164,10 +164,10 @@ class MainWindow(QMainWindow):
             self.open_folder(folder)
 
     def open_folder(self, folder: str | Path) -> Task:
-        """Load every rank trace in `folder` in the background and show the Ranks tab."""
-        from perfview.qt.views.ranks_view import open_rank_folder
+        """Open `folder` as a multi-rank job in the background and show the Job tab."""
+        from perfview.qt.views.job_view import open_job_folder
 
-        return open_rank_folder(self, folder)
+        return open_job_folder(self, folder)
 
     def open_bundle(self, bundle: Any) -> DocumentTab:
         """Show an already loaded bundle (a rank of a Ranks tab) in its own tab, on its Timeline."""

@@ -74,6 +74,12 @@ _SPECS = [
              "peak memory (memray high-water mark)", Unit.BYTES),
     ViewSpec("leaks", "memray", ("size_bytes", "count"), "size_bytes",
              "leaked bytes", Unit.BYTES),
+    # Multi-rank jobs (folders of rank traces), built by perfview.core.analysis.torch.job_diff
+    ViewSpec("job-ranks", "job", ("step_mean_ns", "comm_ns", "compute_ns", "idle_ns",
+             "collectives"), "step_mean_ns", "mean step time over ranks"),
+    ViewSpec("job-collectives", "job", ("total_transfer_ns", "mean_arrival_skew_ns",
+             "mean_wait_ns", "instances", "total_bytes"), "total_transfer_ns",
+             "time moving data in collectives (sum of transfer time)"),
 ]  # fmt: skip
 VIEWS: dict[str, ViewSpec] = {spec.name: spec for spec in _SPECS}
 

@@ -23,6 +23,7 @@ FORMAT_PHRASES: dict[str, str] = {
     "memprof_text": "a memory_profiler line report",
     "cuda_snapshot": "a CUDA memory snapshot",
     "memray": "a memray capture",
+    "job": "a multi-rank job",
 }
 
 
