@@ -58,10 +58,10 @@ _SLICE_COLS: tuple[tuple[str, str], ...] = (
     ("ts", "start, int64 ns from the first event of the trace"),
     ("dur", "duration in ns"),
     ("end_ts", "ts + dur"),
-    ("name", "slice name (text)"),
-    ("cat", "category (text)"),
+    ("name", "slice name, text"),
+    ("cat", "category, text"),
     ("kind", "cpu_op, python, annotation, gpu_annotation, runtime, kernel, memcpy, memset, …"),
-    ("pid", "process id (numeric; string pids are mapped, see lanes)"),
+    ("pid", "process id, numeric: string pids are mapped, see lanes"),
     ("tid", "thread id, or the GPU stream"),
     ("lane", "row of `lanes` the slice is drawn on"),
     ("depth", "nesting depth in its lane, 0 = top"),
@@ -84,6 +84,8 @@ TABLES: dict[str, TableDoc] = {
             ("thread", "thread label"),
             ("label", "the track's label in the timeline"),
             ("device", "cpu, gpu:0, … or ''"),
+            ("sort_key", "display order"),
+            ("max_depth", "deepest nesting on the track"),
             ("n_events", "slices on the track"),
         ),
     ),
@@ -197,9 +199,36 @@ TABLES: dict[str, TableDoc] = {
         "mprof: memory samples",
         (("run", "run index"), ("ts_ns", "unix time (ns)"), ("rss_bytes", "memory")),
     ),
-    "children": TableDoc("mprof: child-process samples", (("run", ""), ("child", ""))),
-    "spans": TableDoc("mprof: @profile function spans", (("run", ""), ("name", ""))),
-    "lines": TableDoc("memory_profiler: one row per reported source line", (("block", ""),)),
+    "children": TableDoc(
+        "mprof: child-process samples",
+        (("run", "run index"), ("child", "child index"), ("ts_ns", ""), ("rss_bytes", "")),
+    ),
+    "spans": TableDoc(
+        "mprof: @profile function spans",
+        tuple(
+            (c, "") for c in ("run", "name", "start_ns", "end_ns", "mem_start", "mem_end", "level")
+        ),
+    ),
+    "lines": TableDoc(
+        "memory_profiler: one row per reported source line",
+        tuple(
+            (c, "")
+            for c in (
+                "report",
+                "block",
+                "file",
+                "line",
+                "mem_bytes",
+                "increment_bytes",
+                "occurrences",
+                "content",
+            )
+        ),
+    ),
+    "blocks": TableDoc(
+        "memory_profiler: one row per profiled function",
+        tuple((c, "") for c in ("block", "report", "file", "function", "first_line", "n_lines")),
+    ),
 }
 
 
