@@ -18,6 +18,7 @@ import pytest
 
 from perfview import cli
 from perfview.core import query
+from perfview.core.query_examples import EXAMPLES, Example, examples_for
 from perfview.core.torch import op_kernels
 from perfview.loaders import load
 from tests.conftest import ROOT, SAMPLES, sample
@@ -26,6 +27,7 @@ pytest.importorskip("duckdb", reason="the query extra (duckdb) is not installed"
 
 TRACE_GPU = "kineto_gpu/hta_nccl_data.json.gz"
 ROCM = "kineto_gpu/hta_mi250_rocm6.2.json.gz"
+PSTATS = "pstats/hypothesis_csv_combined.prof"
 TRACE_DIRS = ("kineto_gpu", "kineto_cpu", "chrome_trace")
 
 
@@ -197,3 +199,13 @@ def test_interrupt_stops_a_running_query() -> None:
     assert errors
     assert "nterrupt" in str(errors[0])
     session.close()
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.title)
+def test_examples_run_on_a_real_trace(example: Example) -> None:
+    bundle = load(sample(TRACE_GPU) if "functions" not in example.needs else sample(PSTATS))
+    session = query.QuerySession(bundle)
+    assert example in examples_for(session.tables)
+    frame = session.run(example.sql)
+    session.close()
+    assert len(frame) > 0

@@ -17,9 +17,11 @@ sentence saying how to get it.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import re
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -395,6 +397,17 @@ def _whole_sums(frame: pd.DataFrame, types: list[str]) -> pd.DataFrame:
     return frame
 
 
+# Open sessions, closed at exit: a DuckDB connection still alive when the interpreter shuts
+# down makes its bindings (nanobind) print a page of "leaked" warnings on stderr.
+_OPEN: weakref.WeakSet[QuerySession] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for session in list(_OPEN):
+        session.close()
+
+
 class QuerySession:
     """One DuckDB connection over one bundle. `run` may be called from a worker thread;
     `interrupt` from any other thread stops the query in flight."""
@@ -402,9 +415,10 @@ class QuerySession:
     def __init__(self, bundle: Bundle) -> None:
         duckdb = _duckdb()
         self._duckdb = duckdb
-        self.conn = duckdb.connect(
+        self.conn: Any = duckdb.connect(
             config={"enable_external_access": False, "autoinstall_known_extensions": False}
         )
+        _OPEN.add(self)
         self._builders = table_builders(bundle)
         self._registered: set[str] = set()
         self._lock = threading.Lock()
@@ -440,6 +454,8 @@ class QuerySession:
         """The query's result as a frame (empty for statements without rows); QueryError with
         DuckDB's first message line when it fails or is interrupted."""
         with self._lock:
+            if self.conn is None:
+                raise QueryError("the query session is closed")
             try:
                 self._ensure(sql)
                 cursor = self.conn.execute(sql)
@@ -452,10 +468,16 @@ class QuerySession:
 
     def interrupt(self) -> None:
         """Stop the running query (safe from any thread); `run` then raises QueryError."""
-        self.conn.interrupt()
+        conn = self.conn
+        if conn is not None:
+            conn.interrupt()
 
     def close(self) -> None:
-        self.conn.close()
+        """Close the connection and drop it (idempotent); `run` then raises QueryError."""
+        conn, self.conn = self.conn, None
+        _OPEN.discard(self)
+        if conn is not None:
+            conn.close()
 
 
 def run_query(bundle: Bundle, sql: str) -> pd.DataFrame:

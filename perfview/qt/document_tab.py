@@ -107,6 +107,8 @@ def _view_specs(bundle: Bundle) -> list[ViewSpec]:
         specs = [ViewSpec("lines", "Lines")]
         if "functions" in have:
             specs.append(ViewSpec("functions", "Functions", "functions"))
+    if specs:
+        specs.append(ViewSpec("query", "Query"))  # SQL over the file (qt/views/query_view.py)
     return specs
 
 
@@ -355,6 +357,9 @@ class DocumentTab(QWidget):
             "functions": self._make_functions,
             "memory": self._make_memory,
             "lines": self._make_lines,
+            "query": lambda: _optional("perfview.qt.views.query_view").QueryView(
+                self.document.bundle
+            ),
         }
         torch_page = make_torch_view(name, self.document, data)
         if torch_page is not None:
