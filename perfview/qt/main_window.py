@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from perfview import __version__
 from perfview.core.units import format_ns
 from perfview.qt import actions as action_table
+from perfview.qt import export
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab, prepared_pages, table_views
 from perfview.qt.run_dock import RunDock
@@ -120,6 +121,7 @@ class MainWindow(QMainWindow):
         )
         self.view_menu = self.menus["view"]
         self._add_export_action()
+        export.install(self)  # File ▸ Export View… (qt/export.py)
         self._view_actions = QActionGroup(self)
         self._view_actions.setExclusive(True)
         self._view_menu_items: list[QAction] = []
