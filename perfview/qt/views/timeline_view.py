@@ -19,6 +19,7 @@ from perfview.core import colors, timeline_layout
 from perfview.core.model import Timeline
 from perfview.core.units import format_ns
 from perfview.qt.document import Document, Selection
+from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
 from perfview.qt.views.details_panel import DetailsPanel
@@ -182,6 +183,7 @@ class TimelineView(QtWidgets.QWidget):
         self.curves: list[pg.PlotDataItem] = []
         for _label, x, ys in data.curves:
             self._add_curve(x, ys)
+        self.instant_item = marks.add_instants(self.plot, data.instants)
         self.total_rows = data.total_rows
         self.track_axis.set_tracks(data.labels)
         bands = TrackBands(self.tracks, data.band_span)
@@ -294,6 +296,9 @@ class TimelineView(QtWidgets.QWidget):
 
     def hover_text(self, x: float, y: float) -> str:
         """Tooltip at data point (x, y): the slice there, or how many slices a merged rect holds."""
+        extra = marks.hover_text(self, x, y)  # instant markers, counter values
+        if extra:
+            return extra
         tolerance = self._pixel_tolerance(2.0)
         row, merged = self.batch.drawn_at(x, y, tolerance)
         if row < 0:
