@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core import colors, timeline_layout
+from perfview.core import colors, search, timeline_layout
 from perfview.core.model import Timeline
 from perfview.core.units import format_ns
 from perfview.qt.document import Document, Selection
@@ -23,6 +23,7 @@ from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
 from perfview.qt.views.details_panel import DetailsPanel
+from perfview.qt.views.search_results import SearchResults
 
 ROW_PX = 18.0
 CURVE_ROWS = timeline_layout.CURVE_ROWS  # height of a counter / memory track in rows
@@ -147,6 +148,9 @@ class TimelineView(QtWidgets.QWidget):
         self.side.setMinimumWidth(260)
         self.side.addTab(self.details, "Details")
         self.side.addTab(range_page, "Range")
+        self.results = SearchResults()  # names and args (core.search), F3 steps through
+        self.results.activated.connect(lambda pos: self.next_match(pos - self._match_pos))
+        self.side.addTab(self.results, "Search")
 
     def _build_search(self) -> None:
         self.search_bar = QtWidgets.QWidget()
@@ -154,7 +158,7 @@ class TimelineView(QtWidgets.QWidget):
         lay.setContentsMargins(4, 2, 4, 2)
         self.search_edit = QtWidgets.QLineEdit()
         self.search_edit.setPlaceholderText(
-            "Find slices by name (Enter / F3: next, Shift+F3: previous)"
+            "Find slices: name or args text, /regex/ or key=value (Enter / F3: next)"
         )
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.textChanged.connect(self.set_search)
@@ -431,7 +435,8 @@ class TimelineView(QtWidgets.QWidget):
         self.region.hide()
 
     def set_search(self, text: str) -> int:
-        """Highlight slices whose name contains `text` (case-insensitive); returns the count."""
+        """Highlight and list the slices matching `text` (names or args: text, /regex/,
+        key=value; see core.search); returns the count."""
         if self.search_edit.text() != text:
             self.search_edit.setText(text)
             return len(self._matches)
@@ -441,12 +446,18 @@ class TimelineView(QtWidgets.QWidget):
             self.batch.set_highlight(None)
             self.match_label.setText("")
         else:
-            lowered = np.char.lower(self._categories.astype(str))
-            hit_codes = np.flatnonzero(np.char.find(lowered, text.lower()) >= 0)
-            rows = np.flatnonzero(np.isin(self._codes, hit_codes))
+            try:
+                query = search.parse_query(text)
+                rows = search.search_rows(query, self._categories, self._codes, self.timeline.args)
+            except search.SearchError as exc:
+                query, rows = None, np.zeros(0, dtype=np.int64)
+                self.results.show_error(str(exc))
             self._matches = rows[np.argsort(self._ts[rows], kind="stable")]
             self.batch.set_highlight(self._matches)
             self.match_label.setText(f"{len(self._matches):,} matches")
+            if query is not None:
+                names = lambda r: self._categories[self._codes[r]].tolist()  # noqa: E731
+                self.results.set_rows(self._matches, names, self._ts, query.describe())
         self._match_pos = -1
         if self.document is not None:
             self.document.set_search(text)
@@ -460,6 +471,7 @@ class TimelineView(QtWidgets.QWidget):
         row = int(self._matches[self._match_pos])
         self.select_event(row)
         self.match_label.setText(f"{self._match_pos + 1:,} / {len(self._matches):,}")
+        self.results.set_current(self._match_pos)
         return row
 
     def previous_match(self) -> int:
