@@ -17,6 +17,7 @@ from perfview.core import colors
 from perfview.core.flame import FlameIndex, layout_events
 from perfview.core.model import Timeline
 from perfview.core.timeline_marks import InstantMarks, curve_axis, instant_marks
+from perfview.core.track_arrange import TrackState, arrange_tracks, arranged_rows
 from perfview.core.units import format_bytes
 
 CURVE_ROWS = 3  # height of a counter / memory track in rows
@@ -189,11 +190,13 @@ def prepare_timeline(
     max_counters: int | None = MAX_COUNTER_TRACKS,
     rows_per_curve: int = CURVE_ROWS,
     build_levels: bool = True,
+    state: TrackState | None = None,
 ) -> TimelineData:
     """Lay out `timeline` for drawing: rows, colours, rectangles, curves (pure; any thread).
 
     `build_levels` also builds the rectangle index's whole level-of-detail chain, which the
-    first zoomed-out frame would otherwise build while painting.
+    first zoomed-out frame would otherwise build while painting. `state` is the user's track
+    arrangement (`core.track_arrange`); slices it does not draw get row -1.
     """
     ev = timeline.events
     names = pd.Categorical(ev["name"])
@@ -202,15 +205,19 @@ def prepare_timeline(
     ts = ev["ts"].to_numpy(dtype=np.int64)
     dur = ev["dur"].to_numpy(dtype=np.int64)
     lanes = timeline.lanes.sort_values("lane", kind="stable")
-    tracks = track_layout(lanes["lane"].to_numpy(), lanes["max_depth"].to_numpy().clip(0), gap=1)
-    rows = event_rows(ev["lane"].to_numpy(), ev["depth"].to_numpy(), tracks)
-    index = FlameIndex(layout_events(ts, dur, rows, colors.bucket_codes(names)))
+    arr = arrange_tracks(lanes, state)
+    tracks = TrackLayout(arr.lane, arr.offset, arr.height, arr.total_rows)
+    rows = arranged_rows(ev["lane"].to_numpy(), ev["depth"].to_numpy(), arr)
+    drawn = rows >= 0
+    buckets = colors.bucket_codes(names)
+    if drawn.all():
+        index = FlameIndex(layout_events(ts, dur, rows, buckets))
+    else:
+        node = np.flatnonzero(drawn)
+        index = FlameIndex(layout_events(ts[node], dur[node], rows[node], buckets[node], node))
     if build_levels:
         index.build_levels()
-    labels = [
-        (float(off) + 0.5, str(text))
-        for off, text in zip(tracks.offset, lanes["label"], strict=True)
-    ]
+    labels = [(float(off) + 0.5, text) for off, text in zip(arr.offset, arr.label, strict=True)]
     row = tracks.total_rows + 1
     curves: list[tuple[str, np.ndarray, np.ndarray]] = []
     tops: list[int] = []
@@ -226,7 +233,7 @@ def prepare_timeline(
         tops.append(row)
         samples.append((x, np.asarray(y, dtype=np.float64)))
         row += rows_per_curve + 1
-    marks = instant_marks(timeline, tracks.lanes, tracks.offset, tracks.height)
+    marks = instant_marks(timeline, arr.pid, arr.tid, arr.offset, arr.height)
     if len(ts):
         span = (float(ts.min()), float((ts + dur).max()))
     else:

@@ -40,18 +40,21 @@ def _extents(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def instant_marks(
-    timeline: Timeline, lane_ids: np.ndarray, offset: np.ndarray, height: np.ndarray
+    timeline: Timeline,
+    pids: np.ndarray,
+    tids: np.ndarray,
+    offset: np.ndarray,
+    height: np.ndarray,
 ) -> InstantMarks:
-    """Markers for `timeline.instants` on the track layout (lane ids with their first row and
-    height, as `timeline_layout.TrackLayout` gives them)."""
+    """Markers for `timeline.instants` on the drawn tracks: each track's process and thread
+    (-1 for a collapsed process's summary track), first row and height
+    (`core.track_arrange.Arrangement`)."""
     ins = timeline.instants
     n = len(ins)
-    lanes = timeline.lanes.set_index("lane")
-    ids = np.asarray(lane_ids, dtype=np.int64)
     tracks = pd.DataFrame(
         {
-            "pid": lanes["pid"].reindex(ids).to_numpy(dtype=np.int64),
-            "tid": lanes["tid"].reindex(ids).to_numpy(dtype=np.int64),
+            "pid": np.asarray(pids, dtype=np.int64),
+            "tid": np.asarray(tids, dtype=np.int64),
             "top": np.asarray(offset, dtype=np.float64),
             "bottom": np.asarray(offset, dtype=np.float64) + np.asarray(height, dtype=np.float64),
         }

@@ -56,7 +56,8 @@ def test_instant_markers_span_their_scope() -> None:
     tl = _timeline(instants)
     tracks = timeline_layout.track_layout(np.array([0, 1, 2]), np.array([2, 0, 1]))
     # rows: lane 0 [0, 3), lane 1 [4, 5), lane 2 [6, 8)
-    marks = instant_marks(tl, tracks.lanes, tracks.offset, tracks.height)
+    pids, tids = np.array([1, 1, 2]), np.array([1, 2, 3])
+    marks = instant_marks(tl, pids, tids, tracks.offset, tracks.height)
     spans = list(zip(marks.top.tolist(), marks.bottom.tolist(), strict=True))
     assert spans == [(4, 5), (0, 5), (0, 8), (0, 5), (0, 8)]
     assert instant_at(marks, 11, 4.5, tolerance=2) == 0  # on its thread's track
