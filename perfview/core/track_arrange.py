@@ -47,7 +47,8 @@ class Arrangement:
     lane_summary: np.ndarray  # per lane id: True when drawn on its process's summary row
 
 
-def _order(lanes: pd.DataFrame, state: TrackState) -> list[int]:
+def display_order(lanes: pd.DataFrame, state: TrackState) -> list[int]:
+    """Lane ids top to bottom: pinned, then the user's order, then file order (hidden too)."""
     ids = lanes["lane"].astype(np.int64).tolist()
     known = set(ids)
     first = [lane for lane in dict.fromkeys(state.order) if lane in known]
@@ -66,7 +67,7 @@ def arrange_tracks(
     needle = state.name_filter.strip().lower()
     keys: list[tuple[int, int]] = []  # (lane, pid); lane -1: a process summary
     members: dict[int, list[int]] = {}
-    for lane in _order(lanes, state):
+    for lane in display_order(lanes, state):
         pid = int(col["pid"][lane])
         text = f"{col['label'][lane]} {col['process'][lane]}".lower()
         if lane in state.hidden or (needle and needle not in text):
@@ -137,5 +138,6 @@ __all__ = [
     "TrackState",
     "arrange_tracks",
     "arranged_rows",
+    "display_order",
     "track_at",
 ]

@@ -22,6 +22,7 @@ from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
+from perfview.qt.views import tracks_panel
 from perfview.qt.views.details_panel import DetailsPanel
 from perfview.qt.views.search_results import SearchResults
 
@@ -151,6 +152,7 @@ class TimelineView(QtWidgets.QWidget):
         self.results = SearchResults()  # names and args (core.search), F3 steps through
         self.results.activated.connect(lambda pos: self.next_match(pos - self._match_pos))
         self.side.addTab(self.results, "Search")
+        self.tracks_panel = tracks_panel.install(self)  # pin/hide/collapse/reorder, flows
 
     def _build_search(self) -> None:
         self.search_bar = QtWidgets.QWidget()
@@ -345,6 +347,9 @@ class TimelineView(QtWidgets.QWidget):
         self._scroll_to_row(int(self.event_row[row]))
 
     def _draw_flows(self, row: int) -> None:
+        if getattr(self, "flow_mode", "selected") != "selected":
+            tracks_panel.draw_flows(self)  # all flows, or none (Tracks tab)
+            return
         flows = self.timeline.flows
         pairs: list[tuple[int, int]] = []
         if len(flows):
