@@ -86,6 +86,7 @@ def test_mime_xml_declares_requested_globs() -> None:
         "application/x-chrome-trace": ["*.pt.trace.json", "*.trace.json"],
         TRACE_GZ: ["*.pt.trace.json.gz", "*.trace.json.gz"],
         MPROF: ["mprofile_*.dat"],
+        "application/x-perfview-workspace": ["*.perfview"],
     }
 
 

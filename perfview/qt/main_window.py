@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from perfview import __version__
 from perfview.core.units import format_ns
 from perfview.qt import actions as action_table
-from perfview.qt import export
+from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab, prepared_pages, table_views
 from perfview.qt.run_dock import RunDock
@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
     """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path)."""
 
     document_opened = Signal(object)
+    workspace_restored = Signal(object)  # every tab of a workspace is back (workspace_actions)
     load_failed = Signal(str, str)
     load_cancelled = Signal(str)
     compare_opened = Signal(object)  # a compare_tab.CompareTab
@@ -122,6 +123,7 @@ class MainWindow(QMainWindow):
         self.view_menu = self.menus["view"]
         self._add_export_action()
         export.install(self)  # File ▸ Export View… (qt/export.py)
+        workspace_actions.install(self)  # File ▸ Open/Save Workspace…
         self._view_actions = QActionGroup(self)
         self._view_actions.setExclusive(True)
         self._view_menu_items: list[QAction] = []
@@ -196,6 +198,9 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
         """Start loading `path` in the background in a placeholder tab the document replaces."""
         path = Path(path)
+        if path.suffix == ".perfview" and path.is_file():  # a workspace: its files and views
+            workspace_actions.open_workspace(self, path)
+            return None
         if path.is_dir():  # a run folder of per-rank traces (File ▸ Open Folder…, `perfview DIR`)
             return self.open_folder(path)
         existing = self.tab_for_path(path)
