@@ -45,3 +45,26 @@ def test_key_value_search_lists_and_steps(qtbot: Any) -> None:
     # a bad regex is explained, not raised
     assert view.set_search("/(unclosed/") == 0
     assert "not a valid regular expression" in view.results.status.text()
+
+
+def test_big_args_are_searched_in_a_worker(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfview.qt.views import search_results
+    from perfview.qt.views.timeline_view import TimelineView
+
+    monkeypatch.setattr(search_results, "SYNC_ARGS_BYTES", 0)  # as if the args were huge
+    timeline = load(sample(CPU)).timeline
+    view = TimelineView(timeline)
+    qtbot.addWidget(view)
+    decoded = [timeline.args.get(i) for i in range(len(timeline.events))]
+    want = [i for i, a in enumerate(decoded) if a.get("Sequence number") == 5]
+    assert view.set_search("sequence number=5") == 0  # no name can match a key=value
+    assert "searching args" in view.match_label.text()
+    qtbot.waitUntil(lambda: "searching" not in view.match_label.text(), timeout=30_000)
+    assert sorted(view._matches.tolist()) == want
+    assert view.match_label.text() == f"{len(want)} matches"
+    # a result for an older text is dropped
+    view.set_search("sequence number=5")
+    task = view._search_task
+    view.set_search("")
+    qtbot.waitUntil(lambda: not task.is_running, timeout=30_000)
+    assert len(view._matches) == 0

@@ -11,9 +11,15 @@ from typing import Any
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from perfview.core import search
+from perfview.core.model import ArgsStore
 from perfview.core.units import format_ns
+from perfview.qt.tasks import Task
 
 MAX_SHOWN = 2000  # list lines; F3 still steps through every match
+# Args text up to this size is searched at once; a bigger trace's args (a 1 GB trace holds
+# ~0.5 GB of them) are scanned in a worker while the name matches are already shown.
+SYNC_ARGS_BYTES = 16_000_000
 
 
 class SearchResults(QtWidgets.QWidget):
@@ -62,4 +68,61 @@ class SearchResults(QtWidgets.QWidget):
             self.activated.emit(position)
 
 
-__all__ = ["MAX_SHOWN", "SearchResults"]
+def _show(view: Any, rows: np.ndarray, query: search.Query, pending: bool) -> None:
+    view._matches = rows[np.argsort(view._ts[rows], kind="stable")]
+    view._match_pos = -1
+    view.batch.set_highlight(view._matches)
+    more = " (searching args…)" if pending else ""
+    view.match_label.setText(f"{len(view._matches):,} matches{more}")
+
+    def names(r: np.ndarray) -> list[str]:
+        return view._categories[view._codes[r]].tolist()  # type: ignore[no-any-return]
+
+    what = query.describe() + (", args still being searched" if pending else "")
+    view.results.set_rows(view._matches, names, view._ts, what)
+
+
+def run_search(view: Any, text: str) -> None:
+    """Search the view's slices for `text` (core.search) and show the matches.
+
+    Names are matched at once (one test per distinct name). Args are scanned here when they
+    are small, else in a worker: the name matches show meanwhile, and a result that arrives
+    after the text changed again is dropped.
+    """
+    view._search_seq = getattr(view, "_search_seq", 0) + 1
+    seq = view._search_seq
+    if not text:
+        view._matches = np.zeros(0, dtype=np.int64)
+        view.batch.set_highlight(None)
+        view.match_label.setText("")
+        view.results.set_rows(view._matches, lambda r: [], view._ts, "")
+        return
+    args = view.timeline.args
+    try:
+        query = search.parse_query(text)
+        if len(args.blob) <= SYNC_ARGS_BYTES:
+            rows = search.search_rows(query, view._categories, view._codes, args)
+            _show(view, rows, query, False)
+            return
+        names_only = search.search_rows(query, view._categories, view._codes, ArgsStore())
+    except search.SearchError as exc:
+        view._matches = np.zeros(0, dtype=np.int64)
+        view.batch.set_highlight(None)
+        view.match_label.setText("0 matches")
+        view.results.show_error(str(exc))
+        return
+    _show(view, names_only, query, True)
+    cats, codes = view._categories, view._codes
+    task = Task(lambda _p: search.search_rows(query, cats, codes, args), name="search")
+
+    def done(rows: Any) -> None:
+        if getattr(view, "_search_seq", 0) == seq:
+            _show(view, np.asarray(rows, dtype=np.int64), query, False)
+
+    task.finished.connect(done)
+    task.failed.connect(lambda message: view.results.show_error(message))
+    view._search_task = task  # keep a reference while it runs
+    task.start()
+
+
+__all__ = ["MAX_SHOWN", "SYNC_ARGS_BYTES", "SearchResults", "run_search"]

@@ -15,14 +15,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core import colors, search, timeline_layout
+from perfview.core import colors, timeline_layout
 from perfview.core.model import Timeline
 from perfview.core.units import format_ns
 from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
-from perfview.qt.views import tracks_panel
+from perfview.qt.views import search_results, tracks_panel
 from perfview.qt.views.details_panel import DetailsPanel
 from perfview.qt.views.search_results import SearchResults
 
@@ -446,23 +446,7 @@ class TimelineView(QtWidgets.QWidget):
             self.search_edit.setText(text)
             return len(self._matches)
         text = text.strip()
-        if not text:
-            self._matches = np.zeros(0, dtype=np.int64)
-            self.batch.set_highlight(None)
-            self.match_label.setText("")
-        else:
-            try:
-                query = search.parse_query(text)
-                rows = search.search_rows(query, self._categories, self._codes, self.timeline.args)
-            except search.SearchError as exc:
-                query, rows = None, np.zeros(0, dtype=np.int64)
-                self.results.show_error(str(exc))
-            self._matches = rows[np.argsort(self._ts[rows], kind="stable")]
-            self.batch.set_highlight(self._matches)
-            self.match_label.setText(f"{len(self._matches):,} matches")
-            if query is not None:
-                names = lambda r: self._categories[self._codes[r]].tolist()  # noqa: E731
-                self.results.set_rows(self._matches, names, self._ts, query.describe())
+        search_results.run_search(self, text)  # names now; args here or in a worker
         self._match_pos = -1
         if self.document is not None:
             self.document.set_search(text)
