@@ -3,7 +3,9 @@
 SVG: a `QSvgGenerator` paints the widget tree; graphics views (timeline, icicle, plots) are
 painted again from their scenes with `QGraphicsView.render`, so every slice is a `<rect>` and
 every label a `<text>` (a plain `QWidget.render` would embed those views as one bitmap; their
-area is left out of the widget pass). PNG: the widget's pixels, as the screenshot does.
+area is left out of the widget pass). Menu bars and tab bars are embedded as pixels: they
+paint their background last through a clip region, which SVG output cannot express. PNG: the
+widget's pixels, as the screenshot does.
 
 File ▸ Export View… (`install`) also writes the view's table as CSV or Parquet and, from the
 timeline, the selected (or visible) time range as a trimmed Chrome trace
@@ -21,10 +23,12 @@ import pandas as pd
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QAction, QPainter, QRegion
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QFileDialog, QGraphicsView, QWidget
+from PySide6.QtWidgets import QFileDialog, QGraphicsView, QMenuBar, QTabBar, QWidget
 
 from perfview.core.atomic import atomic_path, write_text
 from perfview.core.trace_export import write_range
+
+RASTER_WIDGETS = (QMenuBar, QTabBar)
 
 
 def _paint_tree(painter: QPainter, widget: QWidget, top: QWidget) -> None:
@@ -42,6 +46,12 @@ def _paint_tree(painter: QPainter, widget: QWidget, top: QWidget) -> None:
     # QWidget.render by name: QGraphicsView hides it behind its own render (the scene's)
     flags = QWidget.RenderFlag.DrawWindowBackground
     port = widget.viewport() if isinstance(widget, QGraphicsView) else None
+    if isinstance(widget, RASTER_WIDGETS):
+        # these paint their background last through a clip region, which SVG output drops
+        # (it would cover their text): embedded as pixels, children included
+        painter.drawPixmap(0, 0, widget.grab())
+        painter.restore()
+        return
     try:
         QWidget.render(widget, painter, QPoint(0, 0), QRegion(), flags)
         if isinstance(widget, QGraphicsView) and port is not None and port.isVisible():
@@ -61,7 +71,9 @@ def _paint_tree(painter: QPainter, widget: QWidget, top: QWidget) -> None:
 def write_svg(widget: QWidget, path: str | Path, title: str = "perfview") -> bool:
     """Paint `widget` into an SVG file at its current size; True when written."""
     size = widget.size()
-    generator = QSvgGenerator()
+    # SVG 1.1: clip paths are written (SVG Tiny drops them, and widgets that paint past
+    # their edges would then cover their neighbours)
+    generator = QSvgGenerator(QSvgGenerator.SvgVersion.Svg11)
     generator.setFileName(str(path))
     generator.setSize(size)
     generator.setViewBox(QRect(0, 0, size.width(), size.height()))
