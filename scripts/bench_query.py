@@ -32,6 +32,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -79,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     if not path.exists():
         bench_load.make_trace(args.source, args.size, path)
     load_s, bundle = once(lambda: load(str(path), use_cache=False))
-    events = bundle.timeline.events
+    tl = bundle.timeline
+    events = tl.events
     print(f"trace {path.stat().st_size / 1e6:,.0f} MB: {len(events):,} slices, load {load_s:.2f} s")
 
     open_s, session = once(lambda: query.QuerySession(bundle))
@@ -94,6 +98,16 @@ def main(argv: list[str] | None = None) -> int:
     assert top.iloc[:, 2].tolist() == top_pd["sum"].tolist(), "DuckDB and pandas disagree"
     kernels_s, _ = once(lambda: session.run("SELECT count(*) FROM kernels"))
     args_s, _ = once(lambda: session.run("SELECT count(*) FROM args"))
+    # search (core.search, the timeline's Ctrl+F) over names and args, DuckDB as the peer
+    from perfview.core.search import search_rows
+
+    names = pd.Categorical(events["name"])
+    cats, codes = np.asarray(names.categories, dtype=object), np.asarray(names.codes)
+    text_s, hits = timed(lambda: search_rows("conv2d", cats, codes, tl.args), args.repeat)
+    like = "SELECT count(*) FROM args a JOIN slices s ON s.id = a.slice WHERE "
+    like += "a.args ILIKE '%conv2d%' OR s.name ILIKE '%conv2d%'"
+    duck_text_s, duck_hits = timed(lambda: session.run(like), args.repeat)
+    kv_s, kv = timed(lambda: search_rows("External id=4242", cats, codes, tl.args), args.repeat)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     rows = [
@@ -103,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         ("pandas groupby(observed=True)", pandas_s),
         ("first query on kernels (builds it)", kernels_s),
         ("first query on args (decodes JSON text)", args_s),
+        (f"search 'conv2d' in names+args ({len(hits):,} slices)", text_s),
+        (f"same in DuckDB, ILIKE on args ({int(duck_hits.iloc[0, 0]):,})", duck_text_s),
+        (f"search 'External id=4242' ({len(kv)} slice)", kv_s),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'what':<{width}}  seconds")

@@ -70,3 +70,18 @@ def test_search_on_a_real_trace_agrees_with_decoding_every_slice() -> None:
     rows = search_rows("conv", data.categories, data.codes, tl.args, data.ts)
     assert set(rows.tolist()) == in_name | in_args
     assert (np.diff(data.ts[rows]) >= 0).all()  # time order
+
+
+def test_chunked_scan_finds_matches_across_chunk_edges(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfview.core import search
+
+    tl = load(sample(CPU)).timeline
+    assert tl is not None
+    data = prepare_timeline(tl)
+    queries = ["Conv", "External id=12", "sequence number=5", "/INPUT DIMS/"]
+    whole = [search_rows(q, data.categories, data.codes, tl.args).tolist() for q in queries]
+    monkeypatch.setattr(search, "CHUNK", 97)  # hundreds of chunk edges inside the args
+    monkeypatch.setattr(search, "OVERLAP", 64)
+    chunked = [search_rows(q, data.categories, data.codes, tl.args).tolist() for q in queries]
+    assert chunked == whole
+    assert all(whole)
