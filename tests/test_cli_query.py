@@ -209,3 +209,9 @@ def test_examples_run_on_a_real_trace(example: Example) -> None:
     frame = session.run(example.sql)
     session.close()
     assert len(frame) > 0
+
+
+def test_readme_documents_every_table() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, doc in query.TABLES.items():
+        assert f"| `{name}` | {doc.description} |" in readme, name
