@@ -50,6 +50,7 @@ def capture(window: Any) -> ws.Workspace:
             state.x_range = (round(lo), round(hi))
             state.tracks = view.tracks_panel.state
             state.selection = view.selected_row
+            state.bookmarks = list(view.bookmarks.items)
         tabs.append(state)
     return ws.Workspace(tabs, current)
 
@@ -72,6 +73,7 @@ def apply(tab: DocumentTab, state: ws.TabState) -> None:
             view.select_range(*state.time_range)
         if state.x_range is not None:
             view.viewbox.setXRange(*state.x_range, padding=0)
+        view.bookmarks.set(list(state.bookmarks))
     elif state.time_range is not None:
         tab.document.set_range(*state.time_range)
     if state.view in tab.view_names():

@@ -52,6 +52,7 @@ def test_save_and_restore(qtbot: Any, tmp_path: Path) -> None:
     view.tracks_panel.set_flow_mode("none")
     row = int(view.timeline.events["dur"].to_numpy().argmax())
     view.select_event(row)
+    mark = view.bookmarks.add_here()  # at the selected slice's start
     view.select_range(1000, 5_000_000)
     view.viewbox.setXRange(2_000_000, 4_000_000, padding=0)
     prof = _open(qtbot, first, sample(PSTATS))
@@ -80,6 +81,9 @@ def test_save_and_restore(qtbot: Any, tmp_path: Path) -> None:
     assert tv.flow_mode == "none"
     assert lane not in tv.tracks.lanes.tolist()
     assert tv.selected_row == row
+    assert tv.bookmarks.items == [mark]
+    assert mark.ts_ns == int(tv.timeline.events["ts"].iat[row])
+    assert mark.label == str(tv.timeline.events["name"].iat[row])
     assert restored.document.range == (1000, 5_000_000)
     lo, hi = tv.x_range()
     assert (round(lo), round(hi)) == (2_000_000, 4_000_000)

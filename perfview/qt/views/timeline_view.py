@@ -22,7 +22,7 @@ from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
-from perfview.qt.views import search_results, tracks_panel
+from perfview.qt.views import bookmarks, search_results, tracks_panel
 from perfview.qt.views.details_panel import DetailsPanel
 from perfview.qt.views.search_results import SearchResults
 
@@ -153,6 +153,7 @@ class TimelineView(QtWidgets.QWidget):
         self.results.activated.connect(lambda pos: self.next_match(pos - self._match_pos))
         self.side.addTab(self.results, "Search")
         self.tracks_panel = tracks_panel.install(self)  # pin/hide/collapse/reorder, flows
+        self.bookmarks = bookmarks.install(self)  # Ctrl+B; saved in workspaces
 
     def _build_search(self) -> None:
         self.search_bar = QtWidgets.QWidget()
