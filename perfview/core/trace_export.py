@@ -92,12 +92,14 @@ def _is_json_object(text: str) -> bool:
 
 def _meta_lines(tl: Timeline, rows: np.ndarray) -> Iterator[str]:
     """process_name / thread_name metadata for the lanes the kept slices are on."""
-    lanes = tl.lanes
+    lanes = tl.lanes.set_index(tl.lanes["lane"].astype(np.int64))
     used = np.unique(tl.events["lane"].to_numpy()[rows]) if len(rows) else np.zeros(0, int)
     seen_pid: set[int] = set()
     seen_tid: set[tuple[int, int]] = set()
     for lane in used.tolist():
-        rec = lanes.iloc[int(lane)]
+        if lane not in lanes.index:
+            continue
+        rec = lanes.loc[lane]
         pid, tid = int(rec["pid"]), int(rec["tid"])
         if pid not in seen_pid:
             seen_pid.add(pid)
