@@ -105,7 +105,7 @@ def export_widget(widget: QWidget, path: str | Path) -> bool:
 
 # ------------------------------------------------------------------------ File ▸ Export View…
 
-PARQUET_HINT = "Parquet export needs pyarrow: pip install pyarrow"
+PARQUET_HINT = "Parquet export needs pyarrow: pip install 'perfview[parquet]'"
 
 
 def visible_frame(table: Any) -> pd.DataFrame:
