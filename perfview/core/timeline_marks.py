@@ -115,8 +115,9 @@ def format_counter(value: float, is_bytes: bool = False) -> str:
 def curve_axis(
     name: str, values: np.ndarray, top: float, rows: int, is_bytes: bool = False
 ) -> list[tuple[float, str]]:
-    """Labels of a counter track for the left column: the name with min/max at the middle, the
-    value axis's max at the top row and its base (0, or the min when negative) at the bottom.
+    """Labels of a counter track for the left column: the name with its min – max range in the
+    middle, the value axis's max at the top and its base (0, or the min when negative) at the
+    bottom.
 
     The base is the same as `timeline_layout.curve_rows` draws at the track's bottom edge.
     """
@@ -124,11 +125,13 @@ def curve_axis(
     finite = v[np.isfinite(v)]
     lo, hi = (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 0.0)
     base = min(lo, 0.0)
-    span = f"min {format_counter(lo, is_bytes)} · max {format_counter(hi, is_bytes)}"
+    span = f"{format_counter(lo, is_bytes)} – {format_counter(hi, is_bytes)}"
+    # at the heights `curve_rows` draws them: the max 0.2 rows below the top, the base on
+    # the bottom edge
     return [
-        (top + 0.5, format_counter(hi, is_bytes)),
+        (top + 0.2, format_counter(hi, is_bytes)),
         (top + rows / 2, f"{name} ({span})"),
-        (top + rows - 0.5, format_counter(base, is_bytes)),
+        (top + rows, format_counter(base, is_bytes)),
     ]
 
 

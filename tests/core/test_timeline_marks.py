@@ -86,8 +86,8 @@ def test_every_counter_series_gets_a_track_with_a_value_axis() -> None:
     rows = timeline_layout.CURVE_ROWS
     assert np.diff(data.curve_top).tolist() == [rows + 1] * (n - 1)
     top = data.curve_top[-1]
-    labels = [text for y, text in data.labels if top <= y < top + rows]
-    assert labels == ["7.5", "c29 (min -2 · max 7.5)", "-2"]
+    labels = [(round(y - top, 6), text) for y, text in data.labels if top <= y <= top + rows]
+    assert labels == [(0.2, "7.5"), (1.5, "c29 (-2 – 7.5)"), (3, "-2")]
     assert data.total_rows >= top + rows
     assert data.instants is not None
     assert len(data.instants) == 1
@@ -101,7 +101,7 @@ def test_value_under_the_cursor_is_the_last_sample() -> None:
     assert value_at(ts, values, 150) == -2.0
     assert value_at(ts, values, 10_000) == 7.5
     axis = curve_axis("bytes", np.array([0.0, 2048.0]), 10, 3, is_bytes=True)
-    assert [t for _y, t in axis] == ["2 KiB", "bytes (min 0 B · max 2 KiB)", "0 B"]
+    assert [t for _y, t in axis] == ["2 KiB", "bytes (0 B – 2 KiB)", "0 B"]
 
 
 def test_real_trace_instants_and_counter() -> None:

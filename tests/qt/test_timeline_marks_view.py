@@ -48,5 +48,6 @@ def test_counter_track_shows_the_value_under_the_cursor(qtbot: Any) -> None:
     label = view.data.curves[0][0]
     assert text.startswith(f"<b>{label}</b><br>")
     assert f"{values[1]:g}" in text
-    axis = [t for y, t in view.data.labels if top <= y < top + 3]
-    assert axis[1].startswith(f"{label} (min ")
+    axis = [t for y, t in view.data.labels if top <= y <= top + 3]
+    assert axis[1].startswith(f"{label} (")
+    assert axis[1].endswith(f" – {max(values):g})")

@@ -211,7 +211,8 @@ class TimelineView(QtWidgets.QWidget):
         # No fill under the curve: pyqtgraph fills a downsampled curve segment by segment
         # (~40 fillPath calls, 7 ms a frame), more than all the slices cost.
         dark = tuple(int(c * 0.7) for c in colour)
-        curve = pg.PlotDataItem(x, ys, pen=pg.mkPen(*dark, width=1.5))
+        # steps: a counter holds its value until the next sample (the tooltip says the same)
+        curve = pg.PlotDataItem(x, ys, pen=pg.mkPen(*dark, width=1.5), stepMode="right")
         curve.setZValue(5)
         self.plot.addItem(curve)
         # Only after addItem: pyqtgraph 0.14 raises in itemChange when clip-to-view is set on
