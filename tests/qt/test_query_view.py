@@ -56,7 +56,7 @@ def test_query_runs_and_shows_rows(qtbot: Any) -> None:
     want = events["kind"].value_counts()
     want = want[want > 0]
     assert view.result["n"].tolist() == want.tolist()
-    assert view.status.text() == f"{len(want)} rows"
+    assert view.status.text().startswith(f"{len(want)} rows in ")
     assert view.result_view.model.rowCount() == len(want)
     assert view.run_button.isEnabled()
     if os.environ.get("PERFVIEW_SHOT"):

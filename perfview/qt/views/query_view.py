@@ -10,6 +10,7 @@ failed query. Without DuckDB the page says in one sentence how to install it.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pandas as pd
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 from perfview.core import query
 from perfview.core.model import Bundle
 from perfview.core.query_examples import examples_for
+from perfview.core.units import format_ns
 from perfview.qt.tasks import Task
 
 DEFAULT_SQL = "SELECT name, count(*) AS calls, sum(dur) AS total_ns\nFROM slices\nGROUP BY 1\n"
@@ -146,7 +148,7 @@ class QueryView(QWidget):
         if not sql:
             return None
         sessions = self._sessions
-        task = Task(lambda _progress: sessions.get().run(sql), name="query")
+        task = Task(lambda _progress: _timed(sessions, sql), name="query")
         task.finished.connect(self._on_result)
         task.failed.connect(self._on_failed)
         task.cancelled.connect(lambda: self.status.setText("Stopped."))
@@ -164,9 +166,10 @@ class QueryView(QWidget):
             self._sessions.interrupt()
             self.task.cancel()
 
-    def _on_result(self, frame: Any) -> None:
+    def _on_result(self, result: Any) -> None:
         from perfview.qt.views.table_view import TableView
 
+        frame, seconds = result
         total = len(frame)
         shown = frame.head(MAX_ROWS) if total > MAX_ROWS else frame
         self.result = frame
@@ -178,7 +181,8 @@ class QueryView(QWidget):
         assert layout is not None
         layout.addWidget(self.result_view)
         more = f" (the first {MAX_ROWS:,} shown)" if total > MAX_ROWS else ""
-        self.status.setText(f"{total:,} row{'s' if total != 1 else ''}{more}")
+        rows = f"{total:,} row{'s' if total != 1 else ''}"
+        self.status.setText(f"{rows}{more} in {format_ns(seconds * 1e9)}")
 
     def _on_failed(self, message: str) -> None:
         self.status.setText(f"Query failed: {message}")
@@ -187,6 +191,14 @@ class QueryView(QWidget):
         self.task = None
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
+
+
+def _timed(sessions: _Sessions, sql: str) -> tuple[pd.DataFrame, float]:
+    """Run on the worker: the result and how long the query took (session opening excluded)."""
+    session = sessions.get()
+    start = time.perf_counter()
+    frame = session.run(sql)
+    return frame, time.perf_counter() - start
 
 
 def _schema_text(tables: list[str]) -> str:
