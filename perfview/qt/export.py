@@ -26,7 +26,11 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsView, QMenuBar, QTabBar, QWidget
 
 from perfview.core.atomic import atomic_path, write_text
-from perfview.core.trace_export import write_range
+from perfview.core.trace_export import overlapping, write_range
+from perfview.qt.tasks import Task
+
+# Ranges with more slices than this are written by a worker (about 0.1 s of work).
+SYNC_RANGE_SLICES = 100_000
 
 RASTER_WIDGETS = (QMenuBar, QTabBar)
 
@@ -160,7 +164,8 @@ def export_view(window: Any, path: str | Path | None = None) -> Path | None:
             return None
     target = Path(path)
     try:
-        _write(widget, tab, target)
+        if _write(widget, tab, target, window):
+            return target  # written by a worker; it reports when done
     except (OSError, ImportError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         window.error_bar.show_message(f"perfview: cannot export {target}: {reason}", "error")
@@ -169,7 +174,8 @@ def export_view(window: Any, path: str | Path | None = None) -> Path | None:
     return target
 
 
-def _write(widget: QWidget, tab: Any, target: Path) -> None:
+def _write(widget: QWidget, tab: Any, target: Path, window: Any = None) -> bool:
+    """Write `target`; True when a worker was started to do it (a big trace range)."""
     suffix = target.suffix.lower()
     if suffix in (".csv", ".parquet"):
         table = _find(widget, "table_csv")
@@ -183,14 +189,38 @@ def _write(widget: QWidget, tab: Any, target: Path) -> None:
         timeline_view = _find(widget, "x_range")
         if timeline_view is None:
             raise ValueError("only the timeline exports a trace range")
-        lo, hi = tab.document.range or timeline_view.x_range()
-        write_range(timeline_view.timeline, target, int(lo), int(hi), tab.document.path.name)
+        lo, hi = (int(v) for v in (tab.document.range or timeline_view.x_range()))
+        timeline, name = timeline_view.timeline, tab.document.path.name
+        if window is not None and len(overlapping(timeline, lo, hi)) > SYNC_RANGE_SLICES:
+            _write_range_in_worker(window, timeline, target, lo, hi, name)
+            return True
+        write_range(timeline, target, lo, hi, name)
     elif suffix == ".svg":
         with atomic_path(target) as tmp:
             if not write_svg(widget, tmp):
                 raise OSError(f"cannot write {target}")
     elif not write_png(widget, target):
         raise OSError(f"cannot write {target}")
+    return False
+
+
+def _write_range_in_worker(
+    window: Any, timeline: Any, target: Path, lo: int, hi: int, name: str
+) -> Task:
+    """A big range (a whole 1 GB trace is ~10 s of formatting) is written off the GUI thread."""
+    window.statusBar().showMessage(f"Exporting the range to {target}…")
+    task = Task(lambda _p: write_range(timeline, target, lo, hi, name), name="export")
+    task.finished.connect(
+        lambda n: window.statusBar().showMessage(f"Exported {n:,} slices to {target}", 5000)
+    )
+    task.failed.connect(
+        lambda message: window.error_bar.show_message(
+            f"perfview: cannot export {target}: {message}", "error"
+        )
+    )
+    window._export_task = task  # a reference while it runs
+    task.start()
+    return task
 
 
 def install(window: Any) -> QAction:

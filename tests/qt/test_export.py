@@ -152,3 +152,21 @@ def test_export_timeline_range_as_chrome_trace(
     assert doc["otherData"]["range_ns"] == [lo, hi]
     back = load(out, use_cache=False)
     assert back.counts["slices"] == len(overlapping(timeline, lo, hi))
+
+
+def test_big_range_is_written_by_a_worker(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perfview.loaders import load
+    from perfview.qt import export
+
+    monkeypatch.setattr(export, "SYNC_RANGE_SLICES", 0)
+    tab = _open(qtbot, window, NCCL, "timeline")
+    view = tab.view_widget("timeline")
+    view.fit_all()
+    out = export.export_view(window, tmp_path / "all.json")
+    assert out == tmp_path / "all.json"
+    task = window._export_task
+    qtbot.waitUntil(lambda: not task.is_running, timeout=60_000)
+    qtbot.waitUntil(lambda: "Exported" in window.statusBar().currentMessage(), timeout=10_000)
+    assert load(out, use_cache=False).counts["slices"] == len(view.timeline.events)
