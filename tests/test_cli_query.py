@@ -215,3 +215,29 @@ def test_readme_documents_every_table() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for name, doc in query.TABLES.items():
         assert f"| `{name}` | {doc.description} |" in readme, name
+
+
+def test_sql_alone_links_kernels_to_ops_by_correlation_id(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """From the raw columns only: kernel → runtime call with its correlation id → nearest
+    enclosing cpu_op. Equals the link the kernels table (core.torch.op_kernels) gives."""
+    sql = """
+        WITH RECURSIVE rt AS (
+            SELECT corr, min(id) AS id FROM slices
+            WHERE kind = 'runtime' AND corr >= 0 GROUP BY corr
+        ), up(kernel, slice) AS (
+            SELECT k.id, s.parent FROM kernels k
+            JOIN rt ON rt.corr = k.corr JOIN slices s ON s.id = rt.id
+            UNION ALL
+            SELECT up.kernel, s.parent FROM up JOIN slices s ON s.id = up.slice
+            WHERE s.kind <> 'cpu_op' AND s.parent >= 0
+        )
+        SELECT up.kernel, up.slice AS op FROM up JOIN slices s ON s.id = up.slice
+        WHERE s.kind = 'cpu_op' ORDER BY 1"""
+    by_sql = {(r["kernel"], r["op"]) for r in query_rows(capsys, sample(TRACE_GPU), sql)}
+    linked = query_rows(
+        capsys, sample(TRACE_GPU), "SELECT id, op FROM kernels WHERE via = 'correlation'"
+    )
+    assert by_sql == {(r["id"], r["op"]) for r in linked}
+    assert len(by_sql) > 1000
