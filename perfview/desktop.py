@@ -126,6 +126,14 @@ MIME_TYPES: tuple[MimeType, ...] = (
             "</match>",
         ),
     ),
+    MimeType(
+        name="application/x-perfview-workspace",  # core.workspace.MIME_TYPE
+        comment="perfview workspace",
+        globs=("*.perfview",),
+        sub_class_of="application/json",
+        magic_priority=60,
+        magic=('<match type="string" value="&quot;perfview-workspace&quot;" offset="0:64"/>',),
+    ),
 )
 
 # Characters that force quoting of an Exec argument (Desktop Entry spec, "The Exec key").

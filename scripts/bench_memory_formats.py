@@ -110,10 +110,10 @@ def _in_process(
 ) -> tuple[tuple[float, float], tuple[float, float], dict[str, int]]:
     """((wall, CPU) of the load, (wall, CPU) of the first table, counts), in this process."""
     from perfview.core.pages import summary
-    from perfview.loaders import load
+    from perfview.loaders import FRESH, load
 
     t0, c0 = time.perf_counter(), time.process_time()
-    bundle = load(path, use_cache=False)
+    bundle = load(path, options=FRESH)
     t1, c1 = time.perf_counter(), time.process_time()
     summary.summarize(bundle)
     t2, c2 = time.perf_counter(), time.process_time()

@@ -209,9 +209,9 @@ ONE_FILE = (
     RSS
     + """
 import json, sys, time
-from perfview.loaders import load
+from perfview.loaders import FRESH, load
 t = time.perf_counter()
-b = load(sys.argv[1], use_cache=False)
+b = load(sys.argv[1], options=FRESH)
 s = time.perf_counter() - t
 me, kids = rss_mb()
 print(json.dumps({"s": s, "events": len(b.timeline.events), "rss": me, "kids": kids}))

@@ -49,7 +49,11 @@ if mode == "text":
         from perfview.loaders import trace_columns
         trace_columns._fast_batch = lambda *args: False
 t0, c0 = time.perf_counter(), time.process_time()
-bundle = load(sys.argv[1], use_cache=False)
+try:  # the new checkout: the load service takes explicit options
+    from perfview.loaders import FRESH
+    bundle = load(sys.argv[1], options=FRESH)
+except ImportError:  # the base checkout
+    bundle = load(sys.argv[1], use_cache=False)
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 import perfview
 print(json.dumps({"seconds": seconds, "cpu": cpu, "events": bundle.counts["events"],

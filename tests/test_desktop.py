@@ -88,6 +88,7 @@ def test_mime_xml_declares_requested_globs() -> None:
         MPROF: ["mprofile_*.dat"],
         "application/x-memray-capture": ["memray-*.bin", "*.memray.bin", "*.memray"],
         "application/x-pytorch-cuda-memory-snapshot": ["*snapshot*.pickle", "*snapshot*.pickle.gz"],
+        "application/x-perfview-workspace": ["*.perfview"],
     }
 
 

@@ -31,7 +31,11 @@ ICON = Path(__file__).resolve().parent.parent / "resources" / "icons" / "perfvie
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(prog="perfview", description="perfview profile viewer")
     parser.add_argument("files", nargs="*", metavar="FILE", help="files to open")
-    parser.add_argument("--screenshot", metavar="OUT.png", help="save a picture of FILE and exit")
+    parser.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        help="save a picture of FILE and exit (PNG; SVG with vector shapes when OUT ends in .svg)",
+    )
     parser.add_argument("--view", help="view to show with --screenshot (default: the first)")
     parser.add_argument("--size", default="1400x900", help="window size for --screenshot (WxH)")
     parser.add_argument(

@@ -40,6 +40,7 @@ from perfview import __version__
 from perfview.core.model.units import format_ns
 from perfview.core.pages import first_tables, prepared_pages
 from perfview.qt import actions as action_table
+from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
@@ -61,6 +62,7 @@ class MainWindow(QMainWindow):
     """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path)."""
 
     document_opened = Signal(object)
+    workspace_restored = Signal(object)  # every tab of a workspace is back (workspace_actions)
     load_failed = Signal(str, str)
     load_cancelled = Signal(str)
     compare_opened = Signal(object)  # a compare_tab.CompareTab
@@ -109,6 +111,8 @@ class MainWindow(QMainWindow):
         )
         self.menus["help"].insertMenu(self.menus["help"].actions()[0], self.examples_menu)
         self._add_export_action()
+        export.install(self)  # File ▸ Export View… (qt/export.py)
+        workspace_actions.install(self)  # File ▸ Open/Save Workspace…
         self._view_actions = QActionGroup(self)
         self._view_actions.setExclusive(True)
         self._view_menu_items: list[QAction] = []
@@ -183,6 +187,9 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
         """Start loading `path` in the background in a placeholder tab the document replaces."""
         path = Path(path)
+        if path.suffix == ".perfview" and path.is_file():  # a workspace: its files and views
+            workspace_actions.open_workspace(self, path)
+            return None
         if path.is_dir():  # a run folder of per-rank traces (File ▸ Open Folder…, `perfview DIR`)
             return self.open_folder(path)
         existing = self.tab_for_path(path)

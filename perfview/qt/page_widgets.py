@@ -203,7 +203,14 @@ def _allocations_page(host: PageHost, name: str, _data: Any) -> QWidget:
     return page if page is not None else table(host, name)
 
 
+def _query(host: PageHost, _name: str, _data: Any) -> QWidget:
+    from perfview.qt.views.query_view import QueryView
+
+    return QueryView(host.document.bundle)
+
+
 BUILDERS: dict[str, Builder] = {
+    "query": _query,
     "segments": _allocations_page,
     "leaks": _allocations_page,
     "table": table,

@@ -33,11 +33,14 @@ def settle(rounds: int = SETTLE_ROUNDS) -> None:
 
 
 def grab(window: MainWindow, out: str | Path) -> bool:
-    """Render the whole window (menus, status bar included) and save it as PNG."""
+    """Render the whole window (menus, status bar included) and save it: SVG (vector shapes
+    and text, `qt/export.py`) when OUT ends in .svg, else PNG."""
+    from perfview.qt.export import export_widget
+
     settle()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return bool(window.grab().save(str(out)))
+    return export_widget(window, out)
 
 
 def safe_name(text: str) -> str:

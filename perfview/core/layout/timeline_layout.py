@@ -16,11 +16,13 @@ import pandas as pd
 from perfview.core.analysis.aggregate import nested_in_same_name
 from perfview.core.layout import colors
 from perfview.core.layout.flame import FlameIndex, layout_events
+from perfview.core.layout.timeline_marks import InstantMarks, curve_axis, instant_marks
+from perfview.core.layout.track_arrange import TrackState, arrange_tracks, arranged_rows
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes
 
 CURVE_ROWS = 3  # height of a counter / memory track in rows
-MAX_COUNTER_TRACKS = 24
+MAX_COUNTER_TRACKS: int | None = None  # every counter series gets its track (no cap)
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def linked_events(events: pd.DataFrame, row: int, limit: int = 200) -> np.ndarra
 
 
 def curve_tracks(
-    timeline: Timeline, max_counters: int = 24
+    timeline: Timeline, max_counters: int | None = None
 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(label, ts, value) for each counter series and each device's torch memory curve.
 
@@ -182,18 +184,25 @@ class TimelineData:
     total_rows: int
     span: tuple[float, float]  # first start .. last end, ns
     band_span: int  # how far the lane bands reach, ns
+    # counter/memory tracks (core.timeline_marks): first row of each curve's track and its
+    # samples (ns, raw values) for the value under the cursor; the instants' markers
+    curve_top: tuple[int, ...] = ()
+    curve_samples: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    instants: InstantMarks | None = None
 
 
 def prepare_timeline(
     timeline: Timeline,
-    max_counters: int = MAX_COUNTER_TRACKS,
+    max_counters: int | None = MAX_COUNTER_TRACKS,
     rows_per_curve: int = CURVE_ROWS,
     build_levels: bool = True,
+    state: TrackState | None = None,
 ) -> TimelineData:
     """Lay out `timeline` for drawing: rows, colours, rectangles, curves (pure; any thread).
 
     `build_levels` also builds the rectangle index's whole level-of-detail chain, which the
-    first zoomed-out frame would otherwise build while painting.
+    first zoomed-out frame would otherwise build while painting. `state` is the user's track
+    arrangement (`core.track_arrange`); slices it does not draw get row -1.
     """
     ev = timeline.events
     names = pd.Categorical(ev["name"])
@@ -202,28 +211,42 @@ def prepare_timeline(
     ts = ev["ts"].to_numpy(dtype=np.int64)
     dur = ev["dur"].to_numpy(dtype=np.int64)
     lanes = timeline.lanes.sort_values("lane", kind="stable")
-    tracks = track_layout(lanes["lane"].to_numpy(), lanes["max_depth"].to_numpy().clip(0), gap=1)
-    rows = event_rows(ev["lane"].to_numpy(), ev["depth"].to_numpy(), tracks)
-    index = FlameIndex(layout_events(ts, dur, rows, colors.bucket_codes(names)))
+    arr = arrange_tracks(lanes, state)
+    tracks = TrackLayout(arr.lane, arr.offset, arr.height, arr.total_rows)
+    rows = arranged_rows(ev["lane"].to_numpy(), ev["depth"].to_numpy(), arr)
+    drawn = rows >= 0
+    buckets = colors.bucket_codes(names)
+    if drawn.all():
+        index = FlameIndex(layout_events(ts, dur, rows, buckets))
+    else:
+        node = np.flatnonzero(drawn)
+        index = FlameIndex(layout_events(ts[node], dur[node], rows[node], buckets[node], node))
     if build_levels:
         index.build_levels()
-    labels = [
-        (float(off) + 0.5, str(text))
-        for off, text in zip(tracks.offset, lanes["label"], strict=True)
-    ]
+    labels = [(float(off) + 0.5, text) for off, text in zip(arr.offset, arr.label, strict=True)]
     row = tracks.total_rows + 1
     curves: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for label, x, y in curve_tracks(timeline, max_counters):
-        labels.append((row + rows_per_curve / 2, label))
+    tops: list[int] = []
+    samples: list[tuple[np.ndarray, np.ndarray]] = []
+    # counter series come first, then the torch memory curves (bytes)
+    n_series = timeline.counters["name"].nunique()
+    n_counters = n_series if max_counters is None else min(n_series, max_counters)
+    for i, (label, x, y) in enumerate(curve_tracks(timeline, max_counters)):
+        is_bytes = i >= n_counters
+        name = label.rsplit(", peak", 1)[0] if is_bytes else label
+        labels.extend(curve_axis(name, y, row, rows_per_curve, is_bytes))
         curves.append((label, x.astype(np.float64), curve_rows(y, row, rows_per_curve)))
+        tops.append(row)
+        samples.append((x, np.asarray(y, dtype=np.float64)))
         row += rows_per_curve + 1
+    marks = instant_marks(timeline, arr.pid, arr.tid, arr.offset, arr.height)
     if len(ts):
         span = (float(ts.min()), float((ts + dur).max()))
     else:
         span = (0.0, float(max(timeline.duration_ns, 1)))
     return TimelineData(
         categories, codes, ts, dur, tracks, rows, index, labels, curves, row, span,
-        int(timeline.duration_ns or int(span[1])),
+        int(timeline.duration_ns or int(span[1])), tuple(tops), tuple(samples), marks,
     )  # fmt: skip
 
 

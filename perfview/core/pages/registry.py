@@ -360,6 +360,7 @@ PAGES: dict[str, Page] = {
             prepare=_timeline_data,
             prepare_when=_has_events,
         ),
+        Page("query", "Query", "SQL over the file's tables (DuckDB)", widget="query"),
         Page(
             "icicle",
             "Icicle",
@@ -386,6 +387,7 @@ def _format(name: str) -> HasData:
 
 
 _CALLERS = Tab("callers", "Callers/Callees")
+_QUERY = Tab("query")  # every kind of file can be asked SQL questions
 KINDS: tuple[Kind, ...] = (
     Kind(
         "pstats",
@@ -395,6 +397,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("functions", table=True),
             Tab("callers", "Callers/Callees", True),
             Tab("tree"),
+            _QUERY,
         ),
     ),
     Kind(
@@ -416,6 +419,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("lanes", table=True),
             _CALLERS,
             Tab("tree"),
+            _QUERY,
         ),
     ),
     Kind(
@@ -431,9 +435,14 @@ KINDS: tuple[Kind, ...] = (
             Tab("memory", table=True),
             _CALLERS,
             Tab("tree"),
+            _QUERY,
         ),
     ),
-    Kind("mprof", _format("mprof"), (Tab("memory", table=True), Tab("samples", table=True))),
+    Kind(
+        "mprof",
+        _format("mprof"),
+        (Tab("memory", table=True), Tab("samples", table=True), _QUERY),
+    ),
     Kind(
         "cuda_snapshot",
         _format("cuda_snapshot"),
@@ -443,6 +452,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("allocations", table=True),
             Tab("oom", table=True),
             Tab("icicle", "Flame graph (live bytes)"),
+            _QUERY,
         ),
     ),
     Kind(
@@ -453,9 +463,14 @@ KINDS: tuple[Kind, ...] = (
             Tab("timeline", "Memory over time"),
             Tab("allocations", "Allocations at peak", True),
             Tab("leaks", table=True),
+            _QUERY,
         ),
     ),
-    Kind("memprof_text", _format("memprof_text"), (Tab("lines"), Tab("functions", table=True))),
+    Kind(
+        "memprof_text",
+        _format("memprof_text"),
+        (Tab("lines"), Tab("functions", table=True), _QUERY),
+    ),
 )
 
 

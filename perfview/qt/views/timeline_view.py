@@ -19,9 +19,12 @@ from perfview.core.layout import colors, timeline_layout
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_ns
 from perfview.qt.document import Document, Selection
+from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
+from perfview.qt.views import bookmarks, search_results, tracks_panel
 from perfview.qt.views.details_panel import DetailsPanel
+from perfview.qt.views.search_results import SearchResults
 
 ROW_PX = 18.0
 CURVE_ROWS = timeline_layout.CURVE_ROWS  # height of a counter / memory track in rows
@@ -146,6 +149,11 @@ class TimelineView(QtWidgets.QWidget):
         self.side.setMinimumWidth(260)
         self.side.addTab(self.details, "Details")
         self.side.addTab(range_page, "Range")
+        self.results = SearchResults()  # names and args (core.search), F3 steps through
+        self.results.activated.connect(lambda pos: self.next_match(pos - self._match_pos))
+        self.side.addTab(self.results, "Search")
+        self.tracks_panel = tracks_panel.install(self)  # pin/hide/collapse/reorder, flows
+        self.bookmarks = bookmarks.install(self)  # Ctrl+B; saved in workspaces
 
     def _build_search(self) -> None:
         self.search_bar = QtWidgets.QWidget()
@@ -153,7 +161,7 @@ class TimelineView(QtWidgets.QWidget):
         lay.setContentsMargins(4, 2, 4, 2)
         self.search_edit = QtWidgets.QLineEdit()
         self.search_edit.setPlaceholderText(
-            "Find slices by name (Enter / F3: next, Shift+F3: previous)"
+            "Find slices: name or args text, /regex/ or key=value (Enter / F3: next)"
         )
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.textChanged.connect(self.set_search)
@@ -182,6 +190,7 @@ class TimelineView(QtWidgets.QWidget):
         self.curves: list[pg.PlotDataItem] = []
         for _label, x, ys in data.curves:
             self._add_curve(x, ys)
+        self.instant_item = marks.add_instants(self.plot, data.instants)
         self.total_rows = data.total_rows
         self.track_axis.set_tracks(data.labels)
         bands = TrackBands(self.tracks, data.band_span)
@@ -202,7 +211,8 @@ class TimelineView(QtWidgets.QWidget):
         # No fill under the curve: pyqtgraph fills a downsampled curve segment by segment
         # (~40 fillPath calls, 7 ms a frame), more than all the slices cost.
         dark = tuple(int(c * 0.7) for c in colour)
-        curve = pg.PlotDataItem(x, ys, pen=pg.mkPen(*dark, width=1.5))
+        # steps: a counter holds its value until the next sample (the tooltip says the same)
+        curve = pg.PlotDataItem(x, ys, pen=pg.mkPen(*dark, width=1.5), stepMode="right")
         curve.setZValue(5)
         self.plot.addItem(curve)
         # Only after addItem: pyqtgraph 0.14 raises in itemChange when clip-to-view is set on
@@ -295,6 +305,9 @@ class TimelineView(QtWidgets.QWidget):
 
     def hover_text(self, x: float, y: float) -> str:
         """Tooltip at data point (x, y): the slice there, or how many slices a merged rect holds."""
+        extra = marks.hover_text(self, x, y)  # instant markers, counter values
+        if extra:
+            return extra
         tolerance = self._pixel_tolerance(2.0)
         row, merged = self.batch.drawn_at(x, y, tolerance)
         if row < 0:
@@ -337,6 +350,9 @@ class TimelineView(QtWidgets.QWidget):
         self._scroll_to_row(int(self.event_row[row]))
 
     def _draw_flows(self, row: int) -> None:
+        if getattr(self, "flow_mode", "selected") != "selected":
+            tracks_panel.draw_flows(self)  # all flows, or none (Tracks tab)
+            return
         flows = self.timeline.flows
         pairs: list[tuple[int, int]] = []
         if len(flows):
@@ -427,22 +443,13 @@ class TimelineView(QtWidgets.QWidget):
         self.region.hide()
 
     def set_search(self, text: str) -> int:
-        """Highlight slices whose name contains `text` (case-insensitive); returns the count."""
+        """Highlight and list the slices matching `text` (names or args: text, /regex/,
+        key=value; see core.search); returns the count."""
         if self.search_edit.text() != text:
             self.search_edit.setText(text)
             return len(self._matches)
         text = text.strip()
-        if not text:
-            self._matches = np.zeros(0, dtype=np.int64)
-            self.batch.set_highlight(None)
-            self.match_label.setText("")
-        else:
-            lowered = np.char.lower(self._categories.astype(str))
-            hit_codes = np.flatnonzero(np.char.find(lowered, text.lower()) >= 0)
-            rows = np.flatnonzero(np.isin(self._codes, hit_codes))
-            self._matches = rows[np.argsort(self._ts[rows], kind="stable")]
-            self.batch.set_highlight(self._matches)
-            self.match_label.setText(f"{len(self._matches):,} matches")
+        search_results.run_search(self, text)  # names now; args here or in a worker
         self._match_pos = -1
         if self.document is not None:
             self.document.set_search(text)
@@ -456,6 +463,7 @@ class TimelineView(QtWidgets.QWidget):
         row = int(self._matches[self._match_pos])
         self.select_event(row)
         self.match_label.setText(f"{self._match_pos + 1:,} / {len(self._matches):,}")
+        self.results.set_current(self._match_pos)
         return row
 
     def previous_match(self) -> int:

@@ -1,0 +1,122 @@
+"""Instant markers on the timeline, and the tooltips of markers and counter tracks.
+
+Geometry comes from `core.timeline_marks` (rows, ns); this draws it in device pixels like the
+rect batches do: markers that land on the same pixel column and span are drawn once, so a
+trace with a million instants costs a few thousand lines per frame at most.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from perfview.core.layout.timeline_marks import InstantMarks, format_counter, instant_at, value_at
+from perfview.core.model.units import format_ns
+
+MARK_COLOUR = QtGui.QColor(200, 70, 20)
+
+
+class InstantItem(pg.GraphicsObject):
+    """Vertical lines with a small triangle on top, one per instant (merged per pixel)."""
+
+    def __init__(self, marks: InstantMarks) -> None:
+        super().__init__()
+        self.marks = marks
+        self.drawn = 0  # markers drawn by the last paint (after merging)
+        self.setZValue(35)
+        if len(marks):
+            lo, hi = float(marks.ts.min()), float(marks.ts.max())
+            top, bottom = float(marks.top.min()), float(marks.bottom.max())
+            self._bounds = QtCore.QRectF(lo, top, max(hi - lo, 1.0), max(bottom - top, 1.0))
+        else:
+            self._bounds = QtCore.QRectF()
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self._bounds)
+
+    def paint(
+        self,
+        painter: QtGui.QPainter,
+        option: QtWidgets.QStyleOptionGraphicsItem,
+        widget: QtWidgets.QWidget | None = None,
+    ) -> None:
+        view = self.viewRect()
+        m = self.marks
+        if view is None or not len(m):
+            return
+        t = painter.transform()
+        sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
+        inside = np.flatnonzero((m.ts >= view.left()) & (m.ts <= view.right()))
+        if not len(inside):
+            self.drawn = 0
+            return
+        px = np.round(m.ts[inside] * sx + dx)
+        top = np.round(np.minimum(m.top[inside] * sy + dy, m.bottom[inside] * sy + dy))
+        bottom = np.round(np.maximum(m.top[inside] * sy + dy, m.bottom[inside] * sy + dy))
+        keys = np.unique(np.stack([px, top, bottom], axis=1), axis=0)
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(QtGui.QPen(MARK_COLOUR, 1.0))
+        painter.drawLines([QtCore.QLineF(x, a, x, b) for x, a, b in keys.tolist()])
+        painter.setBrush(MARK_COLOUR)
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        for x, a, _b in keys.tolist():
+            painter.drawPolygon(
+                QtGui.QPolygonF(
+                    [QtCore.QPointF(x - 4, a), QtCore.QPointF(x + 4, a), QtCore.QPointF(x, a + 6)]
+                )
+            )
+        painter.restore()
+        self.drawn = len(keys)
+
+
+def instant_text(view: Any, x: float, y: float, tolerance: float) -> str:
+    """Tooltip of the instant marker at (x ns, y rows), or ""."""
+    marks = view.data.instants
+    if marks is None:
+        return ""
+    row = instant_at(marks, x, y, tolerance)
+    if row < 0:
+        return ""
+    ins = view.timeline.instants
+    scope = {"t": "thread", "p": "process", "g": "global"}.get(str(ins["scope"].iat[row]), "")
+    return (
+        f"<b>{ins['name'].iat[row]}</b><br>instant ({scope}) · {ins['cat'].iat[row]}"
+        f" · at {format_ns(int(ins['ts'].iat[row]))}"
+    )
+
+
+def curve_text(view: Any, x: float, y: float, rows: int) -> str:
+    """Tooltip on a counter/memory track: its name and the value at time x, or ""."""
+    data = view.data
+    for i, top in enumerate(data.curve_top):
+        if top <= y < top + rows:
+            ts, values = data.curve_samples[i]
+            label = data.curves[i][0]
+            value = value_at(ts, values, x)
+            is_bytes = ", peak " in label
+            shown = "no sample yet" if value is None else format_counter(value, is_bytes)
+            return f"<b>{label}</b><br>{shown} at {format_ns(int(x))}"
+    return ""
+
+
+def hover_text(view: Any, x: float, y: float) -> str:
+    """The marker or counter tooltip at (x, y), or "" when the slices' tooltip applies."""
+    from perfview.core.layout.timeline_layout import CURVE_ROWS
+
+    text = instant_text(view, x, y, view._pixel_tolerance(4.0))
+    return text or curve_text(view, x, y, CURVE_ROWS)
+
+
+def add_instants(plot: Any, marks: InstantMarks | None) -> InstantItem | None:
+    if marks is None or not len(marks):
+        return None
+    item = InstantItem(marks)
+    plot.addItem(item)
+    return item
+
+
+__all__ = ["InstantItem", "add_instants", "curve_text", "hover_text", "instant_text"]

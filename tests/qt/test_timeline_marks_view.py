@@ -1,0 +1,53 @@
+"""Instant markers and counter tracks in the TimelineView: drawn, and explained on hover."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from perfview.loaders import load
+from tests.conftest import sample
+
+pytest.importorskip("pytestqt")
+pytestmark = pytest.mark.gui
+
+
+def _view(qtbot: Any) -> Any:
+    from perfview.qt.views.timeline_view import TimelineView
+
+    timeline = load(sample("chrome_trace/catapult_simple_trace.json")).timeline
+    view = TimelineView(timeline)
+    qtbot.addWidget(view)
+    view.resize(1200, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    view.fit_all()
+    view.plot.grab()
+    return view
+
+
+def test_instants_are_drawn_and_have_tooltips(qtbot: Any) -> None:
+    view = _view(qtbot)
+    marks = view.data.instants
+    assert view.instant_item is not None
+    assert 0 < view.instant_item.drawn <= len(marks)
+    i = 0
+    x, y = float(marks.ts[i]), float(marks.top[i] + marks.bottom[i]) / 2
+    text = view.hover_text(x, y)
+    name = str(view.timeline.instants["name"].iat[int(marks.source[i])])
+    assert text.startswith(f"<b>{name}</b><br>instant (")
+
+
+def test_counter_track_shows_the_value_under_the_cursor(qtbot: Any) -> None:
+    view = _view(qtbot)
+    assert len(view.curves) == view.timeline.counters["name"].nunique()
+    top = view.data.curve_top[0]
+    ts, values = view.data.curve_samples[0]
+    text = view.hover_text(float(ts[1]), top + 1.0)
+    label = view.data.curves[0][0]
+    assert text.startswith(f"<b>{label}</b><br>")
+    assert f"{values[1]:g}" in text
+    axis = [t for y, t in view.data.labels if top <= y <= top + 3]
+    assert axis[1].startswith(f"{label} (")
+    assert axis[1].endswith(f" – {max(values):g})")
