@@ -186,4 +186,4 @@ def test_loop_without_stack_or_steps_is_measured_against_its_thread() -> None:
     assert found.where.startswith("the recorded span")
     assert "about 300 repetitions of the 4-operator pattern" in found.evidence
     assert found.rows[0] == 0  # no context slice: the rows start with the first operator
-    assert loops.python_loop(make(rows[:999] + rows[-1:], duration=2_000_000)) is None  # < 1000
+    assert loops.python_loop(make(rows[:998] + rows[-1:], duration=2_000_000)) is None  # < 1000
