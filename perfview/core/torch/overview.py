@@ -237,10 +237,10 @@ def overview_table(timeline: Timeline) -> pd.DataFrame:
     steps = steps_table(timeline)
     section = "step breakdown"
     if not len(steps):  # the recording (or each top-level annotation) stands in for steps
-        from perfview.core.torch.no_steps import HINT, pseudo_steps_table
+        from perfview.core.torch.no_steps import hint_for, pseudo_steps_table
 
-        add("steps", "hint", HINT)
         steps = pseudo_steps_table(timeline)
+        add("steps", "hint", hint_for(steps))
         section = "step breakdown (no steps: " + ", ".join(dict.fromkeys(steps["label"])) + ")"
     total = float(steps["dur_ns"].sum()) if len(steps) else 0.0
     if total > 0:
