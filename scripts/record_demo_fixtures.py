@@ -9,6 +9,7 @@ trace stays near 150 KB. Needs torch in this interpreter. CPU only.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from perfview.runner.examples import DEMOS, record_argv  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "demos"
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}  # one intra-op thread: steadier on a busy box
 SMALLER = {"pairwise-loop": ["--points", "20", "25"]}
 
 
@@ -29,7 +31,7 @@ def main() -> int:
             out = OUT / f"{demo.name}-{'fixed' if fixed else 'slow'}.pt.trace.json.gz"
             argv = record_argv(demo, str(out), fixed) + SMALLER.get(demo.name, [])
             cmd = [sys.executable, "-m", "perfview", "record", *argv]
-            subprocess.run(cmd, check=True, cwd=ROOT)
+            subprocess.run(cmd, check=True, cwd=ROOT, env=ENV)
             print(f"{out.relative_to(ROOT)}: {out.stat().st_size / 1024:.0f} KB")
     return 0
 

@@ -49,7 +49,9 @@ def test_record_argv_uses_the_demo_options() -> None:
 
 
 def _record(name: str, out: Path, fixed: bool) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # one intra-op thread: on a shared CI box, oversubscribed OpenMP threads spin and make the
+    # compute (not the loading) dominate, which is not what the demos are about
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "perfview", "examples", "run", name, "-o", str(out)]
     done = subprocess.run(
         cmd + (["--fixed"] if fixed else []),

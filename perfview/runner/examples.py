@@ -60,7 +60,7 @@ DEMOS: dict[str, Demo] = {
             "slow-dataloader",
             "slow_dataloader.py",
             "MLP training fed by a single-process DataLoader vs worker processes",
-            ("--with-stack", "--schedule", "2,1,3"),
+            ("--with-stack", "--schedule", "20,2,3"),
             "Steps are input (DataLoader) bound",
         ),
     )

@@ -130,6 +130,14 @@ def _names(tl: Timeline, rows: np.ndarray) -> np.ndarray:
     return np.asarray(tl.events["name"].to_numpy()[rows].astype(str), dtype=object)
 
 
+def _lane_op_span(tl: Timeline, rows: np.ndarray, lane: np.ndarray, which: int) -> float:
+    """First start to last end of the top-level ops on one lane: the 'recording' a loop with
+    no enclosing function or annotation is measured against (imports before it do not count)."""
+    ts = tl.events["ts"].to_numpy(dtype=I64)[rows[lane == which]]
+    end = ts + tl.events["dur"].to_numpy(dtype=I64)[rows[lane == which]]
+    return float(end.max() - ts.min()) if len(ts) else 0.0
+
+
 def python_loop(tl: Timeline) -> Finding | None:
     """Thousands of tiny top-level ops repeating a short sequence, filling a step or function."""
     ev = tl.events
@@ -140,11 +148,10 @@ def python_loop(tl: Timeline) -> Finding | None:
     ts = ev["ts"].to_numpy(dtype=I64)
     dur = ev["dur"].to_numpy(dtype=I64)
     lane = ev["lane"].to_numpy(dtype=I64)[rows]
-    lo, hi = analysis_window(tl)
     groups = pd.Series(np.arange(len(rows))).groupby([lane, ctx]).indices
     best: tuple[float, str, Finding] | None = None
     for key, idx in groups.items():
-        c = int(key[1])  # type: ignore[index]
+        which, c = (int(k) for k in key)  # type: ignore[attr-defined]
         if len(idx) < MANY_TINY_OPS:
             continue
         r = rows[idx]
@@ -155,7 +162,7 @@ def python_loop(tl: Timeline) -> Finding | None:
         if mean > TINY_OP_NS or not p or not INDEX_OPS.intersection(pattern):
             continue
         span = float(ts[r[-1]] + dur[r[-1]] - ts[r[0]])
-        whole = float(dur[c]) if c >= 0 else float(hi - lo)
+        whole = float(dur[c]) if c >= 0 else _lane_op_span(tl, rows, lane, which)
         pct = span * 100.0 / whole if whole > 0 else 0.0
         if pct < LOOP_PCT:
             continue

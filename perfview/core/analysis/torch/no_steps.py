@@ -27,11 +27,22 @@ from perfview.core.analysis.torch.common import (
 from perfview.core.analysis.torch.overview import BREAKDOWN, category_intervals
 from perfview.core.model import Timeline
 
-HINT = (
-    "No ProfilerStep#N slices: the whole recording is treated as one step. For per-step "
-    "figures call prof.step() once per iteration (with `perfview record`: --schedule W,U,A and "
-    "perfview_step() in the loop, or --step-every / --step-on-optimizer)."
+HOW_TO_STEP = (
+    "For per-step figures call prof.step() once per iteration (with `perfview record`: "
+    "--schedule W,U,A and perfview_step() in the loop, or --step-every / --step-on-optimizer)."
 )
+HINT = "No ProfilerStep#N slices: the whole recording is treated as one step. " + HOW_TO_STEP
+
+
+def hint_for(steps: pd.DataFrame) -> str:
+    """The one line above the stand-in breakdown: what stands for a step, how to get real ones."""
+    if (steps["row"] < 0).all():
+        return HINT
+    n = len(steps)
+    what = f"each of the {n} top-level annotations is" if n > 1 else "the top-level annotation is"
+    return f"No ProfilerStep#N slices: {what} treated as a step. {HOW_TO_STEP}"
+
+
 TOP = 10
 # annotations torch makes itself (steps, DataLoader waits, optimizer calls): not user blocks
 TORCH_OWN_RE = r"^(?:ProfilerStep#|enumerate\(DataLoader\)|Optimizer\.)"
@@ -76,14 +87,15 @@ def pseudo_steps(tl: Timeline) -> pd.DataFrame:
 
 
 def pseudo_steps_table(tl: Timeline) -> pd.DataFrame:
-    """`pseudo_steps` with the BREAKDOWN split (`<category>_ns`, summing to dur_ns)."""
+    """`pseudo_steps` (less end_ns) with the BREAKDOWN split (`<category>_ns`, summing to
+    dur_ns)."""
     steps = pseudo_steps(tl)
     parts = partition(
         category_intervals(tl),
         steps["start_ns"].to_numpy(dtype=I64),
         steps["end_ns"].to_numpy(dtype=I64),
     )
-    out = steps[["step", "label", "start_ns", "dur_ns"]].copy()
+    out = steps[["step", "row", "label", "start_ns", "dur_ns"]].copy()
     for i, name in enumerate(BREAKDOWN):
         out[f"{name}_ns"] = parts[:, i]
     return out
@@ -124,7 +136,8 @@ class NoStepsData:
 
     @classmethod
     def compute(cls, tl: Timeline) -> NoStepsData:
-        return cls(pseudo_steps_table(tl), top_self(tl, "cpu_op"), top_self(tl, "python"))
+        steps = pseudo_steps_table(tl)
+        return cls(steps, top_self(tl, "cpu_op"), top_self(tl, "python"), hint_for(steps))
 
 
-__all__ = ["HINT", "NoStepsData", "pseudo_steps", "pseudo_steps_table", "top_self"]
+__all__ = ["HINT", "NoStepsData", "hint_for", "pseudo_steps", "pseudo_steps_table", "top_self"]

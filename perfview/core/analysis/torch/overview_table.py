@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.no_steps import HINT, pseudo_steps_table
+from perfview.core.analysis.torch.no_steps import hint_for, pseudo_steps_table
 from perfview.core.analysis.torch.overview import (
     BREAKDOWN,
     devices_table,
@@ -65,8 +65,8 @@ def overview_table(timeline: Timeline) -> pd.DataFrame:
     steps = steps_table(timeline)
     section = "step breakdown"
     if not len(steps):  # the recording (or each top-level annotation) stands in for steps
-        add("steps", "hint", HINT)
         steps = pseudo_steps_table(timeline)
+        add("steps", "hint", hint_for(steps))
         section = "step breakdown (no steps: " + ", ".join(dict.fromkeys(steps["label"])) + ")"
     total = float(steps["dur_ns"].sum()) if len(steps) else 0.0
     if total > 0:

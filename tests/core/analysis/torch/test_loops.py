@@ -172,3 +172,18 @@ def test_per_parameter_updates_are_not_a_chain() -> None:
     ops = ["aten::mul", "aten::add", "aten::mul", "aten::add"]
     rows += [(10 + 100 * i, 90, op, "cpu_op", 0, 0, -1, 2 + i) for i, op in enumerate(ops)]
     assert loops.unfused_chains(make(rows)) is None  # inside torch's optimizer step
+
+
+def test_loop_without_stack_or_steps_is_measured_against_its_thread() -> None:
+    """No Python frames, no annotations: the loop's share is of the thread's first-to-last op
+    span, so time spent importing before any operator does not hide it."""
+    pattern = ["aten::select", "aten::select", "aten::sub", "aten::copy_"]
+    rows = [(1_000_000 + 5 * i, 3, pattern[i % 4], "cpu_op", 0, -1, -1, i) for i in range(1200)]
+    rows.append((1_006_100, 400, "aten::cdist", "cpu_op", 0, -1, -1, 5000))
+    found = loops.python_loop(make(rows, duration=2_000_000))
+    assert found is not None
+    assert found.value == 1201  # every top-level op of the context counts, cdist too
+    assert found.where.startswith("the recorded span")
+    assert "about 300 repetitions of the 4-operator pattern" in found.evidence
+    assert found.rows[0] == 0  # no context slice: the rows start with the first operator
+    assert loops.python_loop(make(rows[:998] + rows[-1:], duration=2_000_000)) is None  # < 1000

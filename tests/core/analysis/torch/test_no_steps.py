@@ -70,3 +70,15 @@ def test_overview_rows_say_how_to_get_steps() -> None:
     assert hint == [no_steps.HINT]
     share = rows[rows["section"] == "step breakdown (no steps: whole recording)"]
     assert share["number"].sum() == pytest.approx(100.0)
+
+
+def test_hint_names_what_stands_for_a_step() -> None:
+    tl = make(
+        [
+            (0, 300, "load", "annotation", 0, -1, -1, 1),
+            (400, 500, "train", "annotation", 0, -1, -1, 4),
+        ]
+    )
+    hint = no_steps.hint_for(no_steps.pseudo_steps_table(tl))
+    assert hint.startswith("No ProfilerStep#N slices: each of the 2 top-level annotations is")
+    assert no_steps.HOW_TO_STEP in hint
