@@ -159,16 +159,32 @@ class LineReport:
 
 
 @dataclass
+class SampledProfile:
+    """A sampling profiler's output (speedscope, collapsed stacks, pyinstrument).
+
+    The merged tree lives in `Bundle.tree`; its `total_ns`/`self_ns` metrics hold the weight in
+    `unit`: nanoseconds for time units, else bytes or plain sample counts ("samples"), and
+    `calls` counts the samples through a node. `threads` has one row per profile or thread
+    root (columns: thread, name, samples, weight).
+    """
+
+    unit: str  # "ns" | "bytes" | "samples"
+    threads: pd.DataFrame
+    source: str = ""  # the loader's NAME: speedscope, collapsed, pyinstrument
+
+
+@dataclass
 class Bundle:
     """Everything one file became. `format` names the loader that made it."""
 
-    format: str  # "pstats" | "trace" | "mprof" | "memprof_text"
+    format: str  # "pstats" | "trace" | "mprof" | "memprof_text" | "sampled"
     path: Path
     timeline: Timeline | None = None
     profile: PstatsProfile | None = None
     tree: CallTree | None = None  # icicle tree (estimated for pstats, exact for traces)
     memory: MemoryProfile | None = None
     lines: LineReport | None = None
+    sampled: SampledProfile | None = None
     counts: dict[str, int] = field(default_factory=dict)
     duration_ns: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -185,6 +201,7 @@ __all__ = [
     "LineReport",
     "MemoryProfile",
     "PstatsProfile",
+    "SampledProfile",
     "Timeline",
     "schema",
 ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from perfview.core import aggregate, units
+from perfview.core import aggregate, sampled, units
 from perfview.core.errors import LoadError
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.torch import kernels as torch_kernels
@@ -29,6 +29,7 @@ FORMAT_PHRASES: dict[str, str] = {
     "trace": "a trace",
     "mprof": "an mprof memory recording",
     "memprof_text": "a memory_profiler line report",
+    "sampled": "a sampled profile",
 }
 
 
@@ -113,10 +114,12 @@ VIEWS: dict[str, View] = {
         View(
             "functions",
             "Functions",
-            "per function: calls and times (pstats); per function memory (line reports)",
+            "per function: calls and times (pstats); per function memory (line reports); "
+            "self and total weight per frame (sampled profiles)",
             {
                 "pstats": lambda b: aggregate.functions_table(_profile(b)),
                 "memprof_text": lambda b: aggregate.line_functions_table(_lines(b)),
+                "sampled": sampled.bundle_functions,
             },
         ),
         View(
@@ -236,6 +239,12 @@ VIEWS: dict[str, View] = {
             "raw mprof memory samples",
             {"mprof": lambda b: aggregate.samples_table(_memory(b))},
         ),
+        View(
+            "threads",
+            "Threads",
+            "profiles or thread roots of a sampled profile: samples and weight",
+            {"sampled": lambda b: sampled.threads_table(sampled.sampled(b))},
+        ),
     )
 }
 
@@ -245,6 +254,7 @@ DEFAULT_VIEWS: dict[str, str] = {
     "trace": "ops",
     "mprof": "memory",
     "memprof_text": "lines",
+    "sampled": "functions",
 }
 
 

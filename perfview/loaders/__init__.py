@@ -18,15 +18,26 @@ from perfview.core.progress import Progress, noop
 from perfview.loaders import (
     cache,
     chrome_trace,
+    collapsed,
     cprofile,
     isolate,
     limits,
     memory_profiler_text,
     mprof,
+    pyinstrument,
+    speedscope,
 )
 from perfview.loaders.base import read_head
 
-LOADERS: list[ModuleType] = [cprofile, chrome_trace, mprof, memory_profiler_text]
+LOADERS: list[ModuleType] = [
+    cprofile,
+    speedscope,
+    pyinstrument,
+    chrome_trace,
+    mprof,
+    memory_profiler_text,
+    collapsed,
+]
 
 
 def _name_matches(loader: ModuleType, path: Path) -> bool:
@@ -84,7 +95,7 @@ def detect(path: Path) -> ModuleType:
                 raise UnknownFormat(reason)
     raise UnknownFormat(
         "it is not a format perfview reads (cProfile/pstats, Chrome/torch trace JSON, "
-        "mprof .dat or a memory_profiler report)"
+        "mprof .dat, a memory_profiler report, speedscope, collapsed stacks or pyinstrument)"
     )
 
 
