@@ -13,7 +13,9 @@ name, file and line; any other frame is a name. Austin's `# mode:` header gives 
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,7 @@ from perfview.core.errors import EmptyProfile, LoadError
 from perfview.core.model import Bundle, SampledProfile
 from perfview.core.progress import Progress, noop
 from perfview.core.sampled import build_tree, frames_table, stack_items
-from perfview.loaders.base import open_text_stream, strip_bom
+from perfview.loaders.base import GZIP_MAGIC, strip_bom
 
 NAME = "collapsed"
 DESCRIPTION = "collapsed stacks"
@@ -102,7 +104,8 @@ def _split_frame(frame: str) -> tuple[str, str, int]:
     if m is None:
         return frame, "", -1
     line = m.group("line")
-    return m.group("name"), m.group("file") or "", int(line) if line else -1
+    number = int(line) if line and len(line) < 18 else -1
+    return m.group("name"), m.group("file") or "", number
 
 
 def _threads(stacks: list[str], weights: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
@@ -133,9 +136,12 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     """Sum identical stacks, then merge them into one tree (counts as weights)."""
     path = Path(path)
     progress(0.0, "reading collapsed stacks")
-    stream = open_text_stream(path)
-    with stream as fh:  # type: ignore[attr-defined]
-        raw: bytes = fh.read()
+    raw = path.read_bytes()
+    if raw.startswith(GZIP_MAGIC):
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise LoadError("it is a damaged gzip file") from exc
     text = strip_bom(raw).decode("utf-8", errors="replace")
     stacks, weights, counts, n_lines = _parse(text)
     total = float(weights.sum())

@@ -107,7 +107,11 @@ def _identifier(text: Any) -> tuple[str, str, int]:
         raise LoadError("it is a pyinstrument session whose stacks are not lists of strings")
     parts = text.split("\x01", 1)[0].split("\x00")
     line = parts[2] if len(parts) > 2 else ""
-    return parts[0], parts[1] if len(parts) > 1 else "", int(line) if line.isdigit() else -1
+    return (
+        parts[0],
+        parts[1] if len(parts) > 1 else "",
+        int(line) if line.isdigit() and len(line) < 18 else -1,
+    )
 
 
 def _from_records(records: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any]]:

@@ -104,11 +104,9 @@ def _sampled(
     if not np.isfinite(w).all():
         raise LoadError("it is a speedscope profile with a weight that is not a finite number")
     stacks = list(index)
-    if not all(type(k) is int for s in stacks for k in s):
-        raise LoadError("it is a speedscope profile whose samples are not lists of frame indices")
-    flat = np.fromiter((k for s in stacks for k in s), np.int64) if stacks else np.zeros(0)
-    if len(flat) and (flat.min() < 0 or flat.max() >= n_frames):
+    if not all(type(k) is int and 0 <= k < n_frames for s in stacks for k in s):
         raise LoadError("it is a speedscope profile whose samples name frames it does not have")
+    flat = np.fromiter((k for s in stacks for k in s), np.int64) if stacks else np.zeros(0)
     lengths = np.fromiter(map(len, stacks), np.int64, len(stacks))
     weight = np.bincount(inv, weights=w, minlength=len(stacks))
     counts = np.bincount(inv, minlength=len(stacks)).astype(np.float64)
