@@ -36,6 +36,7 @@ from perfview.core.model import Bundle, CallTree
 from perfview.qt.document import Document
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import Task
+from perfview.qt.views import flame_pages
 from perfview.qt.views.torch_pages import is_torch_tab, make_torch_view, torch_specs
 from perfview.qt.widgets.info_bar import InfoBar
 
@@ -107,6 +108,10 @@ def _view_specs(bundle: Bundle) -> list[ViewSpec]:
         specs = [ViewSpec("lines", "Lines")]
         if "functions" in have:
             specs.append(ViewSpec("functions", "Functions", "functions"))
+    elif bundle.format == "sampled":
+        specs = [ViewSpec(*spec) for spec in flame_pages.sampled_specs(bundle, have)]
+    at = next((i + 1 for i, s in enumerate(specs) if s.name == "icicle"), len(specs))
+    specs[at:at] = [ViewSpec(*s) for s in flame_pages.page_specs(bundle, [s.name for s in specs])]
     return specs
 
 
@@ -359,6 +364,9 @@ class DocumentTab(QWidget):
         torch_page = make_torch_view(name, self.document, data)
         if torch_page is not None:
             return torch_page
+        flame_page = flame_pages.make_page(name, self.document)
+        if flame_page is not None:
+            return flame_page
         factory = factories.get(name)
         return factory() if factory is not None else self._make_table(name)
 
