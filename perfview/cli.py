@@ -5,6 +5,7 @@ Public contract (users' scripts rely on it):
     perfview summary FILE [--view VIEW] [--top N] [--format table|csv|json]
     perfview record …   (from perfview.runner.cli, when present)
     perfview diff A B … (from perfview.diff_cli, when present)
+    perfview export FILE --to speedscope|collapsed [-o OUT] (perfview.export_cli)
     perfview [FILE…] / perfview --screenshot OUT.png [--view VIEW] FILE   → the GUI
 
 Exit codes: 0 success; 2 for usage errors and for files that cannot be opened, with exactly one
@@ -35,6 +36,7 @@ from perfview.core.units import format_ns, format_value
 OPTIONAL_COMMANDS: dict[str, str] = {
     "record": "perfview.runner.cli",
     "diff": "perfview.diff_cli",
+    "export": "perfview.export_cli",
 }
 FORMATS = ("table", "csv", "json")
 TEXT_WIDTH = 60  # widest text cell in table output; longer text is elided
