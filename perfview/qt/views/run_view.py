@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 )
 
 from perfview.qt.process_runner import ProcessRunner
+from perfview.qt.views.sample_options import SampleOptions
 from perfview.runner.spec import (
     MODES,
     RunOptions,
@@ -62,6 +63,7 @@ MODE_LABELS = {
     "torch": "torch.profiler (Chrome trace)",
     "memory": "Memory over time (mprof)",
     "memory-lines": "Memory per line (memory_profiler)",
+    "sample": "Sampling (py-spy, speedscope)",
 }
 
 
@@ -187,6 +189,8 @@ class RunDialog(QDialog):
         form.addRow("Functions:", self.functions)
         form.addRow("Decimals:", self.precision)
         self.options.addWidget(lines_page)
+        self.sample_options = SampleOptions()
+        self.options.addWidget(self.sample_options)
 
     # --- pickers (native dialogs; not exercised by tests) ------------------------------------
     def _pick_script(self) -> None:
@@ -228,6 +232,7 @@ class RunDialog(QDialog):
         self.include_children.setChecked(o.include_children)
         self.functions.setText(", ".join(o.functions))
         self.precision.setValue(o.precision)
+        self.sample_options.set_options(o)
 
     def spec(self) -> RunSpec:
         """The RunSpec the form describes; raises ValueError with a message for the user."""
@@ -256,6 +261,7 @@ class RunDialog(QDialog):
             functions=functions,
             precision=self.precision.value(),
         )
+        options = self.sample_options.apply(options)
         script_path = Path(script).resolve()
         return RunSpec(
             mode=str(self.mode.currentData()),
