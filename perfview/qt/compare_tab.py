@@ -49,6 +49,9 @@ TITLES = {
     "timelines": "Timelines",
     "memory": "Memory",
     "lines": "Lines",
+    "frames": "Functions",
+    "frames-samples": "Functions",
+    "frames-bytes": "Functions",
 }
 MATCH_LABELS = {
     "basename": "file name + line + function",

@@ -111,3 +111,15 @@ def test_speedscope_sample_has_threads_and_pages(window: MainWindow, qtbot, samp
     assert sandwich.callers is not None
     assert np.isclose(sandwich.callers.total[0], sandwich.callees.total[0])
     assert bundle.tree is not None
+
+
+def test_compare_tab_for_two_sampled_profiles(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.folded", tmp_path / "b.folded"
+    a.write_text("main;hot 3\nmain;cold 1\n")
+    b.write_text("main;hot 9\nmain;cold 1\n")
+    with qtbot.waitSignal(window.compare_opened, timeout=30_000) as blocker:
+        window.open_compare(a, b)
+    tab = blocker.args[0]
+    assert tab.view_names() == ["frames-samples"]
+    view = tab.view_widget("frames-samples")
+    assert view.comparison.table["function"].iat[0] == "hot"
