@@ -86,6 +86,9 @@ def test_mime_xml_declares_requested_globs() -> None:
         "application/x-chrome-trace": ["*.pt.trace.json", "*.trace.json"],
         TRACE_GZ: ["*.pt.trace.json.gz", "*.trace.json.gz"],
         MPROF: ["mprofile_*.dat"],
+        "application/x-speedscope-json": ["*.speedscope.json"],
+        "text/x-collapsed-stacks": ["*.folded", "*.collapsed", "*.austin"],
+        "application/x-pyinstrument-session": ["*.pyisession"],
     }
 
 
