@@ -99,6 +99,63 @@ def _parse(text: str) -> tuple[list[str], np.ndarray, np.ndarray, int]:
     return list(index), np.asarray(weights, np.float64), np.asarray(counts, np.float64), n
 
 
+def _parse_fast(raw: bytes) -> tuple[list[str], np.ndarray, np.ndarray, int] | None:
+    """`_parse` for the common shape (`stack COUNT` with an integer count), vectorised.
+
+    Line boundaries, the last space of each line and the counts are found with numpy over
+    the bytes, identical stacks are grouped by a hash table (pandas' factorize), so a
+    million lines cost about a second instead of ten. Anything unusual (a fractional or
+    comma-separated count, padding spaces, a bad line) returns None and `_parse` decides.
+    """
+    arr = np.frombuffer(raw, dtype=np.uint8)
+    if not len(arr):
+        return [], np.zeros(0), np.zeros(0), 0
+    nl = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], nl + 1)).astype(np.int64)
+    ends = np.concatenate((nl, [len(arr)])).astype(np.int64)
+    ends -= (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13)  # CRLF
+    first = arr[np.minimum(starts, len(arr) - 1)]
+    keep = (ends > starts) & (first != ord("#"))
+    starts, ends = starts[keep], ends[keep]
+    # the count is the last field and short: look for its space in the last 16 bytes only
+    last = np.full(len(starts), -1, dtype=np.int64)
+    for k in range(1, 17):
+        pos = ends - k
+        hit = (last < 0) & (pos >= starts) & (arr[np.maximum(pos, 0)] == 32)
+        last[hit] = pos[hit]
+    has_sep = last >= starts
+    num_start = np.where(has_sep, last + 1, starts)
+    stack_end = np.where(has_sep, last, starts)
+    lens = ends - num_start
+    if not len(lens):
+        return [], np.zeros(0), np.zeros(0), 0
+    if lens.min() < 1 or lens.max() > 15:
+        return None
+    padded = has_sep & (stack_end > starts) & np.isin(arr[np.maximum(stack_end - 1, 0)], (9, 32))
+    if padded.any() or np.isin(first[keep], (9, 32))[stack_end > starts].any():
+        return None
+    value = np.zeros(len(starts), dtype=np.int64)
+    for k in range(int(lens.max())):
+        active = k < lens
+        digit = arr[np.where(active, num_start + k, 0)].astype(np.int64) - 48
+        if ((digit < 0) | (digit > 9))[active].any():
+            return None
+        value = np.where(active, value * 10 + digit, value)
+    index: dict[bytes, int] = {}
+    codes = np.fromiter(
+        (
+            index.setdefault(raw[a:b], len(index))
+            for a, b in zip(starts.tolist(), stack_end.tolist(), strict=True)
+        ),
+        dtype=np.int64,
+        count=len(starts),
+    )
+    weights = np.bincount(codes, weights=value.astype(np.float64), minlength=len(index))
+    counts = np.bincount(codes, minlength=len(index)).astype(np.float64)
+    stacks = [u.decode("utf-8", errors="replace") for u in index]
+    return stacks, weights, counts, len(starts)
+
+
 def _split_frame(frame: str) -> tuple[str, str, int]:
     m = _PYSPY.match(frame) or _AUSTIN.match(frame)
     if m is None:
@@ -142,8 +199,11 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise LoadError("it is a damaged gzip file") from exc
-    text = strip_bom(raw).decode("utf-8", errors="replace")
-    stacks, weights, counts, n_lines = _parse(text)
+    raw = strip_bom(raw)
+    fast = _parse_fast(raw)
+    stacks, weights, counts, n_lines = (
+        fast if fast is not None else _parse(raw.decode("utf-8", errors="replace"))
+    )
     total = float(weights.sum())
     if not stacks:
         raise EmptyProfile("the collapsed stacks file holds no stacks")

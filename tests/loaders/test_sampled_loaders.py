@@ -197,3 +197,43 @@ def test_functions_table_matches_tree_totals(samples_dir: Path) -> None:
     # self weights partition the tree's total
     assert table["self_ns"].sum() == pytest.approx(bundle.tree.metrics["total_ns"][0], abs=64)
     assert np.all(table["total_ns"] >= table["self_ns"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "main;f 3\nmain;f 4\r\n# c\n\n 2\nmain;g (a b.py:1) 10\n",
+        "a 1.5\n",
+        "a;b  3\n",
+        "  a;b 3\n",
+        "a;b 1,2,3\n",
+        "a;b x\n",
+    ],
+)
+def test_fast_parse_agrees_with_the_line_parser(text: str) -> None:
+    from perfview.loaders import collapsed
+
+    fast = collapsed._parse_fast(text.encode())
+    try:
+        slow = collapsed._parse(text)
+    except LoadError:
+        assert fast is None
+        return
+    if fast is None:
+        return  # unusual shapes go to the line parser, which is the reference
+    assert fast[0] == slow[0]
+    assert np.array_equal(fast[1], slow[1])
+    assert np.array_equal(fast[2], slow[2])
+    assert fast[3] == slow[3]
+
+
+@pytest.mark.parametrize("path", COLLAPSED, ids=lambda p: p.name)
+def test_real_collapsed_files_take_the_fast_path(path: Path) -> None:
+    from perfview.loaders import collapsed
+
+    raw = path.read_bytes()
+    fast = collapsed._parse_fast(raw)
+    assert fast is not None
+    slow = collapsed._parse(raw.decode())
+    assert fast[0] == slow[0]
+    assert np.array_equal(fast[1], slow[1])
