@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from perfview.core.model import Bundle, SampledProfile, Timeline
 from perfview.core.progress import Progress, noop
 from perfview.core.sampled import UNITS, Items, build_tree, frames_table, span_items, stack_items
 from perfview.loaders.base import GZIP_MAGIC, strip_bom
+from perfview.loaders.speedscope_fast import decode, plain, stack_codes
 
 NAME = "speedscope"
 DESCRIPTION = "a speedscope profile"
@@ -57,7 +59,7 @@ def _read(path: Path) -> Any:
         except (OSError, EOFError, zlib.error) as exc:
             raise LoadError("it is a damaged gzip file") from exc
     try:
-        return msgspec.json.decode(strip_bom(raw))
+        return decode(strip_bom(raw))
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise LoadError(f"it is a speedscope file that is not valid JSON ({exc})") from exc
 
@@ -88,38 +90,60 @@ def _sampled(
     prof: dict[str, Any], n_frames: int, scale: float
 ) -> tuple[Items, tuple[float, float], int]:
     """Items of a sampled profile, (weight, count) of frame-less samples, its sample count."""
-    samples, weights = prof.get("samples"), prof.get("weights")
-    if not isinstance(samples, list) or not isinstance(weights, list):
+    stacks, inv, typed = _stack_index(prof.get("samples"))
+    weights = plain(prof.get("weights"))
+    if not isinstance(weights, list):
         raise LoadError("it is a speedscope sampled profile without samples and weights")
-    if len(samples) != len(weights):
+    if len(inv) != len(weights):
         raise LoadError("it is a speedscope profile with more samples than weights, or fewer")
+    try:
+        w = np.asarray(weights, dtype=np.float64).reshape(-1) * scale
+    except (TypeError, ValueError) as exc:
+        raise LoadError("it is a speedscope profile with a weight that is not a number") from exc
+    if not np.isfinite(w).all():
+        raise LoadError("it is a speedscope profile with a weight that is not a finite number")
+    lengths = np.fromiter(map(len, stacks), np.int64, len(stacks))
+    if not typed and not all(type(k) is int for s in stacks for k in s):
+        raise LoadError("it is a speedscope profile whose samples name frames it does not have")
+    flat = np.zeros(0, dtype=np.int64)
+    if len(stacks):
+        try:
+            flat = np.fromiter(chain.from_iterable(stacks), np.int64, int(lengths.sum()))
+        except OverflowError:
+            flat = np.array([-1], dtype=np.int64)
+        if len(flat) and not (flat.min() >= 0 and flat.max() < n_frames):
+            raise LoadError("it is a speedscope profile whose samples name frames it does not have")
+    weight = np.bincount(inv, weights=w, minlength=len(stacks))
+    counts = np.bincount(inv, minlength=len(stacks)).astype(np.float64)
+    empty = lengths == 0
+    loose = (float(weight[empty].sum()), float(counts[empty].sum()))
+    return stack_items(flat, lengths, weight, counts), loose, len(inv)
+
+
+def _stack_index(samples: Any) -> tuple[list[Any], np.ndarray, bool]:
+    """Distinct stacks, each sample's stack code, and whether the stacks are typed ints
+    (the raw text was scanned and decoded as `list[list[int]]`)."""
+    fast = stack_codes(samples) if isinstance(samples, msgspec.Raw) else None
+    if fast is not None:
+        return fast[0], fast[1], True
+    samples = plain(samples)
+    if not isinstance(samples, list):
+        raise LoadError("it is a speedscope sampled profile without samples and weights")
     index: dict[tuple[int, ...], int] = {}
     try:
         inv = np.fromiter(
             (index.setdefault(tuple(s), len(index)) for s in samples), np.int64, len(samples)
         )
-        w = np.asarray(weights, dtype=np.float64).reshape(-1) * scale
     except (TypeError, ValueError) as exc:
         raise LoadError("it is a speedscope profile whose samples are not lists of frames") from exc
-    if not np.isfinite(w).all():
-        raise LoadError("it is a speedscope profile with a weight that is not a finite number")
-    stacks = list(index)
-    if not all(type(k) is int and 0 <= k < n_frames for s in stacks for k in s):
-        raise LoadError("it is a speedscope profile whose samples name frames it does not have")
-    flat = np.fromiter((k for s in stacks for k in s), np.int64) if stacks else np.zeros(0)
-    lengths = np.fromiter(map(len, stacks), np.int64, len(stacks))
-    weight = np.bincount(inv, weights=w, minlength=len(stacks))
-    counts = np.bincount(inv, minlength=len(stacks)).astype(np.float64)
-    empty = lengths == 0
-    loose = (float(weight[empty].sum()), float(counts[empty].sum()))
-    return stack_items(flat, lengths, weight, counts), loose, len(samples)
+    return list(index), inv, False
 
 
 def _evented(
     prof: dict[str, Any], n_frames: int, scale: float
 ) -> tuple[Items, np.ndarray, np.ndarray, int]:
     """Items of an evented profile, each span's (start, duration) and the opened-frame count."""
-    events = prof.get("events")
+    events = plain(prof.get("events"))
     if not isinstance(events, list):
         raise LoadError("it is a speedscope evented profile without events")
     end_value = _number(prof.get("endValue", 0), "endValue")

@@ -237,3 +237,20 @@ def test_real_collapsed_files_take_the_fast_path(path: Path) -> None:
     slow = collapsed._parse(raw.decode())
     assert fast[0] == slow[0]
     assert np.array_equal(fast[1], slow[1])
+
+
+@pytest.mark.parametrize("path", SPEEDSCOPE, ids=lambda p: p.name)
+def test_speedscope_raw_scan_agrees_with_plain_decode(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perfview.loaders import speedscope
+
+    fast = loaders.load(path)
+    monkeypatch.setattr(speedscope, "stack_codes", lambda raw: None)
+    slow = loaders.load(path)
+    assert fast.counts == slow.counts
+    assert fast.tree is not None
+    assert slow.tree is not None
+    assert np.array_equal(fast.tree.parent, slow.tree.parent)
+    assert np.array_equal(fast.tree.frame, slow.tree.frame)
+    assert np.allclose(fast.tree.metrics["total_ns"], slow.tree.metrics["total_ns"])
