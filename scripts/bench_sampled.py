@@ -148,7 +148,7 @@ def main() -> int:
         make_speedscope(speedscope, args.mb)
         print(f"generated {speedscope} in {time.perf_counter() - t:.1f} s")
     print(
-        f"reference: reading + one byte scan of the collapsed file: {scan_seconds(collapsed):.2f} s"
+        f"yardstick: read + one numpy scan of the collapsed file: {scan_seconds(collapsed):.2f} s"
     )
     for path, kind in ((collapsed, "collapsed"), (speedscope, "speedscope")):
         size = path.stat().st_size / 1e6
