@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
-from perfview.core.units import format_ns
+from perfview.core.units import Unit, format_ns, format_value
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
@@ -46,6 +46,9 @@ class IcicleView(QtWidgets.QWidget):
         self.timeline: Timeline | None = getattr(
             getattr(document, "bundle", None), "timeline", None
         )
+        # sampled profiles may weigh samples in bytes or plain counts rather than time
+        sampled = getattr(getattr(document, "bundle", None), "sampled", None)
+        self.unit: str = getattr(sampled, "unit", "ns")
         self.mode = "merged"
         self.focus_node = 0
         self.path: list[int] = [0]
@@ -113,7 +116,7 @@ class IcicleView(QtWidgets.QWidget):
     def _build_plot(self) -> None:
         self.viewbox = FlameViewBox()
         self.viewbox.invertY(True)
-        self.axis = TimeAxis("top")
+        self.axis: pg.AxisItem = TimeAxis("top") if self.unit == "ns" else pg.AxisItem("top")
         self.plot = pg.PlotWidget(viewBox=self.viewbox, axisItems={"top": self.axis})
         self.plot.setBackground(QtGui.QColor(250, 250, 252))
         item = self.plot.getPlotItem()
@@ -261,9 +264,16 @@ class IcicleView(QtWidgets.QWidget):
         root = max(float(self.total[0]), 1e-12)
         return (
             f"<b>{_html(str(self.node_names[node]))}</b><br>"
-            f"total {format_ns(self.total[node])} ({self.total[node] * 100 / root:.1f} % of root)"
-            f"<br>self {format_ns(self.self_ns[node])} · calls {int(self.calls[node]):,}"
+            f"total {self._fmt(self.total[node])} ({self.total[node] * 100 / root:.1f} % of root)"
+            f"<br>self {self._fmt(self.self_ns[node])} · calls {int(self.calls[node]):,}"
         )
+
+    def _fmt(self, value: float) -> str:
+        if self.unit == "ns":
+            return format_ns(value)
+        if self.unit == "bytes":
+            return format_value(float(value), Unit.BYTES)
+        return f"{format_value(float(value), Unit.COUNT)} samples"
 
     # --- search and document ------------------------------------------------------------------
     def set_search(self, text: str) -> int:
