@@ -114,10 +114,18 @@ def _identifier(text: Any) -> tuple[str, str, int]:
     )
 
 
-def _from_records(records: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any]]:
-    """Flat frame codes, stack lengths, weights (ns) and counts of a session's records."""
+def _from_records(
+    records: Any, stem: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any]]:
+    """Flat frame codes, stack lengths, weights (ns) and counts of a session's records.
+
+    Like pyinstrument's own `_trim_stem`, the frames above the call that started profiling
+    (`start_call_stack`: the thread, pyinstrument's CLI) are dropped, the last one kept.
+    """
     if not isinstance(records, list):
         raise LoadError("it is a pyinstrument session without a list of frame records")
+    cut = len(stem) - 1 if isinstance(stem, list) and len(stem) > 1 else 0
+    head = stem[:cut] if cut else []
     codes: dict[tuple[str, str, int], int] = {}
     flat: list[int] = []
     lengths: list[int] = []
@@ -125,8 +133,9 @@ def _from_records(records: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     for record in records:
         if not isinstance(record, list) or len(record) != 2 or not isinstance(record[0], list):
             raise LoadError("it is a pyinstrument session with a frame record it cannot read")
-        flat.extend(codes.setdefault(_identifier(f), len(codes)) for f in record[0])
-        lengths.append(len(record[0]))
+        stack = record[0][cut:] if cut and record[0][:cut] == head else record[0]
+        flat.extend(codes.setdefault(_identifier(f), len(codes)) for f in stack)
+        lengths.append(len(stack))
         weights.append(_seconds(record[1], "record time") * 1e9)
     return (np.asarray(flat, dtype=np.int64), np.asarray(lengths, dtype=np.int64),
             np.asarray(weights, dtype=np.float64), np.ones(len(lengths)), list(codes))  # fmt: skip
@@ -143,7 +152,9 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
         parent, depth, key, time, ids = _from_tree(doc["root_frame"])
         items = span_items(parent, depth, key, time)
     elif "frame_records" in doc:
-        flat, lengths, weights, counts, ids = _from_records(doc["frame_records"])
+        flat, lengths, weights, counts, ids = _from_records(
+            doc["frame_records"], doc.get("start_call_stack")
+        )
         items = stack_items(flat, lengths, weights, counts)
     else:
         raise LoadError("it is JSON but neither a pyinstrument report nor a saved session")

@@ -18,6 +18,7 @@ from tests.conftest import SAMPLES
 SPEEDSCOPE = sorted((SAMPLES / "speedscope").glob("*")) if SAMPLES.is_dir() else []
 COLLAPSED = sorted((SAMPLES / "collapsed").glob("*")) if SAMPLES.is_dir() else []
 PYINSTRUMENT = sorted((SAMPLES / "pyinstrument").glob("*")) if SAMPLES.is_dir() else []
+OWN = Path(__file__).resolve().parent.parent / "data" / "sampled"
 
 
 def _neutral(path: Path, tmp_path: Path) -> Path:
@@ -72,8 +73,13 @@ def pyinstrument_counts(path: Path) -> dict[str, int]:
             node = todo.pop()
             ids.add((node["function"], node["file_path"], node["line_no"]))
             todo.extend(node["children"])
-    else:
-        ids = {f for stack, _ in doc["frame_records"] for f in stack}
+    else:  # the frames above where profiling started go, the last one stays (pyinstrument)
+        cut = max(len(doc.get("start_call_stack", [])) - 1, 0)
+        ids = {
+            f.split("\x01")[0]
+            for stack, _ in doc["frame_records"]
+            for f in (stack[cut:] if stack[:cut] == doc["start_call_stack"][:cut] else stack)
+        }
     return {"samples": doc["sample_count"], "threads": 1, "frames": len(ids)}
 
 
@@ -254,3 +260,24 @@ def test_speedscope_raw_scan_agrees_with_plain_decode(
     assert np.array_equal(fast.tree.parent, slow.tree.parent)
     assert np.array_equal(fast.tree.frame, slow.tree.frame)
     assert np.allclose(fast.tree.metrics["total_ns"], slow.tree.metrics["total_ns"])
+
+
+OWN_FILES = {
+    "pyinstrument5.json": pyinstrument_counts,
+    "cpu_hot.pyisession": pyinstrument_counts,
+    "pyspy.speedscope.json": speedscope_counts,
+    "pyspy.folded": collapsed_counts,
+}
+
+
+@pytest.mark.parametrize("name", sorted(OWN_FILES))
+def test_todays_profiler_outputs(name: str, tmp_path: Path) -> None:
+    """Files written by pyinstrument 5 and py-spy 0.4 (scripts/make_sampled_fixtures.py) on
+    tests/data/scripts/cpu_hot.py: counts as parsed here, and `crunch` is the hottest."""
+    path = OWN / name
+    for where in (path, _neutral(path, tmp_path)):
+        bundle = loaders.load(where)
+        assert bundle.counts == OWN_FILES[name](path)
+    table = summary.summarize(bundle, "functions")
+    self_col = next(c for c in table.columns if c.startswith("self_") and c != "self_pct")
+    assert table.sort_values(self_col, ascending=False)["name"].iat[0] == "crunch"
