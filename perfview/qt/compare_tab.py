@@ -58,7 +58,7 @@ MATCH_LABELS = {
     "name": "function name only",
     "full": "full path + line + function",
 }
-MATCHED_FORMATS = ("pstats", "memprof_text")  # formats whose keys depend on the match rule
+MATCHED_FORMATS = ("pstats", "memprof_text", "sampled")  # keys depend on the match rule
 
 
 def side_labels(path_a: Path, path_b: Path) -> tuple[str, str]:
