@@ -104,9 +104,11 @@ def record(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            code, stderr = _wait(proc)
-            if spec.options.pid is None:
-                _strip_shim(tmp)
+            try:
+                code, stderr = _wait(proc)
+            finally:  # a cancelled run keeps its partial profile, cleaned the same way
+                if spec.options.pid is None:
+                    _strip_shim(tmp)
         return _result(spec, code, stderr, Path(status))
     finally:
         Path(status).unlink(missing_ok=True)

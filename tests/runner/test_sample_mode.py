@@ -135,3 +135,31 @@ def test_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["record", "--mode", "cprofile", "--pid", "1"]) == 2
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err
+
+
+@needs_pyspy
+def test_cancel_keeps_the_partial_profile(tmp_path: Path) -> None:
+    """SIGTERM (the GUI's Cancel) stops py-spy with Ctrl-C, which writes what it sampled."""
+    import signal
+
+    import psutil
+
+    out = tmp_path / "cancelled.speedscope.json"
+    cmd = [sys.executable, "-m", "perfview.runner.record", "--mode", "sample", "-o", str(out)]
+    proc = subprocess.Popen(
+        [*cmd, "--", str(SCRIPT), "30"], env=RunSpec("sample", str(SCRIPT)).child_env()
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # until the script runs under py-spy for a while
+            kids = psutil.Process(proc.pid).children(recursive=True)
+            if any("cpu_hot.py" in " ".join(k.cmdline()) for k in kids if k.is_running()):
+                break
+            time.sleep(0.1)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _hottest(out) == "crunch"
