@@ -81,7 +81,7 @@ def _frames(doc: dict[str, Any]) -> pd.DataFrame:
 
 
 def _number(value: Any, what: str) -> float:
-    if type(value) not in (int, float) or not np.isfinite(value) or abs(value) > 1e300:
+    if type(value) not in (int, float) or not abs(value) <= 1e300:  # NaN fails too
         raise LoadError(f"it is a speedscope file with a {what} that is not a finite number")
     return float(value)
 
@@ -90,7 +90,7 @@ def _sampled(
     prof: dict[str, Any], n_frames: int, scale: float
 ) -> tuple[Items, tuple[float, float], int]:
     """Items of a sampled profile, (weight, count) of frame-less samples, its sample count."""
-    stacks, inv, typed = _stack_index(prof.get("samples"))
+    flat, lengths, inv = _stack_index(prof.get("samples"), n_frames)
     weights = plain(prof.get("weights"))
     if not isinstance(weights, list):
         raise LoadError("it is a speedscope sampled profile without samples and weights")
@@ -102,41 +102,44 @@ def _sampled(
         raise LoadError("it is a speedscope profile with a weight that is not a number") from exc
     if not np.isfinite(w).all():
         raise LoadError("it is a speedscope profile with a weight that is not a finite number")
-    lengths = np.fromiter(map(len, stacks), np.int64, len(stacks))
-    if not typed and not all(type(k) is int for s in stacks for k in s):
-        raise LoadError("it is a speedscope profile whose samples name frames it does not have")
-    flat = np.zeros(0, dtype=np.int64)
-    if len(stacks):
-        try:
-            flat = np.fromiter(chain.from_iterable(stacks), np.int64, int(lengths.sum()))
-        except OverflowError:
-            flat = np.array([-1], dtype=np.int64)
-        if len(flat) and not (flat.min() >= 0 and flat.max() < n_frames):
-            raise LoadError("it is a speedscope profile whose samples name frames it does not have")
-    weight = np.bincount(inv, weights=w, minlength=len(stacks))
-    counts = np.bincount(inv, minlength=len(stacks)).astype(np.float64)
+    weight = np.bincount(inv, weights=w, minlength=len(lengths))
+    counts = np.bincount(inv, minlength=len(lengths)).astype(np.float64)
     empty = lengths == 0
     loose = (float(weight[empty].sum()), float(counts[empty].sum()))
     return stack_items(flat, lengths, weight, counts), loose, len(inv)
 
 
-def _stack_index(samples: Any) -> tuple[list[Any], np.ndarray, bool]:
-    """Distinct stacks, each sample's stack code, and whether the stacks are typed ints
-    (the raw text was scanned and decoded as `list[list[int]]`)."""
+def _stack_index(samples: Any, n_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Frames of the distinct stacks (concatenated), their lengths, and each sample's stack.
+
+    The raw samples text is scanned with numpy when it has the usual shape; otherwise it is
+    decoded and grouped with a dict.
+    """
     fast = stack_codes(samples) if isinstance(samples, msgspec.Raw) else None
     if fast is not None:
-        return fast[0], fast[1], True
-    samples = plain(samples)
-    if not isinstance(samples, list):
-        raise LoadError("it is a speedscope sampled profile without samples and weights")
-    index: dict[tuple[int, ...], int] = {}
-    try:
-        inv = np.fromiter(
-            (index.setdefault(tuple(s), len(index)) for s in samples), np.int64, len(samples)
-        )
-    except (TypeError, ValueError) as exc:
-        raise LoadError("it is a speedscope profile whose samples are not lists of frames") from exc
-    return list(index), inv, False
+        flat, lengths, inv = fast
+    else:
+        samples = plain(samples)
+        if not isinstance(samples, list):
+            raise LoadError("it is a speedscope sampled profile without samples and weights")
+        index: dict[tuple[int, ...], int] = {}
+        try:
+            inv = np.fromiter(
+                (index.setdefault(tuple(s), len(index)) for s in samples), np.int64, len(samples)
+            )
+        except (TypeError, ValueError) as exc:
+            raise LoadError("it is a speedscope profile whose samples are not lists") from exc
+        stacks = list(index)
+        if not all(type(k) is int for s in stacks for k in s):
+            raise LoadError("it is a speedscope profile whose samples name frames it does not have")
+        lengths = np.fromiter(map(len, stacks), np.int64, len(stacks))
+        try:
+            flat = np.fromiter(chain.from_iterable(stacks), np.int64, int(lengths.sum()))
+        except OverflowError:
+            flat = np.array([-1], dtype=np.int64)
+    if len(flat) and not (flat.min() >= 0 and flat.max() < n_frames):
+        raise LoadError("it is a speedscope profile whose samples name frames it does not have")
+    return flat, lengths, inv
 
 
 def _evented(

@@ -11,6 +11,7 @@ numbers) returns None and the loader decodes that profile the ordinary way.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import msgspec
@@ -68,7 +69,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, msgspec.Raw):
         try:
             return msgspec.json.decode(value)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
             raise LoadError(f"it is a speedscope file with a value it cannot read ({exc})") from exc
     return value
 
@@ -84,10 +85,14 @@ def _only_separators(arr: np.ndarray, after: np.ndarray, before: np.ndarray) -> 
     return bool(np.isin(gap, np.frombuffer(b", \t\r\n", dtype=np.uint8)).all())
 
 
-def stack_codes(raw: msgspec.Raw) -> tuple[list[list[int]], np.ndarray] | None:
-    """(distinct stacks, stack code of every sample) of a flat `[[i,…],…]` text, or None."""
-    data = bytes(raw)
-    arr = np.frombuffer(data, dtype=np.uint8)
+def stack_codes(raw: msgspec.Raw) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(frames of the distinct stacks, their lengths, stack code of every sample) of a flat
+    `[[i,…],…]` text, or None when it has another shape.
+
+    Grouping is by the samples' text with a dict: measured against a numpy hash-and-verify
+    grouping, the dict was five times faster (a bytes hash is cheap, numpy passes are not).
+    """
+    arr = np.frombuffer(bytes(raw), dtype=np.uint8)
     if not len(arr) or not _ALLOWED[arr].all():
         return None
     opens = np.flatnonzero(arr == ord("["))
@@ -104,6 +109,7 @@ def stack_codes(raw: msgspec.Raw) -> tuple[list[list[int]], np.ndarray] | None:
         arr, np.concatenate(([opens[0]], inner_c)), np.append(inner_o, closes[-1])
     ):
         return None  # a number outside the inner arrays
+    data = bytes(raw)
     index: dict[bytes, int] = {}
     codes = np.fromiter(
         (
@@ -113,11 +119,16 @@ def stack_codes(raw: msgspec.Raw) -> tuple[list[list[int]], np.ndarray] | None:
         dtype=np.int64,
         count=len(inner_o),
     )
-    try:
+    try:  # only the distinct stacks become Python lists
         stacks = msgspec.json.decode(b"[" + b",".join(index) + b"]", type=list[list[int]])
     except (msgspec.DecodeError, msgspec.ValidationError):  # "[1,,2]", 2**70: reported later
         return None
-    return stacks, codes
+    lengths = np.fromiter(map(len, stacks), np.int64, len(stacks))
+    try:
+        flat = np.fromiter(chain.from_iterable(stacks), np.int64, int(lengths.sum()))
+    except OverflowError:
+        return None
+    return flat, lengths, codes
 
 
 __all__ = ["decode", "plain", "stack_codes"]
