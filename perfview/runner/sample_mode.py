@@ -108,7 +108,7 @@ def record(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
                 code, stderr = _wait(proc)
             finally:  # a cancelled run keeps its partial profile, cleaned the same way
                 if spec.options.pid is None:
-                    _strip_shim(tmp)
+                    _strip_shim(tmp, spec.script)
         return _result(spec, code, stderr, Path(status))
     finally:
         Path(status).unlink(missing_ok=True)
@@ -146,26 +146,48 @@ def _is_shim(frame: Any) -> bool:
     return file == "<string>" or file.endswith(("runpy.py", "runpy>"))
 
 
-def _strip_shim(path: Path) -> None:
-    """Drop the shim's root frames (`<module> (<string>)`, runpy's) from every sample."""
+def _strip_shim(path: Path, script: str) -> None:
+    """Drop the shim's frames (`<module> (<string>)`, runpy's) from every sample.
+
+    They sit above the script's first frame, below any process or native frames py-spy
+    adds with --subprocesses/--native; samples taken before the script started (the shim's
+    own imports) lose them at the root.
+    """
     if not path.is_file() or path.stat().st_size == 0:
         return
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        shim = {i for i, f in enumerate(doc["shared"]["frames"]) if _is_shim(f)}
+        frames = doc["shared"]["frames"]
+        shim = {i for i, f in enumerate(frames) if _is_shim(f)}
+        ours = {i for i, f in enumerate(frames) if isinstance(f, dict) and f.get("file") == script}
         profiles = doc["profiles"]
     except (ValueError, KeyError, TypeError):
         return  # not what py-spy usually writes: keep it as it is
     if not shim:
         return
+    cleaned: dict[tuple[Any, ...], list[Any]] = {}
     for prof in profiles:
         samples = prof.get("samples") if isinstance(prof, dict) else None
         if not isinstance(samples, list):
             continue
         for i, stack in enumerate(samples):
-            k = 0
-            while k < len(stack) and stack[k] in shim:
-                k += 1
-            if k:
-                samples[i] = stack[k:]
+            key = tuple(stack)
+            if key not in cleaned:
+                cleaned[key] = _without_shim(stack, shim, ours)
+            samples[i] = cleaned[key]
     write_text(path, json.dumps(doc, separators=(",", ":")))
+
+
+def _without_shim(stack: list[Any], shim: set[int], ours: set[int]) -> list[Any]:
+    first = next((k for k, f in enumerate(stack) if f in ours), None)
+    if first is None:  # before the script ran: the shim is at the root (after native frames)
+        k = 0
+        while k < len(stack) and stack[k] not in shim:
+            k += 1
+        if k == len(stack):
+            return stack
+        end = k
+        while end < len(stack) and stack[end] in shim:
+            end += 1
+        return stack[:k] + stack[end:]
+    return [f for f in stack[:first] if f not in shim] + stack[first:]
