@@ -163,3 +163,27 @@ def test_cancel_keeps_the_partial_profile(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert _hottest(out) == "crunch"
+
+
+@needs_pyspy
+def test_native_and_subprocess_frames_keep_the_script_stack_clean(tmp_path: Path) -> None:
+    out = tmp_path / "native.speedscope.json"
+    options = RunOptions(rate=200, native=True, subprocesses=True)
+    code, err = _run(
+        RunSpec("sample", str(SCRIPT), args=("0.8",), output=str(out), options=options)
+    )
+    if code != 0 and "py-spy could not record" in err:
+        pytest.skip(f"py-spy cannot sample native frames here: {err.strip()}")
+    assert code == 0, err
+    assert _hottest(out) == "crunch"
+    tree = load(out).tree
+    assert tree is not None
+    files = tree.frames["file"].astype(str).to_numpy()
+    script_modules = [
+        n for n in range(1, len(tree))
+        if tree.name(n) == "<module>" and files[tree.frame[n]] == str(SCRIPT)
+    ]  # fmt: skip
+    assert script_modules
+    for node in script_modules:  # what called the script is py-spy's, never the shim
+        parent = int(tree.parent[node])
+        assert parent == 0 or files[tree.frame[parent]] not in ("<string>", "<frozen runpy>")
