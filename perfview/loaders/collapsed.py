@@ -35,7 +35,7 @@ FORMAT = "sampled"
 _LINE = re.compile(rb"^(?:[^\x00]*\S[ \t]+)?[0-9]+(?:\.[0-9]+)?(?:,[-0-9.,]*)?$")
 _PYSPY = re.compile(r"^(?P<name>.*\S) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
 _AUSTIN = re.compile(r"^(?P<file>.*[/\\].*|.*\.pyx?|<[^>]*>):(?P<name>[^:]+):(?P<line>\d+)$")
-_THREAD = re.compile(r"^(T[\w:.]+|thread \(0x[0-9A-Fa-f]+\).*)$")
+_THREAD = re.compile(r"^(T\d[\d:.]*|thread \(0x[0-9A-Fa-f]+\).*)$")
 _MODE = re.compile(rb"^#\s*mode:\s*(\w+)", re.MULTILINE)
 _MAX_WEIGHT = 1e300
 

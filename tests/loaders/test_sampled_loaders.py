@@ -281,3 +281,12 @@ def test_todays_profiler_outputs(name: str, tmp_path: Path) -> None:
     table = summary.summarize(bundle, "functions")
     self_col = next(c for c in table.columns if c.startswith("self_") and c != "self_pct")
     assert table.sort_values(self_col, ascending=False)["name"].iat[0] == "crunch"
+
+
+def test_thread_roots_are_austin_or_pyspy_thread_frames(tmp_path: Path) -> None:
+    path = tmp_path / "t.folded"
+    path.write_text("P1;T0:11;main 3\nP1;T0:22;work 2\nTokenizer;run 1\nthread (0x7F01);idle 4\n")
+    threads = summary.summarize(loaders.load(path), "threads")
+    assert list(threads["name"]) == ["P1;T0:11", "P1;T0:22", "thread (0x7F01)", "(no thread)"]
+    assert list(threads["samples"]) == [1, 1, 1, 1]
+    assert list(threads["weight"]) == [3.0, 2.0, 4.0, 1.0]
