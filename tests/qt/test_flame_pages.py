@@ -75,7 +75,14 @@ def test_sandwich_follows_selection(window: MainWindow, qtbot, tmp_path: Path) -
     assert isinstance(sandwich, FlameSandwichView)
     assert sandwich.name == "h"  # the heaviest self weight first
     tab.document.select(Selection(kind="node", name="f"))
-    assert sandwich.name == "f"
+    assert sandwich.name == "h"  # hidden: nothing is derived until the page shows
+    assert sandwich.pending == "f"
+    window.show()
+    tab.show_view("sandwich")
+    qtbot.waitUntil(lambda: sandwich.name == "f", timeout=5000)
+    tab.document.select(Selection(kind="node", name="g"))  # visible: at once
+    assert sandwich.name == "g"
+    tab.document.select(Selection(kind="node", name="f"))
     assert sandwich.callers is not None
     assert sandwich.callees is not None
     assert sandwich.callers.total[0] == 9.0

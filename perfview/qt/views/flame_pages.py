@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import shiboken6
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core import flame_sandwich
 from perfview.core.model import Bundle, CallTree
@@ -85,9 +85,6 @@ class _Derived(QtWidgets.QWidget):
     def fail(self, message: object) -> None:
         self.layout_.addWidget(_label(f"This view could not be built:\n{message}"))
 
-    def is_preparing(self) -> bool:
-        return self.task is not None and bool(getattr(self.task, "_running", False))
-
 
 class BottomUpView(_Derived):
     """The inverted flame graph: functions by self weight on top, their callers below."""
@@ -120,6 +117,7 @@ class FlameSandwichView(_Derived):
         self.tree = tree
         self.document = document
         self.name = ""
+        self.pending = ""  # a function selected while the page was hidden
         self.callers: QtWidgets.QWidget | None = None
         self.callees: QtWidgets.QWidget | None = None
         self.title = QtWidgets.QLabel("Select a function to see its callers and callees")
@@ -139,7 +137,16 @@ class FlameSandwichView(_Derived):
         if selection.source in (self, self.callers, self.callees):
             return  # a click inside the sandwich selects; it does not re-centre
         if selection.kind in ("function", "op", "node"):
-            self.show_function(selection.name)
+            if self.isVisible():
+                self.show_function(selection.name)
+            else:  # re-centred when the page is next shown, not on every click elsewhere
+                self.pending = selection.name
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if self.pending and self.pending != self.name:
+            self.show_function(self.pending)
+        self.pending = ""
 
     def show_function(self, name: str) -> None:
         """Re-centre the sandwich on `name` (every node of that name, merged)."""
