@@ -100,7 +100,9 @@ MIME_TYPES: tuple[MimeType, ...] = (
         comment="speedscope profile (py-spy, pyinstrument, Austin)",
         globs=("*.speedscope.json",),
         sub_class_of="application/json",
-        magic_priority=60,
+        # above shared-mime-info's application/schema+json (80), which claims every file
+        # starting with {"$schema": and which some tools check before globs
+        magic_priority=90,
         magic=('<match type="string" value="speedscope.app/file-format-schema" offset="0:256"/>',),
     ),
     MimeType(
