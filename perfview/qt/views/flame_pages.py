@@ -177,8 +177,10 @@ class FlameSandwichView(_Derived):
         top = IcicleView(callers, self.document, None)
         top.viewbox.invertY(False)  # grows upwards: the function sits on the bottom row
         bottom = IcicleView(callees, self.document, None)
-        for view in (top, bottom):
+        for view, label in ((top, "callers ↑"), (bottom, "callees ↓")):
             view.mode_box.setVisible(False)  # a derived tree has no time order
+            view.node_names[0] = label  # the synthetic root row says which way to read
+            view.zoom_to(0)  # redraw the breadcrumb with the label
         self.callers, self.callees = top, bottom
         self.split.addWidget(top)
         self.split.addWidget(bottom)
