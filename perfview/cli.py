@@ -7,6 +7,7 @@ Public contract (users' scripts rely on it):
     perfview diff A B … (declared in perfview.compare_cli)
     perfview examples [list] / perfview examples run NAME [--fixed] [-o OUT]
     perfview query FILE SQL [--format table|csv|json]   (declared in perfview.query_cli)
+    perfview export FILE --to speedscope|collapsed [-o OUT]   (declared in perfview.export_cli)
     perfview [FILE…] / perfview --screenshot OUT.png [--view VIEW] FILE   → the GUI
 
 Exit codes: 0 success; 2 for usage errors and for files that cannot be opened, with exactly one
@@ -119,11 +120,12 @@ def _add_summary(subparsers: Any) -> None:
 
 
 def _add_commands(subparsers: Any) -> None:
-    """Register `record`, `diff`, `examples` and `query`, each declared by its own module."""
-    from perfview import compare_cli, examples_cli, query_cli
+    """Register `record`, `diff`, `examples`, `query` and `export`, each declared by its own
+    module."""
+    from perfview import compare_cli, examples_cli, export_cli, query_cli
     from perfview.runner import cli as runner_cli
 
-    for module in (runner_cli, compare_cli, examples_cli, query_cli):
+    for module in (runner_cli, compare_cli, examples_cli, query_cli, export_cli):
         before = set(subparsers.choices)
         module.add_parser(subparsers)
         for added in set(subparsers.choices) - before:

@@ -134,6 +134,28 @@ MIME_TYPES: tuple[MimeType, ...] = (
         magic_priority=60,
         magic=('<match type="string" value="&quot;perfview-workspace&quot;" offset="0:64"/>',),
     ),
+    MimeType(
+        name="application/x-speedscope-json",
+        comment="speedscope profile (py-spy, pyinstrument, Austin)",
+        globs=("*.speedscope.json",),
+        sub_class_of="application/json",
+        # above shared-mime-info's application/schema+json (80), which claims every file
+        # starting with {"$schema": and which some tools check before globs
+        magic_priority=90,
+        magic=('<match type="string" value="speedscope.app/file-format-schema" offset="0:256"/>',),
+    ),
+    MimeType(
+        name="text/x-collapsed-stacks",
+        comment="Collapsed (folded) stacks",
+        globs=("*.folded", "*.collapsed", "*.austin"),
+        sub_class_of="text/plain",
+    ),
+    MimeType(
+        name="application/x-pyinstrument-session",
+        comment="pyinstrument saved session",
+        globs=("*.pyisession",),
+        sub_class_of="application/json",
+    ),
 )
 
 # Characters that force quoting of an Exec argument (Desktop Entry spec, "The Exec key").

@@ -13,7 +13,7 @@ the parent, which kills and replaces a worker whose call runs too long, so a han
 failure rather than a stuck run. Failures print their seed, index and target: `--replay` runs
 one case in this process with the full traceback.
 
-`--cases` is the total number of cases (default 10,000), spread evenly over the four base
+`--cases` is the total number of cases (default 10,000), spread evenly over the base
 formats; since every case is fed to every loader, each loader gets all of them.
 """
 
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
 DATA = ROOT / "tests" / "data"
-TARGETS = ("pstats", "trace", "mprof", "memprof_text")
+TARGETS = ("pstats", "trace", "mprof", "memprof_text", "speedscope", "collapsed", "pyinstrument")
 MAX_BASE_BYTES = 800_000  # bigger samples make each case slow without finding more
 HUGE = (
     b"18446744073709551616", b"-18446744073709551617", b"1e400", b"-1e400", b"-0", b"NaN",
@@ -234,6 +234,38 @@ def _wrong_pstats(rng: random.Random, data: bytes) -> bytes | None:
         return None
 
 
+def _wrong_any_json(rng: random.Random, data: bytes) -> bytes | None:
+    """Any JSON document (speedscope, pyinstrument) with some values swapped for wrong ones."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    slots: list[tuple[Any, Any]] = []
+    todo = [doc]
+    while todo and len(slots) < 200_000:
+        node = todo.pop()
+        keys = (
+            range(len(node))
+            if isinstance(node, list)
+            else node.keys()
+            if isinstance(node, dict)
+            else ()
+        )
+        for key in keys:
+            slots.append((node, key))
+            if isinstance(node[key], list | dict):
+                todo.append(node[key])
+    if not slots:
+        return None
+    for _ in range(rng.choice((1, 3, 30))):
+        node, key = rng.choice(slots)
+        node[key] = rng.choice((*WRONG, float("nan"), -(2**70)))
+    try:
+        return json.dumps(doc, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
+    except (ValueError, TypeError):
+        return None
+
+
 def _wrong_text(rng: random.Random, data: bytes) -> bytes:
     lines = data.split(b"\n")
     for _ in range(rng.choice((1, 3, 30))):
@@ -253,6 +285,8 @@ def _wrong_types(rng: random.Random, data: bytes, fmt: str) -> bytes:
         out = _wrong_json(rng, data)
     elif fmt == "pstats":
         out = _wrong_pstats(rng, data)
+    elif fmt in ("speedscope", "pyinstrument"):
+        out = _wrong_any_json(rng, data)
     return out if out is not None else _wrong_text(rng, data)
 
 
@@ -267,6 +301,7 @@ def _splice(rng: random.Random, data: bytes, _fmt: str) -> bytes:
 
 
 PREFIXES = (b"", b"\xfb", b"\xfb(", b"{(", b"CMDLINE x\n", b"MEM ", b"[", b"[{", b"\x1f\x8b",
+            b'{"$schema":"speedscope","profiles":[', b'{"root_frame":', b"a;b;c ",
             b'{"traceEvents":[', b"Filename: a\nLine #  Mem usage\n")  # fmt: skip
 
 MUTATIONS: dict[str, Callable[[random.Random, bytes, str], bytes]] = {

@@ -89,6 +89,9 @@ def test_mime_xml_declares_requested_globs() -> None:
         "application/x-memray-capture": ["memray-*.bin", "*.memray.bin", "*.memray"],
         "application/x-pytorch-cuda-memory-snapshot": ["*snapshot*.pickle", "*snapshot*.pickle.gz"],
         "application/x-perfview-workspace": ["*.perfview"],
+        "application/x-speedscope-json": ["*.speedscope.json"],
+        "text/x-collapsed-stacks": ["*.folded", "*.collapsed", "*.austin"],
+        "application/x-pyinstrument-session": ["*.pyisession"],
     }
 
 
@@ -211,4 +214,29 @@ def test_xdg_mime_sees_memory_captures(xdg_home: Path, tmp_path: Path) -> None:
     for path in (snapshot, named_snapshot):
         mime = _run(xdg_mime, "query", "filetype", str(path))
         assert mime == "application/x-pytorch-cuda-memory-snapshot", path
+
+
+def test_xdg_mime_sees_sampled_profile_types(xdg_home: Path, tmp_path: Path) -> None:
+    """speedscope, collapsed stacks and pyinstrument sessions get perfview's types."""
+    for tool in ("update-mime-database", "update-desktop-database", "mimetype"):
+        _need(tool)
+    xdg_mime = _need("xdg-mime")
+    files = {
+        "p.speedscope.json": ("speedscope/pyspy_cs336_multithread.speedscope.json",
+                              "application/x-speedscope-json"),
+        "s.folded": ("collapsed/brook_os_kernel_profile.folded", "text/x-collapsed-stacks"),
+        "s.collapsed": ("collapsed/pylaprof_flamegraph.txt", "text/x-collapsed-stacks"),
+        "r.austin": ("collapsed/austin4_repeat.austin", "text/x-collapsed-stacks"),
+        "x.pyisession": ("pyinstrument/pyinstrument_pr436_dummy_saved.pyisession",
+                         "application/x-pyinstrument-session"),
+        # no glob of ours matches: the schema URL magic decides against plain JSON
+        "profile.json": ("speedscope/austin2speedscope_austin-python.json",
+                         "application/x-speedscope-json"),
+    }  # fmt: skip
+    for name, (rel, _mime) in files.items():
+        shutil.copyfile(sample(rel), tmp_path / name)
+    assert desktop.install(out=io.StringIO()) == 0
+    for name, (_rel, mime) in files.items():
+        assert _run(xdg_mime, "query", "filetype", str(tmp_path / name)) == mime, name
+        assert _run(xdg_mime, "query", "default", mime) == "perfview.desktop"
     assert desktop.uninstall(out=io.StringIO()) == 0

@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Protocol
 
-from perfview.core.model import Bundle, Format
+from perfview.core.model import Bundle
 from perfview.core.model.progress import Progress
 
 HEAD_BYTES = 64 * 1024
@@ -24,7 +24,7 @@ class Loader(Protocol):
     against it by mypy. Read-only members, so a module's `Final` constants satisfy them."""
 
     @property
-    def NAME(self) -> Format: ...  # also `Bundle.format`
+    def NAME(self) -> str: ...  # the loader's id (its Bundles' `format` is a `Format`)
 
     @property
     def DESCRIPTION(self) -> str: ...  # a phrase for messages ("a cProfile/pstats profile")

@@ -12,23 +12,29 @@ from typing import Any
 
 from perfview.core.model.errors import LoadError, UnknownFormat
 from perfview.loaders import (
+    collapsed,
     cprofile,
     cuda_snapshot,
     limits,
     memory_profiler_text,
     memray_capture,
     mprof,
+    pyinstrument,
+    speedscope,
     trace,
 )
 from perfview.loaders.base import Loader, read_head
 
 LOADERS: tuple[Loader, ...] = (
     cprofile,
+    speedscope,  # JSON like traces: its own keys decide before the trace loader looks
+    pyinstrument,
     trace,
     mprof,
     memory_profiler_text,
     cuda_snapshot,
     memray_capture,
+    collapsed,  # plain text lines: last, after every format with a signature
 )
 
 

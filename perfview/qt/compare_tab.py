@@ -51,13 +51,16 @@ TITLES = {
     "live-bytes": "Live bytes",
     "peak": "Peak",
     "leaks": "Leaks",
+    "frames": "Functions",
+    "frames-samples": "Functions",
+    "frames-bytes": "Functions",
 }
 MATCH_LABELS = {
     "basename": "file name + line + function",
     "name": "function name only",
     "full": "full path + line + function",
 }
-MATCHED_FORMATS = ("pstats", "memprof_text")  # formats whose keys depend on the match rule
+MATCHED_FORMATS = ("pstats", "memprof_text", "sampled")  # keys depend on the match rule
 
 
 def side_labels(path_a: Path, path_b: Path) -> tuple[str, str]:

@@ -95,6 +95,8 @@ def _callers(host: PageHost, _name: str, _data: Any) -> QWidget:
 
 def _functions(host: PageHost, name: str, _data: Any) -> QWidget:
     profile = host.document.bundle.profile
+    if host.document.bundle.format == "sampled":  # frames by self and total weight
+        return table(host, name, key_column="name")
     if profile is None:  # memory_profiler: the summary table as is
         return table(host, name, key_column="function")
     from perfview.core.analysis.profile_tables import pstats_functions_frame
@@ -209,7 +211,17 @@ def _query(host: PageHost, _name: str, _data: Any) -> QWidget:
     return QueryView(host.document.bundle)
 
 
+def _flame(host: PageHost, name: str, _data: Any) -> QWidget:
+    """Bottom-up and sandwich flame graphs of the document's merged tree."""
+    from perfview.qt.views.flame_pages import make_page
+
+    page = make_page(name, host.document)
+    return page if page is not None else placeholder("This file has no call tree to draw.")
+
+
 BUILDERS: dict[str, Builder] = {
+    "bottom-up": _flame,
+    "sandwich": _flame,
     "query": _query,
     "segments": _allocations_page,
     "leaks": _allocations_page,

@@ -18,6 +18,8 @@ EPILOG = f"""modes: {", ".join(MODES)}
   torch         torch.profiler Chrome trace (.json, or .json.gz by the -o suffix)
   memory        mprof-style .dat: memory sampled every --interval s, child processes included
   memory-lines  memory_profiler line report of @profile / --function functions
+  sample        py-spy sampling profile as speedscope JSON (--rate, --native, --subprocesses,
+                --gil); --pid PID [--duration S] attaches to a running process instead
 
 Without -o the profile goes to a new folder in the runs directory ($PERFVIEW_RUNS_DIR or
 $XDG_DATA_HOME/perfview/runs). The exit code is the script's.

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from perfview.core.atomic import atomic_path
-from perfview.runner import alloc_modes, memory_mode, torch_mode
+from perfview.runner import alloc_modes, memory_mode, sample_mode, torch_mode
 from perfview.runner.spec import (
     BOOTSTRAP_ENV,
     STATUS_CANCELLED,
@@ -190,6 +190,7 @@ _MODES: dict[str, Callable[[RunSpec, ScriptRunner], ScriptResult]] = {
     "memory-lines": memory_mode.record_lines,
     "memray": alloc_modes.record_memray,
     "cuda-memory": alloc_modes.record_cuda_memory,
+    "sample": sample_mode.record,
 }
 
 
@@ -212,13 +213,20 @@ def _written(path: Path) -> bool:
 def execute(spec: RunSpec, *, err: TextIO | None = None) -> int:
     """Record `spec` (resolved, absolute paths) in this process. Returns the script's exit code."""
     err = err or sys.stderr
-    if not Path(spec.script).is_file():
+    if spec.options.pid is None and not Path(spec.script).is_file():
         print(f"perfview: script not found: {spec.script}", file=err)
         return EXIT_USAGE
     if spec.cwd and not Path(spec.cwd).is_dir():
         print(f"perfview: working directory not found: {spec.cwd}", file=err)
         return EXIT_USAGE
     missing = missing_module(spec.mode)
+    if spec.mode == "sample" and sample_mode.binary() is None:
+        print(
+            "perfview: mode 'sample' needs py-spy, which is not installed for "
+            f"{sys.executable}; pip install py-spy (or perfview[sampling])",
+            file=err,
+        )
+        return EXIT_USAGE
     if missing:
         print(
             f"perfview: mode '{spec.mode}' needs the '{missing}' package, which "
@@ -253,7 +261,11 @@ def execute(spec: RunSpec, *, err: TextIO | None = None) -> int:
         )
         status = STATUS_CANCELLED if result.code == EXIT_TERMINATED else STATUS_FAILED
     else:
-        print(f"perfview: script exited with code {result.code}; no profile was written", file=err)
+        if spec.options.pid is None:  # an attach that failed has said why in its report
+            print(
+                f"perfview: script exited with code {result.code}; no profile was written",
+                file=err,
+            )
         status = STATUS_ERROR
     if record is not None:
         record.finish(status, result.code)
@@ -272,7 +284,7 @@ def _run_mode(spec: RunSpec, err: TextIO) -> ScriptResult:
             os.chdir(spec.cwd)
         mode = _MODES[spec.mode]
         runner = lambda: run_script(spec.script, spec.args)  # noqa: E731
-        if spec.mode == "memory":
+        if spec.mode in ("memory", "sample"):
             # The sampler is "the script running": it must stop (and stop its child) on SIGTERM.
             with sigterm_delivered():
                 result = mode(spec, runner)

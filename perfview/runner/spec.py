@@ -24,7 +24,9 @@ from typing import Any
 import perfview
 from perfview.core import atomic
 
-MODES: tuple[str, ...] = ("cprofile", "torch", "memory", "memory-lines", "memray", "cuda-memory")
+MODES: tuple[str, ...] = (
+    "cprofile", "torch", "memory", "memory-lines", "memray", "cuda-memory", "sample"
+)  # fmt: skip
 RUNS_ENV = "PERFVIEW_RUNS_DIR"
 # Set in the child's environment when perfview's source dir was put on PYTHONPATH for it; the
 # recorder removes that entry again so the user's script sees its own interpreter's sys.path.
@@ -39,6 +41,7 @@ _DEFAULT_NAMES = {
     "memory-lines": "{stem}.memprof.txt",
     "memray": "{stem}.memray.bin",
     "cuda-memory": "{stem}_snapshot.pickle",
+    "sample": "{stem}.speedscope.json",
 }
 
 STATUS_RUNNING = "running"
@@ -77,10 +80,16 @@ class RunOptions:
     # memory-lines
     functions: tuple[str, ...] = ()
     precision: int = 1
-    # memray
+    # memray and sample: native (C/C++) frames too
     native: bool = False
     # cuda-memory: allocator history ring buffer length
     max_entries: int = 100_000
+    # sample (py-spy)
+    rate: int = 100
+    subprocesses: bool = False
+    gil: bool = False
+    pid: int | None = None  # attach to this process instead of running a script
+    duration: float | None = None  # seconds to sample an attached process (None: until it ends)
 
 
 @dataclass(frozen=True)
@@ -103,7 +112,7 @@ class RunSpec:
         """The same spec with script, cwd and output made absolute against `base` (or the cwd)."""
         root = Path(base or os.getcwd())
         cwd = str((root / self.cwd).resolve()) if self.cwd else str(root.resolve())
-        script = str((root / self.script).resolve())
+        script = str((root / self.script).resolve()) if self.script else ""
         output = str((root / self.output).resolve()) if self.output else None
         return replace(self, script=script, cwd=cwd, output=output)
 
@@ -118,6 +127,8 @@ class RunSpec:
         if self.cwd:
             argv += ["--cwd", self.cwd]
         argv += _option_args(self.mode, self.options)
+        if not self.script:  # sample mode attached to --pid
+            return argv
         return [*argv, "--", self.script, *self.args]
 
     def argv(self) -> list[str]:
@@ -191,6 +202,13 @@ def _option_args(mode: str, opts: RunOptions) -> list[str]:
         out += ["--native"] if opts.native else []
     elif mode == "cuda-memory":
         out += ["--max-entries", str(int(opts.max_entries))]
+    elif mode == "sample":
+        out += ["--rate", str(opts.rate)]
+        out += ["--native"] if opts.native else []
+        out += ["--subprocesses"] if opts.subprocesses else []
+        out += ["--gil"] if opts.gil else []
+        out += ["--pid", str(opts.pid)] if opts.pid is not None else []
+        out += ["--duration", repr(float(opts.duration))] if opts.duration else []
     return out
 
 
@@ -247,15 +265,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     mem.add_argument("--precision", type=int, default=1, help="memory-lines decimals")
     alloc = parser.add_argument_group("allocation modes (memray, cuda-memory)")
-    alloc.add_argument("--native", action="store_true", help="memray: record C/C++ frames too")
     alloc.add_argument(
         "--max-entries",
         type=int,
         default=100_000,
         help="cuda-memory: allocator events kept in the history (ring buffer)",
     )
-    parser.add_argument("script", help="the Python script to run")
+    samp = parser.add_argument_group("sample mode (py-spy)")
+    samp.add_argument("--rate", type=_positive_int, default=100, metavar="HZ", help="samples/s")
+    samp.add_argument(
+        "--native", action="store_true", help="memray, sample: include native (C/C++) frames"
+    )
+    samp.add_argument("--subprocesses", action="store_true", help="also sample child processes")
+    samp.add_argument("--gil", action="store_true", help="only samples holding the GIL")
+    samp.add_argument("--pid", type=_positive_int, help="attach to this running process")
+    samp.add_argument("--duration", type=float, metavar="S", help="seconds to sample --pid")
+    parser.add_argument("script", nargs="?", default="", help="the Python script to run")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
 
 
 def spec_from_args(ns: argparse.Namespace, base: str | None = None) -> RunSpec:
@@ -263,6 +299,13 @@ def spec_from_args(ns: argparse.Namespace, base: str | None = None) -> RunSpec:
     args = list(ns.script_args or [])
     if args[:1] == ["--"]:
         args = args[1:]
+    pid = getattr(ns, "pid", None)
+    if pid is not None and ns.mode != "sample":
+        raise ValueError("--pid works with --mode sample only")
+    if pid is not None and (ns.script or args):
+        raise ValueError("give either --pid or a script to run, not both")
+    if pid is None and not ns.script:
+        raise ValueError("a script to run is needed (or --mode sample --pid PID)")
     options = RunOptions(
         record_shapes=bool(ns.record_shapes),
         profile_memory=bool(ns.profile_memory),
@@ -276,6 +319,11 @@ def spec_from_args(ns: argparse.Namespace, base: str | None = None) -> RunSpec:
         precision=int(ns.precision),
         native=bool(getattr(ns, "native", False)),
         max_entries=int(getattr(ns, "max_entries", 100_000)),
+        rate=int(getattr(ns, "rate", 100)),
+        subprocesses=bool(getattr(ns, "subprocesses", False)),
+        gil=bool(getattr(ns, "gil", False)),
+        pid=pid,
+        duration=getattr(ns, "duration", None),
     )
     spec = RunSpec(
         mode=ns.mode,
@@ -302,14 +350,19 @@ def runs_dir() -> Path:
 
 def default_output_name(spec: RunSpec, now: float | None = None) -> str:
     stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now))
-    return _DEFAULT_NAMES[spec.mode].format(stem=Path(spec.script).stem, stamp=stamp)
+    return _DEFAULT_NAMES[spec.mode].format(stem=_stem(spec), stamp=stamp)
+
+
+def _stem(spec: RunSpec) -> str:
+    """The script's name, or `pid<N>` for a run attached to a process."""
+    return Path(spec.script).stem if spec.script else f"pid{spec.options.pid}"
 
 
 def new_run_dir(spec: RunSpec, root: Path | None = None, now: float | None = None) -> Path:
     """Create `<runs>/<YYYYmmdd-HHMMSS>-<script>-<mode>/` (suffixed -2, -3… if taken)."""
     root = root or runs_dir()
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
-    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(spec.script).stem)
+    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in _stem(spec))
     base = f"{stamp}-{stem}-{spec.mode}"
     root.mkdir(parents=True, exist_ok=True)
     for n in range(1, 1000):

@@ -23,7 +23,9 @@ def test_cuda_snapshot_pages(qtbot: object, data_dir: Path) -> None:
     document = Document(load(data_dir / "cuda_snapshot_new.pickle"))
     tab = DocumentTab(document)
     qtbot.addWidget(tab)  # type: ignore[attr-defined]
-    assert tab.view_names() == ["timeline", "segments", "allocations", "oom", "icicle"]
+    assert tab.view_names() == [
+        "timeline", "segments", "allocations", "oom", "icicle", "bottom-up", "sandwich", "query"
+    ]  # fmt: skip
     for name in tab.view_names():
         assert tab.show_view(name)
         assert tab.view_widget(name) is not None
@@ -43,7 +45,9 @@ def test_cuda_snapshot_without_history(qtbot: object, data_dir: Path) -> None:
 
     tab = DocumentTab(Document(load(data_dir / "cuda_snapshot_old.pickle.gz")))
     qtbot.addWidget(tab)  # type: ignore[attr-defined]
-    assert tab.view_names() == ["segments", "allocations", "icicle"]
+    assert tab.view_names() == [
+        "segments", "allocations", "icicle", "bottom-up", "sandwich", "query"
+    ]  # fmt: skip
     for name in tab.view_names():
         assert tab.show_view(name)
 
@@ -58,7 +62,9 @@ def test_memray_pages_and_range_selection(qtbot: object) -> None:
     bundle = load(sample("memray/async_analysis_linux_memray.bin"))
     tab = DocumentTab(Document(bundle))
     qtbot.addWidget(tab)  # type: ignore[attr-defined]
-    assert tab.view_names() == ["icicle", "timeline", "allocations", "leaks"]
+    assert tab.view_names() == [
+        "icicle", "bottom-up", "sandwich", "timeline", "allocations", "leaks", "query"
+    ]  # fmt: skip
     for name in tab.view_names():
         assert tab.show_view(name)
     peak = tab.view_widget("icicle")

@@ -120,7 +120,9 @@ def test_every_sample_opens(qtbot: object, window: MainWindow, rel: str) -> None
 
 def test_view_sets_per_format(qtbot: object, window: MainWindow) -> None:
     tab = open_and_wait(qtbot, window, example_path())
-    assert tab.view_names() == ["icicle", "functions", "callers", "tree", "query"]
+    assert tab.view_names() == [
+        "icicle", "bottom-up", "sandwich", "functions", "callers", "tree", "query"
+    ]  # fmt: skip
     trace = open_and_wait(qtbot, window, sample("kineto_gpu/hta_mi250_rocm6.2.json.gz"))
     names = trace.view_names()
     assert names[:3] == ["overview", "timeline", "operators"]  # torch traces open on Overview
@@ -236,7 +238,9 @@ def test_geometry_saved_on_close(qtbot: object, settings: Settings) -> None:
 def test_view_menu_switches_views(qtbot: object, window: MainWindow) -> None:
     tab = open_and_wait(qtbot, window, example_path())
     titles = [a.text() for a in window.view_menu.actions() if a.isCheckable()]
-    assert titles == ["Icicle", "Functions", "Callers/Callees", "Call tree", "Query"]
+    assert titles == [
+        "Icicle", "Bottom-up", "Sandwich", "Functions", "Callers/Callees", "Call tree", "Query"
+    ]  # fmt: skip
     functions = next(a for a in window.view_menu.actions() if a.text() == "Functions")
     functions.trigger()
     assert tab.current_view() == "functions"

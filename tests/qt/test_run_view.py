@@ -146,3 +146,17 @@ def test_runs_dialog_disables_open_without_output(qtbot, tmp_path: Path) -> None
     assert dialog.table.item(0, 4).text() == "2"
     assert not dialog.open_button.isEnabled()
     assert dialog.delete_button.isEnabled()
+
+
+def test_sample_mode_options_round_trip(qtbot, tmp_path: Path) -> None:
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    dialog = RunDialog(settings=settings)
+    qtbot.addWidget(dialog)
+    script = tmp_path / "s.py"
+    script.write_text("pass\n")
+    options = RunOptions(rate=250, native=True, subprocesses=False, gil=True)
+    dialog.set_spec(RunSpec("sample", str(script), options=options))
+    assert dialog.options.currentWidget() is dialog.sample_options
+    spec = dialog.spec()
+    assert spec.mode == "sample"
+    assert (spec.options.rate, spec.options.native, spec.options.gil) == (250, True, True)

@@ -223,7 +223,7 @@ def diff_profiles(
     """
     if a.format != b.format:
         raise ValueError(f"cannot compare a {a.format} file with a {b.format} file")
-    view = view or diff_views.default_view(a.format)
+    view = view or diff_views.default_view_for(a)
     spec = diff_views.spec_for(a.format, view)
     metric = metric or spec.default_metric
     if metric not in spec.metrics:
@@ -264,7 +264,7 @@ def diff_all(
     """
     if a.format != b.format:
         raise ValueError(f"cannot compare a {a.format} file with a {b.format} file")
-    views = diff_views.views_for(a.format)
+    views = diff_views.views_for_bundle(a)
     if not views:
         raise ValueError(f"perfview cannot compare {a.format} files")
     out: dict[str, Comparison] = {}

@@ -13,6 +13,9 @@ chosen so that two runs of different lengths still compare fairly:
 - `lines` (memory_profiler report): the highest "Mem usage" of the last report in the file.
 - `live-bytes` (CUDA snapshot): active bytes, rows by allocating Python line (or op).
 - `peak`, `leaks` (memray): bytes at the high-water mark / never freed, rows by location.
+- `frames`, `frames-samples`, `frames-bytes` (sampled profiles weighted in time, in plain
+  sample counts, in bytes): the weight of all samples. Rows are frames (function, file, line)
+  with self and total weight, recursion counted once.
 """
 
 from __future__ import annotations
@@ -80,7 +83,15 @@ _SPECS = [
     ViewSpec("job-collectives", "job", ("total_transfer_ns", "mean_arrival_skew_ns",
              "mean_wait_ns", "instances", "total_bytes"), "total_transfer_ns",
              "time moving data in collectives (sum of transfer time)"),
+    ViewSpec("frames", "sampled", ("self_ns", "total_ns", "samples"), "self_ns",
+             "weight of all samples", tree=True),
+    ViewSpec("frames-samples", "sampled", ("self_samples", "total_samples", "samples"),
+             "self_samples", "weight of all samples", Unit.COUNT, tree=True),
+    ViewSpec("frames-bytes", "sampled", ("self_bytes", "total_bytes", "samples"), "self_bytes",
+             "weight of all samples", Unit.BYTES, tree=True),
 ]  # fmt: skip
+# The frames view of each sampled-profile unit.
+_SAMPLED_VIEWS = {"ns": "frames", "samples": "frames-samples", "bytes": "frames-bytes"}
 VIEWS: dict[str, ViewSpec] = {spec.name: spec for spec in _SPECS}
 
 
@@ -94,6 +105,18 @@ def default_view(fmt: str) -> str:
     if not names:
         raise ValueError(f"perfview cannot compare {fmt} files")
     return names[0]
+
+
+def views_for_bundle(bundle: Bundle) -> list[str]:
+    """The views that apply to this bundle (a sampled profile: the one of its unit)."""
+    if bundle.format == "sampled" and bundle.sampled is not None:
+        return [_SAMPLED_VIEWS.get(bundle.sampled.unit, "frames-samples")]
+    return views_for(bundle.format)
+
+
+def default_view_for(bundle: Bundle) -> str:
+    names = views_for_bundle(bundle)
+    return names[0] if names else default_view(bundle.format)
 
 
 def spec_for(fmt: str, view: str) -> ViewSpec:
@@ -230,6 +253,30 @@ def _lines(bundle: Bundle, match: str) -> Side:
     return Side(table.reset_index(drop=True), key, info, peak)
 
 
+def _frames(bundle: Bundle, view: str, match: str) -> Side:
+    """Frames of a sampled profile, keyed like pstats functions (name, file, line)."""
+    from perfview.core.analysis.sampled import functions_table
+
+    if bundle.sampled is None or bundle.tree is None:
+        raise ValueError(f"{bundle.title} holds no sampled profile")
+    unit = bundle.sampled.unit
+    own = _SAMPLED_VIEWS.get(unit, "frames-samples")
+    if own != view:
+        raise ValueError(f"{bundle.title} is weighted in {unit} (view {own!r}), "
+                         f"so it does not compare in view {view!r}")  # fmt: skip
+    table = functions_table(bundle.tree, unit).rename(columns={"name": "function"})
+    table = table.drop(columns=["self_pct", "total_pct"])
+    total = float(bundle.tree.metrics["total_ns"][0])
+    if match == "basename":
+        table["file"] = basename(table["file"])
+    if match == "name":
+        table = table.groupby("function", sort=False, as_index=False).agg(
+            {c: "sum" if c not in ("file", "line") else "first" for c in table.columns[1:]}
+        )
+        return Side(table, ["function"], ["file", "line"], total)
+    return Side(table, ["function", "file", "line"], [], total)
+
+
 def build(bundle: Bundle, view: str, match: str = "basename") -> Side:
     """One run's side of a comparison in `view`. Raises ValueError with a readable reason."""
     _check_match(match)
@@ -250,6 +297,8 @@ def build(bundle: Bundle, view: str, match: str = "basename") -> Side:
     if view in ("peak", "leaks"):
         frame, total = diff_alloc.memray_sites(bundle, leaks=view == "leaks", match=match)
         return Side(frame, ["location"], [], total)
+    if view.startswith("frames"):
+        return _frames(bundle, view, match)
     return _lines(bundle, match)
 
 
@@ -260,6 +309,8 @@ __all__ = [
     "ViewSpec",
     "build",
     "default_view",
+    "default_view_for",
     "first_step_ns",
     "spec_for",
+    "views_for_bundle",
 ]

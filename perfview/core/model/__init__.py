@@ -19,7 +19,7 @@ import pandas as pd
 from perfview.core.model import schema
 
 # Every kind of file perfview reads; `Bundle.format` and each loader's NAME is one of them.
-Format = Literal["pstats", "trace", "mprof", "memprof_text", "cuda_snapshot", "memray"]
+Format = Literal["pstats", "trace", "mprof", "memprof_text", "cuda_snapshot", "memray", "sampled"]
 
 if TYPE_CHECKING:
     from perfview.core.model.cuda_memory import CudaSnapshot
@@ -168,6 +168,21 @@ class LineReport:
 
 
 @dataclass
+class SampledProfile:
+    """A sampling profiler's output (speedscope, collapsed stacks, pyinstrument).
+
+    The merged tree lives in `Bundle.tree`; its `total_ns`/`self_ns` metrics hold the weight in
+    `unit`: nanoseconds for time units, else bytes or plain sample counts ("samples"), and
+    `calls` counts the samples through a node. `threads` has one row per profile or thread
+    root (columns: thread, name, samples, weight).
+    """
+
+    unit: str  # "ns" | "bytes" | "samples"
+    threads: pd.DataFrame
+    source: str = ""  # the loader's NAME: speedscope, collapsed, pyinstrument
+
+
+@dataclass
 class Bundle:
     """Everything one file became. `format` names the loader that made it."""
 
@@ -178,6 +193,7 @@ class Bundle:
     tree: CallTree | None = None  # icicle tree (estimated for pstats, exact for traces)
     memory: MemoryProfile | None = None
     lines: LineReport | None = None
+    sampled: SampledProfile | None = None
     counts: dict[str, int] = field(default_factory=dict)
     duration_ns: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -197,6 +213,7 @@ __all__ = [
     "LineReport",
     "MemoryProfile",
     "PstatsProfile",
+    "SampledProfile",
     "Timeline",
     "schema",
 ]

@@ -47,7 +47,7 @@ def shows(page: Page, bundle: Bundle) -> bool:
     """A page with a table for this format shows when the table has data; others always."""
     if bundle.format in page.tables:
         return page.has_data(bundle)
-    return page.widget is not None
+    return page.widget is not None and page.shown_when(bundle)
 
 
 # tabs_for per live bundle (by id; an entry goes when its bundle does). Which pages apply

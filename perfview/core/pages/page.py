@@ -43,6 +43,7 @@ class Page:
     widget: str | None = "table"  # key of the GUI's builder table; None: CLI only
     prepare: Prepare | None = None  # data computed off the GUI thread for the widget
     prepare_when: HasData = _always  # the bundles `prepare` has work for
+    shown_when: HasData = _always  # graphics pages: the bundles they have anything to draw for
 
 
 @dataclass(frozen=True)

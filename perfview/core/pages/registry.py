@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfview.core.analysis import aggregate, cuda_memory_views, memray_views, tree_table
+from perfview.core.analysis import aggregate, cuda_memory_views, memray_views, sampled, tree_table
 from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import (
     memory_alloc,
@@ -144,10 +144,12 @@ PAGES: dict[str, Page] = {
         Page(
             "functions",
             "Functions",
-            "per function: calls and times (pstats); per function memory (line reports)",
+            "per function: calls and times (pstats); per function memory (line reports); "
+            "self and total weight per frame (sampled profiles)",
             {
                 "pstats": lambda b: aggregate.functions_table(_profile(b)),
                 "memprof_text": lambda b: aggregate.line_functions_table(_lines(b)),
+                "sampled": sampled.bundle_functions,
             },
             widget="functions",
         ),
@@ -356,11 +358,30 @@ PAGES: dict[str, Page] = {
                 "memray": lambda b: memray_views.timeline_table(_memray(b)),
             },
             has_data=_has_history,
+            shown_when=_has_events,
             widget="timeline",
             prepare=_timeline_data,
             prepare_when=_has_events,
         ),
         Page("query", "Query", "SQL over the file's tables (DuckDB)", widget="query"),
+        Page(
+            "bottom-up",
+            "Bottom-up",
+            "the inverted flame graph: hottest frames on top",
+            widget="bottom-up",
+        ),
+        Page(
+            "sandwich",
+            "Sandwich",
+            "a function's callers above it, its callees below",
+            widget="sandwich",
+        ),
+        Page(
+            "threads",
+            "Threads",
+            "profiles or thread roots of a sampled profile: samples and weight",
+            {"sampled": lambda b: sampled.threads_table(sampled.sampled(b))},
+        ),
         Page(
             "icicle",
             "Icicle",
@@ -388,12 +409,14 @@ def _format(name: str) -> HasData:
 
 _CALLERS = Tab("callers", "Callers/Callees")
 _QUERY = Tab("query")  # every kind of file can be asked SQL questions
+_FLAME = (Tab("bottom-up"), Tab("sandwich"))  # beside every icicle
 KINDS: tuple[Kind, ...] = (
     Kind(
         "pstats",
         _format("pstats"),
         (
             Tab("icicle"),
+            *_FLAME,
             Tab("functions", table=True),
             Tab("callers", "Callers/Callees", True),
             Tab("tree"),
@@ -415,6 +438,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("overlap", "Comm overlap", True),
             Tab("launch-delays", table=True),
             Tab("icicle"),
+            *_FLAME,
             Tab("ops", "Ops (host)", True),
             Tab("lanes", table=True),
             _CALLERS,
@@ -428,6 +452,7 @@ KINDS: tuple[Kind, ...] = (
         (
             Tab("timeline"),
             Tab("icicle"),
+            *_FLAME,
             Tab("ops", table=True),
             Tab("ops-by-shape", table=True),
             Tab("kernels", table=True),
@@ -452,6 +477,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("allocations", table=True),
             Tab("oom", table=True),
             Tab("icicle", "Flame graph (live bytes)"),
+            *_FLAME,
             _QUERY,
         ),
     ),
@@ -460,9 +486,25 @@ KINDS: tuple[Kind, ...] = (
         _format("memray"),
         (
             Tab("icicle", "Flame graph (peak)"),
+            *_FLAME,
             Tab("timeline", "Memory over time"),
             Tab("allocations", "Allocations at peak", True),
             Tab("leaks", table=True),
+            _QUERY,
+        ),
+    ),
+    Kind(
+        "sampled",
+        _format("sampled"),
+        (
+            Tab("icicle"),
+            Tab("bottom-up"),
+            Tab("functions", table=True),
+            Tab("sandwich"),
+            _CALLERS,
+            Tab("tree"),
+            Tab("threads", table=True),
+            Tab("timeline"),
             _QUERY,
         ),
     ),

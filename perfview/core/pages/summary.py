@@ -23,6 +23,7 @@ FORMAT_PHRASES: dict[str, str] = {
     "memprof_text": "a memory_profiler line report",
     "cuda_snapshot": "a CUDA memory snapshot",
     "memray": "a memray capture",
+    "sampled": "a sampled profile",
     "job": "a multi-rank job",
 }
 
@@ -35,6 +36,7 @@ DEFAULT_VIEWS: dict[str, str] = {
     "memprof_text": "lines",
     "cuda_snapshot": "segments",
     "memray": "allocations",
+    "sampled": "functions",
 }
 
 

@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from perfview.core.analysis import trace_tree
 from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
-from perfview.core.model.units import format_bytes, format_ns
+from perfview.core.model.units import Unit, format_ns, format_value
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
@@ -50,6 +50,9 @@ class IcicleView(QtWidgets.QWidget):
         self.timeline: Timeline | None = getattr(
             getattr(document, "bundle", None), "timeline", None
         )
+        # sampled profiles may weigh samples in bytes or plain counts rather than time
+        sampled = getattr(getattr(document, "bundle", None), "sampled", None)
+        self.unit: str = getattr(sampled, "unit", "ns")
         self.mode = "merged"
         self._adopt(tree)
         self._generation = 0
@@ -79,8 +82,8 @@ class IcicleView(QtWidgets.QWidget):
         )
         self.calls = np.asarray(tree.metrics.get("calls", np.zeros(len(tree))), dtype=np.float64)
         # Allocation trees (CUDA snapshots, memray) carry bytes in total_ns; see `unit_bytes`.
-        self.is_bytes = "unit_bytes" in tree.metrics
-        self.fmt = format_bytes if self.is_bytes else format_ns
+        if "unit_bytes" in tree.metrics:
+            self.unit = "bytes"
 
     def _lanes_changed(self, index: int) -> None:
         """Build the chosen lanes' tree on a worker thread; `_on_tree_ready` shows it."""
@@ -185,7 +188,10 @@ class IcicleView(QtWidgets.QWidget):
     def _build_plot(self) -> None:
         self.viewbox = FlameViewBox()
         self.viewbox.invertY(True)
-        self.axis = _bytes_axis() if self.is_bytes else TimeAxis("top")
+        if self.unit == "bytes":
+            self.axis: pg.AxisItem = _bytes_axis()
+        else:
+            self.axis = TimeAxis("top") if self.unit == "ns" else pg.AxisItem("top")
         self.plot = pg.PlotWidget(viewBox=self.viewbox, axisItems={"top": self.axis})
         self.plot.setBackground(QtGui.QColor(250, 250, 252))
         item = self.plot.getPlotItem()
@@ -334,10 +340,18 @@ class IcicleView(QtWidgets.QWidget):
         root = max(float(self.total[0]), 1e-12)
         return (
             f"<b>{_html(str(self.node_names[node]))}</b><br>"
-            f"total {self.fmt(self.total[node])} ({self.total[node] * 100 / root:.1f} % of root)"
-            f"<br>self {self.fmt(self.self_ns[node])} · "
-            f"{'allocations' if self.is_bytes else 'calls'} {int(self.calls[node]):,}"
+            f"total {self._fmt(self.total[node])} ({self.total[node] * 100 / root:.1f} % of root)"
+            f"<br>self {self._fmt(self.self_ns[node])} · "
+            f"{'allocations' if 'unit_bytes' in self.tree.metrics else 'calls'} "
+            f"{int(self.calls[node]):,}"
         )
+
+    def _fmt(self, value: float) -> str:
+        if self.unit == "ns":
+            return format_ns(value)
+        if self.unit == "bytes":
+            return format_value(float(value), Unit.BYTES)
+        return f"{format_value(float(value), Unit.COUNT)} samples"
 
     # --- search and document ------------------------------------------------------------------
     def set_search(self, text: str) -> int:

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 )
 
 from perfview.qt.process_runner import ProcessRunner
+from perfview.qt.views.sample_options import SampleOptions
 from perfview.runner.spec import (
     MODES,
     RunOptions,
@@ -64,6 +65,7 @@ MODE_LABELS = {
     "memory-lines": "Memory per line (memory_profiler)",
     "memray": "Allocations (memray)",
     "cuda-memory": "CUDA memory snapshot (torch allocator history)",
+    "sample": "Sampling (py-spy, speedscope)",
 }
 
 
@@ -197,6 +199,8 @@ class RunDialog(QDialog):
         self.options.addWidget(
             QLabel("Records the allocator history; the snapshot is written at exit and on OOM.")
         )
+        self.sample_options = SampleOptions()
+        self.options.addWidget(self.sample_options)
 
     # --- pickers (native dialogs; not exercised by tests) ------------------------------------
     def _pick_script(self) -> None:
@@ -239,6 +243,7 @@ class RunDialog(QDialog):
         self.functions.setText(", ".join(o.functions))
         self.precision.setValue(o.precision)
         self.native.setChecked(o.native)
+        self.sample_options.set_options(o)
 
     def spec(self) -> RunSpec:
         """The RunSpec the form describes; raises ValueError with a message for the user."""
@@ -268,6 +273,8 @@ class RunDialog(QDialog):
             precision=self.precision.value(),
             native=self.native.isChecked(),
         )
+        if self.mode.currentData() == "sample":  # its own native checkbox, rate, …
+            options = self.sample_options.apply(options)
         script_path = Path(script).resolve()
         return RunSpec(
             mode=str(self.mode.currentData()),
