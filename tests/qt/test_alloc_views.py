@@ -36,7 +36,7 @@ def test_cuda_snapshot_pages(qtbot: object, data_dir: Path) -> None:
     top = fills[-1].yData
     assert np.isclose(top.max(), 7 * MIB + 512 * 1024)
     icicle = tab.view_widget("icicle")
-    assert icicle.is_bytes  # type: ignore[union-attr]
+    assert icicle.unit == "bytes"  # type: ignore[union-attr]
     assert "MiB" in icicle.tooltip(1)  # type: ignore[union-attr]
 
 
