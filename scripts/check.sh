@@ -21,8 +21,14 @@ step python3 -m mypy
 # Through python3 rather than the `lint-imports` script: console scripts installed with
 # `python3 -m pip` are not on PATH under pyenv until a rehash.
 step python3 -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv[0] = 'lint-imports'; c()"
-python3 -m pytest "$@"
-rc=$?
+# duckdb's bindings (nanobind) print "leaked instance" lines at interpreter exit, after
+# pytest's summary; the summary is repeated last so it stays the run's closing line.
+log="$(mktemp)"
+python3 -m pytest "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+summary="$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?no tests ran' "$log" | tail -1)"
+rm -f "$log"
 if [ "$rc" = "5" ]; then echo "FAILED: pytest collected no tests"; rc=1; fi
 [ "$rc" = "0" ] || status=1
+[ -n "$summary" ] && echo "$summary"
 exit $status
