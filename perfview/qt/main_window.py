@@ -310,7 +310,7 @@ class MainWindow(QMainWindow):
     # --- comparing (compare_tab.py does the work) ------------------------------------------
     def compare_dialog(self) -> Any:
         """File ▸ Compare…: pick two runs; A starts as the current tab's file."""
-        from perfview.qt.compare_tab import CompareDialog
+        from perfview.qt.compare_dialog import CompareDialog
 
         tab = self.current_tab()
         path = tab.document.path if tab is not None else None
