@@ -4,6 +4,10 @@ Loading never blocks the GUI: `open_path` starts a `tasks.Task` (loader + summar
 worker thread) and the status bar shows its progress with a Cancel button. A file that cannot
 be loaded produces one message in the error bar at the top of the window (non-modal, so the
 window stays usable and tests can read it) and the `load_failed` signal.
+
+Menu commands on the current tab (`window_menus.py`), Compare and the Profile menu
+(`window_runs.py`) and the status bar's task tracking (`window_status.py`) are mixins in their
+own modules, so this one stays about opening files and managing tabs.
 """
 
 from __future__ import annotations
@@ -25,8 +29,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMenu,
-    QProgressBar,
-    QPushButton,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -48,6 +50,7 @@ from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.window_menus import WindowMenusMixin
 from perfview.qt.window_runs import WindowRunsMixin
+from perfview.qt.window_status import StatusTasksMixin
 
 WELCOME = (
     "<h2>perfview</h2><p>Open a cProfile <code>.prof</code>, a torch.profiler / Chrome trace "
@@ -56,7 +59,7 @@ WELCOME = (
 )
 
 
-class MainWindow(WindowMenusMixin, WindowRunsMixin, QMainWindow):
+class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindow):
     """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path)."""
 
     document_opened = Signal(object)
@@ -119,23 +122,6 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, QMainWindow):
         self._restore_geometry()
 
     # --- construction ----------------------------------------------------------------------
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.progress_label = QLabel(self)
-        self.progress = QProgressBar(self)
-        self.progress.setRange(0, 1000)
-        self.progress.setMaximumWidth(240)
-        self.progress.setTextVisible(False)
-        self.cancel_button = QPushButton("Cancel", self)
-        self.cancel_button.setToolTip("Stop loading")
-        self.cancel_button.clicked.connect(self.cancel_loads)
-        self.info_label = QLabel(self)
-        bar.addPermanentWidget(self.info_label)
-        bar.addPermanentWidget(self.progress_label)
-        bar.addPermanentWidget(self.progress)
-        bar.addPermanentWidget(self.cancel_button)
-        self._set_busy(False)
-
     def _restore_geometry(self) -> None:
         geometry = self.settings.geometry("main")
         if geometry is not None:
@@ -220,22 +206,6 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, QMainWindow):
         self.close_tab(self.tabs.indexOf(tab))
         self.open_path(path)
 
-    def cancel_loads(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-
-    def _gone(self) -> bool:
-        """True once the window's C++ side is deleted. Load tasks outlive a closed window
-        (closeEvent cancels them, but they still report); their lambdas must then do nothing
-        rather than raise "Internal C++ object already deleted" from the event loop."""
-        return not shiboken6.isValid(self) or not shiboken6.isValid(self.progress)
-
-    def _on_progress(self, path: Path, fraction: float, message: str) -> None:
-        if self._gone():
-            return
-        self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
-        self.progress_label.setText(f"{path.name}: {message}" if message else path.name)
-
     def _on_loaded(
         self, result: LoadResult, remember: bool, placeholder: LoadingTab | None = None
     ) -> None:
@@ -285,33 +255,6 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, QMainWindow):
             return
         self.statusBar().showMessage(f"Loading {path.name} was cancelled", 5000)
         self.load_cancelled.emit(str(path))
-
-    def _on_task_done(self, task: Task) -> None:
-        self._tasks.pop(task, None)
-        if self._gone():
-            return
-        self._drop_placeholder(task)
-        if not self._tasks:
-            self._set_busy(False)
-
-    def _set_busy(self, busy: bool, text: str = "") -> None:
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
-        self.progress_label.setVisible(busy)
-        if busy:
-            self.progress.setValue(0)
-            self.progress_label.setText(text)
-
-    def is_loading(self) -> bool:
-        return bool(self._tasks)
-
-    # --- background tasks ----------------------------------------------------------------
-    def track_task(self, task: Task, path: Path, text: str) -> None:
-        """Show a background task in the status bar (progress, Cancel) until it is done."""
-        self._tasks[task] = str(path)
-        task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
-        task.done.connect(lambda t=task: self._on_task_done(t))
-        self._set_busy(True, text)
 
     # --- tabs ------------------------------------------------------------------------------
     def document_tabs(self) -> list[DocumentTab]:
