@@ -8,6 +8,9 @@ thread. The `CompareTab` shows the result: a header naming A and B (file names, 
 when the names collide), Swap, the matching rule, and one sub-tab per comparison view, built
 lazily like a DocumentTab's views. Swap and a new matching rule recompute off the GUI thread
 too; `updated` fires when the new result is shown.
+
+The worker side (`CompareJob`, `CompareResult`, `build_result`) lives in `compare_job.py` and
+File ▸ Compare…'s form in `compare_dialog.py`; both are re-exported here.
 """
 
 from __future__ import annotations
