@@ -8,58 +8,32 @@ thread. The `CompareTab` shows the result: a header naming A and B (file names, 
 when the names collide), Swap, the matching rule, and one sub-tab per comparison view, built
 lazily like a DocumentTab's views. Swap and a new matching rule recompute off the GUI thread
 too; `updated` fires when the new result is shown.
+
+The worker side (`CompareJob`, `CompareResult`, `build_result`) lives in `compare_job.py` and
+File ▸ Compare…'s form in `compare_dialog.py`; both are re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QPushButton,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from perfview.core.compare.diff import Comparison, diff_all
 from perfview.core.model import Bundle
-from perfview.core.model.progress import Progress
-from perfview.qt.tasks import LoadResult, Task, load_task
+from perfview.qt.compare_dialog import MATCH_LABELS, CompareDialog
+from perfview.qt.compare_job import TITLES, CompareJob, CompareResult, build_result
+from perfview.qt.tasks import Task
 
-TITLES = {
-    "functions": "Functions",
-    "ops": "Ops",
-    "ops-by-shape": "Ops by shape",
-    "kernels": "Kernels",
-    "steps": "Steps",
-    "timelines": "Timelines",
-    "memory": "Memory",
-    "lines": "Lines",
-    "live-bytes": "Live bytes",
-    "peak": "Peak",
-    "leaks": "Leaks",
-    "frames": "Functions",
-    "frames-samples": "Functions",
-    "frames-bytes": "Functions",
-}
-MATCH_LABELS = {
-    "basename": "file name + line + function",
-    "name": "function name only",
-    "full": "full path + line + function",
-}
 MATCHED_FORMATS = ("pstats", "memprof_text", "sampled")  # keys depend on the match rule
 
 
@@ -71,29 +45,6 @@ def side_labels(path_a: Path, path_b: Path) -> tuple[str, str]:
         if a != b or depth >= min(len(a_parts), len(b_parts)):
             return a, b
     return str(path_a), str(path_b)
-
-
-@dataclass
-class CompareResult:
-    """Both runs and every comparison of their format (errors per view that failed)."""
-
-    a: Bundle
-    b: Bundle
-    match: str
-    comparisons: dict[str, Comparison]
-    errors: dict[str, str] = field(default_factory=dict)
-
-    def views(self) -> list[str]:
-        names = [*self.comparisons, *self.errors]
-        if self.a.timeline is not None and self.b.timeline is not None:
-            names.append("timelines")
-        return sorted(names, key=list(TITLES).index)
-
-
-def build_result(a: Bundle, b: Bundle, match: str, progress: Progress) -> CompareResult:
-    """Pure worker function: all comparisons of A against B."""
-    comparisons, errors = diff_all(a, b, match=match, progress=progress)
-    return CompareResult(a, b, match, comparisons, errors)
 
 
 def _placeholder(text: str) -> QLabel:
@@ -284,155 +235,6 @@ class CompareTab(QWidget):
         from perfview.qt.views.compare_view import CompareView
 
         return CompareView(comparison, compact=True)
-
-
-class CompareJob(QObject):
-    """Load A and B concurrently, then compare them; every step in a worker task.
-
-    `track(task, path, text)` is called for each task before it starts (the window shows it in
-    its status bar and cancels it with its Cancel button). Exactly one of `finished(result)`,
-    `failed(path, message)` or `cancelled()` fires.
-    """
-
-    finished = Signal(object)
-    failed = Signal(str, str)
-    cancelled = Signal()
-
-    def __init__(
-        self,
-        path_a: str | Path,
-        path_b: str | Path,
-        match: str = "basename",
-        track: Callable[[Task, Path, str], None] | None = None,
-        parent: QObject | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.paths = (Path(path_a), Path(path_b))
-        self.match = match
-        self.track = track
-        self.tasks: list[Task] = []
-        self._loaded: dict[int, Bundle] = {}
-        self._over = False
-
-    def start(self) -> None:
-        for side, path in enumerate(self.paths):
-            task = load_task(path)
-            task.finished.connect(lambda result, s=side: self._on_loaded(s, result))
-            task.failed.connect(lambda message, p=path: self._fail(str(p), message))
-            task.cancelled.connect(self._cancel)
-            self._start(task, path, f"Loading {path.name} to compare…")
-
-    def cancel(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-
-    def _start(self, task: Task, path: Path, text: str) -> None:
-        self.tasks.append(task)
-        if self.track is not None:
-            self.track(task, path, text)
-        task.start()
-
-    def _on_loaded(self, side: int, result: LoadResult) -> None:
-        self._loaded[side] = result.bundle
-        if len(self._loaded) < 2 or self._over:
-            return
-        a, b, match = self._loaded[0], self._loaded[1], self.match
-        task = Task(lambda progress: build_result(a, b, match, progress), name="compare")
-        task.finished.connect(self._finish)
-        label = f"{self.paths[0]} and {self.paths[1]}"
-        task.failed.connect(lambda message: self._fail(label, message))
-        task.cancelled.connect(self._cancel)
-        self._start(task, self.paths[1], "Comparing…")
-
-    def _finish(self, result: CompareResult) -> None:
-        if not self._over:
-            self._over = True
-            self.finished.emit(result)
-
-    def _fail(self, path: str, message: str) -> None:
-        if not self._over:
-            self._over = True
-            self.cancel()  # the other file's load is of no use now
-            self.failed.emit(path, message)
-
-    def _cancel(self) -> None:
-        if not self._over:
-            self._over = True
-            self.cancel()
-            self.cancelled.emit()
-
-
-class CompareDialog(QDialog):
-    """File ▸ Compare…: two paths (A prefilled with the current tab's file) and a match rule."""
-
-    compare_requested = Signal(str, str, str)  # path A, path B, match
-
-    def __init__(
-        self, parent: QWidget | None = None, path_a: Path | None = None, folder: str = ""
-    ) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Compare Two Runs")
-        self.setMinimumWidth(620)
-        self.folder = folder
-        self.path_a = QLineEdit(str(path_a) if path_a is not None else "")
-        self.path_a.setPlaceholderText("baseline run (.prof, trace .json(.gz), .dat, report)")
-        self.path_b = QLineEdit()
-        self.path_b.setPlaceholderText("new run, of the same kind")
-        self.match = QComboBox()
-        for key, label in MATCH_LABELS.items():
-            self.match.addItem(label, key)
-        swap = QPushButton("Swap A ↔ B")
-        swap.clicked.connect(self.swap_fields)
-        self.error = QLabel()
-        self.error.setStyleSheet("color: #c0392b")
-        self.error.setWordWrap(True)
-        form = QFormLayout()
-        form.addRow("A (baseline):", self._row(self.path_a))
-        form.addRow("B (new):", self._row(self.path_b))
-        form.addRow("Match functions by:", self.match)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.compare_button = buttons.addButton("Compare", QDialogButtonBox.ButtonRole.AcceptRole)
-        buttons.addButton(swap, QDialogButtonBox.ButtonRole.ActionRole)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
-
-    def _row(self, edit: QLineEdit) -> QWidget:
-        row = QWidget()
-        lay = QHBoxLayout(row)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(edit, 1)
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(lambda: self._browse(edit))
-        lay.addWidget(browse)
-        return row
-
-    def _browse(self, edit: QLineEdit) -> None:  # native dialog: not exercised by tests
-        from perfview.qt.file_types import name_filters
-
-        start = edit.text() or self.path_a.text() or self.folder
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Choose a run", start, ";;".join(name_filters())
-        )
-        if path:
-            edit.setText(path)
-
-    def swap_fields(self) -> None:
-        a, b = self.path_a.text(), self.path_b.text()
-        self.path_a.setText(b)
-        self.path_b.setText(a)
-
-    def accept(self) -> None:
-        a, b = self.path_a.text().strip(), self.path_b.text().strip()
-        for label, text in (("A", a), ("B", b)):
-            if not text or not Path(text).is_file():
-                self.error.setText(f"Run {label}: file not found: {text or '(none)'}")
-                return
-        self.compare_requested.emit(a, b, str(self.match.currentData()))
-        super().accept()
 
 
 def open_compare(window: Any, path_a: str | Path, path_b: str | Path, match: str) -> CompareJob:

@@ -4,6 +4,10 @@ Loading never blocks the GUI: `open_path` starts a `tasks.Task` (loader + summar
 worker thread) and the status bar shows its progress with a Cancel button. A file that cannot
 be loaded produces one message in the error bar at the top of the window (non-modal, so the
 window stays usable and tests can read it) and the `load_failed` signal.
+
+Menu commands on the current tab (`window_menus.py`), Compare and the Profile menu
+(`window_runs.py`) and the status bar's task tracking (`window_status.py`) are mixins in their
+own modules, so this one stays about opening files and managing tabs.
 """
 
 from __future__ import annotations
@@ -12,31 +16,25 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
     QCloseEvent,
-    QDesktopServices,
     QDragEnterEvent,
     QDropEvent,
 )
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QMenu,
-    QMessageBox,
-    QProgressBar,
-    QPushButton,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from perfview import __version__
 from perfview.core.model.units import format_ns
 from perfview.core.pages import first_tables, prepared_pages
 from perfview.qt import actions as action_table
@@ -50,6 +48,9 @@ from perfview.qt.snakeviz_server import SnakevizServer
 from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
+from perfview.qt.window_menus import WindowMenusMixin
+from perfview.qt.window_runs import WindowRunsMixin
+from perfview.qt.window_status import StatusTasksMixin
 
 WELCOME = (
     "<h2>perfview</h2><p>Open a cProfile <code>.prof</code>, a torch.profiler / Chrome trace "
@@ -58,7 +59,7 @@ WELCOME = (
 )
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindow):
     """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path)."""
 
     document_opened = Signal(object)
@@ -121,23 +122,6 @@ class MainWindow(QMainWindow):
         self._restore_geometry()
 
     # --- construction ----------------------------------------------------------------------
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.progress_label = QLabel(self)
-        self.progress = QProgressBar(self)
-        self.progress.setRange(0, 1000)
-        self.progress.setMaximumWidth(240)
-        self.progress.setTextVisible(False)
-        self.cancel_button = QPushButton("Cancel", self)
-        self.cancel_button.setToolTip("Stop loading")
-        self.cancel_button.clicked.connect(self.cancel_loads)
-        self.info_label = QLabel(self)
-        bar.addPermanentWidget(self.info_label)
-        bar.addPermanentWidget(self.progress_label)
-        bar.addPermanentWidget(self.progress)
-        bar.addPermanentWidget(self.cancel_button)
-        self._set_busy(False)
-
     def _restore_geometry(self) -> None:
         geometry = self.settings.geometry("main")
         if geometry is not None:
@@ -222,22 +206,6 @@ class MainWindow(QMainWindow):
         self.close_tab(self.tabs.indexOf(tab))
         self.open_path(path)
 
-    def cancel_loads(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-
-    def _gone(self) -> bool:
-        """True once the window's C++ side is deleted. Load tasks outlive a closed window
-        (closeEvent cancels them, but they still report); their lambdas must then do nothing
-        rather than raise "Internal C++ object already deleted" from the event loop."""
-        return not shiboken6.isValid(self) or not shiboken6.isValid(self.progress)
-
-    def _on_progress(self, path: Path, fraction: float, message: str) -> None:
-        if self._gone():
-            return
-        self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
-        self.progress_label.setText(f"{path.name}: {message}" if message else path.name)
-
     def _on_loaded(
         self, result: LoadResult, remember: bool, placeholder: LoadingTab | None = None
     ) -> None:
@@ -287,51 +255,6 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(f"Loading {path.name} was cancelled", 5000)
         self.load_cancelled.emit(str(path))
-
-    def _on_task_done(self, task: Task) -> None:
-        self._tasks.pop(task, None)
-        if self._gone():
-            return
-        self._drop_placeholder(task)
-        if not self._tasks:
-            self._set_busy(False)
-
-    def _set_busy(self, busy: bool, text: str = "") -> None:
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
-        self.progress_label.setVisible(busy)
-        if busy:
-            self.progress.setValue(0)
-            self.progress_label.setText(text)
-
-    def is_loading(self) -> bool:
-        return bool(self._tasks)
-
-    # --- comparing (compare_tab.py does the work) ------------------------------------------
-    def compare_dialog(self) -> Any:
-        """File ▸ Compare…: pick two runs; A starts as the current tab's file."""
-        from perfview.qt.compare_tab import CompareDialog
-
-        tab = self.current_tab()
-        path = tab.document.path if tab is not None else None
-        dialog = CompareDialog(self, path, self.settings.last_folder())
-        dialog.compare_requested.connect(self.open_compare)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.open()
-        return dialog
-
-    def open_compare(self, path_a: str | Path, path_b: str | Path, match: str = "basename") -> Any:
-        """Load two runs concurrently and show them in a compare tab (`compare_opened`)."""
-        from perfview.qt.compare_tab import open_compare
-
-        return open_compare(self, path_a, path_b, match)
-
-    def track_task(self, task: Task, path: Path, text: str) -> None:
-        """Show a background task in the status bar (progress, Cancel) until it is done."""
-        self._tasks[task] = str(path)
-        task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
-        task.done.connect(lambda t=task: self._on_task_done(t))
-        self._set_busy(True, text)
 
     # --- tabs ------------------------------------------------------------------------------
     def document_tabs(self) -> list[DocumentTab]:
@@ -400,144 +323,6 @@ class MainWindow(QMainWindow):
         pstats = tab is not None and tab.document.bundle.format == "pstats"
         self.actions_by_id["snakeviz"].setEnabled(pstats)
 
-    def open_in_snakeviz(self) -> SnakevizServer | None:
-        """Serve the current pstats document with snakeviz and open the browser on it. The
-        server belongs to the tab: closing the tab stops it."""
-        tab = self.current_tab()
-        if tab is None or tab.document.bundle.format != "pstats":
-            return None
-        server = tab.findChild(SnakevizServer)
-        if server is not None and server.url:
-            QDesktopServices.openUrl(QUrl(server.url))
-            return server
-        server = SnakevizServer(tab.document.bundle.path, tab)
-        server.url_ready.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))
-        server.url_ready.connect(lambda url: self.statusBar().showMessage(f"snakeviz: {url}"))
-        server.failed.connect(lambda message: self.error_bar.show_message(message, "error"))
-        server.start()
-        return server
-
-    # --- view menu -------------------------------------------------------------------------
-    def _sync_view_menu(self, tab: DocumentTab | None) -> None:
-        """Rebuild the per-document part of the View menu (one checkable item per view)."""
-        for action in self._view_menu_items:
-            self.view_menu.removeAction(action)
-            self._view_actions.removeAction(action)
-            action.deleteLater()
-        self._view_menu_items = []
-        if tab is None:
-            return
-        self._view_menu_items.append(self.view_menu.addSeparator())
-        current = tab.current_view()
-        for i, (name, title) in enumerate(tab.view_titles()):
-            action = QAction(title, self)
-            action.setCheckable(True)
-            action.setChecked(name == current)
-            action.setData(name)
-            if i < 9:
-                action.setShortcut(f"Ctrl+{i + 1}")
-            action.triggered.connect(lambda _c=False, n=name: self.show_view(n))
-            self._view_actions.addAction(action)
-            self.view_menu.addAction(action)
-            self._view_menu_items.append(action)
-
-    def show_view(self, name: str) -> bool:
-        tab = self.current_tab()
-        return tab.show_view(name) if tab is not None else False
-
-    def next_view(self, step: int = 1) -> None:
-        tab = self.current_tab()
-        if tab is not None and tab.tabs.count():
-            tab.tabs.setCurrentIndex((tab.tabs.currentIndex() + step) % tab.tabs.count())
-
-    def previous_view(self) -> None:
-        self.next_view(-1)
-
-    # --- edit commands ---------------------------------------------------------------------
-    def _current_view_widget(self) -> QWidget | None:
-        tab = self.current_tab()
-        return tab.view_widget(tab.current_view()) if tab is not None else None
-
-    def copy_current_table(self) -> str:
-        widget = self._current_view_widget()
-        table = _find_child_with(widget, "copy_table")
-        return str(table.copy_table()) if table is not None else ""
-
-    def _add_export_action(self) -> None:
-        """File ▸ Export Table as CSV…, placed before Close (kept out of the shared action
-        table so the handler's optional path argument stays a window concern)."""
-        action = QAction("&Export Table as CSV…", self)
-        action.setStatusTip("Save every visible row of the current table to a CSV file")
-        action.triggered.connect(lambda _checked=False: self.export_current_table())
-        self.menus["file"].insertAction(self.actions_by_id["close"], action)
-        self.actions_by_id["export_table"] = action
-
-    def export_current_table(self, path: str | Path | None = None) -> Path | None:
-        """Write the current view's table as CSV (asking where when `path` is None).
-
-        Written atomically (temp file + rename), so an interrupted export never leaves a
-        half-written file behind, nor destroys the file it was replacing.
-        """
-        from perfview.core.atomic import write_text
-
-        table = _find_child_with(self._current_view_widget(), "table_csv")
-        if table is None:
-            self.statusBar().showMessage("This view has no table to export", 5000)
-            return None
-        if path is None:
-            tab = self.current_tab()
-            name = f"{tab.document.path.stem}-{tab.current_view()}.csv" if tab else "table.csv"
-            start = str(Path(self.settings.last_folder()) / name)
-            path, _filter = QFileDialog.getSaveFileName(self, "Export table", start, "CSV (*.csv)")
-            if not path:
-                return None
-        target = Path(path)
-        try:
-            write_text(target, str(table.table_csv()))
-        except OSError as exc:
-            message = f"perfview: cannot write {target}: {exc.strerror or exc}"
-            self.error_bar.show_message(message, "error")
-            return None
-        self.statusBar().showMessage(f"Table exported to {target}", 5000)
-        return target
-
-    def focus_filter(self) -> None:
-        widget = self._current_view_widget()
-        if widget is None:
-            return
-        edit = widget.findChild(QLineEdit)
-        if edit is not None:
-            edit.setFocus()
-            edit.selectAll()
-
-    # --- recent files ----------------------------------------------------------------------
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.settings.recent_files()
-        for i, path in enumerate(files):
-            action = self.recent_menu.addAction(f"&{(i + 1) % 10}  {Path(path).name}")
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
-        if files:
-            self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear List", self._clear_recent)
-        self.recent_menu.setEnabled(bool(files))
-
-    def _clear_recent(self) -> None:
-        self.settings.clear_recent()
-        self._fill_recent_menu()
-
-    # --- help ------------------------------------------------------------------------------
-    def show_about(self) -> None:
-        box = QMessageBox(self)
-        box.setWindowTitle("About perfview")
-        box.setText(
-            f"<b>perfview {__version__}</b><br>A native viewer for cProfile, torch.profiler / "
-            "Chrome traces, mprof and memory_profiler output."
-        )
-        box.open()
-
     # --- drag and drop ---------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if _local_paths(event):
@@ -554,34 +339,6 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.open_paths(paths)
-
-    # --- profile menu ----------------------------------------------------------------------
-    def run_dock(self) -> RunDock:
-        """The run panel dock, created on first use (most sessions never profile)."""
-        if self._run_dock is None:
-            self._run_dock = RunDock(self, self.open_path)
-        return self._run_dock
-
-    def run_script(self) -> None:
-        self.run_dock().controller.run_script(self)
-
-    def rerun_last(self) -> None:
-        self.run_dock().controller.rerun_last(self)
-
-    def show_runs(self) -> None:
-        dialog = self.run_dock().controller.show_runs(self)
-        if hasattr(dialog, "compare_requested"):
-            dialog.compare_requested.connect(lambda a, b: self.open_compare(a, b))
-
-    def confirm_quit_during_run(self) -> bool:
-        """Ask before quitting while a profiled script still runs (tests replace this)."""
-        answer = QMessageBox.question(
-            self,
-            "perfview",
-            "A profiling run is still going. Quit and stop it?\n"
-            "What it recorded so far is written before it ends.",
-        )
-        return answer == QMessageBox.StandardButton.Yes
 
     # --- closing ---------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -604,18 +361,6 @@ def _local_paths(event: Any) -> list[str]:
     if mime is None or not mime.hasUrls():
         return []
     return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
-
-
-def _find_child_with(widget: QWidget | None, method: str) -> Any:
-    """`widget` or its first descendant that has `method` (e.g. a TableView's copy_table)."""
-    if widget is None:
-        return None
-    if hasattr(widget, method):
-        return widget
-    for child in widget.findChildren(QWidget):
-        if hasattr(child, method):
-            return child
-    return None
 
 
 __all__ = ["MainWindow"]

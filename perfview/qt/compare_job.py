@@ -1,0 +1,139 @@
+"""The off-thread half of a comparison: loading both runs and diffing them.
+
+Why its own module: `CompareJob` and `build_result` are the worker side of Compare (tasks, no
+widgets), while :mod:`perfview.qt.compare_tab` is the widget that shows a `CompareResult`.
+Keeping them apart keeps each module short; ``compare_tab`` re-exports these names, and this
+module never imports it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from perfview.core.compare.diff import Comparison, diff_all
+from perfview.core.model import Bundle
+from perfview.core.model.progress import Progress
+from perfview.qt.tasks import LoadResult, Task, load_task
+
+TITLES = {
+    "functions": "Functions",
+    "ops": "Ops",
+    "ops-by-shape": "Ops by shape",
+    "kernels": "Kernels",
+    "steps": "Steps",
+    "timelines": "Timelines",
+    "memory": "Memory",
+    "lines": "Lines",
+    "live-bytes": "Live bytes",
+    "peak": "Peak",
+    "leaks": "Leaks",
+    "frames": "Functions",
+    "frames-samples": "Functions",
+    "frames-bytes": "Functions",
+}
+
+
+@dataclass
+class CompareResult:
+    """Both runs and every comparison of their format (errors per view that failed)."""
+
+    a: Bundle
+    b: Bundle
+    match: str
+    comparisons: dict[str, Comparison]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def views(self) -> list[str]:
+        names = [*self.comparisons, *self.errors]
+        if self.a.timeline is not None and self.b.timeline is not None:
+            names.append("timelines")
+        return sorted(names, key=list(TITLES).index)
+
+
+def build_result(a: Bundle, b: Bundle, match: str, progress: Progress) -> CompareResult:
+    """Pure worker function: all comparisons of A against B."""
+    comparisons, errors = diff_all(a, b, match=match, progress=progress)
+    return CompareResult(a, b, match, comparisons, errors)
+
+
+class CompareJob(QObject):
+    """Load A and B concurrently, then compare them; every step in a worker task.
+
+    `track(task, path, text)` is called for each task before it starts (the window shows it in
+    its status bar and cancels it with its Cancel button). Exactly one of `finished(result)`,
+    `failed(path, message)` or `cancelled()` fires.
+    """
+
+    finished = Signal(object)
+    failed = Signal(str, str)
+    cancelled = Signal()
+
+    def __init__(
+        self,
+        path_a: str | Path,
+        path_b: str | Path,
+        match: str = "basename",
+        track: Callable[[Task, Path, str], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.paths = (Path(path_a), Path(path_b))
+        self.match = match
+        self.track = track
+        self.tasks: list[Task] = []
+        self._loaded: dict[int, Bundle] = {}
+        self._over = False
+
+    def start(self) -> None:
+        for side, path in enumerate(self.paths):
+            task = load_task(path)
+            task.finished.connect(lambda result, s=side: self._on_loaded(s, result))
+            task.failed.connect(lambda message, p=path: self._fail(str(p), message))
+            task.cancelled.connect(self._cancel)
+            self._start(task, path, f"Loading {path.name} to compare…")
+
+    def cancel(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+    def _start(self, task: Task, path: Path, text: str) -> None:
+        self.tasks.append(task)
+        if self.track is not None:
+            self.track(task, path, text)
+        task.start()
+
+    def _on_loaded(self, side: int, result: LoadResult) -> None:
+        self._loaded[side] = result.bundle
+        if len(self._loaded) < 2 or self._over:
+            return
+        a, b, match = self._loaded[0], self._loaded[1], self.match
+        task = Task(lambda progress: build_result(a, b, match, progress), name="compare")
+        task.finished.connect(self._finish)
+        label = f"{self.paths[0]} and {self.paths[1]}"
+        task.failed.connect(lambda message: self._fail(label, message))
+        task.cancelled.connect(self._cancel)
+        self._start(task, self.paths[1], "Comparing…")
+
+    def _finish(self, result: CompareResult) -> None:
+        if not self._over:
+            self._over = True
+            self.finished.emit(result)
+
+    def _fail(self, path: str, message: str) -> None:
+        if not self._over:
+            self._over = True
+            self.cancel()  # the other file's load is of no use now
+            self.failed.emit(path, message)
+
+    def _cancel(self) -> None:
+        if not self._over:
+            self._over = True
+            self.cancel()
+            self.cancelled.emit()
+
+
+__all__ = ["TITLES", "CompareJob", "CompareResult", "build_result"]
