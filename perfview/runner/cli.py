@@ -2,7 +2,7 @@
 
 `perfview record --mode MODE [-o OUT] [options] -- script.py [args…]` runs the recorder in this
 very process (the CLI *is* the child the GUI would start), so it shares `record.execute()` and the
-option set of `spec.add_arguments()` with `python -m perfview.runner.record`.
+option set of `spec_args.add_arguments()` with `python -m perfview.runner.record`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import argparse
 from typing import Any
 
 from perfview.runner import record
-from perfview.runner.spec import MODES, add_arguments, spec_from_args
+from perfview.runner.spec import MODES
+from perfview.runner.spec_args import add_arguments, spec_from_args
 
 EPILOG = f"""modes: {", ".join(MODES)}
   cprofile      cProfile .prof of the whole script

@@ -16,7 +16,8 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfview.runner.spec import RunSpec, add_arguments, spec_from_args
+from perfview.runner.spec import RunSpec
+from perfview.runner.spec_args import add_arguments, spec_from_args
 
 DEMOS_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples" / "demos"
 

@@ -40,10 +40,9 @@ from perfview.runner.spec import (
     RunSpec,
     ScriptResult,
     ScriptRunner,
-    add_arguments,
     prepare_output,
-    spec_from_args,
 )
+from perfview.runner.spec_args import add_arguments, spec_from_args
 
 EXIT_USAGE = 2
 EXIT_TERMINATED = 128 + int(signal.SIGTERM)

@@ -119,7 +119,7 @@ def test_run_dialog_offers_the_allocation_modes(qtbot: object, tmp_path: Path) -
     dialog.script.setText(str(script))
     dialog.mode.setCurrentIndex(MODES.index("memray"))
     assert dialog.options.currentIndex() == MODES.index("memray")
-    dialog.native.setChecked(True)
+    dialog.options.native.setChecked(True)
     spec = dialog.spec()
     assert (spec.mode, spec.options.native) == ("memray", True)
     assert "--native" in spec.record_args()

@@ -35,9 +35,9 @@ def test_dialog_builds_spec_and_remembers_it(qtbot, settings: QSettings, tmp_pat
     dialog.arguments.setText("--epochs 2 'two words'")
     dialog.mode.setCurrentIndex(1)
     assert dialog.options.currentIndex() == 1  # the torch options page follows the mode
-    dialog.with_stack.setChecked(True)
-    dialog.schedule.setText("1,1,2")
-    dialog.step_every.setValue(0.5)
+    dialog.options.with_stack.setChecked(True)
+    dialog.options.schedule.setText("1,1,2")
+    dialog.options.step_every.setValue(0.5)
     spec = dialog.spec()
     assert spec == RunSpec(
         "torch",
@@ -54,7 +54,7 @@ def test_dialog_builds_spec_and_remembers_it(qtbot, settings: QSettings, tmp_pat
     again = RunDialog(settings=settings)
     qtbot.addWidget(again)
     assert again.spec() == spec
-    assert again.schedule.text() == "1,1,2,1"
+    assert again.options.schedule.text() == "1,1,2,1"
 
 
 def test_dialog_refuses_bad_input(qtbot, settings: QSettings, tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_dialog_refuses_bad_input(qtbot, settings: QSettings, tmp_path: Path) ->
     assert dialog.result() == 0
     dialog.script.setText(str(SCRIPTS / "cpu_work.py"))
     dialog.mode.setCurrentIndex(1)
-    dialog.schedule.setText("1,2")
+    dialog.options.schedule.setText("1,2")
     dialog.accept()
     assert "wait,warmup,active" in dialog.error.text()
     assert load_last_spec(settings) is None
@@ -156,7 +156,7 @@ def test_sample_mode_options_round_trip(qtbot, tmp_path: Path) -> None:
     script.write_text("pass\n")
     options = RunOptions(rate=250, native=True, subprocesses=False, gil=True)
     dialog.set_spec(RunSpec("sample", str(script), options=options))
-    assert dialog.options.currentWidget() is dialog.sample_options
+    assert dialog.options.currentWidget() is dialog.options.sample_options
     spec = dialog.spec()
     assert spec.mode == "sample"
     assert (spec.options.rate, spec.options.native, spec.options.gil) == (250, True, True)

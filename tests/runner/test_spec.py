@@ -10,12 +10,13 @@ import pytest
 
 import perfview
 from perfview.runner import spec as S
+from perfview.runner import spec_args as A
 from perfview.runner.spec import RunOptions, RunRecord, RunSpec
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    S.add_arguments(parser)
+    A.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -94,13 +95,13 @@ def test_argv_parses_back_to_the_same_spec(tmp_path: Path) -> None:
         str(tmp_path / "o.json"),
         RunOptions(profile_memory=True, schedule=(0, 1, 2, 1), step_on_optimizer=True),
     )
-    back = S.spec_from_args(_parse(spec.record_args()))
+    back = A.spec_from_args(_parse(spec.record_args()))
     assert back == spec
 
 
 def test_cli_args_after_script_belong_to_the_script(tmp_path: Path) -> None:
     ns = _parse(["--mode", "cprofile", "script.py", "--mode", "x", "-o", "y"])
-    got = S.spec_from_args(ns, base=str(tmp_path))
+    got = A.spec_from_args(ns, base=str(tmp_path))
     assert got.script == str(tmp_path / "script.py")
     assert got.args == ("--mode", "x", "-o", "y")
     assert got.output is None

@@ -12,14 +12,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core.analysis import trace_tree
 from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
 from perfview.core.model.units import Unit, format_ns, format_value
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
-from perfview.qt.tasks import Task
+from perfview.qt.views.icicle_lanes import LaneSelector
 
 ROW_PX = 20.0
 ESTIMATED_TEXT = "estimated — cProfile keeps no full stacks"
@@ -55,7 +54,6 @@ class IcicleView(QtWidgets.QWidget):
         self.unit: str = getattr(sampled, "unit", "ns")
         self.mode = "merged"
         self._adopt(tree)
-        self._generation = 0
         self._build_bar()
         self._build_plot()
         layout = QtWidgets.QVBoxLayout(self)
@@ -85,58 +83,14 @@ class IcicleView(QtWidgets.QWidget):
         if "unit_bytes" in tree.metrics:
             self.unit = "bytes"
 
-    def _lanes_changed(self, index: int) -> None:
-        """Build the chosen lanes' tree on a worker thread; `_on_tree_ready` shows it."""
-        choice = self.lanes_box.itemData(index)
-        if choice is None or self.timeline is None:
-            return
-        self._generation += 1
-        generation, timeline = self._generation, self.timeline
-        self.breadcrumb.setText(f"building the tree of {_html(choice.label)}…")
-
-        task = Task(
-            lambda _progress: (trace_tree.trace_tree(timeline, choice), generation), "icicle lanes"
-        )
-        task.finished.connect(self._on_tree_ready)  # a bound slot: dropped if this view dies
-        task.start()
-
-    def _on_tree_ready(self, result: tuple[CallTree, int]) -> None:
-        tree, generation = result
-        if generation != self._generation:
-            return  # the user picked again meanwhile
+    def _on_lane_tree(self, tree: CallTree, key: str) -> None:
+        """Show the tree of the lanes just picked in the lane selector."""
         self._adopt(tree)
         self.mode_box.setCurrentIndex(0)
         self._set_merged()
-        self.lanes_changed.emit(self.lanes_box.currentData().key)
+        self.lanes_changed.emit(key)
 
     # --- construction -------------------------------------------------------------------------
-    def _build_lanes_box(self) -> None:
-        """The lane selector of a trace's merged tree (hidden for pstats and one-lane traces).
-
-        Its entries scan every slice (a fraction of a second at 1 GB), so a worker finds them.
-        """
-        self.lanes_box = QtWidgets.QComboBox()
-        self.lanes_box.setToolTip("Which threads or GPU streams the merged tree shows")
-        self.lanes_box.setVisible(False)
-        timeline = self.timeline
-        if timeline is not None and len(timeline.events):
-            task = Task(lambda _progress: trace_tree.lane_choices(timeline), "icicle lane list")
-            task.finished.connect(self._fill_lanes_box)
-            task.start()
-        self.lanes_box.setMaximumWidth(260)
-        self.lanes_box.setSizeAdjustPolicy(
-            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.lanes_box.setMinimumContentsLength(14)
-        self.lanes_box.currentIndexChanged.connect(self._lanes_changed)
-
-    def _fill_lanes_box(self, choices: list[trace_tree.LaneChoice]) -> None:
-        with QtCore.QSignalBlocker(self.lanes_box):  # the first entry is the tree shown now
-            for choice in choices:
-                self.lanes_box.addItem(choice.label, choice)
-        self.lanes_box.setVisible(len(choices) > 1)
-        self.lanes_ready.emit()
-
     def _build_bar(self) -> None:
         self.bar = QtWidgets.QWidget()
         lay = QtWidgets.QHBoxLayout(self.bar)
@@ -156,7 +110,12 @@ class IcicleView(QtWidgets.QWidget):
         self.notes_badge.setStyleSheet(BADGE_STYLE)
         self.notes_badge.setToolTip("\n\n".join(self.tree.notes))
         self.notes_badge.setVisible(bool(self.tree.notes))
-        self._build_lanes_box()
+        self.lanes_box = LaneSelector(self.timeline)
+        self.lanes_box.ready.connect(self.lanes_ready)
+        self.lanes_box.building.connect(
+            lambda label: self.breadcrumb.setText(f"building the tree of {_html(label)}…")
+        )
+        self.lanes_box.tree_ready.connect(self._on_lane_tree)
         self.mode_box = QtWidgets.QComboBox()
         self.mode_box.addItem("Merged", None)
         if self.timeline is not None and len(self.timeline.events):

@@ -9,7 +9,8 @@
     Runs…                       → controller.show_runs(window)
     controller.panel             the RunPanel; dock it, or it shows as its own window on start
 
-None of these block: dialogs are opened with `open()`, the run is a QProcess.
+None of these block: dialogs are opened with `open()`, the run is a QProcess. The per-mode option
+pages live in run_options.py, the runs list in runs_dialog.py.
 """
 
 from __future__ import annotations
@@ -17,45 +18,30 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
-    QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from perfview.qt.process_runner import ProcessRunner
-from perfview.qt.views.sample_options import SampleOptions
-from perfview.runner.spec import (
-    MODES,
-    RunOptions,
-    RunRecord,
-    RunSpec,
-    delete_run,
-    list_runs,
-    parse_schedule,
-)
+from perfview.qt.views.run_options import RunOptionsPages
+from perfview.qt.views.runs_dialog import RunsDialog
+from perfview.runner.spec import MODES, RunSpec
 
 SETTINGS_KEY = "run/last_spec"
 MODE_LABELS = {
@@ -118,8 +104,7 @@ class RunDialog(QDialog):
         self.mode = QComboBox()
         for mode in MODES:
             self.mode.addItem(MODE_LABELS[mode], mode)
-        self.options = QStackedWidget()
-        self._build_option_pages()
+        self.options = RunOptionsPages()
         self.mode.currentIndexChanged.connect(self.options.setCurrentIndex)
         self.error = QLabel()
         self.error.setStyleSheet("color: #c0392b")
@@ -150,58 +135,6 @@ class RunDialog(QDialog):
         button.clicked.connect(slot)
         return button
 
-    def _build_option_pages(self) -> None:
-        self.options.addWidget(QLabel("No options: the whole script is profiled."))
-        torch_page = QWidget()
-        form = QFormLayout(torch_page)
-        self.record_shapes = QCheckBox("Record input shapes")
-        self.profile_memory = QCheckBox("Profile tensor memory")
-        self.with_stack = QCheckBox("Record Python stacks")
-        self.schedule = QLineEdit()
-        self.schedule.setPlaceholderText("wait,warmup,active[,repeat]  (empty: whole run)")
-        self.step_every = QDoubleSpinBox()
-        self.step_every.setRange(0.0, 3600.0)
-        self.step_every.setSpecialValueText("off (script calls perfview_step())")
-        self.step_every.setSuffix(" s")
-        self.step_on_optimizer = QCheckBox("Step after every optimizer.step()")
-        for box in (self.record_shapes, self.profile_memory, self.with_stack):
-            form.addRow(box)
-        form.addRow("Schedule:", self.schedule)
-        form.addRow("Step every:", self.step_every)
-        form.addRow(self.step_on_optimizer)
-        self.options.addWidget(torch_page)
-        mem_page = QWidget()
-        form = QFormLayout(mem_page)
-        self.interval = QDoubleSpinBox()
-        self.interval.setRange(0.01, 60.0)
-        self.interval.setValue(0.1)
-        self.interval.setSuffix(" s")
-        self.include_children = QCheckBox("Add child processes' memory")
-        self.include_children.setChecked(True)
-        form.addRow("Interval:", self.interval)
-        form.addRow(self.include_children)
-        self.options.addWidget(mem_page)
-        lines_page = QWidget()
-        form = QFormLayout(lines_page)
-        self.functions = QLineEdit()
-        self.functions.setPlaceholderText("names or Class.method, comma-separated (+ @profile)")
-        self.precision = QSpinBox()
-        self.precision.setRange(0, 6)
-        self.precision.setValue(1)
-        form.addRow("Functions:", self.functions)
-        form.addRow("Decimals:", self.precision)
-        self.options.addWidget(lines_page)
-        memray_page = QWidget()
-        form = QFormLayout(memray_page)
-        self.native = QCheckBox("Native (C/C++) frames too")
-        form.addRow(self.native)
-        self.options.addWidget(memray_page)
-        self.options.addWidget(
-            QLabel("Records the allocator history; the snapshot is written at exit and on OOM.")
-        )
-        self.sample_options = SampleOptions()
-        self.options.addWidget(self.sample_options)
-
     # --- pickers (native dialogs; not exercised by tests) ------------------------------------
     def _pick_script(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Script", self.script.text(), "Python (*.py)")
@@ -225,25 +158,13 @@ class RunDialog(QDialog):
 
     # --- spec <-> widgets --------------------------------------------------------------------
     def set_spec(self, spec: RunSpec) -> None:
-        o = spec.options
         self.script.setText(spec.script)
         self.arguments.setText(shlex.join(spec.args))
         self.cwd.setText(spec.cwd or "")
         self.python.setText(spec.python or sys.executable)
         self.output.setText(spec.output or "")
         self.mode.setCurrentIndex(MODES.index(spec.mode))
-        self.record_shapes.setChecked(o.record_shapes)
-        self.profile_memory.setChecked(o.profile_memory)
-        self.with_stack.setChecked(o.with_stack)
-        self.schedule.setText(",".join(map(str, o.schedule)) if o.schedule else "")
-        self.step_every.setValue(o.step_every or 0.0)
-        self.step_on_optimizer.setChecked(o.step_on_optimizer)
-        self.interval.setValue(o.interval)
-        self.include_children.setChecked(o.include_children)
-        self.functions.setText(", ".join(o.functions))
-        self.precision.setValue(o.precision)
-        self.native.setChecked(o.native)
-        self.sample_options.set_options(o)
+        self.options.set_options(spec.options)
 
     def spec(self) -> RunSpec:
         """The RunSpec the form describes; raises ValueError with a message for the user."""
@@ -257,24 +178,7 @@ class RunDialog(QDialog):
             args = tuple(shlex.split(self.arguments.text()))
         except ValueError as exc:
             raise ValueError(f"Arguments: {exc}") from exc
-        text = self.schedule.text().strip()
-        schedule = parse_schedule(text) if text else None
-        functions = tuple(f for f in self.functions.text().replace(",", " ").split() if f)
-        options = RunOptions(
-            record_shapes=self.record_shapes.isChecked(),
-            profile_memory=self.profile_memory.isChecked(),
-            with_stack=self.with_stack.isChecked(),
-            schedule=schedule,
-            step_every=self.step_every.value() or None,
-            step_on_optimizer=self.step_on_optimizer.isChecked(),
-            interval=self.interval.value(),
-            include_children=self.include_children.isChecked(),
-            functions=functions,
-            precision=self.precision.value(),
-            native=self.native.isChecked(),
-        )
-        if self.mode.currentData() == "sample":  # its own native checkbox, rate, …
-            options = self.sample_options.apply(options)
+        options = self.options.read(str(self.mode.currentData()))
         script_path = Path(script).resolve()
         return RunSpec(
             mode=str(self.mode.currentData()),
@@ -381,116 +285,6 @@ class RunPanel(QWidget):
     def _on_cancelled(self) -> None:
         self._stop("Cancelled")
         self.run_ended.emit("cancelled")
-
-
-class RunsDialog(QDialog):
-    """Past runs (newest first) with Open, Compare (exactly two selected) and Delete."""
-
-    open_requested = Signal(str)
-    compare_requested = Signal(str, str)  # older run (A, baseline), newer run (B)
-    COLUMNS = ("Started", "Mode", "Script", "Status", "Exit", "Duration")
-
-    def __init__(self, parent: QWidget | None = None, root: Path | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Runs")
-        self.resize(760, 360)
-        self.root = root
-        self.records: list[RunRecord] = []
-        self.table = QTableWidget(0, len(self.COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(self.COLUMNS))
-        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableWidget.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.doubleClicked.connect(self.open_selected)
-        self.open_button = QPushButton("Open")
-        self.open_button.clicked.connect(self.open_selected)
-        self.compare_button = QPushButton("Compare")
-        self.compare_button.setToolTip("Compare the two selected runs (older = A, newer = B)")
-        self.compare_button.clicked.connect(self.compare_selected)
-        self.delete_button = QPushButton("Delete")
-        self.delete_button.clicked.connect(lambda: self.delete_selected(confirm=True))
-        refresh = QPushButton("Refresh")
-        refresh.clicked.connect(self.refresh)
-        close = QPushButton("Close")
-        close.clicked.connect(self.close)
-        buttons = QHBoxLayout()
-        for button in (self.open_button, self.compare_button, self.delete_button, refresh):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(close)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.table)
-        layout.addLayout(buttons)
-        self.table.itemSelectionChanged.connect(self._update_buttons)
-        self.refresh()
-
-    def refresh(self) -> None:
-        self.records = list_runs(self.root)
-        self.table.setRowCount(len(self.records))
-        for row, rec in enumerate(self.records):
-            duration = f"{rec.ended - rec.started:.1f} s" if rec.ended else ""
-            cells = (
-                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
-                rec.mode,
-                Path(rec.script).name,
-                rec.status,
-                "" if rec.exit_code is None else str(rec.exit_code),
-                duration,
-            )
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if col == 2:
-                    item.setToolTip(" ".join([rec.script, *rec.args]))
-                self.table.setItem(row, col, item)
-        self.table.resizeColumnsToContents()
-        if self.records:
-            self.table.selectRow(0)
-        self._update_buttons()
-
-    def selected(self) -> RunRecord | None:
-        """The selected run when exactly one is selected."""
-        records = self.selected_records()
-        return records[0] if len(records) == 1 else None
-
-    def selected_records(self) -> list[RunRecord]:
-        rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
-        return [self.records[row] for row in rows]
-
-    def _update_buttons(self) -> None:
-        rec = self.selected()
-        self.open_button.setEnabled(rec is not None and rec.output_exists)
-        self.delete_button.setEnabled(rec is not None and rec.status != "running")
-        pair = self.selected_records()
-        self.compare_button.setEnabled(len(pair) == 2 and all(r.output_exists for r in pair))
-
-    def compare_selected(self) -> bool:
-        """Ask to compare the two selected runs, the older one as the baseline A."""
-        pair = self.selected_records()
-        if len(pair) != 2 or not all(r.output_exists for r in pair):
-            return False
-        older, newer = sorted(pair, key=lambda r: r.started)
-        self.compare_requested.emit(older.output, newer.output)
-        return True
-
-    def open_selected(self) -> None:
-        rec = self.selected()
-        if rec is not None and rec.output_exists:
-            self.open_requested.emit(rec.output)
-
-    def delete_selected(self, confirm: bool = True) -> bool:
-        rec = self.selected()
-        if rec is None:
-            return False
-        if confirm:
-            answer = QMessageBox.question(
-                self, "Delete run", f"Delete the run folder?\n{rec.folder}"
-            )
-            if answer != QMessageBox.StandardButton.Yes:
-                return False
-        delete_run(rec, self.root)
-        self.refresh()
-        return True
 
 
 class RunController(QObject):
