@@ -4,7 +4,8 @@ torch memory tracks. All slices are drawn by ONE `RectBatchItem`.
 Coordinates: x is ns since the trace origin, y is a row number (row r covers [r, r+1), the
 view is inverted so row 0 is at the top). Rows keep a fixed pixel height; only x zooms.
 Views never compute aggregates themselves: range tables, links and layouts come from
-`perfview.core.layout.flame`.
+`perfview.core.layout.timeline_layout`. Around the plot: `timeline_panels` (side tabs),
+`timeline_find` (search bar) and `timeline_flows` (the selection's flow arrows).
 """
 
 from __future__ import annotations
