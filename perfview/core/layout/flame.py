@@ -1,23 +1,14 @@
-"""Rectangle layout, culling and sub-pixel merging for icicles and timelines. Pure numpy.
+"""Rectangle layout for icicles and timelines. Pure numpy.
 
 Views draw *rows* of rectangles: an icicle row is a call depth, a timeline row is one depth of
-one track. Everything here works on `Rects`, a struct of arrays sorted by (row, x0), so that a
-view can ask "what is visible in [x_lo, x_hi] at this zoom?" without touching every slice:
-
-* culling uses `searchsorted` per row, on `x0` for the right edge and on a running maximum of
-  `x1` for the left edge, so a long slice that starts before `x_lo` is still found;
-* slices narrower than `min_px` are merged per row into one rectangle per pixel column, which
-  keeps the *count* of slices it stands for and the colour bucket covering most of its width;
-* `FlameIndex` caches pre-merged levels of detail (each twice as coarse as the last), so a
-  zoomed-out frame over millions of slices only touches a few hundred thousand rectangles.
-
-Pixel columns are aligned to multiples of the pixel width in data units (not to `x_lo`), so
-merged rectangles do not flicker while panning.
+one track. Everything here produces `Rects`, a struct of arrays sorted by (row, x0): `layout`
+for a merged call tree, `layout_events` for time-ordered slices. Culling them to a window and
+merging sub-pixel slices (every frame) is in `flame_cull.py`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -85,6 +76,16 @@ class Rects:
         """Sorted by (row, x0, -x1): the order culling and merging rely on."""
         order = np.lexsort((-self.x1, self.x0, self.row))
         return self.take(order)
+
+    def is_sorted(self) -> bool:
+        """Whether already in the (row, x0) order culling relies on (cheaper than sorting)."""
+        if len(self) < 2:
+            return True
+        row_step = np.diff(self.row)
+        if (row_step < 0).any():
+            return False
+        same_row = row_step == 0
+        return bool((np.diff(self.x0)[same_row] >= 0).all())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,295 +163,7 @@ def layout_events(
     # Timeline events come sorted by (lane, ts): a stable radix sort on the row alone then
     # gives (row, ts) order, ~50x faster than the full lexsort on millions of slices.
     by_row = rects.take(np.argsort(rects.row, kind="stable"))
-    return by_row if _is_sorted(by_row) else rects.sorted()
+    return by_row if by_row.is_sorted() else rects.sorted()
 
 
-# ---------------------------------------------------------------------------------------------
-# culling and merging
-
-
-def _row_bounds(rects: Rects) -> np.ndarray:
-    """offsets[r]..offsets[r+1] are the rects of row r (rows 0..max)."""
-    n_rows = int(rects.row.max()) + 1 if len(rects) else 0
-    return np.searchsorted(rects.row, np.arange(n_rows + 1)).astype(np.int64)
-
-
-def _end_max(rects: Rects, bounds: np.ndarray) -> np.ndarray:
-    """Running maximum of x1 within each row: monotone, so `searchsorted` finds the first rect
-    that can still reach past x_lo even when a long slice started far to the left."""
-    out = np.empty_like(rects.x1)
-    for r in range(len(bounds) - 1):
-        a, b = bounds[r], bounds[r + 1]
-        if b > a:
-            np.maximum.accumulate(rects.x1[a:b], out=out[a:b])
-    return out
-
-
-def _cull_index(
-    rects: Rects,
-    bounds: np.ndarray,
-    end_max: np.ndarray,
-    x_lo: float,
-    x_hi: float,
-    rows: tuple[int, int] | None,
-) -> np.ndarray:
-    """Indexes (sorted) of rects overlapping [x_lo, x_hi] in rows [rows[0], rows[1]]."""
-    n_rows = len(bounds) - 1
-    r_lo, r_hi = (0, n_rows - 1) if rows is None else (max(rows[0], 0), min(rows[1], n_rows - 1))
-    parts = []
-    for r in range(r_lo, r_hi + 1):
-        a, b = int(bounds[r]), int(bounds[r + 1])
-        if a == b:
-            continue
-        i = a + int(np.searchsorted(end_max[a:b], x_lo, side="right"))
-        j = a + int(np.searchsorted(rects.x0[a:b], x_hi, side="right"))
-        if j > i:
-            parts.append(np.arange(i, j))
-    if not parts:
-        return np.zeros(0, dtype=np.int64)
-    idx = np.concatenate(parts)
-    # Inside [i, j) a short slice can still end before x_lo; x0 <= x_hi holds by construction.
-    keep = (rects.x1[idx] >= x_lo) & (rects.x0[idx] <= x_hi)
-    return idx[keep]
-
-
-def _group_argmax(gid: np.ndarray, weight: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per group, the position of its largest weight (first on ties). `gid` must be sorted
-    (groups contiguous), which lets this run in O(n) without a sort."""
-    starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
-    gmax = np.maximum.reduceat(weight, starts)
-    pos = np.flatnonzero(
-        weight >= gmax[np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(gid)]))]
-    )
-    g = gid[pos]
-    first = np.r_[True, g[1:] != g[:-1]]
-    out = np.zeros(n_groups, dtype=np.int64)
-    out[g[first]] = pos[first]
-    return out
-
-
-_DENSE_LIMIT = 4_000_000  # cells of the (group x bucket) weight table built without sorting
-
-
-def _dominant_bucket(
-    gid: np.ndarray,
-    bucket: np.ndarray,
-    weight: np.ndarray,
-    n_groups: int,
-    widest: np.ndarray,
-) -> np.ndarray:
-    """Per group (gid sorted), the bucket with the largest summed weight.
-
-    Exact through a dense (group x bucket) table when that is small (the zoomed-out case:
-    few groups, many slices each). With very many groups (building a fine level of detail
-    over millions of slices, where groups hold one to three slices) the bucket of the widest
-    member stands in: sorting (group, bucket) keys there cost seconds, and with so few
-    members per group the answer is nearly always the same.
-    """
-    n_buckets = int(bucket.max()) + 1
-    if n_groups * n_buckets > _DENSE_LIMIT:
-        return np.asarray(bucket[widest], dtype=np.int32)
-    key = gid * n_buckets + bucket
-    table = np.bincount(key, weights=weight, minlength=n_groups * n_buckets)
-    return np.asarray(np.argmax(table.reshape(n_groups, n_buckets), axis=1), dtype=np.int32)
-
-
-def merge(rects: Rects, px_per_unit: float, min_px: float = 1.0) -> Rects:
-    """Merge slices narrower than `min_px` pixels into one rect per (row, pixel column).
-
-    `rects` must be sorted by (row, x0). A merged rect spans its members (min x0 .. max x1),
-    counts them, takes the colour bucket holding most of their width (ties: most slices) and
-    reports the node of its widest member. Wide slices pass through unchanged and split runs.
-    """
-    n = len(rects)
-    if n == 0 or px_per_unit <= 0:
-        return rects
-    width = rects.x1 - rects.x0
-    narrow = width * px_per_unit < min_px
-    if not narrow.any():
-        return rects
-    col = np.floor(rects.x0 * (px_per_unit / min_px)).astype(np.int64)
-    same = np.zeros(n, dtype=bool)
-    same[1:] = narrow[1:] & narrow[:-1] & (rects.row[1:] == rects.row[:-1]) & (col[1:] == col[:-1])
-    if not same.any():
-        return rects
-    starts = np.flatnonzero(~same)
-    gid = np.cumsum(~same) - 1
-    n_groups = len(starts)
-    x0 = rects.x0[starts]
-    x1 = np.maximum.reduceat(rects.x1, starts)
-    count = np.add.reduceat(rects.count, starts)
-    row = rects.row[starts]
-    widest = _group_argmax(gid, width, n_groups)
-    node = rects.node[widest]
-    # Zero-length slices still carry weight through their count (ties → most slices).
-    weight = width + 1e-9 * (width.max() + 1.0) * rects.count
-    bucket = _dominant_bucket(gid, rects.bucket.astype(np.int64), weight, n_groups, widest)
-    return Rects(x0, x1, row, node, bucket, count.astype(np.int64))
-
-
-def visible(
-    rects: Rects,
-    x_lo: float,
-    x_hi: float,
-    px_per_unit: float,
-    min_px: float = 1.0,
-    rows: tuple[int, int] | None = None,
-) -> Rects:
-    """Rects overlapping [x_lo, x_hi] (and rows, if given), sub-pixel slices merged.
-
-    `rects` must be sorted by (row, x0) (`Rects.sorted()`); for repeated queries over large
-    data use `FlameIndex`, which keeps the per-row bounds and levels of detail between calls.
-    """
-    return _Level(rects).query(x_lo, x_hi, px_per_unit, min_px, rows)
-
-
-@dataclass
-class _Level:
-    """One level of detail: rects plus the per-row arrays culling needs."""
-
-    rects: Rects
-    bounds: np.ndarray = field(init=False)
-    end_max: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.bounds = _row_bounds(self.rects)
-        self.end_max = _end_max(self.rects, self.bounds)
-
-    def query(
-        self,
-        x_lo: float,
-        x_hi: float,
-        px_per_unit: float,
-        min_px: float,
-        rows: tuple[int, int] | None,
-    ) -> Rects:
-        idx = _cull_index(self.rects, self.bounds, self.end_max, x_lo, x_hi, rows)
-        return merge(self.rects.take(idx), px_per_unit, min_px)
-
-
-class FlameIndex:
-    """Rects prepared for many `query` calls: per-row search arrays and cached coarser levels.
-
-    Level k >= 1 merges sub-cell slices on a grid of `base_cell * 2**(k-1)` data units. The
-    finest cell is chosen so that level 0 (the original rects) is only used when the window
-    holds about `raw_budget` slices or fewer (cheap to merge per frame). Levels are built
-    lazily but always as a chain, each from the one before: the first zoomed-out frame pays
-    for the chain once (about 1 s for 5M slices), after which zooming in or out never stalls.
-    """
-
-    def __init__(
-        self,
-        rects: Rects,
-        raw_budget: int = 100_000,
-        direct_below: int = 50_000,
-        screen_px: int = 1400,
-    ):
-        self.rects = rects if _is_sorted(rects) else rects.sorted()
-        n = len(self.rects)
-        span = float(self.rects.x1.max() - self.rects.x0.min()) if n else 0.0
-        self.x_min = float(self.rects.x0.min()) if n else 0.0
-        self.x_max = float(self.rects.x1.max()) if n else 0.0
-        self.n_rows = int(self.rects.row.max()) + 1 if n else 0
-        # Level 0 serves windows narrower than screen_px * base_cell, which hold about
-        # n * screen_px * base_cell / span slices: keep that near raw_budget.
-        finest_cells = int(np.clip(n * screen_px // max(raw_budget, 1), 1024, 1 << 24))
-        self.base_cell = span / finest_cells if span > 0 else 0.0
-        self._direct = n < direct_below
-        # Beyond this level one cell spans the whole data: nothing coarser can merge more.
-        self.max_level = int(np.ceil(np.log2(finest_cells))) + 1
-        self._levels: list[_Level] = [_Level(self.rects)]
-
-    def _level(self, k: int) -> _Level:
-        """Level k, building any missing finer levels first (each from the previous one)."""
-        while len(self._levels) <= k:
-            j = len(self._levels)
-            cell = self.base_cell * 2.0 ** (j - 1)
-            self._levels.append(_Level(merge(self._levels[-1].rects, 1.0 / cell, 1.0)))
-        return self._levels[k]
-
-    def build_levels(self, up_to: int | None = None) -> int:
-        """Build the level chain now (up to `up_to`, default all); returns how many exist.
-
-        For a worker thread: the first zoomed-out frame would otherwise pay for the chain on
-        the GUI thread (a few hundred ms per million slices). Coarse levels are small, so
-        the whole chain costs little more than the levels a zoomed-out frame needs anyway.
-        """
-        last = self.max_level if up_to is None else min(up_to, self.max_level)
-        if not self._direct and self.base_cell > 0 and len(self.rects):
-            self._level(last)
-        return len(self._levels)
-
-    def level_for(self, px_per_unit: float, min_px: float = 1.0) -> int:
-        """Index of the level a query at this zoom uses (0 = the original rects)."""
-        if self._direct or self.base_cell <= 0 or px_per_unit <= 0:
-            return 0
-        pixel = min_px / px_per_unit
-        if pixel < self.base_cell:
-            return 0
-        return min(1 + int(np.floor(np.log2(pixel / self.base_cell))), self.max_level)
-
-    def query(
-        self,
-        x_lo: float,
-        x_hi: float,
-        px_per_unit: float,
-        min_px: float = 1.0,
-        rows: tuple[int, int] | None = None,
-    ) -> Rects:
-        """Visible, merged rects for the window [x_lo, x_hi] drawn at `px_per_unit`.
-
-        Zoomed out (level k > 0) the answer comes from level k + 1, whose cell is between one
-        and two pixels: already merged, so it is only culled. That skips the per-frame merge
-        (the costliest step) at the price of narrow slices snapping to <= 2-px cells.
-        """
-        if not len(self.rects):
-            return self.rects
-        k = self.level_for(px_per_unit, min_px)
-        if k == 0:
-            return self._levels[0].query(x_lo, x_hi, px_per_unit, min_px, rows)
-        level = self._level(min(k + 1, self.max_level))
-        return level.rects.take(
-            _cull_index(level.rects, level.bounds, level.end_max, x_lo, x_hi, rows)
-        )
-
-    def hit(self, x: float, row: int, tolerance: float = 0.0) -> int:
-        """Position (into `self.rects`) of the narrowest rect on `row` containing x ± tolerance,
-        preferring exact containment; -1 when none is that close."""
-        lvl = self._levels[0]
-        if row < 0 or row >= self.n_rows:
-            return -1
-        idx = _cull_index(
-            self.rects, lvl.bounds, lvl.end_max, x - tolerance, x + tolerance, (row, row)
-        )
-        if not len(idx):
-            return -1
-        x0, x1 = self.rects.x0[idx], self.rects.x1[idx]
-        dist = np.maximum(np.maximum(x0 - x, x - x1), 0.0)
-        best = np.lexsort((x1 - x0, dist))[0]
-        return int(idx[best])
-
-    def position_of(self, node: int) -> int:
-        """Position of the rect showing `node` in `self.rects`, -1 if absent."""
-        hits = np.flatnonzero(self.rects.node == node)
-        return int(hits[0]) if len(hits) else -1
-
-
-def _is_sorted(rects: Rects) -> bool:
-    if len(rects) < 2:
-        return True
-    row_step = np.diff(rects.row)
-    if (row_step < 0).any():
-        return False
-    same_row = row_step == 0
-    return bool((np.diff(rects.x0)[same_row] >= 0).all())
-
-
-__all__ = [
-    "FlameIndex",
-    "Rects",
-    "layout",
-    "layout_events",
-    "merge",
-    "visible",
-]
+__all__ = ["Rects", "layout", "layout_events"]

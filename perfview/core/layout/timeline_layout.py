@@ -15,7 +15,8 @@ import pandas as pd
 
 from perfview.core.analysis.aggregate import nested_in_same_name
 from perfview.core.layout import colors
-from perfview.core.layout.flame import FlameIndex, layout_events
+from perfview.core.layout.flame import layout_events
+from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_marks import InstantMarks, curve_axis, instant_marks
 from perfview.core.layout.track_arrange import TrackState, arrange_tracks, arranged_rows
 from perfview.core.model import Timeline

@@ -1,7 +1,7 @@
 """One pyqtgraph item that draws any number of rectangles (slices or call-tree nodes).
 
 Never one graphics item per event: the rects live in numpy arrays (`core.flame.Rects`). On
-each paint the item asks `core.flame.FlameIndex` for the rects visible in the current view,
+each paint the item asks `core.flame_cull.FlameIndex` for the rects visible in the current view,
 with sub-pixel slices merged, maps them to device pixels with numpy, and issues ONE
 `QPainter.drawRects` per colour bucket.
 
@@ -27,7 +27,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from shiboken6 import wrapInstance
 
 from perfview.core.layout import colors
-from perfview.core.layout.flame import FlameIndex, Rects
+from perfview.core.layout.flame import Rects
+from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TrackLayout
 from perfview.qt.items.labels import LabelPainter
 

@@ -4,7 +4,8 @@ torch memory tracks. All slices are drawn by ONE `RectBatchItem`.
 Coordinates: x is ns since the trace origin, y is a row number (row r covers [r, r+1), the
 view is inverted so row 0 is at the top). Rows keep a fixed pixel height; only x zooms.
 Views never compute aggregates themselves: range tables, links and layouts come from
-`perfview.core.layout.flame`.
+`perfview.core.layout.timeline_layout`. Around the plot: `timeline_panels` (side tabs),
+`timeline_find` (search bar) and `timeline_flows` (the selection's flow arrows).
 """
 
 from __future__ import annotations
@@ -22,15 +23,12 @@ from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
-from perfview.qt.views import bookmarks, search_results, tracks_panel
+from perfview.qt.views import timeline_find, timeline_flows, timeline_panels
 from perfview.qt.views.details_panel import DetailsPanel
-from perfview.qt.views.search_results import SearchResults
 
 ROW_PX = 18.0
 CURVE_ROWS = timeline_layout.CURVE_ROWS  # height of a counter / memory track in rows
 MAX_COUNTER_TRACKS = timeline_layout.MAX_COUNTER_TRACKS
-RANGE_ROWS = 300
-MAX_ARROW_HEADS = 40
 
 
 class TimelineView(QtWidgets.QWidget):
@@ -42,6 +40,12 @@ class TimelineView(QtWidgets.QWidget):
     """
 
     selected = QtCore.Signal(int)  # event row (also sent to the document)
+    # built by timeline_panels.build_side and timeline_find.build_search_bar
+    side: QtWidgets.QTabWidget
+    details: DetailsPanel
+    search_bar: QtWidgets.QWidget
+    search_edit: QtWidgets.QLineEdit
+    match_label: QtWidgets.QLabel
 
     def __init__(
         self,
@@ -62,8 +66,8 @@ class TimelineView(QtWidgets.QWidget):
         self._ts = self.data.ts
         self._dur = self.data.dur
         self._build_plot()
-        self._build_side()
-        self._build_search()
+        timeline_panels.build_side(self)  # Details, Range, Search, Tracks, Bookmarks tabs
+        timeline_find.build_search_bar(self)
         self._layout_tracks()
         splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         left = QtWidgets.QWidget()
@@ -122,63 +126,6 @@ class TimelineView(QtWidgets.QWidget):
         self.viewbox.range_dragging.connect(self._show_region)
         self.viewbox.range_selected.connect(self.select_range)
         self.plot.scene().sigMouseMoved.connect(self._on_hover)
-
-    def _build_side(self) -> None:
-        self.details = DetailsPanel()
-        self.details.event_activated.connect(self.select_event)
-        self.range_label = QtWidgets.QLabel("Shift+drag (or right-drag) to select a time range")
-        self.range_label.setWordWrap(True)
-        self.range_table = QtWidgets.QTableWidget(0, 3)
-        self.range_table.setHorizontalHeaderLabels(["Name", "Calls", "Time in range"])
-        header = self.range_table.horizontalHeader()
-        header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        self.range_table.verticalHeader().hide()
-        self.range_table.verticalHeader().setDefaultSectionSize(
-            self.range_table.fontMetrics().height() + 6
-        )
-        self.range_table.setWordWrap(False)
-        self.range_table.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
-        self.range_table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        range_page = QtWidgets.QWidget()
-        lay = QtWidgets.QVBoxLayout(range_page)
-        lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(self.range_label)
-        lay.addWidget(self.range_table)
-        self.side = QtWidgets.QTabWidget()
-        self.side.setMinimumWidth(260)
-        self.side.addTab(self.details, "Details")
-        self.side.addTab(range_page, "Range")
-        self.results = SearchResults()  # names and args (core.search), F3 steps through
-        self.results.activated.connect(lambda pos: self.next_match(pos - self._match_pos))
-        self.side.addTab(self.results, "Search")
-        self.tracks_panel = tracks_panel.install(self)  # pin/hide/collapse/reorder, flows
-        self.bookmarks = bookmarks.install(self)  # Ctrl+B; saved in workspaces
-
-    def _build_search(self) -> None:
-        self.search_bar = QtWidgets.QWidget()
-        lay = QtWidgets.QHBoxLayout(self.search_bar)
-        lay.setContentsMargins(4, 2, 4, 2)
-        self.search_edit = QtWidgets.QLineEdit()
-        self.search_edit.setPlaceholderText(
-            "Find slices: name or args text, /regex/ or key=value (Enter / F3: next)"
-        )
-        self.search_edit.setClearButtonEnabled(True)
-        self.search_edit.textChanged.connect(self.set_search)
-        self.search_edit.returnPressed.connect(self.next_match)
-        self.match_label = QtWidgets.QLabel("")
-        lay.addWidget(self.search_edit)
-        lay.addWidget(self.match_label)
-        self.search_bar.hide()
-        for keys, slot in (
-            ("Ctrl+F", self.show_search),
-            ("F3", self.next_match),
-            ("Shift+F3", self.previous_match),
-            ("Escape", self._escape),
-        ):
-            shortcut = QtGui.QShortcut(QtGui.QKeySequence(keys), self)
-            shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(slot)
 
     def _layout_tracks(self) -> None:
         """Rows for every lane, then counter tracks, then the torch memory track (all laid
@@ -350,50 +297,7 @@ class TimelineView(QtWidgets.QWidget):
         self._scroll_to_row(int(self.event_row[row]))
 
     def _draw_flows(self, row: int) -> None:
-        if getattr(self, "flow_mode", "selected") != "selected":
-            tracks_panel.draw_flows(self)  # all flows, or none (Tracks tab)
-            return
-        flows = self.timeline.flows
-        pairs: list[tuple[int, int]] = []
-        if len(flows):
-            src = flows["src_event"].to_numpy()
-            dst = flows["dst_event"].to_numpy()
-            hit = ((src == row) | (dst == row)) & (src >= 0) & (dst >= 0)
-            pairs = list(zip(src[hit].tolist(), dst[hit].tolist(), strict=True))
-        if not pairs:
-            pairs = [
-                (row, int(r)) for r in timeline_layout.linked_events(self.timeline.events, row, 50)
-            ]
-        for head in self._arrow_heads:
-            self.plot.removeItem(head)
-        self._arrow_heads = []
-        if not pairs:
-            self.flow_item.setData([], [])
-            return
-        a = np.array([p[0] for p in pairs])
-        b = np.array([p[1] for p in pairs])
-        xs = np.empty(2 * len(a))
-        ys = np.empty(2 * len(a))
-        xs[0::2], xs[1::2] = self._ts[a], self._ts[b]
-        ys[0::2], ys[1::2] = self.event_row[a] + 0.5, self.event_row[b] + 0.5
-        self.flow_item.setData(xs, ys)
-        heads = zip(
-            xs[1::2].tolist(), ys[1::2].tolist(), (ys[1::2] - ys[0::2]).tolist(), strict=True
-        )
-        for x, y, down in list(heads)[:MAX_ARROW_HEADS]:
-            # Screen angles (rows grow downwards): -90 points down, 90 up, 180 right.
-            angle = -90 if down > 0 else (90 if down < 0 else 180)
-            head = pg.ArrowItem(
-                pos=(x, y),
-                angle=angle,
-                headLen=9,
-                tipAngle=40,
-                pen=None,
-                brush=pg.mkBrush(20, 20, 20),
-            )
-            head.setZValue(31)
-            self.plot.addItem(head)
-            self._arrow_heads.append(head)
+        timeline_flows.draw(self, row)
 
     # --- range --------------------------------------------------------------------------------
     def _show_region(self, lo: float, hi: float) -> None:
@@ -409,62 +313,23 @@ class TimelineView(QtWidgets.QWidget):
             self.document.set_range(lo_i, hi_i)
 
     def _fill_range_table(self, lo: int, hi: int) -> None:
-        table = timeline_layout.range_summary(self.timeline.events, lo, hi)
-        self.range_summary = table
-        self.range_label.setText(
-            f"{format_ns(lo)} – {format_ns(hi)}  (span {format_ns(hi - lo)}): "
-            f"{int(table['calls'].sum()) if len(table) else 0} slices, {len(table)} names"
-        )
-        shown = table.head(RANGE_ROWS)
-        self.range_table.setRowCount(len(shown))
-        for i, (name, calls, total) in enumerate(
-            zip(shown["name"], shown["calls"], shown["total_ns"], strict=True)
-        ):
-            self.range_table.setItem(i, 0, QtWidgets.QTableWidgetItem(str(name)))
-            for col, text in ((1, f"{int(calls):,}"), (2, format_ns(int(total)))):
-                cell = QtWidgets.QTableWidgetItem(text)
-                cell.setTextAlignment(
-                    QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
-                )
-                self.range_table.setItem(i, col, cell)
-        self.side.setCurrentIndex(1)
+        timeline_panels.fill_range_table(self, lo, hi)
 
-    # --- search -------------------------------------------------------------------------------
+    # --- search (the search bar and its logic: timeline_find) ------------------------------
     def show_search(self) -> None:
-        self.search_bar.show()
-        self.search_edit.setFocus()
-        self.search_edit.selectAll()
+        timeline_find.show(self)
 
     def _escape(self) -> None:
-        if self.search_bar.isVisible():
-            self.search_edit.clear()
-            self.search_bar.hide()
-            self.plot.setFocus()
-        self.region.hide()
+        timeline_find.escape(self)
 
     def set_search(self, text: str) -> int:
         """Highlight and list the slices matching `text` (names or args: text, /regex/,
         key=value; see core.search); returns the count."""
-        if self.search_edit.text() != text:
-            self.search_edit.setText(text)
-            return len(self._matches)
-        text = text.strip()
-        search_results.run_search(self, text)  # names now; args here or in a worker
-        self._match_pos = -1
-        if self.document is not None:
-            self.document.set_search(text)
-        return len(self._matches)
+        return timeline_find.set_search(self, text)
 
     def next_match(self, step: int = 1) -> int:
         """Select the next (or previous) match; returns its row or -1."""
-        if not len(self._matches):
-            return -1
-        self._match_pos = (self._match_pos + step) % len(self._matches)
-        row = int(self._matches[self._match_pos])
-        self.select_event(row)
-        self.match_label.setText(f"{self._match_pos + 1:,} / {len(self._matches):,}")
-        self.results.set_current(self._match_pos)
-        return row
+        return timeline_find.next_match(self, step)
 
     def previous_match(self) -> int:
         return self.next_match(-1)
@@ -472,15 +337,7 @@ class TimelineView(QtWidgets.QWidget):
     def select_events(self, rows: object) -> int:
         """Highlight `rows` together (Enter in the search bar steps through them), select the
         first and zoom to it; returns how many were valid. For a recommendation's evidence."""
-        given = np.asarray(list(rows), dtype=np.int64)  # type: ignore[call-overload]
-        given = given[(given >= 0) & (given < len(self._ts))]
-        if not len(given):
-            return 0
-        self._matches, self._match_pos = given, 0
-        self.batch.set_highlight(given)
-        self.match_label.setText(f"{len(given):,} slices")
-        self.select_event(int(given[0]), fit=True)
-        return len(given)
+        return timeline_find.select_events(self, rows)
 
     # --- document -----------------------------------------------------------------------------
     def _on_document_selection(self, selection: Selection | None) -> None:

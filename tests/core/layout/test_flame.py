@@ -1,4 +1,4 @@
-"""flame.py maths against hand-computed rectangles, and colors.py stability."""
+"""flame.py and flame_cull.py maths against hand-computed rectangles, and colors.py stability."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfview.core.layout import colors, flame
+from perfview.core.layout import colors, flame, flame_cull
 from perfview.core.model import CallTree
 
 
@@ -70,16 +70,16 @@ def test_cull_keeps_long_slice_starting_before_window() -> None:
     ts = np.r_[0, np.arange(1000, 2000, 10)]
     dur = np.r_[1000, np.full(100, 5)]
     rects = flame.layout_events(ts, dur, np.zeros(len(ts), dtype=np.int32))
-    got = flame.visible(rects, 500, 510, px_per_unit=10.0)
+    got = flame_cull.visible(rects, 500, 510, px_per_unit=10.0)
     assert got.node.tolist() == [0]
     # A window among the short ones: [1003, 1022] overlaps [1000,1005],[1010,1015],[1020,1025].
-    got = flame.visible(rects, 1003, 1022, px_per_unit=10.0)
+    got = flame_cull.visible(rects, 1003, 1022, px_per_unit=10.0)
     assert got.node.tolist() == [1, 2, 3]
 
 
 def test_cull_by_row_range() -> None:
     rects = flame.layout_events(np.zeros(4), np.full(4, 10), np.array([0, 1, 2, 3]))
-    got = flame.visible(rects, 0, 10, 1.0, rows=(1, 2))
+    got = flame_cull.visible(rects, 0, 10, 1.0, rows=(1, 2))
     assert got.row.tolist() == [1, 2]
 
 
@@ -90,7 +90,7 @@ def test_merge_counts_slices_per_pixel_column_and_picks_dominant_colour() -> Non
     dur = np.array([1, 1, 1, 4, 1, 50])
     bucket = np.array([1, 2, 2, 5, 1, 3])
     rects = flame.layout_events(ts, dur, np.zeros(6, dtype=np.int32), bucket)
-    got = flame.visible(rects, 0, 100, px_per_unit=0.1)
+    got = flame_cull.visible(rects, 0, 100, px_per_unit=0.1)
     assert got.count.tolist() == [3, 2, 1]
     assert got.bucket.tolist() == [2, 5, 3]
     assert got.x0.tolist() == [0.0, 10.0, 30.0]
@@ -101,7 +101,7 @@ def test_merge_counts_slices_per_pixel_column_and_picks_dominant_colour() -> Non
 
 def test_merge_never_mixes_rows() -> None:
     rects = flame.layout_events(np.array([0, 1]), np.array([1, 1]), np.array([0, 1]))
-    got = flame.visible(rects, 0, 10, px_per_unit=0.01)
+    got = flame_cull.visible(rects, 0, 10, px_per_unit=0.01)
     assert got.row.tolist() == [0, 1]
     assert got.count.tolist() == [1, 1]
 
@@ -114,7 +114,7 @@ def test_flame_index_levels_keep_counts_and_window() -> None:
     row = rng.integers(0, 4, n).astype(np.int32)
     bucket = rng.integers(0, 24, n)
     rects = flame.layout_events(ts, dur, row, bucket)
-    index = flame.FlameIndex(rects)
+    index = flame_cull.FlameIndex(rects)
     ppu = 1000 / 1e9  # whole trace over 1000 px
     assert index.level_for(ppu) > 0
     zoomed_out = index.query(0, 1e9 + 2000, ppu)
@@ -124,13 +124,13 @@ def test_flame_index_levels_keep_counts_and_window() -> None:
     # Deep zoom goes to the original rects and agrees with the plain function.
     lo, hi = 5e8, 5e8 + 20_000
     deep = index.query(lo, hi, 1000 / 20_000)
-    plain = flame.visible(rects, lo, hi, 1000 / 20_000)
+    plain = flame_cull.visible(rects, lo, hi, 1000 / 20_000)
     assert deep.node.tolist() == plain.node.tolist()
 
 
 def test_hit_prefers_containing_rect() -> None:
     rects = flame.layout_events(np.array([0, 100]), np.array([50, 10]), np.array([0, 0]))
-    index = flame.FlameIndex(rects)
+    index = flame_cull.FlameIndex(rects)
     assert rects.node[index.hit(20.0, 0)] == 0
     assert rects.node[index.hit(104.0, 0)] == 1
     assert index.hit(70.0, 0) == -1

@@ -10,7 +10,7 @@ import pytest
 
 from perfview.core import pages
 from perfview.core.analysis.torch import kernels, memory_alloc, op_kernels, overview, recommend
-from perfview.core.layout import colors, flame, timeline_layout
+from perfview.core.layout import colors, flame, flame_cull, timeline_layout
 from perfview.core.model import Bundle
 from perfview.core.pages import data as page_data
 from tests.conftest import sample
@@ -36,7 +36,7 @@ def test_build_levels_gives_the_same_answers_as_lazy_levels() -> None:
     dur = rng.integers(1, 2_000, n)
     row = rng.integers(0, 4, n)
     rects = flame.layout_events(ts, dur, row, rng.integers(0, 5, n))
-    eager, lazy = flame.FlameIndex(rects), flame.FlameIndex(rects)
+    eager, lazy = flame_cull.FlameIndex(rects), flame_cull.FlameIndex(rects)
     built = eager.build_levels()
     assert built == eager.max_level + 1  # the whole chain, level 0 included
     for px in (1e-6, 1e-5, 1e-4, 1e-2):  # zoomed out .. deep

@@ -1,0 +1,161 @@
+"""Predicates and accessors the page registry declares its pages with: whether a bundle has
+the data a page needs (`has_*`, `is_torch`, `format_is`), the typed part of a bundle a table is
+computed from (`timeline`, `profile`, …, which raise `ViewError` when it is missing), and the
+data a page's widget is prepared with off the GUI thread (`*_data`). They are their own module so
+that `registry.py` holds only the declarations (`PAGES`, `KINDS`) and reads as a list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfview.core.analysis import cuda_memory_views
+from perfview.core.analysis.torch import modules, recommend
+from perfview.core.analysis.torch.common import comm_kernel_mask, step_rows
+from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
+from perfview.core.model.cuda_memory import CudaSnapshot
+from perfview.core.model.memray_model import MemrayCapture
+from perfview.core.pages import data as page_data
+from perfview.core.pages.page import HasData, Tables, ViewError
+
+
+def timeline(bundle: Bundle) -> Timeline:
+    if bundle.timeline is None:
+        raise ViewError(f"{bundle.path} holds no trace timeline")
+    return bundle.timeline
+
+
+def profile(bundle: Bundle) -> PstatsProfile:
+    if bundle.profile is None:
+        raise ViewError(f"{bundle.path} holds no cProfile statistics")
+    return bundle.profile
+
+
+def memory(bundle: Bundle) -> MemoryProfile:
+    if bundle.memory is None:
+        raise ViewError(f"{bundle.path} holds no memory samples")
+    return bundle.memory
+
+
+def lines(bundle: Bundle) -> LineReport:
+    if bundle.lines is None:
+        raise ViewError(f"{bundle.path} holds no line report")
+    return bundle.lines
+
+
+def snapshot(bundle: Bundle) -> CudaSnapshot:
+    if bundle.cuda_snapshot is None:
+        raise ViewError(f"{bundle.path} holds no CUDA memory snapshot")
+    return bundle.cuda_snapshot
+
+
+def memray(bundle: Bundle) -> MemrayCapture:
+    if bundle.memray is None:
+        raise ViewError(f"{bundle.path} holds no memray capture")
+    return bundle.memray
+
+
+def has_history(bundle: Bundle) -> bool:
+    return bundle.cuda_snapshot is None or len(bundle.cuda_snapshot.trace) > 0
+
+
+def has_oom(bundle: Bundle) -> bool:
+    return bundle.cuda_snapshot is not None and cuda_memory_views.has_oom(bundle.cuda_snapshot)
+
+
+def has_kind(kind: str) -> HasData:
+    def check(bundle: Bundle) -> bool:
+        tl = bundle.timeline
+        return tl is not None and bool((tl.events["kind"] == kind).any())
+
+    return check
+
+
+def has_memory(bundle: Bundle) -> bool:
+    if bundle.format in ("cuda_snapshot", "memray"):
+        return True
+    if bundle.format == "trace":
+        return bundle.timeline is not None and len(bundle.timeline.memory) > 0
+    return True
+
+
+def is_torch(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and bundle.timeline.is_torch
+
+
+def has_steps(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and len(step_rows(bundle.timeline)) > 0
+
+
+def has_gpu(bundle: Bundle) -> bool:
+    tl = bundle.timeline
+    return tl is not None and bool(tl.events["kind"].isin(["kernel", "memcpy", "memset"]).any())
+
+
+def has_tree(bundle: Bundle) -> bool:
+    return bundle.profile is not None or (
+        bundle.timeline is not None and len(bundle.timeline.events) > 0
+    )
+
+
+def has_modules(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and modules.has_modules(bundle.timeline)
+
+
+def has_comm(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and bool(comm_kernel_mask(bundle.timeline.events).any())
+
+
+def has_shapes(bundle: Bundle) -> bool:
+    tl = bundle.timeline
+    return tl is not None and bool((tl.events["shape"].astype(str) != "").any())
+
+
+def format_is(name: str) -> HasData:
+    return lambda bundle: bundle.format == name
+
+
+def is_torch_trace(bundle: Bundle) -> bool:
+    return bundle.format == "trace" and is_torch(bundle)
+
+
+def timeline_data(bundle: Bundle, _tables: Tables) -> Any:
+    from perfview.core.layout.timeline_layout import prepare_timeline
+
+    assert bundle.timeline is not None
+    return prepare_timeline(bundle.timeline)
+
+
+def has_events(bundle: Bundle) -> bool:
+    return bundle.timeline is not None and len(bundle.timeline.events) > 0
+
+
+def has_torch_memory(bundle: Bundle) -> bool:
+    return is_torch(bundle) and has_memory(bundle)
+
+
+def torch_timeline(bundle: Bundle) -> Timeline:
+    assert bundle.timeline is not None
+    return bundle.timeline
+
+
+# The data a page's widget is prepared with off the GUI thread (`Page.prepare`).
+
+
+def overview_data(bundle: Bundle, _tables: Tables) -> page_data.OverviewData:
+    return page_data.OverviewData.compute(torch_timeline(bundle))
+
+
+def ops_data(bundle: Bundle, tables: Tables) -> page_data.OpsData:
+    return page_data.OpsData.compute(torch_timeline(bundle), tables.get("operators"))
+
+
+def kernels_data(bundle: Bundle, tables: Tables) -> page_data.KernelsData:
+    return page_data.KernelsData.compute(torch_timeline(bundle), tables.get("kernels"))
+
+
+def memory_data(bundle: Bundle, _tables: Tables) -> page_data.MemoryData:
+    return page_data.MemoryData.compute(torch_timeline(bundle))
+
+
+def recommendations_data(bundle: Bundle, _tables: Tables) -> list[recommend.Finding]:
+    return recommend.recommendations(torch_timeline(bundle))
