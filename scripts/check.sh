@@ -30,5 +30,5 @@ summary="$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?no tests ran' "$log" | 
 rm -f "$log"
 if [ "$rc" = "5" ]; then echo "FAILED: pytest collected no tests"; rc=1; fi
 [ "$rc" = "0" ] || status=1
-[ -n "$summary" ] && echo "$summary"
+[ -n "$summary" ] && printf "\n%s\n" "$summary"  # nanobind's last line has no newline
 exit $status
