@@ -90,8 +90,9 @@ def detect(path: Path) -> Loader:
         if reason:
             raise UnknownFormat(reason)
     raise UnknownFormat(
-        "it is not a format perfview reads (cProfile/pstats, Chrome/torch trace JSON, "
-        "mprof .dat or a memory_profiler report)"
+        "it is not a format perfview reads (cProfile/pstats, Chrome/torch trace JSON, mprof .dat, "
+        "a memory_profiler report, speedscope, collapsed stacks, pyinstrument, a memray capture "
+        "or a CUDA memory snapshot)"
     )
 
 
