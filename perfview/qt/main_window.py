@@ -54,7 +54,9 @@ from perfview.qt.window_status import StatusTasksMixin
 
 WELCOME = (
     "<h2>perfview</h2><p>Open a cProfile <code>.prof</code>, a torch.profiler / Chrome trace "
-    "<code>.json(.gz)</code>, an mprof <code>.dat</code> or a memory_profiler report.</p>"
+    "<code>.json(.gz)</code>, an mprof <code>.dat</code>, a memory_profiler report, a speedscope "
+    "or collapsed-stacks profile, a pyinstrument session, a memray capture, a CUDA memory "
+    "snapshot, or a folder of per-rank traces.</p>"
     "<p><b>File ▸ Open…</b> (Ctrl+O) or drop files on this window.</p>"
 )
 
