@@ -87,6 +87,7 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
         self.tabs.currentChanged.connect(self._on_current_tab)
         self.welcome = QLabel(WELCOME, self)
         self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.welcome.setWordWrap(True)  # the list of formats must never widen the window
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(self.tabs)
