@@ -6,7 +6,7 @@
 The files are generated (deterministic seed) the way real ones look: stacks are random walks
 down a call graph of a few thousand functions (so prefixes are shared), picked with a Zipf
 law like real hot paths; the collapsed file repeats stacks line by line as Austin does, the
-speedscope file has four threads of py-spy-style samples. Each figure is the best of
+speedscope file has four threads of py-spy-style samples. Each figure is the median of
 `--repeat` loads in a fresh process (`perfview.loaders.load`, no cache), so imports are not
 counted but nothing is warm either. As a yardstick for the machine, the time to read the
 collapsed file and scan its bytes once with numpy is printed too.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -29,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LOAD = """
 import sys, time
-from perfview.loaders import load
+from perfview.loaders import FRESH, load
 t, c = time.perf_counter(), time.process_time()
-b = load(sys.argv[1], use_cache=False)
+b = load(sys.argv[1], options=FRESH)
 dt, cpu = time.perf_counter() - t, time.process_time() - c
 print(dt, cpu, b.counts, len(b.tree))
 """
@@ -103,19 +104,21 @@ def make_speedscope(path: Path, megabytes: float, seed: int = 2) -> None:
 
 
 def time_perfview(path: Path, repeat: int) -> tuple[float, float, str]:
-    """Best wall time of `repeat` fresh-process loads, with that run's CPU time (on a shared
-    machine the CPU time shows the work itself, the wall time also the waiting)."""
-    best, best_cpu, info = float("inf"), 0.0, ""
+    """Median wall and CPU time of `repeat` fresh-process loads (on a shared machine the CPU
+    time shows the work itself, the wall time also the waiting)."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    info = ""
     for _ in range(repeat):
         out = subprocess.run(
             [sys.executable, "-c", LOAD, str(path)],
             capture_output=True, text=True, check=True, cwd=ROOT,
             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         )  # fmt: skip
-        seconds, cpu, rest = out.stdout.strip().split(" ", 2)
-        if float(seconds) < best:
-            best, best_cpu, info = float(seconds), float(cpu), rest
-    return best, best_cpu, info
+        seconds, cpu, info = out.stdout.strip().split(" ", 2)
+        walls.append(float(seconds))
+        cpus.append(float(cpu))
+    return statistics.median(walls), statistics.median(cpus), info
 
 
 def scan_seconds(path: Path) -> float:
