@@ -184,11 +184,18 @@ def make_one_file(paths: list[Path], target: Path) -> None:
 
 
 def child(code: str, *args: str) -> dict[str, Any]:
-    """Run `code` in a fresh interpreter; it prints one JSON line; peak RSS of it and its kids."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=False
-    )
+    """Run `code` in a fresh interpreter; it prints one JSON line; peak RSS of it and its kids.
+
+    Each child gets an empty cache folder of its own: its open parses every rank, its reopen
+    reads the reductions that open stored (`perfview.jobs.reductions`), and no child sees
+    another's entries."""
+    with tempfile.TemporaryDirectory(prefix="perfview-bench-cache-") as cache:
+        env = dict(os.environ, PYTHONPATH=str(ROOT), PERFVIEW_CACHE_DIR=cache)
+        env["PERFVIEW_CACHE_MAX_MB"] = "8000"
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+            check=False,
+        )  # fmt: skip
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-2000:])
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -48,14 +48,19 @@ def job_files(sources: Sequence[str | Path]) -> list[Path]:
 
 def rank_task(path: str, order: int) -> Result:
     """Parse one rank's trace and reduce it; a bad file becomes a RankFailure, never an error."""
+    from perfview.jobs import reductions
     from perfview.loaders import FRESH, internal_error, load  # deferred: the worker imports it
 
+    cached = reductions.get(Path(path), order)
+    if cached is not None:  # a reopen: the rank's reduction, checked, without a parse
+        return cached
     try:
         bundle = load(path, options=FRESH)
         if bundle.timeline is None:
             return RankFailure(path, order, "it holds no trace timeline")
         reduction = reduce_rank(bundle.timeline, path, order)
         reduction.warnings = [str(w) for w in bundle.warnings]
+        reductions.put(Path(path), reduction)
         return reduction
     except LoadError as exc:
         return RankFailure(path, order, str(exc))
