@@ -51,9 +51,6 @@ def rank_task(path: str, order: int) -> Result:
     from perfview.jobs import reductions
     from perfview.loaders import FRESH, internal_error, load  # deferred: the worker imports it
 
-    cached = reductions.get(Path(path), order)
-    if cached is not None:  # a reopen: the rank's reduction, checked, without a parse
-        return cached
     try:
         bundle = load(path, options=FRESH)
         if bundle.timeline is None:
@@ -90,28 +87,38 @@ def run_local(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Result]:
     """Every file's outcome, in file order; `progress(done, total)` after each rank."""
-    n = default_workers(len(files)) if workers is None else max(1, workers)
-    results: list[Result] = []
-    if n == 1 or len(files) == 1:
-        for i, f in enumerate(files):
-            results.append(rank_task(str(f), i))
+    from perfview.jobs import reductions
+
+    # Ranks whose reduction is cached are read here: a reopen starts no worker at all.
+    cached = {i: reductions.get(Path(f), i) for i, f in enumerate(files)}
+    todo = [i for i, hit in cached.items() if hit is None]
+    results: dict[int, Result] = {i: hit for i, hit in cached.items() if hit is not None}
+    n = default_workers(len(todo)) if workers is None else max(1, workers)
+    done = len(results)
+    if progress and done:
+        progress(done, len(files))
+    if n == 1 or len(todo) <= 1:
+        for i in todo:
+            results[i] = rank_task(str(files[i]), i)
+            done += 1
             if progress:
-                progress(i + 1, len(files))
-        return results
+                progress(done, len(files))
+        return [results[i] for i in range(len(files))]
     pool = _pool(n)
-    futures = [pool.submit(rank_task, str(f), i) for i, f in enumerate(files)]
+    futures = {i: pool.submit(rank_task, str(files[i]), i) for i in todo}
     broken = False
-    for i, fut in enumerate(futures):
+    for i, fut in futures.items():
         try:
-            results.append(fut.result())
+            results[i] = fut.result()
         except Exception as exc:  # the worker process itself died (killed, out of memory)
-            results.append(RankFailure(str(files[i]), i, f"its worker died ({exc})"))
+            results[i] = RankFailure(str(files[i]), i, f"its worker died ({exc})")
             broken = True
+        done += 1
         if progress:
-            progress(i + 1, len(files))
+            progress(done, len(files))
     if broken:  # a dead worker breaks the whole pool: start a fresh one next time
         _drop_pool(n)
-    return results
+    return [results[i] for i in range(len(files))]
 
 
 # Worker pools kept between jobs: a fresh worker spends ~1-4 s importing pandas and loading
