@@ -22,9 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from perfview.core.analysis.torch.job import Job, RankFailure, RankReduction, assemble, reduce_rank
+from perfview.core.analysis.torch.job import Job, RankFailure, RankReduction, assemble
+from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
-from perfview.jobs.local import job_files
+from perfview.jobs.local import job_files, parse_and_reduce, use_scanner
 
 MANIFEST = "manifest.json"
 
@@ -48,26 +49,16 @@ def _events_frame(events: pd.DataFrame) -> pd.DataFrame:
 
 def cluster_task(path: str, order: int, output: str) -> RankReduction | RankFailure:
     """Parse one rank where it lives, write its Parquet columns, return its reduction."""
-    from perfview.jobs.local import use_scanner
-    from perfview.loaders import FRESH, internal_error, load
 
-    use_scanner()  # a Dask worker process parses rank after rank: see use_scanner
-    try:
-        bundle = load(path, options=FRESH)
-        if bundle.timeline is None:
-            return RankFailure(path, order, "it holds no trace timeline")
-        reduction = reduce_rank(bundle.timeline, path, order)
-        reduction.warnings = [str(w) for w in bundle.warnings]
+    def write_parquet(timeline: Timeline, reduction: RankReduction) -> None:
         folder = Path(output) / f"{order:05d}"
         folder.mkdir(parents=True, exist_ok=True)
-        _events_frame(bundle.timeline.events).to_parquet(folder / "events.parquet", index=False)
+        _events_frame(timeline.events).to_parquet(folder / "events.parquet", index=False)
         reduction.comms.to_parquet(folder / "collectives.parquet", index=False)
         reduction.steps.to_parquet(folder / "steps.parquet", index=False)
-        return reduction
-    except LoadError as exc:
-        return RankFailure(path, order, str(exc))
-    except Exception as exc:  # report, never kill the job: the other ranks still open
-        return RankFailure(path, order, internal_error(exc))
+
+    use_scanner()  # a Dask worker process parses rank after rank: see use_scanner
+    return parse_and_reduce(path, order, write_parquet)
 
 
 def write_manifest(job: Job, output: Path) -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from perfview.core.analysis.torch.job import Job, RankFailure, RankReduction, assemble, reduce_rank
 from perfview.core.analysis.torch.ranks import TRACE_RE, trace_files
+from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
 
 Result = RankReduction | RankFailure
@@ -46,9 +47,12 @@ def job_files(sources: Sequence[str | Path]) -> list[Path]:
     return unique
 
 
-def rank_task(path: str, order: int) -> Result:
-    """Parse one rank's trace and reduce it; a bad file becomes a RankFailure, never an error."""
-    from perfview.jobs import reductions
+def parse_and_reduce(
+    path: str, order: int, keep: Callable[[Timeline, RankReduction], None] | None = None
+) -> Result:
+    """Parse one rank's trace and reduce it; `keep(timeline, reduction)` stores what the caller
+    keeps of it (cached reduction, Parquet columns). A bad file, or a failure to keep, becomes a
+    RankFailure, never an error: the other ranks still open."""
     from perfview.loaders import FRESH, internal_error, load  # deferred: the worker imports it
 
     try:
@@ -57,12 +61,20 @@ def rank_task(path: str, order: int) -> Result:
             return RankFailure(path, order, "it holds no trace timeline")
         reduction = reduce_rank(bundle.timeline, path, order)
         reduction.warnings = [str(w) for w in bundle.warnings]
-        reductions.put(Path(path), reduction)
+        if keep is not None:
+            keep(bundle.timeline, reduction)
         return reduction
     except LoadError as exc:
         return RankFailure(path, order, str(exc))
-    except Exception as exc:  # a worker must report, not die: the other ranks still open
+    except Exception as exc:  # a worker must report, not die
         return RankFailure(path, order, internal_error(exc))
+
+
+def rank_task(path: str, order: int) -> Result:
+    """A local worker's task: parse and reduce one rank, its reduction kept in the cache."""
+    from perfview.jobs import reductions
+
+    return parse_and_reduce(path, order, lambda _tl, red: reductions.put(Path(path), red))
 
 
 def use_scanner() -> None:
@@ -172,6 +184,7 @@ __all__ = [
     "default_workers",
     "job_files",
     "open_job",
+    "parse_and_reduce",
     "rank_task",
     "run_local",
     "shutdown_pools",
