@@ -8,11 +8,13 @@ function of its inputs: where it runs and caching are the load service's busines
 
 from __future__ import annotations
 
+import gzip
 import zlib
 from pathlib import Path
 from typing import Protocol
 
 from perfview.core.model import Bundle
+from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress
 
 HEAD_BYTES = 64 * 1024
@@ -67,6 +69,18 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         except zlib.error:
             pass
     return out[:size]
+
+
+def read_content(path: Path) -> bytes:
+    """The whole file's content: gunzipped when it is gzip, without a UTF-8 BOM. For formats
+    read whole (speedscope, pyinstrument, collapsed stacks); a damaged gzip is a LoadError."""
+    raw = Path(path).read_bytes()
+    if raw.startswith(GZIP_MAGIC):
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise LoadError("it is a damaged gzip file") from exc
+    return strip_bom(raw)
 
 
 def strip_bom(data: bytes) -> bytes:

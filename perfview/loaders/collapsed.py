@@ -13,9 +13,7 @@ name, file and line; any other frame is a name. Austin's `# mode:` header gives 
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from pathlib import Path
 from typing import Final
 
@@ -26,7 +24,7 @@ from perfview.core.analysis.sampled import build_tree, frames_table, stack_items
 from perfview.core.model import Bundle, SampledProfile
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import GZIP_MAGIC, strip_bom
+from perfview.loaders.base import read_content, strip_bom
 
 NAME: Final = "collapsed"
 DESCRIPTION = "collapsed stacks"
@@ -194,13 +192,7 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     """Sum identical stacks, then merge them into one tree (counts as weights)."""
     path = Path(path)
     progress(0.0, "reading collapsed stacks")
-    raw = path.read_bytes()
-    if raw.startswith(GZIP_MAGIC):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise LoadError("it is a damaged gzip file") from exc
-    raw = strip_bom(raw)
+    raw = read_content(path)
     fast = _parse_fast(raw)
     stacks, weights, counts, n_lines = (
         fast if fast is not None else _parse(raw.decode("utf-8", errors="replace"))

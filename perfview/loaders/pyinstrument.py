@@ -9,9 +9,7 @@ collapsed stacks. Times are seconds, so the tree's weights are nanoseconds.
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,7 +21,7 @@ from perfview.core.analysis.sampled import build_tree, frames_table, span_items,
 from perfview.core.model import Bundle, SampledProfile
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import GZIP_MAGIC, strip_bom
+from perfview.loaders.base import read_content, strip_bom
 
 NAME: Final = "pyinstrument"
 DESCRIPTION = "a pyinstrument profile"
@@ -47,14 +45,9 @@ def refuse(head: bytes, path: Path) -> str | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    raw = path.read_bytes()
-    if raw.startswith(GZIP_MAGIC):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise LoadError("it is a damaged gzip file") from exc
+    raw = read_content(path)
     try:
-        doc = msgspec.json.decode(strip_bom(raw))
+        doc = msgspec.json.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise LoadError(f"it is a pyinstrument file that is not valid JSON ({exc})") from exc
     if not isinstance(doc, dict):

@@ -11,9 +11,7 @@ Evented profiles also become a Timeline, one lane per profile, so the Timeline p
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from itertools import chain
 from pathlib import Path
 from typing import Any, Final
@@ -33,7 +31,7 @@ from perfview.core.analysis.sampled import (
 from perfview.core.model import Bundle, SampledProfile, Timeline, schema
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import GZIP_MAGIC, strip_bom
+from perfview.loaders.base import read_content, strip_bom
 from perfview.loaders.speedscope_fast import decode, plain, stack_codes
 
 NAME: Final = "speedscope"
@@ -63,14 +61,9 @@ def refuse(head: bytes, path: Path) -> str | None:
 
 
 def _read(path: Path) -> Any:
-    raw = path.read_bytes()
-    if raw.startswith(GZIP_MAGIC):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise LoadError("it is a damaged gzip file") from exc
+    raw = read_content(path)
     try:
-        return decode(strip_bom(raw))
+        return decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise LoadError(f"it is a speedscope file that is not valid JSON ({exc})") from exc
 
