@@ -175,6 +175,20 @@ def _levels(up: np.ndarray, order_hint: np.ndarray) -> np.ndarray:
     return level
 
 
+def kept_parents(parent: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The kept slices (`idx`, rows where `keep` holds) and each one's nearest kept ancestor as
+    an index into `idx` (-1: none), climbing past the slices left out."""
+    idx = np.flatnonzero(keep)
+    anc = parent[idx]
+    bad = (anc >= 0) & ~keep[np.maximum(anc, 0)]
+    while bad.any():
+        anc[bad] = parent[anc[bad]]
+        bad = (anc >= 0) & ~keep[np.maximum(anc, 0)]
+    local = np.full(len(parent), -1, dtype=np.int64)
+    local[idx] = np.arange(len(idx))
+    return idx, np.where(anc >= 0, local[np.maximum(anc, 0)], -1)
+
+
 def tree_from_events(
     timeline: Timeline,
     *,
@@ -192,16 +206,7 @@ def tree_from_events(
     mask = np.isin(ev["lane"].to_numpy(), lane_ids)
     if kinds is not None:
         mask &= ev["kind"].astype(str).isin(list(kinds)).to_numpy()
-    idx = np.flatnonzero(mask)
-    parent_all = ev["parent"].to_numpy(dtype=np.int64)
-    anc = parent_all[idx]
-    bad = (anc >= 0) & ~mask[np.maximum(anc, 0)]
-    while bad.any():  # climb past skipped slices (only when kinds filter some out)
-        anc[bad] = parent_all[anc[bad]]
-        bad = (anc >= 0) & ~mask[np.maximum(anc, 0)]
-    local = np.full(len(ev), -1, dtype=np.int64)
-    local[idx] = np.arange(len(idx))
-    up = np.where(anc >= 0, local[np.maximum(anc, 0)], -1)
+    idx, up = kept_parents(ev["parent"].to_numpy(dtype=np.int64), mask)
     depth = ev["depth"].to_numpy(dtype=np.int64)[idx]
     level = depth
     if kinds is not None or (
@@ -382,6 +387,7 @@ __all__ = [
     "focus",
     "focus_frame",
     "invert",
+    "kept_parents",
     "make_frames",
     "node_depths",
     "root_functions",

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.aggregate import busy_ns
-from perfview.core.analysis.calltree import _levels, _merge, _tree, make_frames
+from perfview.core.analysis.calltree import _levels, _merge, _tree, kept_parents, make_frames
 from perfview.core.model import CallTree, Timeline
 
 # Profiler bookkeeping, not the program's work: the `Trace` category (kind "trace") and the
@@ -176,16 +176,7 @@ def trace_tree(timeline: Timeline, choice: LaneChoice | None = None) -> CallTree
     lane_all = ev["lane"].to_numpy(dtype=np.int64)
     keep = np.isin(lane_all, np.asarray(choice.lanes if choice else (), dtype=np.int64))
     keep &= ~synthetic
-    idx = np.flatnonzero(keep)
-    parent_all = ev["parent"].to_numpy(dtype=np.int64)
-    anc = parent_all[idx]
-    bad = (anc >= 0) & ~keep[np.maximum(anc, 0)]
-    while bad.any():  # climb past the dropped synthetic spans
-        anc[bad] = parent_all[anc[bad]]
-        bad = (anc >= 0) & ~keep[np.maximum(anc, 0)]
-    local = np.full(len(ev), -1, dtype=np.int64)
-    local[idx] = np.arange(len(idx))
-    up = np.where(anc >= 0, local[np.maximum(anc, 0)], -1)
+    idx, up = kept_parents(ev["parent"].to_numpy(dtype=np.int64), keep)  # past synthetic spans
     depth = ev["depth"].to_numpy(dtype=np.int64)[idx]
     level = _levels(up, depth) if len(idx) else depth
     names = ev["name"]
