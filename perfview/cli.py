@@ -29,10 +29,10 @@ from perfview import __version__
 
 # Subcommands other modules provide: name → module with add_parser(subparsers) and run(args).
 from perfview.cli_common import (
-    DEBUG_ENV,
     FORMATS,
     CliError,
     cannot_open,
+    internal_failure,
     load_bundle,
     row_count,
     write_summary,
@@ -81,10 +81,7 @@ def run_summary(args: argparse.Namespace) -> int:
     except LoadError as exc:  # ViewError: the view does not fit this file
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
-        if os.environ.get(DEBUG_ENV):
-            raise
-        msg = f"internal error building view {view!r} for {args.file}: {type(exc).__name__}: {exc}"
-        raise CliError(f"{msg}; set {DEBUG_ENV}=1 for a traceback", code=1) from exc
+        raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
     write_summary(bundle, view, table, args.top, args.format, sys.stdout)
     return 0
 

@@ -35,6 +35,15 @@ class CliError(Exception):
         self.code = code
 
 
+def internal_failure(what: str, exc: Exception) -> CliError:
+    """The one line for an error no check foresaw (a bug, exit 1); with PERFVIEW_DEBUG set the
+    original exception is raised instead, traceback and all."""
+    if os.environ.get(DEBUG_ENV):
+        raise exc
+    msg = f"internal error {what}: {type(exc).__name__}: {exc}"
+    return CliError(f"{msg}; set {DEBUG_ENV}=1 for a traceback", code=1)
+
+
 def cannot_open(path: str, reason: str) -> CliError:
     """The one message shape for unreadable input, shared with other subcommands (diff)."""
     return CliError(f"cannot open {path}: {reason}")
@@ -210,6 +219,7 @@ __all__ = [
     "cannot_open",
     "format_cell",
     "format_table",
+    "internal_failure",
     "load_bundle",
     "records",
     "row_count",

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,10 +23,10 @@ from typing import Any, TextIO
 import pandas as pd
 
 from perfview.cli_common import (
-    DEBUG_ENV,
     FORMATS,
     CliError,
     format_cell,
+    internal_failure,
     load_bundle,
     records,
     row_count,
@@ -113,10 +112,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(f"cannot compare {args.a} with {args.b}: {exc}") from exc
     except Exception as exc:
-        if os.environ.get(DEBUG_ENV):
-            raise
-        msg = f"internal error comparing {args.a} with {args.b}: {type(exc).__name__}: {exc}"
-        raise CliError(f"{msg}; set {DEBUG_ENV}=1 for a traceback", code=1) from exc
+        raise internal_failure(f"comparing {args.a} with {args.b}", exc) from exc
     failures: list[str] | None = None
     if args.fail_above is not None:
         failures = gate_failures(comparison, args.fail_above, args.min_share)

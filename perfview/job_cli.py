@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from perfview.cli_common import DEBUG_ENV, CliError, cannot_open, write_summary
+from perfview.cli_common import CliError, cannot_open, internal_failure, write_summary
 from perfview.core.analysis.torch.job import Job
 from perfview.core.analysis.torch.job_views import JOB_VIEWS, job_table
 from perfview.core.model import Bundle
@@ -76,10 +76,7 @@ def run_job(args: argparse.Namespace) -> int:
         need = "--cluster needs the 'cluster' extra (pip install perfview[cluster])"
         raise CliError(f"{need}: {exc}") from exc
     except Exception as exc:
-        if os.environ.get(DEBUG_ENV):
-            raise
-        msg = f"internal error building view {view!r} for {args.file}: {type(exc).__name__}: {exc}"
-        raise CliError(f"{msg}; set {DEBUG_ENV}=1 for a traceback", code=1) from exc
+        raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
     counts = {"ranks": len(job.ranks), "failed": len(job.failures)}
     bundle = Bundle(
         format="trace", path=Path(args.file), counts=counts, duration_ns=_span(job),
