@@ -28,9 +28,6 @@ from perfview.qt.tasks import Task
 
 SYNC_NODES = 300_000  # derive trees up to this size on the GUI thread (~0.1 s)
 
-# Extra pages for every format with a call tree: (name, title, summary table or None).
-FLAME_PAGES = [("bottom-up", "Bottom-up"), ("sandwich", "Sandwich")]
-
 
 def _label(text: str) -> QtWidgets.QLabel:
     label = QtWidgets.QLabel(text)
@@ -183,4 +180,4 @@ def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-__all__ = ["FLAME_PAGES", "BottomUpView", "FlameSandwichView", "make_page"]
+__all__ = ["BottomUpView", "FlameSandwichView", "make_page"]
