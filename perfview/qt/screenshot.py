@@ -74,6 +74,13 @@ class ScreenshotJob(QObject):
         self.code: int | None = None
 
     def start(self) -> None:
+        if self.path.is_dir():  # a job opens as a Job tab, never a document: no picture comes
+            self.log(
+                f"perfview: cannot take a screenshot of {self.path}: it is a folder of rank "
+                "traces (open it in the window, or use `perfview summary FOLDER`)"
+            )
+            self._done(2)
+            return
         self.window.document_opened.connect(self._on_opened)
         self.window.load_failed.connect(self._on_failed)
         self.window.load_cancelled.connect(lambda _p: self._done(2))

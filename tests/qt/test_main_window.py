@@ -316,6 +316,18 @@ def test_screenshot_entry_point(qtbot: object, tmp_path: Path) -> None:
     )
 
 
+def test_screenshot_of_a_folder_is_refused_not_waited_for(
+    qtbot: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder opens as a Job tab, never as a document: the screenshot says so and exits."""
+    from perfview.qt.app import main
+
+    (tmp_path / "job").mkdir()
+    assert main(["--screenshot", str(tmp_path / "z.png"), str(tmp_path / "job")]) == 2
+    assert not (tmp_path / "z.png").exists()
+    assert "is a folder of rank traces" in capsys.readouterr().err
+
+
 def test_shortcuts_are_unique_and_standard(window: MainWindow) -> None:
     from perfview.qt.actions import check_unique_shortcuts
 
