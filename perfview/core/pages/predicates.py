@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from perfview.core.analysis import cuda_memory_views
 from perfview.core.analysis.torch import modules, recommend
 from perfview.core.analysis.torch.common import comm_kernel_mask, step_rows
@@ -106,8 +109,16 @@ def has_comm(bundle: Bundle) -> bool:
 
 
 def has_shapes(bundle: Bundle) -> bool:
+    """Any slice with an input shape: asked of the few categories, then of the codes (the
+    column as text would be millions of Python strings)."""
     tl = bundle.timeline
-    return tl is not None and bool((tl.events["shape"].astype(str) != "").any())
+    if tl is None:
+        return False
+    shape = tl.events["shape"]
+    if not isinstance(shape.dtype, pd.CategoricalDtype):
+        return bool((shape.astype(str) != "").any())
+    shown = np.append(np.asarray(shape.cat.categories.astype(str) != ""), True)  # NaN: "nan"
+    return bool(shown[shape.cat.codes.to_numpy()].any())
 
 
 def format_is(name: str) -> HasData:
