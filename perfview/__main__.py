@@ -1,8 +1,6 @@
 """`python -m perfview` behaves exactly like the `perfview` command."""
 
-import sys
-
-from perfview.cli import main
+from perfview.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

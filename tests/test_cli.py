@@ -330,3 +330,29 @@ def test_python_m_perfview_refused_file() -> None:
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
+
+
+def test_the_command_ends_quickly_yet_runs_exit_handlers(tmp_path: Path) -> None:
+    """`perfview` (cli.run) ends the process right after a headless command, but only after
+    the exit handlers ran and the output was flushed, whole, into a pipe."""
+    prof = ROOT / "tests" / "data" / "recursion.prof"
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
+        "from perfview.cli import run\n"
+        f"sys.argv = ['perfview', 'summary', {str(prof)!r}, '--top', '0']\n"
+        "run()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert "handler ran" in done.stderr
+    assert done.stdout.startswith(str(prof))
+    assert done.stdout.rstrip().count("\n") >= 5
+    missing = subprocess.run(
+        [sys.executable, "-m", "perfview", "summary", str(tmp_path / "absent.prof")],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert missing.stderr.count("\n") == 1
