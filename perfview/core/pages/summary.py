@@ -41,8 +41,12 @@ DEFAULT_VIEWS: dict[str, str] = {
 
 
 def default_view(bundle: Bundle) -> str:
-    """The view to show first for this bundle's format."""
-    return DEFAULT_VIEWS.get(bundle.format, next(iter(available_views(bundle)), "ops"))
+    """The view to show first for this bundle's format (the first view with data only for a
+    format without a default: asking every view whether it has data costs a pass each)."""
+    name = DEFAULT_VIEWS.get(bundle.format)
+    if name is not None:
+        return name
+    return next((n for n in applicable_views(bundle) if VIEWS[n].has_data(bundle)), "ops")
 
 
 def applicable_views(bundle: Bundle) -> list[str]:
