@@ -49,6 +49,7 @@ STAGES: list[tuple[str, str, str]] = [
 ]
 
 TOTALS: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
+PEAK_AFTER: dict[str, float] = {}  # the process's peak RSS (MB) when the stage ended
 
 
 def _clock() -> tuple[float, float, float]:
@@ -69,6 +70,7 @@ def _timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             for k in range(3):
                 t[k] += after[k] - before[k]
             t[3] += 1
+            PEAK_AFTER[label] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     return wrapper
 
@@ -129,11 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         ]
     size = args.file.stat().st_size
     print(f"{args.file.name}: {size / 1e6:,.0f} MB, {bundle.counts.get('events', 0):,} events")
-    print(f"{'stage':<34} {'wall s':>7} {'user s':>7} {'sys s':>7} {'calls':>6}")
+    print(f"{'stage':<34} {'wall s':>7} {'user s':>7} {'sys s':>7} {'calls':>6} {'peak MB':>8}")
     rows = [("imports + compiled code loaded", *imports, 1), *((k, *v) for k, v in TOTALS.items())]
     rows.append(("load, total", *load_s, 1))
     for label, wall, user, system, calls in rows:
-        print(f"{label:<34} {wall:7.2f} {user:7.2f} {system:7.2f} {int(calls):>6}")
+        peak = PEAK_AFTER.get(label, rss)
+        print(f"{label:<34} {wall:7.2f} {user:7.2f} {system:7.2f} {int(calls):>6} {peak:8,.0f}")
     rate = size / 1e6 / load_s[0]
     print(f"peak RSS {rss:,.0f} MB (before the load {rss0:,.0f} MB); {rate:,.0f} MB/s")
     print(f"load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
