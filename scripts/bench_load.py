@@ -99,7 +99,7 @@ print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
 # Rough costs for the up-front estimate (this 2-core machine): seconds per run = a + b * GB.
-EST = {"gen": (1.0, 40.0), "pv": (1.0, 3.5), "hta": (1.0, 66.0), "base": (1.0, 35.0)}
+EST = {"gen": (1.0, 30.0), "pv": (1.0, 3.5), "hta": (1.0, 66.0), "base": (1.0, 35.0)}
 
 
 def _prime(path: Path) -> None:

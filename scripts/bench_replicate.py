@@ -170,17 +170,18 @@ def _encode(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":")).encode()
 
 
-def make_replica(source: Path, size_mb: float, dest: Path) -> Replica:
-    """Write a kineto trace of about `size_mb` MB (decimal) made of shifted copies of `source`."""
+def make_replica(source: Path, size_mb: float, dest: Path, copies: int = 0) -> Replica:
+    """Write a kineto trace of about `size_mb` MB (decimal) made of shifted copies of `source`
+    (or, with `copies`, exactly that many whole copies whatever their size)."""
     data = read_trace(source)
     events = data.pop("traceEvents")
     dt, id_step = shift_plan(events)
-    target = int(size_mb * MB)
+    target = 2**62 if copies else int(size_mb * MB)
     head = _encode(data)[:-1] + b',"traceEvents":[' if data else b'{"traceEvents":['
     written, count, k = len(head), 0, 0
     with open(dest, "wb") as fh:
         fh.write(head)
-        while written < target:
+        while written < target and (k < copies or not copies):
             copy = events if k == 0 else shifted_copy(events, k, dt, id_step)
             chunk = _encode(copy)[1:-1]
             keep = len(copy)
