@@ -179,19 +179,15 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
-def estimate_s(n_shapes: int, sizes: list[float], repeat: int, hta_rep: list[int], a: Any) -> float:
-    """Seconds a full run should take, from EST's rough per-run costs."""
-    total = 0.0
-    for size, hrep in zip(sizes, hta_rep, strict=True):
-        gb = size / 1000
+def estimate_s(size: float, repeat: int, hta_repeat: int, a: Any) -> float:
+    """Seconds one row (a shape at a size) should take, from EST's rough per-run costs."""
+    gb = size / 1000
 
-        def cost(kind: str, runs: int, gb: float = gb) -> float:
-            return runs * (EST[kind][0] + EST[kind][1] * gb)
+    def cost(kind: str, runs: int) -> float:
+        return runs * (EST[kind][0] + EST[kind][1] * gb)
 
-        row = cost("gen", 1) + cost("pv", 2 * repeat) + cost("hta", hrep if a.hta else 0)
-        row += cost("base", repeat if a.baseline else 0) + cost("pv", 2 * repeat if a.reopen else 0)
-        total += n_shapes * row
-    return total
+    row = cost("gen", 1) + cost("pv", 2 * repeat) + cost("hta", hta_repeat if a.hta else 0)
+    return row + cost("base", repeat if a.baseline else 0) + cost("pv", 2 * repeat * a.reopen)
 
 
 def measure_row(shape: str, size: float, a: Any, hta_repeat: int) -> dict[str, Any]:
@@ -247,50 +243,78 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if a.render:
-        saved = json.loads(a.render.read_text())
-        table.print_all(saved["facts"], saved["rows"], markdown=True)
+        try:
+            saved = json.loads(a.render.read_text())
+            facts, rows = saved["facts"], saved["rows"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"bench_load: {a.render} is not a --save file ({exc})", file=sys.stderr)
+            return 2
+        table.print_all(facts, rows, markdown=True)
         return 0
-    shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
-    sizes = [float(s) for s in a.sizes.split(",") if s.strip()]
-    if unknown := [s for s in shapes if s not in SHAPES]:
-        print(
-            f"bench_load: unknown shape {unknown[0]!r} (known: {', '.join(SHAPES)})",
-            file=sys.stderr,
-        )
-        return 2
-    if missing := [s for s in shapes if (src := SHAPES[s].source) and not src.exists()]:
-        print(
-            f"bench_load: the {missing[0]} sample is absent ({SHAPES[missing[0]].source})",
-            file=sys.stderr,
-        )
-        return 2
-    hrep = [int(x) for x in (a.hta_repeat or str(a.repeat)).split(",")]
-    hrep = hrep * len(sizes) if len(hrep) == 1 else hrep
-    if len(hrep) != len(sizes):
-        print("bench_load: --hta-repeat takes one number or one per size", file=sys.stderr)
+    plan = make_plan(a)
+    if isinstance(plan, str):
+        print(f"bench_load: {plan}", file=sys.stderr)
         return 2
     a.hta = a.hta and importlib.util.find_spec("hta") is not None
     a.keep = a.keep and a.workdir is not None
     facts = machine_facts()
-    est = estimate_s(len(shapes), sizes, a.repeat, hrep, a)
-    table.print_header(facts, a.repeat, hrep, a.hta, est)
+    estimates = [estimate_s(size, a.repeat, hrep, a) for _, size, hrep in plan]
+    hta_runs = ",".join(dict.fromkeys(f"{size:g} MB: {h}" for _, size, h in plan))
+    table.print_header(facts, a.repeat, hta_runs if a.hta else "not installed", sum(estimates))
+    hta, pv, gen = EST["hta"][1], EST["pv"][1], EST["gen"][1]
+    costs = f"HTA ~{hta:.0f} s/GB, perfview ~{pv:.1f} s/GB, replica ~{gen:.0f} s/GB"
+    print(f"  (from rough costs per run: {costs})")
+    rows = run_plan(a, plan, estimates, facts)
+    if a.markdown:
+        table.print_markdown(facts, rows)
+    return 0
+
+
+def make_plan(a: argparse.Namespace) -> list[tuple[str, float, int]] | str:
+    """(shape, size, HTA runs) in the order they run (small sizes first), or what is wrong."""
+    shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
+    sizes = [float(s) for s in a.sizes.split(",") if s.strip()]
+    if unknown := [s for s in shapes if s not in SHAPES]:
+        return f"unknown shape {unknown[0]!r} (known: {', '.join(SHAPES)})"
+    if missing := [s for s in shapes if (src := SHAPES[s].source) and not src.exists()]:
+        return f"the {missing[0]} sample is absent ({SHAPES[missing[0]].source})"
+    hrep = [int(x) for x in (a.hta_repeat or str(a.repeat)).split(",")]
+    hrep = hrep * len(sizes) if len(hrep) == 1 else hrep
+    if len(hrep) != len(sizes):
+        return "--hta-repeat takes one number or one per size"
+    return [(shape, size, h) for size, h in zip(sizes, hrep, strict=True) for shape in shapes]
+
+
+def run_plan(
+    a: argparse.Namespace,
+    plan: list[tuple[str, float, int]],
+    estimates: list[float],
+    facts: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Measure every row, printing each as it ends with the time left (the estimate scaled
+    by how the rows so far compared with theirs); --save rewrites its file after each row."""
     start, rows = time.perf_counter(), []
     with tempfile.TemporaryDirectory(prefix="perfview-bench-") as tmp:
         a.workdir = a.workdir or Path(tmp)
         a.workdir.mkdir(parents=True, exist_ok=True)
-        for size, hta_repeat in zip(sizes, hrep, strict=True):
-            for shape in shapes:
-                rows.append(measure_row(shape, size, a, hta_repeat))
-                table.print_row(rows[-1], first=len(rows) == 1)
-                if a.save:
-                    a.save.write_text(json.dumps({"facts": facts, "rows": rows}, indent=1))
+        for i, (shape, size, hrep) in enumerate(plan):
+            try:
+                rows.append(measure_row(shape, size, a, hrep))
+            except RuntimeError as exc:  # the CPU trace could not be recorded (no torch)
+                print(f"  ({shape} skipped: {str(exc).splitlines()[0]})", flush=True)
+                continue
+            table.print_row(rows[-1], first=len(rows) == 1)
+            spent = time.perf_counter() - start
+            left = sum(estimates[i + 1 :]) * spent / max(sum(estimates[: i + 1]), 1e-9)
+            if i + 1 < len(plan):
+                print(f"  ({spent / 60:.1f} min so far, ~{left / 60:.0f} min left)", flush=True)
+            if a.save:
+                a.save.write_text(json.dumps({"facts": facts, "rows": rows}, indent=1))
     facts["total minutes"] = round((time.perf_counter() - start) / 60, 1)
-    print(f"\ntotal: {facts['total minutes']} min (estimated {est / 60:.0f} min)")
+    print(f"\ntotal: {facts['total minutes']} min (estimated {sum(estimates) / 60:.0f} min)")
     if a.save:
         a.save.write_text(json.dumps({"facts": facts, "rows": rows}, indent=1))
-    if a.markdown:
-        table.print_markdown(facts, rows)
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

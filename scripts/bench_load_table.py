@@ -22,9 +22,12 @@ summary: `perfview summary FILE` as a fresh whole process (cache off): wall from
 load:    perfview.loaders.load(FILE, FRESH) alone, timed inside a child (imports and numba's
          start-up excluded)
 HTA:     a fresh process that imports HTA and runs parse_trace_dataframe(FILE): 'proc' is its
-         wall from spawn to exit, 'load' the parse alone timed inside it (the same runs)
+         wall from spawn to exit, 'load' the parse alone timed inside it (the same runs), CPU s
+         and peak RSS as for summary
 xproc:   HTA proc / perfview summary (both whole processes); xload: HTA load / perfview load
 goals (issue 20, at 1 GB): xproc >= 15, summary >= 300 MB/s, summary RSS <= 2x the file
+loadavg: the 1-minute load average before -> after the row (2 cores: above ~0.5 others ran)
+reopen, json+DF (--reopen, --baseline): perfview's reopen through its cache; json.load+DataFrame
 Each file is read once before each timed run (page cache warm). Replicas are compact JSON."""
 
 
@@ -48,6 +51,7 @@ def figures(row: dict[str, Any]) -> dict[str, float]:
         "load_mbs": mb / pv_load,
         "hta_wall": hta_wall,
         "hta_load": hta_load,
+        "hta_cpu": _get(row, "hta", "cpu"),
         "hta_rss": _get(row, "hta", "rss_mb"),
         "x_proc": hta_wall / pv_wall,
         "x_load": hta_load / pv_load,
@@ -71,19 +75,17 @@ def _n(value: float, fmt: str) -> str:
     return "" if math.isnan(value) else format(value, fmt)
 
 
-def print_header(
-    facts: dict[str, Any], repeat: int, hta_repeat: list[int], hta: bool, est: float
-) -> None:
+def print_header(facts: dict[str, Any], repeat: int, hta_runs: str, est: float) -> None:
     print("machine: " + ", ".join(f"{k} {v}" for k, v in facts.items()))
-    print(f"repeat: {repeat} (HTA: {','.join(map(str, hta_repeat)) if hta else 'not installed'})")
-    print(f"estimated total: ~{est / 60:.0f} min")
     print(LEGEND)
+    print(f"runs per figure: perfview {repeat}, HTA {hta_runs}")
+    print(f"estimated total: ~{est / 60:.0f} min")
 
 
 HEAD = (
     f"{'shape':<9} {'MB':>6} {'events':>10} | {'summary':>7} {'cpu s':>6} {'MB/s':>5}"
     f" {'RSS MB':>6} {'xfile':>5} | {'load s':>6} {'MB/s':>5} | {'HTA proc':>8} {'load':>6}"
-    f" {'RSS MB':>6} | {'xproc':>5} {'xload':>5} | {'goals':<16} {'loadavg':>9}"
+    f" {'cpu s':>6} {'RSS MB':>6} | {'xproc':>5} {'xload':>5} | {'goals':<22} {'loadavg':>10}"
 )
 
 
@@ -97,9 +99,10 @@ def print_row(row: dict[str, Any], first: bool = False) -> None:
         f" {_n(f['pv_rss'], '6.0f'):>6} {_n(f['pv_rss_x'], '5.2f'):>5} |"
         f" {_n(f['load'], '6.2f'):>6} {_n(f['load_mbs'], '5.0f'):>5} |"
         f" {_n(f['hta_wall'], '8.2f'):>8} {_n(f['hta_load'], '6.2f'):>6}"
+        f" {_n(f['hta_cpu'], '6.2f'):>6}"
         f" {_n(f['hta_rss'], '6.0f'):>6} | {_n(f['x_proc'], '5.1f'):>5}"
-        f" {_n(f['x_load'], '5.1f'):>5} | {goals(f):<16}"
-        f" {row['load_before']:4.1f}>{row['load_after']:<4.1f}"
+        f" {_n(f['x_load'], '5.1f'):>5} | {goals(f):<22}"
+        f" {row['load_before']:4.1f}->{row['load_after']:<4.1f}"
         f" {_n(f['reopen'], '8.2f'):>8} {_n(f['base'], '8.2f'):>8}",
         flush=True,
     )
