@@ -35,6 +35,7 @@ import json
 import math
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -52,9 +53,7 @@ from bench_replicate import (  # noqa: F401  (DEFAULT_SOURCE, make_trace: bench_
     MB,
     ROOT,
     SHAPES,
-    make_replica,
     make_trace,
-    shape_source,
 )
 
 # Load only, perfview: the compiled scanner's code loaded before the clock (numba's import and
@@ -100,6 +99,7 @@ bundle = load(sys.argv[1])
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
+TRAIN = "perfview record --mode torch --with-stack scripts/bench_train_cpu.py 8"
 # Rough costs for the up-front estimate (this 2-core machine): seconds per run = a + b * GB.
 EST = {"gen": (1.0, 30.0), "pv": (1.0, 3.5), "hta": (1.0, 66.0), "base": (1.0, 35.0)}
 
@@ -192,14 +192,30 @@ def estimate_s(size: float, repeat: int, hta_repeat: int, a: Any) -> float:
     return row + cost("base", repeat if a.baseline else 0) + cost("pv", 2 * repeat * a.reopen)
 
 
+def generate(shape: str, size: float, path: Path) -> dict[str, Any]:
+    """Write the replica in a child process: Linux starts a child's peak RSS at its parent's
+    RSS when it forks, so this process must stay small for the children's peaks to be theirs
+    (a 35 MB source held as dicts here would have set every child's floor at ~260 MB)."""
+    script = str(Path(__file__).resolve().parent / "bench_replicate.py")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, script, shape, f"{size:g}", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?")
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def measure_row(shape: str, size: float, a: Any, hta_repeat: int) -> dict[str, Any]:
     """Generate (or reuse) one replica and measure every contender on it."""
     path = a.workdir / f"{shape}_{size:g}MB.pt.trace.json"
     meta_path = path.with_suffix(".replica.json")
     if not path.exists() or not meta_path.exists():
         t0 = time.perf_counter()
-        rep = make_replica(shape_source(SHAPES[shape], a.workdir), size, path)
-        meta_path.write_text(json.dumps({"events": rep.events, "copies": rep.copies}))
+        meta_path.write_text(json.dumps(generate(shape, size, path)))
         print(f"  (generated {path.name} in {time.perf_counter() - t0:.1f} s)", flush=True)
     meta = json.loads(meta_path.read_text())
     off = {"PERFVIEW_CACHE_MAX_MB": "0", "PERFVIEW_CACHE_DIR": str(a.workdir / "cache-off")}
@@ -263,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     estimates = [estimate_s(size, a.repeat, hrep, a) for _, size, hrep in plan]
     hta_runs = ",".join(dict.fromkeys(f"{size:g} MB: {h}" for _, size, h in plan))
     table.print_header(facts, a.repeat, hta_runs if a.hta else "not installed", sum(estimates))
+    for name in dict.fromkeys(shape for shape, *_ in plan):
+        src = SHAPES[name].source
+        print(f"  {name:<9} {src.name if src else 'recorded: ' + TRAIN}: {SHAPES[name].about}")
     hta, pv, gen = EST["hta"][1], EST["pv"][1], EST["gen"][1]
     costs = f"HTA ~{hta:.0f} s/GB, perfview ~{pv:.1f} s/GB, replica ~{gen:.0f} s/GB"
     print(f"  (from rough costs per run: {costs})")
@@ -313,6 +332,11 @@ def run_plan(
             if a.save:
                 a.save.write_text(json.dumps({"facts": facts, "rows": rows}, indent=1))
     facts["total minutes"] = round((time.perf_counter() - start) / 60, 1)
+    # every child's peak RSS starts at this process's RSS when it forked (Linux keeps the
+    # forking image's high-water mark through exec): small here, so the peaks are the children's
+    facts["bench parent peak RSS MB"] = round(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )
     print(f"\ntotal: {facts['total minutes']} min (estimated {sum(estimates) / 60:.0f} min)")
     if a.save:
         a.save.write_text(json.dumps({"facts": facts, "rows": rows}, indent=1))

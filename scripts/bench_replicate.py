@@ -208,13 +208,19 @@ def make_trace(source: Path, size_mb: float, dest: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
+    args = [a for a in args if a != "--json"]
     if len(args) != 3 or args[0] not in SHAPES:
-        print(f"usage: bench_replicate.py {{{','.join(SHAPES)}}} SIZE_MB OUT", file=sys.stderr)
+        usage = f"usage: bench_replicate.py {{{','.join(SHAPES)}}} SIZE_MB OUT [--json]"
+        print(usage, file=sys.stderr)
         return 2
     out = Path(args[2])
     source = shape_source(SHAPES[args[0]], out.parent)
     rep = make_replica(source, float(args[1]), out)
-    print(f"{out}: {rep.size / MB:.1f} MB, {rep.events:,} events, {rep.copies} copies")
+    if as_json:  # for bench_load.py, which runs this in a child to stay small itself
+        print(json.dumps({"events": rep.events, "copies": rep.copies, "size": rep.size}))
+    else:
+        print(f"{out}: {rep.size / MB:.1f} MB, {rep.events:,} events, {rep.copies} copies")
     return 0
 
 
