@@ -127,7 +127,8 @@ def run_child(cmd: list[str], path: Path, env_extra: dict[str, str]) -> dict[str
         out.seek(0), err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:4])} failed on {path.name}:\n{stderr[-2000:]}")
+        last = (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise RuntimeError(f"exit {proc.returncode} on {path.name}: {last[-300:]}")
     result: dict[str, Any] = {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
@@ -139,12 +140,14 @@ def run_child(cmd: list[str], path: Path, env_extra: dict[str, str]) -> dict[str
     return result
 
 
-def bench(cmd: list[str], path: Path, repeat: int, env: dict[str, str]) -> dict[str, float]:
-    """Medians of `repeat` runs (RSS: the largest peak); NaN for a contender that failed."""
+def bench(
+    who: str, cmd: list[str], path: Path, repeat: int, env: dict[str, str]
+) -> dict[str, float]:
+    """Medians of `repeat` runs (RSS: the largest peak); empty for a contender that failed."""
     try:
         runs = [run_child(cmd, path, env) for _ in range(repeat)]
     except RuntimeError as exc:
-        print(f"  ({str(exc).splitlines()[0]}; its columns are blank)", flush=True)
+        print(f"  ({who} failed, {exc}; its columns are blank)", flush=True)
         return {}
     keys = {k for r in runs for k, v in r.items() if isinstance(v, int | float)}
     med = {k: statistics.median(r.get(k, math.nan) for r in runs) for k in keys}
@@ -222,16 +225,18 @@ def measure_row(shape: str, size: float, a: Any, hta_repeat: int) -> dict[str, A
     row: dict[str, Any] = {"shape": shape, "size": size, "file_mb": path.stat().st_size / MB}
     row.update(meta, load_before=os.getloadavg()[0])
     py = [sys.executable]
-    row["pv_proc"] = bench([*py, "-m", "perfview", "summary"], path, a.repeat, off)
-    row["pv_load"] = bench([*py, "-c", CHILD_PERFVIEW], path, a.repeat, off)
+    row["pv_proc"] = bench(
+        "perfview summary", [*py, "-m", "perfview", "summary"], path, a.repeat, off
+    )
+    row["pv_load"] = bench("perfview load", [*py, "-c", CHILD_PERFVIEW], path, a.repeat, off)
     if a.hta:
-        row["hta"] = bench([*py, "-c", CHILD_HTA], path, hta_repeat, {})
+        row["hta"] = bench("HTA", [*py, "-c", CHILD_HTA], path, hta_repeat, {})
     if a.reopen:
         on = {"PERFVIEW_CACHE_MAX_MB": "8000", "PERFVIEW_CACHE_DIR": str(a.workdir / "cache")}
-        row["reopen"] = bench([*py, "-c", CHILD_REOPEN], path, a.repeat, on)
+        row["reopen"] = bench("reopen", [*py, "-c", CHILD_REOPEN], path, a.repeat, on)
         shutil.rmtree(a.workdir / "cache", ignore_errors=True)
     if a.baseline:
-        row["base"] = bench([*py, "-c", CHILD_BASELINE], path, a.repeat, {})
+        row["base"] = bench("json+DataFrame", [*py, "-c", CHILD_BASELINE], path, a.repeat, {})
     row["load_after"] = os.getloadavg()[0]
     if not a.keep:
         path.unlink()
