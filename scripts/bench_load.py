@@ -1,297 +1,352 @@
 #!/usr/bin/env python3
-"""Load-time benchmark: perfview's trace loader on big synthetic kineto traces.
+"""Load benchmark: perfview and HTA's parser on every trace shape at 100 MB, 500 MB and 1 GB.
 
-    python scripts/bench_load.py [--sizes 100,500] [--source FILE] [--repeat 3] [--workdir DIR]
+    python scripts/bench_load.py [--shapes resnet50,nccl,sampled,rocm,cpu-stack]
+        [--sizes 100,500,1000] [--repeat 3] [--hta-repeat 3,1,1] [--workdir DIR] [--keep]
+        [--markdown] [--save FILE.json] [--render FILE.json] [--reopen] [--baseline]
 
-Builds a trace of N MB by replicating a real one (default: the resnet50 kineto sample) with
-every copy shifted in time past the previous one, and its correlation / External id / flow ids
-offset, so the result is valid kineto JSON that looks like a longer run. Each measurement loads
-the file in a FRESH child process (so peak RSS is that load's own, read from
-`resource.getrusage(RUSAGE_SELF).ru_maxrss` in the child) and reports the median time.
-Side by side, on the same file and the same way: HTA's trace parser (PyPI `traceinsight`,
-`pip install perfview[bench]`; skipped when absent) and a `json.load` + `pd.DataFrame(events)`
-baseline. perfview is measured with its parsed-column cache off (a cold parse), and then the
-reopen through the cache is timed separately (`reopen s`).
+Each shape (scripts/bench_replicate.py: the resnet50, NCCL, 128-rank-sampled and ROCm kineto
+samples, and a CPU trace with Python stacks recorded here with `perfview record --mode torch
+--with-stack`) is replicated to each size, and every file is measured in fresh child processes,
+two ways for each side, so nobody has to guess which figure is which:
 
-Not part of CI: it takes minutes and gigabytes at 500 MB; the machine's cores are shared.
+* whole process: `perfview summary FILE` (cache off) and a script that imports HTA and parses
+  FILE with `hta.common.trace_parser.parse_trace_dataframe`: wall time from the parent's spawn
+  to the child's exit (interpreter start, imports, numba's start-up, the parse, perfview's
+  summary table, exit), CPU time and peak RSS of the child from `os.wait4`;
+* load only: a timer inside the child around `perfview.loaders.load(FILE, options=FRESH)` (the
+  compiled scanner's code loaded first) and around HTA's `parse_trace_dataframe` (the same HTA
+  run as its whole-process figure: one child gives both).
+
+Before each timed run the file is read once, so every run starts with it in the page cache.
+Times are medians of --repeat runs (HTA: --hta-repeat, one figure or one per size, since HTA
+takes about a minute per GB); RSS is the largest peak. The 1 GB goals of issue 20 are checked
+on each row: summary ≥ 15× faster than HTA as whole processes, ≥ 300 MB/s as a whole process,
+peak RSS ≤ 2× the file. The estimated total time is printed first and the time left after
+each row. Not part of CI: the full run (--hta-repeat 3,1,1) takes roughly 20-40 minutes on 2
+cores and HTA needs several GB at 1 GB; test the script itself with --sizes 20 --repeat 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import importlib.util
 import json
 import math
 import os
+import platform
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
-DEFAULT_SOURCE = SAMPLES / "kineto_gpu" / "kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
-MB = 1_000_000
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_load_table as table  # scripts/ is not a package
+from bench_replicate import (  # noqa: F401  (DEFAULT_SOURCE, make_trace: bench_cache/query)
+    DEFAULT_SOURCE,
+    MB,
+    ROOT,
+    SHAPES,
+    make_trace,
+)
 
-# Child programs: time only the load itself (imports are excluded), report peak RSS of the child.
+# Load only, perfview: the compiled scanner's code loaded before the clock (numba's import and
+# JIT start-up, ~0.35 s once per process, are in the whole-process figure instead).
 CHILD_PERFVIEW = """
 import json, resource, sys, time
 from perfview.loaders import FRESH, load
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from perfview.loaders.trace.scan import parallel
+parallel.warm()
 t0 = time.perf_counter()
 bundle = load(sys.argv[1], options=FRESH)
 seconds = time.perf_counter() - t0
 events = bundle.counts.get("events") or sum(bundle.counts.values())
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "events": events, "rss_mb": rss, "base_mb": base}))
+print(json.dumps({"seconds": seconds, "events": events}))
 """
-# The same, with the compiled scanner's code loaded before the clock starts: numba's import
-# and JIT start-up (~0.35 s, once per process; the window pays it at start-up) left out.
-CHILD_PERFVIEW_WARM = CHILD_PERFVIEW.replace(
-    "from perfview.loaders import FRESH, load\n",
-    "from perfview.loaders import FRESH, load\n"
-    "from perfview.loaders.trace.scan import parallel\nparallel.warm()\n",
-)
-assert CHILD_PERFVIEW_WARM != CHILD_PERFVIEW
+# HTA: the parser's own time inside the child; the parent times the whole process.
+CHILD_HTA = """
+import json, logging, sys, time
+logging.disable(logging.WARNING)
+from hta.common.trace_parser import parse_trace_dataframe
+from hta.configs.parser_config import ParserConfig
+t0 = time.perf_counter()
+meta, frame, symbols = parse_trace_dataframe(sys.argv[1], ParserConfig())
+print(json.dumps({"seconds": time.perf_counter() - t0, "events": len(frame)}))
+"""
 CHILD_BASELINE = """
-import json, resource, sys, time
+import json, sys, time
 import pandas as pd
 t0 = time.perf_counter()
 with open(sys.argv[1], "rb") as fh:
     data = json.load(fh)
 events = data["traceEvents"] if isinstance(data, dict) else data
 frame = pd.DataFrame(events)
-seconds = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "events": len(frame), "rss_mb": rss}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "events": len(frame)}))
 """
-
 CHILD_REOPEN = """
-import json, resource, sys, time
+import json, sys, time
 from perfview.loaders import cache, load
 bundle = load(sys.argv[1])  # fills the cache when it is empty (PERFVIEW_CACHE_DIR)
 cache.flush()
 t0 = time.perf_counter()
 bundle = load(sys.argv[1])
-seconds = time.perf_counter() - t0
-events = bundle.counts.get("events") or sum(bundle.counts.values())
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "events": events, "rss_mb": rss}))
-"""
-CHILD_HTA = """
-import json, logging, resource, sys, time
-logging.disable(logging.WARNING)
-from hta.common.trace_parser import parse_trace_dataframe
-from hta.configs.parser_config import ParserConfig
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-t0 = time.perf_counter()
-meta, frame, symbols = parse_trace_dataframe(sys.argv[1], ParserConfig())
-seconds = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "events": len(frame), "rss_mb": rss, "base_mb": base}))
+print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
-ID_ARGS = ("correlation", "External id", "external id")
-
-
-def read_trace(path: Path) -> dict[str, Any]:
-    opener: Any = gzip.open if path.read_bytes()[:2] == b"\x1f\x8b" else open
-    with opener(path, "rb") as fh:
-        data = json.load(fh)
-    if isinstance(data, list):
-        data = {"traceEvents": data}
-    return data  # type: ignore[no-any-return]
-
-
-def _num(value: Any) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def shift_plan(events: list[dict[str, Any]]) -> tuple[float, int]:
-    """Time step between copies (span + 10%) and the id offset that keeps ids unique."""
-    starts = [t for e in events if (t := _num(e.get("ts"))) is not None]
-    ends = [s + (_num(e.get("dur")) or 0) for e in events if (s := _num(e.get("ts"))) is not None]
-    span = max(ends) - min(starts)
-    max_id = 0
-    for e in events:
-        if (i := _num(e.get("id"))) is not None:
-            max_id = max(max_id, int(i))
-        args = e.get("args")
-        if isinstance(args, dict):
-            for key in ID_ARGS:
-                if (i := _num(args.get(key))) is not None:
-                    max_id = max(max_id, int(i))
-    return math.ceil(span * 1.1) + 1, max_id + 1
-
-
-def shifted_copy(events: list[dict[str, Any]], k: int, dt: float, id_step: int) -> list[Any]:
-    """Copy k of the events: later in time by k*dt, ids offset by k*id_step, no metadata."""
-    out = []
-    for e in events:
-        if e.get("ph") == "M":
-            continue  # process/thread names once are enough
-        e = dict(e)
-        if (t := _num(e.get("ts"))) is not None:
-            e["ts"] = t + k * dt
-        if (i := _num(e.get("id"))) is not None:
-            e["id"] = int(i) + k * id_step
-        args = e.get("args")
-        if isinstance(args, dict) and any(key in args for key in ID_ARGS):
-            args = dict(args)
-            for key in ID_ARGS:
-                if (i := _num(args.get(key))) is not None:
-                    args[key] = int(i) + k * id_step
-            e["args"] = args
-        out.append(e)
-    return out
-
-
-def _encode(value: Any) -> bytes:
-    try:
-        import msgspec
-
-        return msgspec.json.encode(value)
-    except ImportError:  # plain json is fine, only slower
-        return json.dumps(value, separators=(",", ":")).encode()
-
-
-def make_trace(source: Path, size_mb: float, dest: Path) -> Path:
-    """Write a kineto trace of about `size_mb` MB (decimal) made of shifted copies of `source`."""
-    data = read_trace(source)
-    events = data.pop("traceEvents")
-    dt, id_step = shift_plan(events)
-    target = int(size_mb * MB)
-    head = _encode(data)[:-1] + b',"traceEvents":[' if data else b'{"traceEvents":['
-    written = len(head)
-    with open(dest, "wb") as fh:
-        fh.write(head)
-        k = 0
-        while written < target:
-            copy = events if k == 0 else shifted_copy(events, k, dt, id_step)
-            chunk = _encode(copy)[1:-1]
-            keep = len(copy)
-            for _ in range(8):  # events differ in size: shrink the share until it fits
-                if written + len(chunk) <= target or keep <= 1:
-                    break
-                # Encode only whole events, so the file stays valid JSON.
-                keep = max(1, int(keep * (target - written) / len(chunk)))
-                chunk = _encode(copy[:keep])[1:-1]
-            fh.write(b"," if k else b"")
-            fh.write(chunk)
-            written += len(chunk) + 1
-            k += 1
-        fh.write(b"]}")
-    return dest
-
-
-def measure(path: Path, child: str, env_extra: dict[str, str] | None = None) -> dict[str, float]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.update(env_extra or {})
-    proc = subprocess.run(
-        [sys.executable, "-c", child, str(path)], capture_output=True, text=True, env=env
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"child failed on {path}:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
-NAN = {"seconds": math.nan, "events": math.nan, "rss_mb": math.nan, "base_mb": math.nan}
+TRAIN = "perfview record --mode torch --with-stack scripts/bench_train_cpu.py 8"
+# Rough costs for the up-front estimate (this 2-core machine): seconds per run = a + b * GB.
+# HTA: ~66 s/GB on resnet50 (the README), more on the shapes with more events per MB.
+EST = {"gen": (1.0, 30.0), "pv": (1.0, 3.5), "hta": (1.0, 100.0), "base": (1.0, 35.0)}
 
 
 def _prime(path: Path) -> None:
-    """Read the file once so every contender starts with it in the page cache (this VM's
-    memory monitor evicts idle file pages, which made a first run read from disk)."""
+    """Read the file once so the run starts with it in the page cache (this VM's memory
+    monitor evicts idle file pages, which made a first run read from disk)."""
     with open(path, "rb") as fh:
         while fh.read(16 * MB):
             pass
 
 
-def bench(
-    path: Path, child: str, repeat: int, env_extra: dict[str, str] | None = None
-) -> dict[str, float]:
+def run_child(cmd: list[str], path: Path, env_extra: dict[str, str]) -> dict[str, Any]:
+    """Run one fresh child on `path` (primed first): wall from spawn to exit, its CPU time and
+    peak RSS (os.wait4), and the JSON its last stdout line holds, if any."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.update(env_extra)
     _prime(path)
-    runs = [measure(path, child, env_extra) for _ in range(repeat)]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([*cmd, str(path)], stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        last = (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise RuntimeError(f"exit {proc.returncode} on {path.name}: {last[-300:]}")
+    result: dict[str, Any] = {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mb": usage.ru_maxrss * 1024 / MB,
+    }
+    lines = stdout.strip().splitlines()
+    if lines and lines[-1].startswith("{"):
+        result.update(json.loads(lines[-1]))
+    return result
+
+
+def bench(
+    who: str, cmd: list[str], path: Path, repeat: int, env: dict[str, str]
+) -> dict[str, float]:
+    """Medians of `repeat` runs (RSS: the largest peak); empty for a contender that failed."""
+    try:
+        runs = [run_child(cmd, path, env) for _ in range(repeat)]
+    except RuntimeError as exc:
+        print(f"  ({who} failed, {exc}; its columns are blank)", flush=True)
+        return {}
+    keys = {k for r in runs for k, v in r.items() if isinstance(v, int | float)}
+    med = {k: statistics.median(r.get(k, math.nan) for r in runs) for k in keys}
+    med["rss_mb"] = max(r["rss_mb"] for r in runs)
+    med["runs"] = repeat
+    return med
+
+
+def machine_facts() -> dict[str, Any]:
+    model = ""
+    with open("/proc/cpuinfo") as fh:
+        model = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), "")
+    mem = 0.0
+    with open("/proc/meminfo") as fh:
+        mem = next((int(ln.split()[1]) / 1e6 for ln in fh if ln.startswith("MemTotal")), 0.0)
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    versions = {}
+    for mod, dist in (("numba", "numba"), ("msgspec", "msgspec"), ("hta", "traceinsight")):
+        try:
+            versions[mod] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[mod] = "absent"
     return {
-        "seconds": statistics.median(r["seconds"] for r in runs),
-        "events": runs[0]["events"],
-        "rss_mb": max(r["rss_mb"] for r in runs),
-        # peak RSS before the clock started (interpreter, libraries, compiled code)
-        "base_mb": min(r.get("base_mb", math.nan) for r in runs),
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "usable cores": len(os.sched_getaffinity(0)),
+        "memory GB": round(mem, 1),
+        "python": platform.python_version(),
+        "perfview commit": commit,
+        **versions,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 
 
-def have_hta() -> bool:
-    return importlib.util.find_spec("hta") is not None
+def estimate_s(size: float, repeat: int, hta_repeat: int, a: Any) -> float:
+    """Seconds one row (a shape at a size) should take, from EST's rough per-run costs."""
+    gb = size / 1000
+
+    def cost(kind: str, runs: int) -> float:
+        return runs * (EST[kind][0] + EST[kind][1] * gb)
+
+    row = cost("gen", 1) + cost("pv", 2 * repeat) + cost("hta", hta_repeat if a.hta else 0)
+    return row + cost("base", repeat if a.baseline else 0) + cost("pv", 2 * repeat * a.reopen)
+
+
+def generate(shape: str, size: float, path: Path) -> dict[str, Any]:
+    """Write the replica in a child process: Linux starts a child's peak RSS at its parent's
+    RSS when it forks, so this process must stay small for the children's peaks to be theirs
+    (a 35 MB source held as dicts here would have set every child's floor at ~260 MB)."""
+    script = str(Path(__file__).resolve().parent / "bench_replicate.py")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, script, shape, f"{size:g}", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?")
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def measure_row(shape: str, size: float, a: Any, hta_repeat: int) -> dict[str, Any]:
+    """Generate (or reuse) one replica and measure every contender on it."""
+    path = a.workdir / f"{shape}_{size:g}MB.pt.trace.json"
+    meta_path = path.with_suffix(".replica.json")
+    if not path.exists() or not meta_path.exists():
+        t0 = time.perf_counter()
+        meta_path.write_text(json.dumps(generate(shape, size, path)))
+        print(f"  (generated {path.name} in {time.perf_counter() - t0:.1f} s)", flush=True)
+    meta = json.loads(meta_path.read_text())
+    off = {"PERFVIEW_CACHE_MAX_MB": "0", "PERFVIEW_CACHE_DIR": str(a.workdir / "cache-off")}
+    row: dict[str, Any] = {"shape": shape, "size": size, "file_mb": path.stat().st_size / MB}
+    row.update(meta, load_before=os.getloadavg()[0])
+    py = [sys.executable]
+    row["pv_proc"] = bench(
+        "perfview summary", [*py, "-m", "perfview", "summary"], path, a.repeat, off
+    )
+    row["pv_load"] = bench("perfview load", [*py, "-c", CHILD_PERFVIEW], path, a.repeat, off)
+    if a.hta:
+        row["hta"] = bench("HTA", [*py, "-c", CHILD_HTA], path, hta_repeat, {})
+    if a.reopen:
+        on = {"PERFVIEW_CACHE_MAX_MB": "8000", "PERFVIEW_CACHE_DIR": str(a.workdir / "cache")}
+        row["reopen"] = bench("reopen", [*py, "-c", CHILD_REOPEN], path, a.repeat, on)
+        shutil.rmtree(a.workdir / "cache", ignore_errors=True)
+    if a.baseline:
+        row["base"] = bench("json+DataFrame", [*py, "-c", CHILD_BASELINE], path, a.repeat, {})
+    row["load_after"] = os.getloadavg()[0]
+    if not a.keep:
+        path.unlink()
+        meta_path.unlink()
+    return row
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p.add_argument(
+        "--shapes", default=",".join(SHAPES), help="comma separated: " + ",".join(SHAPES)
+    )
+    p.add_argument("--sizes", default="100,500,1000", help="replica sizes in MB, comma separated")
+    p.add_argument("--repeat", type=int, default=3, help="runs per perfview figure (median)")
+    p.add_argument("--hta-repeat", help="runs of HTA: one number, or one per size (3,1,1)")
+    p.add_argument("--workdir", type=Path, help="generated traces go here (default: a temp dir)")
+    p.add_argument("--keep", action="store_true", help="keep generated traces (with --workdir)")
+    p.add_argument("--no-hta", dest="hta", action="store_false", help="skip HTA's parser")
+    p.add_argument("--reopen", action="store_true", help="also time a reopen through the cache")
+    p.add_argument("--baseline", action="store_true", help="also time json.load + DataFrame")
+    p.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    p.add_argument("--save", type=Path, help="write the figures to this JSON file")
+    p.add_argument("--render", type=Path, help="print the tables of a --save file; run nothing")
+    return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,500", help="trace sizes in MB, comma separated")
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="trace to replicate")
-    parser.add_argument("--repeat", type=int, default=3, help="loads per size (median time)")
-    parser.add_argument("--workdir", type=Path, help="keep (and reuse) generated traces here")
-    parser.add_argument("--no-baseline", action="store_true", help="skip json.load + DataFrame")
-    parser.add_argument("--no-hta", action="store_true", help="skip HTA's parser")
-    parser.add_argument("--hta-repeat", type=int, help="runs of HTA's parser (default --repeat)")
-    parser.add_argument("--keep", action="store_true", help="keep generated traces (--workdir)")
-    args = parser.parse_args(argv)
-    sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
-    if not args.source.exists():
-        print(f"bench_load: source trace {args.source} not found", file=sys.stderr)
+    a = parse_args(argv)
+    if a.render:
+        try:
+            saved = json.loads(a.render.read_text())
+            facts, rows = saved["facts"], saved["rows"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"bench_load: {a.render} is not a --save file ({exc})", file=sys.stderr)
+            return 2
+        table.print_all(facts, rows, markdown=True)
+        return 0
+    plan = make_plan(a)
+    if isinstance(plan, str):
+        print(f"bench_load: {plan}", file=sys.stderr)
         return 2
-    use_hta = not args.no_hta and have_hta()
-    with tempfile.TemporaryDirectory(prefix="perfview-bench-") as tmp:
-        workdir = args.workdir or Path(tmp)
-        workdir.mkdir(parents=True, exist_ok=True)
-        print(f"source: {args.source}  repeat: {args.repeat}  python: {sys.version.split()[0]}")
-        print(f"cpus: {os.cpu_count()}  HTA parser: {'yes' if use_hta else 'not installed'}")
-        print("cold: a fresh process (numba's start-up included); warm: its compiled code loaded")
-        print("xHTA: HTA's seconds / perfview's cold seconds (warm: / warm seconds)")
-        print("RSS: peak of the process (cold); +load: peak minus the RSS before the clock")
-        print("     (perfview warm, HTA: its imports), over the file size")
-        print(
-            f"{'size MB':>8} {'events':>10} {'cold s':>7} {'warm s':>7} {'MB/s':>6}"
-            f" {'RSS MB':>7} {'RSS/size':>8} {'+load':>5} {'reopen s':>8} | {'HTA s':>6}"
-            f" {'HTA RSS':>7} {'+load':>5}"
-            f" {'xHTA':>5} {'warm':>5} | {'json+DF s':>9} {'RSS MB':>7} {'xjson':>5}"
-        )
-        for size in sizes:
-            path = workdir / f"bench_{size:g}MB.pt.trace.json"
-            if not path.exists():
-                t0 = time.perf_counter()
-                make_trace(args.source, size, path)
-                print(f"  (generated {path.name} in {time.perf_counter() - t0:.1f} s)")
-            real_mb = path.stat().st_size / MB
-            ours = bench(path, CHILD_PERFVIEW, args.repeat)
-            warm = bench(path, CHILD_PERFVIEW_WARM, args.repeat)
-            cache_env = {
-                "PERFVIEW_CACHE_DIR": str(workdir / "cache"),
-                "PERFVIEW_CACHE_MAX_MB": "8000",
-            }
-            reopen = bench(path, CHILD_REOPEN, args.repeat, cache_env)
-            hta = bench(path, CHILD_HTA, args.hta_repeat or args.repeat) if use_hta else NAN
-            base = NAN if args.no_baseline else bench(path, CHILD_BASELINE, args.repeat)
-            print(
-                f"{real_mb:8.1f} {int(ours['events']):10,d} {ours['seconds']:7.2f}"
-                f" {warm['seconds']:7.2f} {real_mb / warm['seconds']:6.0f}"
-                f" {ours['rss_mb']:7.0f} {ours['rss_mb'] / real_mb:8.2f}"
-                f" {(warm['rss_mb'] - warm['base_mb']) / real_mb:5.2f}"
-                f" {reopen['seconds']:8.2f} | {hta['seconds']:6.2f} {hta['rss_mb']:7.0f}"
-                f" {(hta['rss_mb'] - hta['base_mb']) / real_mb:5.2f}"
-                f" {hta['seconds'] / ours['seconds']:5.1f} {hta['seconds'] / warm['seconds']:5.1f}"
-                f" | {base['seconds']:9.2f} {base['rss_mb']:7.0f}"
-                f" {base['seconds'] / ours['seconds']:5.1f}",
-                flush=True,
-            )
-            shutil.rmtree(workdir / "cache", ignore_errors=True)
-            if not (args.keep and args.workdir):
-                path.unlink()
+    a.hta = a.hta and importlib.util.find_spec("hta") is not None
+    a.keep = a.keep and a.workdir is not None
+    facts = machine_facts()
+    estimates = [estimate_s(size, a.repeat, hrep, a) for _, size, hrep in plan]
+    hta_runs = ",".join(dict.fromkeys(f"{size:g} MB: {h}" for _, size, h in plan))
+    table.print_header(facts, a.repeat, hta_runs if a.hta else "not installed", sum(estimates))
+    for name in dict.fromkeys(shape for shape, *_ in plan):
+        src = SHAPES[name].source
+        print(f"  {name:<9} {src.name if src else 'recorded: ' + TRAIN}: {SHAPES[name].about}")
+    hta, pv, gen = EST["hta"][1], EST["pv"][1], EST["gen"][1]
+    costs = f"HTA ~{hta:.0f} s/GB, perfview ~{pv:.1f} s/GB, replica ~{gen:.0f} s/GB"
+    print(f"  (from rough costs per run: {costs})")
+    rows = run_plan(a, plan, estimates, facts)
+    if a.markdown:
+        table.print_markdown(facts, rows)
     return 0
+
+
+def make_plan(a: argparse.Namespace) -> list[tuple[str, float, int]] | str:
+    """(shape, size, HTA runs) in the order they run (small sizes first), or what is wrong."""
+    shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
+    sizes = [float(s) for s in a.sizes.split(",") if s.strip()]
+    if unknown := [s for s in shapes if s not in SHAPES]:
+        return f"unknown shape {unknown[0]!r} (known: {', '.join(SHAPES)})"
+    if missing := [s for s in shapes if (src := SHAPES[s].source) and not src.exists()]:
+        return f"the {missing[0]} sample is absent ({SHAPES[missing[0]].source})"
+    hrep = [int(x) for x in (a.hta_repeat or str(a.repeat)).split(",")]
+    hrep = hrep * len(sizes) if len(hrep) == 1 else hrep
+    if len(hrep) != len(sizes):
+        return "--hta-repeat takes one number or one per size"
+    return [(shape, size, h) for size, h in zip(sizes, hrep, strict=True) for shape in shapes]
+
+
+def run_plan(
+    a: argparse.Namespace,
+    plan: list[tuple[str, float, int]],
+    estimates: list[float],
+    facts: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Measure every row, printing each as it ends with the time left (the estimate scaled
+    by how the rows so far compared with theirs); --save rewrites its file after each row."""
+    start, rows = time.perf_counter(), []
+    with tempfile.TemporaryDirectory(prefix="perfview-bench-") as tmp:
+        a.workdir = a.workdir or Path(tmp)
+        a.workdir.mkdir(parents=True, exist_ok=True)
+        for i, (shape, size, hrep) in enumerate(plan):
+            try:
+                rows.append(measure_row(shape, size, a, hrep))
+            except RuntimeError as exc:  # the CPU trace could not be recorded (no torch)
+                print(f"  ({shape} skipped: {str(exc).splitlines()[0]})", flush=True)
+                continue
+            table.print_row(rows[-1], first=len(rows) == 1)
+            spent = time.perf_counter() - start
+            left = sum(estimates[i + 1 :]) * spent / max(sum(estimates[: i + 1]), 1e-9)
+            if i + 1 < len(plan):
+                print(f"  ({spent / 60:.1f} min so far, ~{left / 60:.0f} min left)", flush=True)
+            if a.save:
+                a.save.write_text(json.dumps({"facts": facts, "rows": rows}, indent=1))
+    facts["total minutes"] = round((time.perf_counter() - start) / 60, 1)
+    # every child's peak RSS starts at this process's RSS when it forked (Linux keeps the
+    # forking image's high-water mark through exec): small here, so the peaks are the children's
+    facts["bench parent peak RSS MB"] = round(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )
+    print(f"\ntotal: {facts['total minutes']} min (estimated {sum(estimates) / 60:.0f} min)")
+    if a.save:
+        a.save.write_text(json.dumps({"facts": facts, "rows": rows}, indent=1))
+    return rows
 
 
 if __name__ == "__main__":
