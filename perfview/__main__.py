@@ -1,6 +1,21 @@
-"""`python -m perfview` behaves exactly like the `perfview` command."""
+"""The `perfview` command (its console script calls `run`) and `python -m perfview`."""
 
-from perfview.cli import run
+import os
+import sys
+
+
+def run() -> None:
+    """`perfview.cli.main`, with a quick exit after a headless command.
+
+    OpenBLAS starts a thread per core, which spins for a while after any BLAS call; perfview
+    does no linear algebra worth threads, and on a 2-core machine those spins took CPU from
+    the trace scanner's threads. It must be set before numpy loads, hence here, before
+    `perfview.cli` is imported; a user's own setting wins."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from perfview.cli import main
+
+    sys.exit(main(quick_exit=True))
+
 
 if __name__ == "__main__":
     run()

@@ -177,17 +177,6 @@ def run_gui(argv: list[str]) -> int:
     return int(app.main(argv))
 
 
-def run() -> None:
-    """The `perfview` command and `python -m perfview`: `main`, then a quick exit after a
-    headless command (the window's exit is left as Qt does it).
-
-    OpenBLAS keeps a spinning thread per core for a while after any BLAS call; perfview does
-    no linear algebra worth threads, and on a 2-core machine those spins took CPU from the
-    trace scanner's threads. Set before numpy loads; a user's own setting wins."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    sys.exit(main(quick_exit=True))
-
-
 def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
     """Run perfview with `argv` (default: the command line); returns the exit code.
 

@@ -339,7 +339,7 @@ def test_the_command_ends_quickly_yet_runs_exit_handlers(tmp_path: Path) -> None
     code = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
-        "from perfview.cli import run\n"
+        "from perfview.__main__ import run\n"
         f"sys.argv = ['perfview', 'summary', {str(prof)!r}, '--top', '0']\n"
         "run()\n"
     )
