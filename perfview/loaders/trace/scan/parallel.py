@@ -33,6 +33,7 @@ import numpy as np
 
 from perfview.core.analysis import nesting
 from perfview.core.model.progress import Progress
+from perfview.loaders.trace import read as read_text
 from perfview.loaders.trace.assemble import assemble
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.read import Text
@@ -98,12 +99,25 @@ class _Range:
         return sum(b[0].shape[1] for b in self.batches)
 
 
+_BATCH_SHAPES = ((ts.N_CODES, np.int32), (ts.N_I64, np.int64), (ts.N_U8, np.uint8))
+_BATCH_BYTES = [h * BATCH_ROWS * np.dtype(t).itemsize for h, t in _BATCH_SHAPES]
+
+
 def _new_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (
-        np.empty((ts.N_CODES, BATCH_ROWS), dtype=np.int32),
-        np.empty((ts.N_I64, BATCH_ROWS), dtype=np.int64),
-        np.empty((ts.N_U8, BATCH_ROWS), dtype=np.uint8),
-    )
+    """One batch's three arrays in one anonymous map of their own.
+
+    malloc would serve these 3 MB blocks from its heap, and memory freed there stays with
+    the process: the batches freed while `_columns` copies them out could not be given back,
+    and a 1 GB NCCL trace peaked 440 MB higher. A map is returned to the system as soon as
+    its last array is dropped."""
+    mm = read_text.anonymous_map(sum(_BATCH_BYTES))
+    out = []
+    offset = 0
+    for (height, dtype), nbytes in zip(_BATCH_SHAPES, _BATCH_BYTES, strict=True):
+        flat = np.frombuffer(mm, dtype=dtype, count=height * BATCH_ROWS, offset=offset)
+        out.append(flat.reshape(height, BATCH_ROWS))
+        offset += nbytes
+    return out[0], out[1], out[2]
 
 
 @dataclass
