@@ -24,6 +24,7 @@ import gc
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -229,12 +230,17 @@ def _collect_less() -> None:
 
 
 def _end_now(code: int) -> None:
+    """What the interpreter does at exit that matters here, in its order: wait for the
+    threads that are not daemons (the cache writer), run the exit handlers, flush."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: nothing more can be said there
             _silence_stdout()
-    atexit._run_exitfuncs()
     os._exit(code)
 
 

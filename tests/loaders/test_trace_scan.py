@@ -519,3 +519,52 @@ def test_both_decoders_read_the_one_table_of_fields() -> None:
         assert struct.__struct_encode_fields__ == tuple(f.key for f in fields.EVENT)
     for struct in (general.TypedArgs, general.KinetoArgs):
         assert struct.__struct_encode_fields__ == tuple(f.key for f in fields.KINETO_ARGS)
+
+
+_COLUMNS = ("ph", "name", "cat", "pid", "tid", "ts", "ts_ok", "dur", "dur_ok", "corr", "ext",
+            "shape", "fid", "bp_e", "scope", "arg_rows", "arg_lens", "arg_starts")  # fmt: skip
+_INTERNERS = ("phs", "names", "cats", "keys", "shapes")
+
+
+def _same_columns(one: trace_parallel.Scanned, many: trace_parallel.Scanned) -> None:
+    for name in _COLUMNS:
+        assert np.array_equal(one.cols.cat_all(name), many.cols.cat_all(name)), name
+    for name in _INTERNERS:
+        assert getattr(one.cols, name).values == getattr(many.cols, name).values, name
+
+
+@pytest.mark.parametrize("threads", [2, 3, 5])
+@pytest.mark.parametrize("rel", TRACE_SAMPLES)
+def test_ranges_give_the_same_columns_on_samples(rel: str, threads: int) -> None:
+    """Codes are mapped in place range by range (assemble): every column and every table of
+    values equals the one-range scan's, with absent pids/tids, shapes and flow ids."""
+    path = sample(rel)
+    one, many = _scanned(path, 1), _scanned(path, threads)
+    assert one is not None
+    assert many is not None
+    _same_columns(one, many)
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_ranges_give_the_same_columns_on_edge_cases(
+    tmp_path: Path, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Absent and null pid/tid values first met in a later range, ids in several ranges."""
+    absent = [{"ph": "X", "name": "x", "ts": k, "dur": 1} for k in range(50)]
+    ids = [{"ph": "s", "id": k % 7, "cat": "c", "name": "f", "pid": "p", "tid": None, "ts": k}
+           for k in range(50)]  # fmt: skip
+    mixed = [
+        {"ph": "X", "name": "m", "ts": 1, "dur": 1, "pid": f"p{k}"}
+        if k % 2
+        else {"ph": "X", "name": "m", "ts": 1, "dur": 1, "tid": f"t{k}"}
+        for k in range(20)
+    ]
+    events = _many(400) + ids + EDGE_EVENTS * 3 + absent + mixed + _many(400) + mixed + ids
+    path = _write(tmp_path, events)
+    one, many = _scanned(path, 1), _scanned(path, threads)
+    assert one is not None
+    assert many is not None
+    _same_columns(one, many)
+    with monkeypatch.context() as m:  # the whole load over `threads` ranges
+        m.setattr(trace_parallel, "threads_for", lambda _n: threads)
+        _both(path, m)

@@ -50,38 +50,42 @@ def _decode_values(buf: Text, spans: list[tuple[int, int]]) -> list[Any]:
     return values
 
 
-def _with_absent(values: list[Any], codes: np.ndarray) -> tuple[list[Any], np.ndarray]:
+def _with_absent(values: list[Any], codes: np.ndarray) -> list[Any]:
     """Values in first-appearance order with None slotted where the first absent (-1) row
-    falls, and the codes shifted to match, so ordering equals the general path's Interner."""
+    falls, and `codes` shifted in place to match, so ordering equals the general path's
+    Interner."""
     absent = np.flatnonzero(codes < 0)
     if not len(absent):
-        return values, codes
+        return values
     first = int(absent[0])
     before = int(codes[:first].max()) + 1 if first else 0
-    shifted = np.where(codes >= before, codes + 1, codes)
-    shifted[absent] = before
-    return [*values[:before], None, *values[before:]], shifted
+    codes[codes >= before] += 1
+    codes[absent] = before
+    return [*values[:before], None, *values[before:]]
 
 
-def _intern(interner: Interner, per_range: list[tuple[list[Any], np.ndarray]]) -> np.ndarray:
-    """Global codes for every range's local codes (concatenated in file order)."""
-    out = []
-    for values, codes in per_range:
-        values, codes = _with_absent(values, codes)
-        lut = interner.codes(values) if values else np.zeros(0, dtype=np.int32)
-        out.append(_mapped(lut, codes))
-    return np.concatenate(out).astype(np.int32, copy=False)
+def _intern(
+    interner: Interner, column: np.ndarray, bounds: np.ndarray, values: list[list[Any]]
+) -> np.ndarray:
+    """`column` (every range's local codes, in file order) turned into global codes, in
+    place: a 1 GB trace's code columns are 20 MB each, and copies of them were most of what
+    assembling added to the load's peak memory."""
+    for k, local_values in enumerate(values):
+        codes = column[bounds[k] : bounds[k + 1]]
+        local_values = _with_absent(local_values, codes)
+        lut = interner.codes(local_values) if local_values else np.zeros(0, dtype=np.int32)
+        _map(lut, codes)
+    return column
 
 
-def _mapped(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """lut[codes] (codes >= 0), skipping the gather when `lut` is the identity, as it is for
-    the first range: its local codes are in first-appearance order, like the global ones."""
+def _map(lut: np.ndarray, codes: np.ndarray) -> None:
+    """codes[:] = lut[codes] (codes >= 0), skipping the gather when `lut` is the identity,
+    as it is for the first range: its local codes are in first-appearance order, like the
+    global ones."""
     if not len(lut):
-        return np.full(len(codes), -1, dtype=np.int32)
-    if _identity(lut):
-        return codes
-    out: np.ndarray = lut[codes]
-    return out
+        codes[:] = -1
+    elif not _identity(lut):
+        codes[:] = lut[codes]
 
 
 def _identity(lut: np.ndarray) -> bool:
@@ -118,9 +122,6 @@ def _assemble(
     n = int(bounds[-1])
     codes, i64, u8 = columns
 
-    def local(col: int) -> list[np.ndarray]:
-        return [codes[col][bounds[k] : bounds[k + 1]] for k in range(len(ranges))]
-
     ids = pool.submit(_merge_ids, buf, ranges)
     try:
         decoded = [
@@ -135,22 +136,16 @@ def _assemble(
         (ts.C_NAME, ts.T_NAME, cols.names, cols.name),
         (ts.C_CAT, ts.T_CAT, cols.cats, cols.cat),
     ):
-        target.append(
-            _intern(interner, [(d[t], c) for d, c in zip(decoded, local(col), strict=True)])
-        )
+        target.append(_intern(interner, codes[col], bounds, [d[t] for d in decoded]))
     pc = u8[ts.U_PC]
     memory_rows = _memory_rows(cols, pc)
     memory = pool.submit(_memory_values, buf, i64, memory_rows)
-    pid_tid = [
-        np.stack([p, q], axis=1).ravel()
-        for p, q in zip(local(ts.C_PID), local(ts.C_TID), strict=True)
-    ]
-    both = _intern(cols.keys, list(zip(keys, pid_tid, strict=True)))
-    cols.pid.append(both[0::2].copy())
-    cols.tid.append(both[1::2].copy())
-    cols.shape.append(_shapes(cols, buf, ranges, local(ts.C_DIMS)))
+    _intern_keys(cols.keys, codes[ts.C_PID], codes[ts.C_TID], bounds, keys)
+    cols.pid.append(codes[ts.C_PID])
+    cols.tid.append(codes[ts.C_TID])
+    cols.shape.append(_shapes(cols, buf, ranges, codes[ts.C_DIMS], bounds))
     merged, offsets = ids.result()
-    cols.fid.append(_fids(merged, offsets, local(ts.C_ID)))
+    cols.fid.append(_fids(merged, offsets, codes[ts.C_ID], bounds))
     _numbers(cols, i64, u8)
     keep = np.flatnonzero(_ARG_PC[pc])
     cols.arg_rows.append(keep)
@@ -169,11 +164,37 @@ def _assemble(
     return cols
 
 
-def _shapes(cols: Columns, buf: Text, ranges: list[Tables], local: list[np.ndarray]) -> np.ndarray:
+def _intern_keys(
+    interner: Interner, pid: np.ndarray, tid: np.ndarray, bounds: np.ndarray,
+    values: list[list[Any]],
+) -> None:  # fmt: skip
+    """pid and tid local codes (one table per range, pid and tid values mixed) turned into
+    global codes in place, interned in the order the general path meets them: pid, tid,
+    pid, tid, … (so None goes where the first absent one of either is)."""
+    for k, local_values in enumerate(values):
+        p, q = pid[bounds[k] : bounds[k + 1]], tid[bounds[k] : bounds[k + 1]]
+        bad = (p < 0) | (q < 0)
+        if bad.any():
+            r = int(np.argmax(bad))
+            seen = [p[: r + 1] if p[r] >= 0 else p[:r], q[:r]]  # codes before the first absent
+            before = max((int(a.max()) + 1 for a in seen if len(a)), default=0)
+            for codes in (p, q):
+                absent = codes < 0
+                codes[codes >= before] += 1
+                codes[absent] = before
+            local_values = [*local_values[:before], None, *local_values[before:]]
+        lut = interner.codes(local_values) if local_values else np.zeros(0, dtype=np.int32)
+        _map(lut, p)
+        _map(lut, q)
+
+
+def _shapes(
+    cols: Columns, buf: Text, ranges: list[Tables], column: np.ndarray, bounds: np.ndarray
+) -> np.ndarray:
     """Global shape codes: each range's distinct Input Dims compacted and interned once."""
     view = memoryview(buf)
-    shapes = []
-    for r, c in zip(ranges, local, strict=True):
+    for k, r in enumerate(ranges):
+        c = column[bounds[k] : bounds[k + 1]]
         lut = np.array(
             [
                 cols.shapes.add(kept.compact_dims(bytes(view[s : s + k])))
@@ -182,18 +203,21 @@ def _shapes(cols: Columns, buf: Text, ranges: list[Tables], local: list[np.ndarr
             + [0],
             dtype=np.int32,
         )
-        shapes.append(lut[c])  # -1 (no dims) picks the trailing 0: ""
-    return np.concatenate(shapes)
+        c[:] = lut[c]  # in place (see `_intern`); -1 (no dims) picks the trailing 0: ""
+    return column
 
 
-def _fids(merged: np.ndarray, offsets: np.ndarray, local: list[np.ndarray]) -> np.ndarray:
+def _fids(
+    merged: np.ndarray, offsets: np.ndarray, column: np.ndarray, bounds: np.ndarray
+) -> np.ndarray:
     """Global flow-id codes from each range's local ones (`_merge_ids`)."""
-    fids = []
-    for k, c in enumerate(local):
+    for k in range(len(bounds) - 1):
+        c = column[bounds[k] : bounds[k + 1]]
         lut = merged[offsets[k] : offsets[k + 1]].astype(np.int32)
         # -1 (no id) stays -1: the identity keeps it, a gather reads the appended -1
-        fids.append(c if _identity(lut) else np.append(lut, -1).astype(np.int32)[c])
-    return np.concatenate(fids)
+        if not _identity(lut):
+            c[:] = np.append(lut, -1).astype(np.int32)[c]  # in place (see `_intern`)
+    return column
 
 
 def _numbers(cols: Columns, i64: list[np.ndarray], u8: list[np.ndarray]) -> None:

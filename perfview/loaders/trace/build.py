@@ -9,7 +9,6 @@ producers give them ts 0).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,16 +77,12 @@ class _Events:
     cat: np.ndarray
 
 
-def build(
-    cols: Columns, *, compiled: bool = False, release: Callable[[], None] | None = None
-) -> Built:
+def build(cols: Columns, *, compiled: bool = False) -> Built:
     """Build every table of the Timeline from decoded columns.
 
     `compiled`: the scanner path, which has numba loaded: nesting is always compiled (else
-    `core.nesting` picks by size). `release` is called once the overlap rows are known,
-    before the lanes, the order, the nesting and the output tables (the peak of the load), so
-    the caller can free what it no longer needs by then (the scanner path shrinks the text to
-    its args).
+    `core.nesting` picks by size). Each big temporary is dropped once used: with the file
+    text already shrunk to its args, this is where a load peaks (1 GB NCCL trace: 5M events).
     """
     ph = Phases(cols)
     warnings: list[str] = []
@@ -103,6 +98,7 @@ def build(
         cat=cols.cat_all("cat").astype(I64, copy=False),
     )  # fmt: skip
     sl, tracks = slices(ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, warnings, counts)
+    del dur
     inst, scope = _instant_rows(ev)
     thread_inst = inst[scope == ord("t")]
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
@@ -112,20 +108,22 @@ def build(
     pair_all = joint_codes(lane_pid, lane_tid)
     use = True if compiled else None  # the scanner path has numba loaded: always compiled
     o1, sub = _overlap_rows(pair_all, sl, use, warnings, counts)
-    if release is not None:  # the peak of the load is ahead: lanes, order, nesting, tables
-        release()
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
     lanes, lane_all = build_lanes(
         info, pair_all, lane_pid, lane_tid, sub, ev.cat[sl.src], cols.cats.values
     )
-    lane_of = lane_all[: len(sl.src)]
-    # a lane is one (pid, tid, sub): within it o1 already has the (start, -duration, file)
-    # order, so a stable sort by lane gives slice_order(lane_of, ...) without a 3-key sort
-    order = o1[np.argsort(lane_of[o1], kind="stable")]
-    s = SortedSlices(lane_of[order], sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
+    del lane_pid, lane_tid, pair_all, sub
+    order, s = _sorted_slices(lane_all[: len(sl.src)], o1, sl)
+    del o1, lane_all
     depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
     _lane_stats(lanes, s.lane, depth)
     events = _events_table(ev, sl, order, s, depth)
+    del depth
+    arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
+    arg_index = _rank_among(arg_rows, sl.src[order], cols.n)
+    del arg_rows, order
+    slices_end = int(sl.end.max()) if len(sl.end) else 0
+    del sl
     instants = _instants_table(ev, inst, scope)
     counters = counters_table(cols, ts, ok, ev.pid)
     memory = memory_table(cols, ts, ok, ev.pid, ev.tid)
@@ -141,7 +139,6 @@ def build(
         metadata=int(ph("M").sum()),
         **fcounts,
     )
-    arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
     return Built(
         events=schema.coerce(events, schema.EVENTS),
         lanes=schema.coerce(lanes, schema.LANES),
@@ -149,12 +146,24 @@ def build(
         counters=counters,
         flows=flows,
         memory=memory,
-        arg_index=_rank_among(arg_rows, sl.src[order], cols.n),
+        arg_index=arg_index,
         t0_ns=t0,
-        duration_ns=_duration(trace_end, sl.end, instants, counters, memory),
+        duration_ns=_duration(max(trace_end, slices_end), instants, counters, memory),
         counts=counts,
         warnings=warnings,
     )
+
+
+def _sorted_slices(
+    lane_of: np.ndarray, o1: np.ndarray, sl: Slices
+) -> tuple[np.ndarray, SortedSlices]:
+    """The slices' order by (lane, start, -duration, file order), and the sorted slices.
+
+    A lane is one (pid, tid, sub): within it `o1` already has the (start, -duration, file)
+    order, so a stable sort by lane gives slice_order(lane_of, ...) without a 3-key sort."""
+    order = o1[np.argsort(lane_of[o1], kind="stable")]
+    s = SortedSlices(lane_of[order], sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
+    return order, s
 
 
 def _times(
@@ -292,9 +301,10 @@ def _lane_stats(lanes: pd.DataFrame, lane_sorted: np.ndarray, depth: np.ndarray)
     lanes["max_depth"] = max_depth
 
 
-def _duration(trace_end: int, ends: np.ndarray, *tables: pd.DataFrame) -> int:
-    """Latest time anything happens (slices closed at the end included)."""
-    out = max(trace_end, int(ends.max()) if len(ends) else 0)
+def _duration(end: int, *tables: pd.DataFrame) -> int:
+    """Latest time anything happens: `end` (the trace's, or a slice's closed at the end,
+    whichever is later) or a row of one of `tables`."""
+    out = end
     for table in tables:
         if len(table):
             out = max(out, int(table["ts"].max()))
