@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from perfview import __version__
+from perfview import __version__, startup_stamps
 
 # Subcommands other modules provide: name → module with add_parser(subparsers) and run(args).
 from perfview.cli_common import (
@@ -177,6 +177,7 @@ def run_gui(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `perfview` command and `python -m perfview`; returns the exit code."""
+    startup_stamps.stamp("main")
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()

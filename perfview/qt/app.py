@@ -22,7 +22,7 @@ from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from perfview import __version__
+from perfview import __version__, startup_stamps
 from perfview.qt.settings import APPLICATION, ORGANIZATION, Settings
 
 ICON = Path(__file__).resolve().parent.parent / "resources" / "icons" / "perfview.svg"
@@ -202,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     from perfview.qt.main_window import MainWindow
 
     window = MainWindow()
+    if startup_stamps.enabled():
+        from perfview.qt.startup_watch import StartupWatch
+
+        watch = StartupWatch(app)
+        window.document_opened.connect(watch.watch_tab)
     install_excepthook(window)
     server = _serve_instance(window) if not args.new_window else None
     window.show()
