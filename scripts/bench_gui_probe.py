@@ -158,9 +158,7 @@ def open_and_wait(
 @contextlib.contextmanager
 def hogs(count: int) -> Iterator[None]:
     """`count` busy processes (one spinning loop each) for as long as the block runs."""
-    procs = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)
-    ]
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
     try:
         yield
     finally:

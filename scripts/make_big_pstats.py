@@ -45,9 +45,7 @@ def make_stats(functions: int, seed: int) -> dict[Func, tuple[int, int, float, f
         for p in parents[i]:
             c = max(1, calls[i] // n)
             callers[i][funcs[p]] = (c, c, own[i] / n, cum[i] / n)
-    return {
-        f: (calls[i], calls[i], own[i], cum[i], callers[i]) for i, f in enumerate(funcs)
-    }
+    return {f: (calls[i], calls[i], own[i], cum[i], callers[i]) for i, f in enumerate(funcs)}
 
 
 def main(argv: list[str] | None = None) -> int:

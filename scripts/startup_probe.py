@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS = ("main", "window_shown", "first_page_drawn")
+EVENTS = ("main", "window_shown", "window_built", "loaded", "tab_built", "first_page_drawn")
 
 
 @contextlib.contextmanager
@@ -82,9 +82,10 @@ def launch_once(file: Path, env: dict[str, str], timeout: float = 60.0) -> dict[
                 time.sleep(0.01)
                 if stamps.exists():
                     for line in stamps.read_text().splitlines():
-                        name, _, value = line.partition(" ")
-                        with contextlib.suppress(ValueError):
-                            seen[name] = float(value) - started
+                        name, *values = line.split()
+                        with contextlib.suppress(ValueError, IndexError):
+                            seen[name] = float(values[0]) - started
+                            seen[f"{name}_cpu"] = float(values[1])
         finally:
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)
@@ -98,7 +99,7 @@ def launch_once(file: Path, env: dict[str, str], timeout: float = 60.0) -> dict[
         return seen
 
 
-def startup(files: list[Path], runs: int, bytecode: bool) -> None:
+def startup(files: list[Path], runs: int, bytecode: bool, verbose: bool = True) -> None:
     """Print the median (and range) of each stamp over `runs` launches of each file."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFVIEW_")}
     env.pop("QT_QPA_PLATFORM", None)  # display() chooses
@@ -113,7 +114,7 @@ def startup(files: list[Path], runs: int, bytecode: bool) -> None:
         for file in files:
             results = [launch_once(file, env) for _ in range(runs)]
             parts = []
-            for event in EVENTS:
+            for event in EVENTS if verbose else ("window_shown", "first_page_drawn"):
                 values = [r[event] for r in results if event in r]
                 if values:
                     parts.append(
@@ -121,3 +122,10 @@ def startup(files: list[Path], runs: int, bytecode: bool) -> None:
                         f"({min(values):.2f}-{max(values):.2f}, n={len(values)})"
                     )
             print(f"  {file.name}: " + "; ".join(parts), flush=True)
+            cpu = {
+                event: statistics.median(r[f"{event}_cpu"] for r in results)
+                for event in EVENTS
+                if all(f"{event}_cpu" in r for r in results)
+            }
+            shown = ", ".join(f"{k} {v:.3f}" for k, v in cpu.items())
+            print(f"    process CPU s (median): {shown}")

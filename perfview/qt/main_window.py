@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from perfview import startup_stamps
 from perfview.core.model.units import format_ns
 from perfview.core.pages import first_tables, prepared_pages
 from perfview.qt import actions as action_table
@@ -45,7 +46,7 @@ from perfview.qt.file_types import example_path, name_filters
 from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.snakeviz_server import SnakevizServer
-from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports
+from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports, warm_in_background
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.window_menus import WindowMenusMixin
@@ -70,7 +71,10 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
     load_cancelled = Signal(str)
     compare_opened = Signal(object)  # a compare_tab.CompareTab
 
-    def __init__(self, settings: Settings | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: Settings | None = None, parent: QWidget | None = None, *, warm: bool = True
+    ) -> None:
+        """`warm=False` leaves the big modules' import to `warm_later` (the start-up path)."""
         super().__init__(parent)
         self.settings = settings if settings is not None else Settings()
         self.setWindowTitle("perfview")
@@ -78,7 +82,8 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
         self.resize(1400, 900)
         self._tasks: dict[Task, str] = {}
         self._run_dock: RunDock | None = None
-        warm_imports()  # now, not on a load's worker thread, where it froze the GUI
+        if warm:
+            warm_imports()  # now, not on a load's worker thread, where it froze the GUI
 
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)
@@ -125,6 +130,11 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
         self._restore_geometry()
 
     # --- construction ----------------------------------------------------------------------
+    def warm_later(self, delay_ms: int = 300) -> None:
+        """Import what big traces need (`tasks.warm_imports`) on a background thread, once the
+        first page had time to draw: at start-up it would only delay the window."""
+        QTimer.singleShot(delay_ms, self, warm_in_background)
+
     def _restore_geometry(self) -> None:
         geometry = self.settings.geometry("main")
         if geometry is not None:
@@ -219,8 +229,10 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
             at = self.tabs.indexOf(placeholder) if shiboken6.isValid(placeholder) else -1
             if at < 0:
                 return  # the user closed the loading tab just as the load finished
+        startup_stamps.stamp("loaded")
         document = Document(result.bundle)
         tab = DocumentTab(document, result.tables, self.settings, pages=result.pages)
+        startup_stamps.stamp("tab_built")
         index = (
             self.tabs.insertTab(at, tab, document.title)
             if at >= 0

@@ -183,6 +183,13 @@ def warm_imports() -> None:
     threading.Thread(target=_warm_scanner, name="perfview-warm", daemon=True).start()
 
 
+def warm_in_background() -> None:
+    """`warm_imports` on a daemon thread: a module's import mostly runs Python code, which
+    leaves the GUI thread the GIL every few milliseconds."""
+    if not _WARMED:
+        threading.Thread(target=warm_imports, name="perfview-imports", daemon=True).start()
+
+
 def _warm_scanner() -> None:
     """Load the trace scanner's compiled code (~0.4 s, mostly outside the GIL: the GUI thread
     stalls 55 ms at most), so the first big trace opened does not pay for it.
@@ -232,6 +239,18 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
+WARM_MIN_BYTES = 16_000_000  # smaller files load in well under a second: no need to warm
+
+
+def _big(path: Path) -> bool:
+    """True for a file whose load takes long enough that the imports a big trace needs are
+    worth doing first (a small file's load would only wait for numba's import)."""
+    try:
+        return path.stat().st_size >= WARM_MIN_BYTES
+    except OSError:
+        return False
+
+
 def load_and_prepare(
     path: Path,
     progress: Progress,
@@ -247,7 +266,7 @@ def load_and_prepare(
     from perfview.loaders import LoadOptions, Where, load
 
     started = time.perf_counter()
-    if pages_for is not None:
+    if pages_for is not None and _big(path):
         warm_imports()
     try:
         bundle = load(
@@ -342,4 +361,5 @@ __all__ = [
     "prepare_pages",
     "wait_all",
     "warm_imports",
+    "warm_in_background",
 ]
