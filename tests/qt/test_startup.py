@@ -77,8 +77,9 @@ def test_start_window_paints_then_hands_over(qtbot) -> None:
     # pages other than the first are built when selected, not before
     assert "functions" not in tab._views
     tab.tabs.setCurrentIndex(tab.view_names().index("functions"))
-    qtbot.waitUntil(lambda: "functions" in tab._views, timeout=30_000)
-    assert tab._views["functions"].isVisible()
+    qtbot.waitUntil(
+        lambda: "functions" in tab._views and tab._views["functions"].isVisible(), timeout=30_000
+    )
     window.close()
 
 
