@@ -134,6 +134,7 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
         """Import what big traces need (`tasks.warm_imports`) on a background thread, once the
         first page had time to draw: at start-up it would only delay the window."""
         QTimer.singleShot(delay_ms, self, warm_in_background)
+        self.watch_compile()  # says so in the status bar if the scanner compiles meanwhile
 
     def _restore_geometry(self) -> None:
         geometry = self.settings.geometry("main")

@@ -198,17 +198,25 @@ def _warm_scanner() -> None:
     much of ~20 s: a child process compiles it then (numba keeps it on disk), so the window
     stays smooth, and a later load finds it ready.
     """
-    with contextlib.suppress(Exception):  # a load reports any problem with the scanner
-        from perfview.loaders.trace.scan import parallel as trace_parallel
+    global _SCANNER_DECIDED
+    try:
+        with contextlib.suppress(Exception):  # a load reports any problem with the scanner
+            from perfview.loaders import service
+            from perfview.loaders.trace.scan import parallel as trace_parallel
 
-        if trace_parallel.compiled():
-            trace_parallel.warm()
-            return
-        import multiprocessing
+            if not service.compile_ahead():  # compiled already: load it now
+                trace_parallel.warm()
+    finally:
+        _SCANNER_DECIDED = True
 
-        # spawn: the child gets this process's sys.path, so no PYTHONPATH edit is needed
-        context = multiprocessing.get_context("spawn")
-        context.Process(target=trace_parallel.warm, name="perfview-compile", daemon=True).start()
+
+_SCANNER_DECIDED = False
+
+
+def scanner_settled() -> bool:
+    """True once start-up's warm-up has loaded the scanner or started compiling it (the
+    window's status bar then follows `service.compiling()`)."""
+    return _SCANNER_DECIDED
 
 
 _PAUSED = 0
@@ -359,6 +367,7 @@ __all__ = [
     "load_and_prepare",
     "load_task",
     "prepare_pages",
+    "scanner_settled",
     "wait_all",
     "warm_imports",
     "warm_in_background",

@@ -14,9 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QPushButton
 
+from perfview.loaders import service
+from perfview.qt import tasks
 from perfview.qt.tasks import Task
+
+COMPILE_TEXT = service.COMPILE_MESSAGE[0].upper() + service.COMPILE_MESSAGE[1:]
 
 # At runtime a plain mixin (MainWindow puts QMainWindow after it); the type checker sees the
 # QMainWindow it is mixed into.
@@ -46,6 +51,13 @@ class StatusTasksMixin(_Base):
         self.cancel_button.setToolTip("Stop loading")
         self.cancel_button.clicked.connect(self.cancel_loads)
         self.info_label = QLabel(self)
+        self.compile_label = QLabel(COMPILE_TEXT, self)
+        self.compile_label.setToolTip(
+            "After an install, the fast trace reader is compiled once in the background "
+            "(numba); big traces opened meanwhile wait for it."
+        )
+        self.compile_label.setVisible(False)
+        bar.addPermanentWidget(self.compile_label)
         bar.addPermanentWidget(self.info_label)
         bar.addPermanentWidget(self.progress_label)
         bar.addPermanentWidget(self.progress)
@@ -83,6 +95,26 @@ class StatusTasksMixin(_Base):
         if busy:
             self.progress.setValue(0)
             self.progress_label.setText(text)
+
+    def watch_compile(self, interval_ms: int = 500) -> QTimer:
+        """Show `compile_label` while the trace scanner compiles ahead in its child process
+        (`service.compile_ahead`, started by the start-up warm-up), polling until the
+        warm-up has settled and no compile runs."""
+        timer = QTimer(self)
+        timer.setInterval(interval_ms)
+
+        def tick() -> None:
+            if self._gone():
+                timer.stop()
+                return
+            running = service.compiling()
+            self.compile_label.setVisible(running)
+            if not running and tasks.scanner_settled():
+                timer.stop()
+
+        timer.timeout.connect(tick)
+        timer.start()
+        return timer
 
     def is_loading(self) -> bool:
         return bool(self._tasks)
