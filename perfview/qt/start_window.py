@@ -43,7 +43,7 @@ class StartWindow(QMainWindow):
         self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         bar = QProgressBar()
         bar.setRange(0, 0)  # busy: nothing to measure yet
-        bar.setMaximumWidth(360)
+        bar.setFixedWidth(360)
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.addStretch(1)
