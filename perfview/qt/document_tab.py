@@ -30,7 +30,7 @@ from perfview.core.model import Bundle
 from perfview.qt.document import Document
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
-from perfview.qt.tasks import Task
+from perfview.qt.tasks import Task, uses_tree
 from perfview.qt.widgets.info_bar import InfoBar
 
 
@@ -40,6 +40,15 @@ class _Table:
 
     name: str
     frame: pd.DataFrame
+
+
+def _with_tree(bundle: Bundle, then: Any, tree: bool = True) -> Any:
+    """On a worker: build the bundle's call tree first when `tree`, then return `then()`."""
+    if tree:
+        from perfview.core.analysis import bundle_tree
+
+        bundle_tree.tree_for(bundle)
+    return then()
 
 
 def _summary(bundle: Bundle, table: str) -> _Table:
@@ -169,7 +178,13 @@ class DocumentTab(QWidget):
     def _needs_data(self, name: str) -> bool:
         if name not in self._data and page_registry.needs_data(name, self.document.bundle):
             return True
-        return self._missing_table(name) is not None
+        return self._missing_table(name) is not None or self._missing_tree(name)
+
+    def _missing_tree(self, name: str) -> bool:
+        """True when page `name` is drawn from a call tree not built yet (the load leaves a
+        trace's tree to the first page that shows it: a second at 1 GB)."""
+        bundle = self.document.bundle
+        return bundle.tree is None and bundle.timeline is not None and uses_tree(name)
 
     def _missing_table(self, name: str) -> str | None:
         """The summary table page `name` shows when it is not computed yet, else None."""
@@ -193,11 +208,23 @@ class DocumentTab(QWidget):
         layout.addWidget(label)
         bundle, tables = self.document.bundle, dict(self._tables)
         table = self._missing_table(name)
+        tree = self._missing_tree(name)
         if name in self._data or not page_registry.needs_data(name, bundle):
-            assert table is not None
-            task = Task(lambda _progress: _summary(bundle, table), name=name)
+            if table is None:  # only the call tree is missing
+                assert tree
+                task = Task(lambda _progress: _with_tree(bundle, lambda: None), name=name)
+            else:
+                task = Task(
+                    lambda _progress: _with_tree(bundle, lambda: _summary(bundle, table), tree),
+                    name=name,
+                )
         else:
-            task = Task(lambda _progress: page_registry.prepare(name, bundle, tables), name=name)
+            task = Task(
+                lambda _progress: _with_tree(
+                    bundle, lambda: page_registry.prepare(name, bundle, tables), tree
+                ),
+                name=name,
+            )
         task.finished.connect(lambda data, n=name: self._on_prepared(n, data))
         task.failed.connect(lambda message, n=name: self._on_prepare_failed(n, message))
         self._preparing[name] = (task, label)
@@ -208,7 +235,7 @@ class DocumentTab(QWidget):
             return  # the tab was closed while its page was being prepared
         if isinstance(data, _Table):
             self.document.seed_tables({data.name: data.frame})
-        elif name not in self._data:
+        elif data is not None and name not in self._data:
             self._adopt(name, data)
         if name not in self._views:
             self._build(name)

@@ -291,7 +291,8 @@ def load_and_prepare(
         error.details = traceback.format_exc()  # type: ignore[attr-defined]
         raise error from exc
     tables: dict[str, pd.DataFrame] = {}
-    if bundle.format == "trace" and bundle.tree is None:
+    first = list(pages_for(bundle)) if pages_for is not None else []
+    if bundle.format == "trace" and bundle.tree is None and _tree_first(bundle, first):
         progress(0.92, "building the call tree")
         try:
             from perfview.core.analysis import bundle_tree
@@ -308,9 +309,31 @@ def load_and_prepare(
             tables[view] = summary.summarize(bundle, view)
         except (ImportError, LoadError, ValueError, KeyError):
             continue  # the tab computes (and reports) it again when shown
-    pages = prepare_pages(bundle, tables, pages_for(bundle) if pages_for else [], progress)
+    pages = prepare_pages(bundle, tables, first, progress)
     progress(1.0, "done")
     return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
+
+
+# Page widgets drawn from the document's call tree (`Document.tree`).
+TREE_WIDGETS = frozenset({"icicle", "tree", "bottom-up", "sandwich", "callers"})
+
+
+def uses_tree(name: str) -> bool:
+    """True when page `name`'s widget is drawn from the call tree."""
+    from perfview.core import pages as page_registry
+
+    page = page_registry.PAGES.get(name)
+    return page is not None and (page.widget or "") in TREE_WIDGETS
+
+
+def _tree_first(bundle: Bundle, prepared: Sequence[str]) -> bool:
+    """True when the page a trace's tab opens on is drawn from its call tree. Otherwise the
+    tree (a second on a 1 GB trace) waits until a page that needs it is shown: the first
+    page is drawn that much sooner, on the first open and on every reopen."""
+    from perfview.core import pages as page_registry
+
+    tabs = page_registry.tabs_for(bundle)
+    return bool(tabs) and (uses_tree(tabs[0].name) or any(uses_tree(n) for n in prepared))
 
 
 def prepare_pages(
@@ -368,6 +391,7 @@ __all__ = [
     "load_task",
     "prepare_pages",
     "scanner_settled",
+    "uses_tree",
     "wait_all",
     "warm_imports",
     "warm_in_background",

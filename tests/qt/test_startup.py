@@ -132,3 +132,25 @@ def test_status_bar_says_while_the_scanner_compiles(qtbot, monkeypatch) -> None:
     state["compiling"] = False
     qtbot.waitUntil(lambda: not window.compile_label.isVisible(), timeout=5000)
     qtbot.waitUntil(lambda: not timer.isActive(), timeout=5000)
+
+
+def test_a_trace_tab_builds_its_call_tree_when_a_tree_page_is_shown(qtbot) -> None:
+    """The load leaves a trace's call tree (a second at 1 GB) to the first page drawn from
+    it: the tab opens without it, and the Icicle prepares it in the background when clicked."""
+    from tests.conftest import sample
+
+    path = sample("kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz")
+    window = MainWindow(app_module.Settings.ephemeral())
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.document_opened, timeout=60_000) as opened:
+        window.open_path(path, remember=False)
+    tab = opened.args[0]
+    assert tab.current_view() != "icicle"
+    assert tab.document.bundle.tree is None
+    tab.tabs.setCurrentIndex(tab.view_names().index("icicle"))
+    assert tab.is_preparing("icicle")
+    qtbot.waitUntil(lambda: "icicle" in tab._views, timeout=60_000)
+    assert tab.document.bundle.tree is not None
+    assert tab.document.tree() is tab.document.bundle.tree
+    assert type(tab._views["icicle"]).__name__ == "IcicleView"
+    window.close()
