@@ -65,6 +65,7 @@ class LoadOptions:
     read_cache: bool = True
     write_cache: bool = True
     child_min_bytes: int = CHILD_MIN_BYTES  # GIL_FREE: smaller files never go to a child
+    write_delay_s: float = 0.0  # the window: write the cache entry after the tab is drawn
 
 
 FRESH = LoadOptions(read_cache=False, write_cache=False)  # always parse, leave no trace
@@ -87,7 +88,7 @@ def load(
         progress(0.0, COMPILE_MESSAGE)
     bundle = _parse(loader, path, progress, options)
     if options.write_cache and cached:
-        cache.put_later(path, bundle)
+        cache.put_later(path, bundle, options.write_delay_s)
     progress(1.0, "done")
     return bundle
 

@@ -10,8 +10,9 @@ place; the rest of the tab works.
 Pages with heavy data (timeline geometry, torch Overview/Kernels/Memory/Recommendations) never
 compute it on the GUI thread when the user switches to them: the page shows "Preparing…" while a
 worker task computes the data (`pages.prepare`), then builds its widgets from it. The load task
-already prepares the first page and the Timeline (`pages.prepared_pages`), so a new tab appears
-drawn. `view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
+prepares the first page (`tasks.first_page`), so a new tab appears drawn; the Timeline (`AHEAD`)
+is prepared in the background as soon as the tab exists, before anyone clicks it.
+`view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
 """
 
 from __future__ import annotations
@@ -27,11 +28,14 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 
 from perfview.core import pages as page_registry
 from perfview.core.model import Bundle
+from perfview.qt.deferred import later
 from perfview.qt.document import Document
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import Task, uses_tree
 from perfview.qt.widgets.info_bar import InfoBar
+
+AHEAD = ("timeline",)  # the view a trace is opened for: prepared once the tab is drawn
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,9 @@ class DocumentTab(QWidget):
         if self.page_tabs:
             self._on_tab(0)
         self._async = True
+        ahead = [n for n in AHEAD if n in self._pages and n not in self._views]
+        if any(self._needs_data(n) for n in ahead):
+            later(self, lambda: self._prepare_ahead(ahead))
 
     # --- public API ------------------------------------------------------------------------
     def view_names(self) -> list[str]:
@@ -196,6 +203,11 @@ class DocumentTab(QWidget):
         self._data[name] = data
         for other, value in page_registry.derived(name, data).items():
             self._data.setdefault(other, value)
+
+    def _prepare_ahead(self, names: list[str]) -> None:
+        for name in names:
+            if name not in self._views and self._needs_data(name):
+                self._prepare_in_background(name)
 
     def _prepare_in_background(self, name: str) -> None:
         """Show "Preparing…" on page `name` and compute its data in a worker task."""

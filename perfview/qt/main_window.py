@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from perfview import startup_stamps
 from perfview.core.model.units import format_ns
-from perfview.core.pages import first_tables, prepared_pages
+from perfview.core.pages import first_tables
 from perfview.qt import actions as action_table
 from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
@@ -46,7 +46,14 @@ from perfview.qt.file_types import example_path, name_filters
 from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.snakeviz_server import SnakevizServer
-from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports, warm_in_background
+from perfview.qt.tasks import (
+    LoadResult,
+    Task,
+    first_page,
+    load_task,
+    warm_imports,
+    warm_in_background,
+)
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.window_menus import WindowMenusMixin
@@ -195,7 +202,7 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
             self.tabs.setCurrentWidget(existing)
             self.document_opened.emit(existing)
             return None
-        task = load_task(path, first_tables, prepared_pages)
+        task = load_task(path, first_tables, first_page)
         self._tasks[task] = str(path)
         placeholder = LoadingTab(path, task)
         index = self.tabs.addTab(placeholder, path.name)

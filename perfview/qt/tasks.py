@@ -247,6 +247,7 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
+CACHE_WRITE_DELAY_S = 1.5  # the new tab is built and drawn before the cache entry is written
 WARM_MIN_BYTES = 16_000_000  # smaller files load in well under a second: no need to warm
 
 
@@ -280,7 +281,7 @@ def load_and_prepare(
         bundle = load(
             path,
             progress=lambda f, m: progress(0.9 * f, m),
-            options=LoadOptions(where=Where.GIL_FREE),
+            options=LoadOptions(where=Where.GIL_FREE, write_delay_s=CACHE_WRITE_DELAY_S),
         )
     except (LoadError, LoadCancelled):
         raise
@@ -312,6 +313,17 @@ def load_and_prepare(
     pages = prepare_pages(bundle, tables, first, progress)
     progress(1.0, "done")
     return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
+
+
+def first_page(bundle: Bundle) -> list[str]:
+    """The pages whose data the load task prepares: the one the tab opens on. The Timeline
+    (`pages.prepared_pages` adds it) is prepared by the tab right after it is drawn
+    (`DocumentTab`), so a reopened 1 GB trace's first page does not wait ~0.4 s for it."""
+    from perfview.core import pages as page_registry
+
+    tabs = page_registry.tabs_for(bundle)
+    names = [tabs[0].name] if tabs else []
+    return [n for n in names if page_registry.needs_data(n, bundle)]
 
 
 # Page widgets drawn from the document's call tree (`Document.tree`).
@@ -387,6 +399,7 @@ __all__ = [
     "LoadResult",
     "Task",
     "collector_paused",
+    "first_page",
     "load_and_prepare",
     "load_task",
     "prepare_pages",
