@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 
 from perfview.core import pages as page_registry
 from perfview.core.model import Bundle
-from perfview.qt.deferred import later
+from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
@@ -281,6 +281,31 @@ class DocumentTab(QWidget):
         layout = self._pages[name].layout()
         assert layout is not None
         layout.addWidget(widget)
+        self._complete_later(name, widget)
+
+    def _complete_later(self, name: str, widget: QWidget) -> None:
+        """A page drawn from partial data (an Overview without its findings, as a load
+        prepares it: `pages.prepare_first`) gets the rest from a worker."""
+        data = self._data.get(name)
+        finish = getattr(data, "with_findings", None)
+        timeline = self.document.bundle.timeline
+        if finish is None or getattr(data, "findings", ()) is not None or timeline is None:
+            return
+        release = hold(widget)
+        task = Task(lambda _progress: finish(timeline), name=f"{name}: findings")
+        task.finished.connect(lambda full, n=name, w=widget: self._on_completed(n, w, full))
+        task.done.connect(release)
+        task.start()
+
+    def _on_completed(self, name: str, widget: QWidget, data: Any) -> None:
+        if not shiboken6.isValid(self):
+            return
+        self._data[name] = data
+        for other, value in page_registry.derived(name, data).items():
+            self._data.setdefault(other, value)
+        setter = getattr(widget, "set_findings", None)
+        if shiboken6.isValid(widget) and setter is not None:
+            setter(data)
 
     def _make(self, name: str) -> QWidget:
         widget = page_registry.PAGES[name].widget

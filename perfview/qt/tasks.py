@@ -351,7 +351,7 @@ def _tree_first(bundle: Bundle, prepared: Sequence[str]) -> bool:
 def prepare_pages(
     bundle: Bundle, tables: dict[str, pd.DataFrame], names: Sequence[str], progress: Progress
 ) -> dict[str, Any]:
-    """`core.pages.prepare` for each page in `names`; a page that fails is left out (its
+    """`core.pages.prepare_first` for each page in `names`; a page that fails is left out (its
     tab computes it again when shown, and reports the error in place)."""
     from perfview.core import pages as page_registry
 
@@ -359,7 +359,7 @@ def prepare_pages(
     for i, name in enumerate(names):
         progress(0.97 + 0.03 * i / max(len(names), 1), f"preparing the {name} page")
         try:
-            pages[name] = page_registry.prepare(name, bundle, tables)
+            pages[name] = page_registry.prepare_first(name, bundle, tables)
         except (LoadCancelled, KeyboardInterrupt):
             raise
         except Exception:  # shown in place by the tab, not fatal to the load

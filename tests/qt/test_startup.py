@@ -154,3 +154,25 @@ def test_a_trace_tab_builds_its_call_tree_when_a_tree_page_is_shown(qtbot) -> No
     assert tab.document.tree() is tab.document.bundle.tree
     assert type(tab._views["icicle"]).__name__ == "IcicleView"
     window.close()
+
+
+def test_the_overview_is_drawn_first_and_its_findings_follow(qtbot) -> None:
+    """A torch trace's tab opens on its Overview before the recommendations are found; a
+    worker finds them and the page shows them (`deferred.flush` waits, for screenshots)."""
+    from perfview.qt import deferred
+    from tests.conftest import sample
+
+    path = sample("kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz")
+    window = MainWindow(app_module.Settings.ephemeral())
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.document_opened, timeout=60_000) as opened:
+        window.open_path(path, remember=False)
+    tab = opened.args[0]
+    assert tab.current_view() == "overview"
+    view = tab._views["overview"]
+    deferred.flush(30_000)
+    assert view.findings is not None
+    assert view.findings.cards
+    assert tab._data["recommendations"] is view.data.findings
+    assert tab._data["overview"] is view.data
+    window.close()
