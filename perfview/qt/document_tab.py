@@ -85,6 +85,8 @@ class DocumentTab(QWidget):
         self._data: dict[str, Any] = {}  # prepared page data (pages.prepare) by page name
         self._preparing: dict[str, tuple[Task, QLabel]] = {}
         self._async = False  # switches prepare in the background once the tab is built
+        self._ahead_scheduled = False
+        self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
         for name, data in (pages or {}).items():
             self._adopt(name, data)
         document.seed_tables(self._tables)
@@ -112,7 +114,10 @@ class DocumentTab(QWidget):
         self._async = True
         ahead = [n for n in AHEAD if n in self._pages and n not in self._views]
         if any(self._needs_data(n) for n in ahead):
+            self._ahead_scheduled = True
             later(self, lambda: self._prepare_ahead(ahead))
+        else:
+            self._run_after_ahead()
 
     # --- public API ------------------------------------------------------------------------
     def view_names(self) -> list[str]:
@@ -205,9 +210,25 @@ class DocumentTab(QWidget):
             self._data.setdefault(other, value)
 
     def _prepare_ahead(self, names: list[str]) -> None:
+        self._ahead_scheduled = False
         for name in names:
             if name not in self._views and self._needs_data(name):
                 self._prepare_in_background(name)
+        if not self._ahead_busy():
+            self._run_after_ahead()
+
+    def _ahead_busy(self) -> bool:
+        """True until the AHEAD pages are prepared: other background work (an Overview's
+        findings) waits, so the page a user clicks next is ready first, and two workers
+        do not share the GIL with the GUI thread at once."""
+        if not self._async or self._ahead_scheduled:
+            return True
+        return any(n in self._preparing for n in AHEAD)
+
+    def _run_after_ahead(self) -> None:
+        starts, self._after_ahead = self._after_ahead, []
+        for start in starts:
+            start()
 
     def _prepare_in_background(self, name: str) -> None:
         """Show "Preparing…" on page `name` and compute its data in a worker task."""
@@ -265,6 +286,8 @@ class DocumentTab(QWidget):
         if label is not None and shiboken6.isValid(label):
             label.hide()
             label.deleteLater()
+        if name in AHEAD and self._after_ahead and not self._ahead_busy():
+            self._run_after_ahead()
 
     def _build(self, name: str) -> None:
         try:
@@ -295,7 +318,10 @@ class DocumentTab(QWidget):
         task = Task(lambda _progress: finish(timeline), name=f"{name}: findings")
         task.finished.connect(lambda full, n=name, w=widget: self._on_completed(n, w, full))
         task.done.connect(release)
-        task.start()
+        if self._ahead_busy():
+            self._after_ahead.append(task.start)
+        else:
+            task.start()
 
     def _on_completed(self, name: str, widget: QWidget, data: Any) -> None:
         if not shiboken6.isValid(self):
