@@ -3,8 +3,9 @@
 
     python3 scripts/make_big_pstats.py OUT.prof [--functions N] [--seed S]
 
-The call graph is a random tree (each function called by 1-3 earlier ones) over 400 modules,
-deep enough that the icicle has many levels, written in the format `pstats.Stats.dump_stats`
+The call graph is random (each function called by 1-3 earlier ones, whose recorded calls add
+up to its ncalls, as in a real profile) over 400 modules, deep enough that the icicle has many
+levels, written in the format `pstats.Stats.dump_stats`
 uses (a marshalled dict). Deterministic for a seed. Not a test fixture (too big for git): the
 start-up probe (`scripts/bench_gui_probe.py --startup`) opens it.
 """
@@ -40,11 +41,13 @@ def make_stats(functions: int, seed: int) -> dict[Func, tuple[int, int, float, f
         share = cum[i] / len(parents[i])
         for p in parents[i]:
             cum[p] += share
-    for i in range(1, functions):
+    for i in range(1, functions):  # the callers' counts add up to ncalls, as cProfile's do
         n = len(parents[i])
-        for p in parents[i]:
-            c = max(1, calls[i] // n)
-            callers[i][funcs[p]] = (c, c, own[i] / n, cum[i] / n)
+        calls[i] = max(calls[i], n)
+        for k, p in enumerate(parents[i]):
+            c = calls[i] // n + (1 if k < calls[i] % n else 0)
+            share = c / calls[i]
+            callers[i][funcs[p]] = (c, c, own[i] * share, cum[i] * share)
     return {f: (calls[i], calls[i], own[i], cum[i], callers[i]) for i, f in enumerate(funcs)}
 
 
