@@ -13,7 +13,7 @@ own modules, so this one stays about opening files and managing tabs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -43,7 +43,6 @@ from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
-from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.snakeviz_server import SnakevizServer
 from perfview.qt.tasks import (
@@ -59,6 +58,9 @@ from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.window_menus import WindowMenusMixin
 from perfview.qt.window_runs import WindowRunsMixin
 from perfview.qt.window_status import StatusTasksMixin
+
+if TYPE_CHECKING:
+    from perfview.qt.run_dock import RunDock
 
 WELCOME = (
     "<h2>perfview</h2><p>Open a cProfile <code>.prof</code>, a torch.profiler / Chrome trace "
@@ -88,7 +90,7 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self._tasks: dict[Task, str] = {}
-        self._run_dock: RunDock | None = None
+        self._run_dock: RunDock | None = None  # built on first use (window_runs.run_dock)
         if warm:
             warm_imports()  # now, not on a load's worker thread, where it froze the GUI
 

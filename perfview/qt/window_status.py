@@ -17,11 +17,8 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QPushButton
 
-from perfview.loaders import service
 from perfview.qt import tasks
 from perfview.qt.tasks import Task
-
-COMPILE_TEXT = service.COMPILE_MESSAGE[0].upper() + service.COMPILE_MESSAGE[1:]
 
 # At runtime a plain mixin (MainWindow puts QMainWindow after it); the type checker sees the
 # QMainWindow it is mixed into.
@@ -51,7 +48,7 @@ class StatusTasksMixin(_Base):
         self.cancel_button.setToolTip("Stop loading")
         self.cancel_button.clicked.connect(self.cancel_loads)
         self.info_label = QLabel(self)
-        self.compile_label = QLabel(COMPILE_TEXT, self)
+        self.compile_label = QLabel(self)  # its text is set when shown (`watch_compile`)
         self.compile_label.setToolTip(
             "After an install, the fast trace reader is compiled once in the background "
             "(numba); big traces opened meanwhile wait for it."
@@ -107,7 +104,12 @@ class StatusTasksMixin(_Base):
             if self._gone():
                 timer.stop()
                 return
+            from perfview.loaders import service  # loaded by then: the first load imports it
+
             running = service.compiling()
+            if running:
+                text = service.COMPILE_MESSAGE
+                self.compile_label.setText(text[0].upper() + text[1:])
             self.compile_label.setVisible(running)
             if not running and tasks.scanner_settled():
                 timer.stop()
