@@ -140,9 +140,20 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
 
     # --- construction ----------------------------------------------------------------------
     def warm_later(self, delay_ms: int = 300) -> None:
-        """Import what big traces need (`tasks.warm_imports`) on a background thread, once the
-        first page had time to draw: at start-up it would only delay the window."""
-        QTimer.singleShot(delay_ms, self, warm_in_background)
+        """Import what big traces need (`tasks.warm_imports`) on a background thread once the
+        files given at start-up are open and drawn: earlier, those imports (and loading
+        numba's code) took CPU and the GIL from the first page (a 10k-function profile's
+        was drawn 0.2-0.5 s later). A big trace's load warms them itself."""
+
+        def when_idle() -> None:
+            if self._gone():
+                return
+            if self._tasks:  # a load is running: its first page comes first
+                QTimer.singleShot(delay_ms, self, when_idle)
+            else:
+                warm_in_background()
+
+        QTimer.singleShot(delay_ms, self, when_idle)
         self.watch_compile()  # says so in the status bar if the scanner compiles meanwhile
 
     def _restore_geometry(self) -> None:
