@@ -227,15 +227,16 @@ def put_later(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
 
 
 def _put_politely(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
-    """`put` at the lowest CPU priority: writing a 1 GB trace's entry takes ~2 s of CPU, just
-    when the window builds the new tab and the load task prepares its pages, and on a 2-core
-    machine it had slowed the tab's build by a third. On Linux the niceness of a thread is its
-    own; elsewhere this is a plain `put`."""
+    """`put` after `delay_s`: writing a 1 GB trace's entry takes ~2 s of CPU, and right after
+    the load it slowed the window's new tab (by a third on a 2-core machine). The window
+    passes a delay, so the tab is built and drawn first.
+
+    The thread's CPU priority is left alone: at the lowest niceness, on a machine whose
+    cores are busy, the thread was preempted for long stretches while it held the GIL (the
+    manifest's JSON, the object columns), and the GUI thread waited for it: a lower priority
+    traded a slower tab for freezes."""
     if delay_s > 0:
         time.sleep(delay_s)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     put(path, bundle)
 
 
