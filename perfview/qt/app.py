@@ -146,7 +146,7 @@ def screenshot(args: argparse.Namespace) -> int:
         return 2
     quiet = QApplication.platformName() == "offscreen"
     previous = _quiet_offscreen_warnings() if quiet else None
-    window = MainWindow(Settings.ephemeral())
+    window = MainWindow(Settings.ephemeral(), warm=False)  # a big trace's load warms itself
     window.resize(*_size(args.size))
     try:
         if args.compare:
