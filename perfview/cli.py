@@ -14,6 +14,11 @@ Exit codes: 0 success; 2 for usage errors and for files that cannot be opened, w
 line `perfview: cannot open PATH: reason` on stderr and never a traceback (set PERFVIEW_DEBUG=1
 to get one); 1 for an internal error after a successful load. Qt is imported only in the GUI
 branch, so the headless commands work where PySide6 is missing.
+
+Start-up: `perfview FILE` must show its window fast, so this module imports nothing heavy at
+the top. Whether the arguments open the window is decided from the first argument alone
+(`COMMANDS`, checked against the parser by a test); pandas and the rest of the headless
+machinery are imported only for a subcommand.
 """
 
 from __future__ import annotations
@@ -28,20 +33,24 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from perfview import __version__
+from perfview import __version__, startup_stamps
 
-# Subcommands other modules provide: name → module with add_parser(subparsers) and run(args).
-from perfview.cli_common import (
-    FORMATS,
-    CliError,
-    cannot_open,
-    internal_failure,
-    load_bundle,
-    row_count,
-    write_summary,
+# The first arguments that mean "no window": the subcommands and the top-level options.
+COMMANDS = ("summary", "record", "diff", "examples", "query", "export")
+HEADLESS_FIRST = frozenset(
+    ("-h", "--help", "--version", "--install-desktop", "--uninstall-desktop", *COMMANDS)
 )
-from perfview.core.model.errors import LoadError
-from perfview.core.pages import summary
+_REEXPORTED = ("CliError", "cannot_open", "load_bundle", "row_count", "write_summary")
+
+
+def __getattr__(name: str) -> Any:
+    """`perfview.cli.CliError` and friends, imported from `cli_common` only when asked for."""
+    if name in _REEXPORTED:
+        from perfview import cli_common
+
+        return getattr(cli_common, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # ------------------------------------------------------------------------------- commands
 
@@ -51,6 +60,7 @@ TREE_VIEWS = ("icicle", "tree")
 
 def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
     """`--view icicle|tree`: the merged call tree in pre-order, `--top` nodes, `--lanes`."""
+    from perfview.cli_common import CliError, write_summary
     from perfview.core.analysis import tree_table
 
     try:
@@ -67,6 +77,9 @@ def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
 
 def run_summary(args: argparse.Namespace) -> int:
     from perfview import job_cli  # deferred: the job machinery is only needed for jobs
+    from perfview.cli_common import CliError, internal_failure, load_bundle, write_summary
+    from perfview.core.model.errors import LoadError
+    from perfview.core.pages import summary
 
     if job_cli.wants_job(args):
         return job_cli.run_job(args)
@@ -90,6 +103,9 @@ def run_summary(args: argparse.Namespace) -> int:
 
 
 def _add_summary(subparsers: Any) -> None:
+    from perfview.cli_common import FORMATS, row_count
+    from perfview.core.pages import summary
+
     views = ", ".join([*summary.VIEWS, "collectives", "collective-kinds", "overlap", "stragglers"])
     p = subparsers.add_parser(
         "summary",
@@ -153,18 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _is_headless(argv: Sequence[str], parser: argparse.ArgumentParser) -> bool:
-    """Subcommands and top-level help/version go to argparse; anything else opens the GUI."""
-    if not argv:
-        return False
-    first = argv[0]
-    if first in ("-h", "--help", "--version", "--install-desktop", "--uninstall-desktop"):
-        return True
-    commands: set[str] = set()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            commands.update(action.choices)
-    return first in commands
+def opens_window(argv: Sequence[str]) -> bool:
+    """True when `argv` opens the window: no subcommand and no top-level help/version option.
+
+    Decided without building the parser (which imports the headless commands' modules)."""
+    return not argv or argv[0] not in HEADLESS_FIRST
 
 
 def run_gui(argv: list[str]) -> int:
@@ -172,9 +181,12 @@ def run_gui(argv: list[str]) -> int:
     try:
         app = importlib.import_module("perfview.qt.app")
     except ImportError as exc:
-        raise CliError(
-            f"the viewer window is not available ({exc}); `perfview summary FILE` works without it"
-        ) from exc
+        print(
+            f"perfview: the viewer window is not available ({exc}); "
+            "`perfview summary FILE` works without it",
+            file=sys.stderr,
+        )
+        return 2
     return int(app.main(argv))
 
 
@@ -185,23 +197,29 @@ def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
     (temporary folders, child processes) and end the process at once, skipping the teardown
     of every object: after `perfview summary` of a 1 GB trace that teardown took ~0.4 s of
     CPU and changed nothing the user sees. Tests call `main` in-process and leave it off."""
+    startup_stamps.stamp("main")
     args_list = list(sys.argv[1:] if argv is None else argv)
-    try:
-        parser = build_parser()
-        if not _is_headless(args_list, parser):
+    if opens_window(args_list):
+        try:
             return run_gui(args_list)
-        if quick_exit:
-            _collect_less()
-        code = _run_headless(parser, args_list)
-    except KeyboardInterrupt:
-        return 130
+        except SystemExit as exc:  # the window's argparse: --help (0) and usage errors (2)
+            return exc.code if isinstance(exc.code, int) else 2
+        except KeyboardInterrupt:
+            return 130
+    if quick_exit:
+        _collect_less()
+    code = _headless(args_list)
     if quick_exit:
         _end_now(code)
     return code
 
 
-def _run_headless(parser: argparse.ArgumentParser, args_list: list[str]) -> int:
+def _headless(args_list: list[str]) -> int:
+    """A subcommand, or top-level help/version/desktop registration."""
+    from perfview.cli_common import CliError
+
     try:
+        parser = build_parser()
         args = parser.parse_args(args_list)
         if args.install_desktop or args.uninstall_desktop:
             from perfview import desktop
@@ -216,6 +234,8 @@ def _run_headless(parser: argparse.ArgumentParser, args_list: list[str]) -> int:
         return exc.code
     except SystemExit as exc:  # argparse: --help/--version (0) and usage errors (2)
         return exc.code if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:
+        return 130
     except BrokenPipeError:  # `perfview summary … | head`: the reader left; not an error
         _silence_stdout()
         return 0
@@ -252,12 +272,14 @@ def _silence_stdout() -> None:
         pass
 
 
-__all__ = [
+__all__ = [  # noqa: F822 - the cli_common names come from __getattr__
+    "COMMANDS",
     "CliError",
     "build_parser",
     "cannot_open",
     "load_bundle",
     "main",
+    "opens_window",
     "row_count",
     "write_summary",
 ]

@@ -10,6 +10,7 @@ import argparse
 import json
 import math
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -49,6 +50,23 @@ def cannot_open(path: str, reason: str) -> CliError:
     return CliError(f"cannot open {path}: {reason}")
 
 
+def compile_notice() -> Any:
+    """A load's progress callback that prints the one message a user must see: the trace
+    scanner's compile after an install (`loaders.service.COMPILE_MESSAGE`, ~15 s, once) on
+    stderr, so a first `perfview summary BIG.json` does not wait silently."""
+    from perfview.loaders.service import COMPILE_MESSAGE
+
+    printed = False
+
+    def progress(_fraction: float, message: str) -> None:
+        nonlocal printed
+        if message == COMPILE_MESSAGE and not printed:
+            printed = True
+            print(f"perfview: {message}", file=sys.stderr, flush=True)
+
+    return progress
+
+
 def load_bundle(path: str) -> Any:
     """Load a file for a headless command, turning every failure into a CliError (exit 2).
 
@@ -58,7 +76,7 @@ def load_bundle(path: str) -> Any:
     from perfview.loaders import internal_error, load  # deferred: --version skips pandas
 
     try:
-        return load(path)
+        return load(path, progress=compile_notice())
     except LoadError as exc:
         raise cannot_open(path, str(exc)) from exc
     except Exception as exc:  # no traceback for bad input, see module doc

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """GUI responsiveness while a big trace loads: a 10 ms timer probe on the GUI thread.
 
-    python3 scripts/bench_gui_probe.py FILE [--cancel-after S] [--warm] [--view NAME]
+    python3 scripts/bench_gui_probe.py FILE [--cancel-after S] [--warm] [--view NAME] [--hog N]
+    python3 scripts/bench_gui_probe.py --startup FILE [FILE…] [--runs 5] [--hog N]
 
 Opens the real main window offscreen, loads FILE through the real load task (`open_path`),
 and records every gap between ticks of a 10 ms QTimer on the GUI thread until the tab is open
@@ -12,23 +13,31 @@ around the tab's construction (`result_at_s`: when the load's result reached the
 "gaps > 50 ms" lists each long gap with when it ended, to set against those times. With
 --cancel-after S it presses Cancel S seconds into the load and reports how long the load took
 to stop (target < 1 s). The parsed-column cache is pointed at a fresh temp folder unless
---warm (then a second open of the same file is timed too). Not part of CI.
+--warm (then a second open of the same file is timed too). --hog N runs N busy processes
+beside the probe (a loaded machine). --startup times fresh `perfview FILE` processes instead:
+launch → window shown → first page drawn, medians of --runs (scripts/startup_probe.py).
+Not part of CI.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # startup_probe
+if "--startup" not in sys.argv:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QEvent, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 
@@ -59,11 +68,14 @@ def open_and_wait(
     With `view` (e.g. "timeline"), once the tab is open its page `view` is clicked too, and
     the time until that page is drawn is reported (`<view>_switch_s`, `<view>_drawn_s`).
     """
+    closing = time.perf_counter()
     while window.tabs.count():  # type: ignore[attr-defined]  # an open tab would be reused
         window.close_tab(0)  # type: ignore[attr-defined]
+    # the closed tab (and its bundle) is freed now, not inside the next measurement
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()
     loop = QEventLoop()
-    result: dict[str, float] = {}
+    result: dict[str, float] = {"close_s": time.perf_counter() - closing}
     t0 = time.perf_counter()
 
     def opened(tab: object) -> None:
@@ -146,19 +158,56 @@ def open_and_wait(
     return result
 
 
+@contextlib.contextmanager
+def hogs(count: int) -> Iterator[None]:
+    """`count` busy processes (one spinning loop each) for as long as the block runs."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("file", type=Path)
+    parser.add_argument("file", type=Path, nargs="+")
     parser.add_argument("--cancel-after", type=float, help="press Cancel after S seconds")
     parser.add_argument("--warm", action="store_true", help="keep the user's cache; time a reopen")
     parser.add_argument(
         "--view", default="timeline", help="page to click once open ('' for none; default timeline)"
     )
+    parser.add_argument("--hog", type=int, default=0, metavar="N", help="N busy processes beside")
+    parser.add_argument("--startup", action="store_true", help="time fresh `perfview FILE` starts")
+    parser.add_argument("--runs", type=int, default=5, help="--startup: launches per file")
+    parser.add_argument(
+        "--no-bytecode", action="store_true", help="--startup: keep PYTHONDONTWRITEBYTECODE"
+    )
     args = parser.parse_args(argv)
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min)")
+    with hogs(args.hog):
+        if args.hog:
+            print(f"with {args.hog} busy processes beside")
+        if args.startup:
+            import startup_probe
+
+            startup_probe.startup(args.file, args.runs, not args.no_bytecode)
+        else:
+            for file in args.file:
+                probe_file(file, args)
+    print(f"load average after: {os.getloadavg()[0]:.2f} (1 min)")
+    return 0
+
+
+def probe_file(file: Path, args: argparse.Namespace) -> None:
+    """Open `file` in a real main window (offscreen) twice: the parse, then the reopen."""
     with tempfile.TemporaryDirectory(prefix="perfview-probe-") as tmp:
         if not args.warm:
             os.environ["PERFVIEW_CACHE_DIR"] = str(Path(tmp) / "cache")
         os.environ.setdefault("XDG_CONFIG_HOME", str(Path(tmp) / "config"))  # no user settings
+        from PySide6.QtWidgets import QApplication
+
         app = QApplication.instance() or QApplication([])
         from perfview.loaders import cache
         from perfview.qt.main_window import MainWindow
@@ -166,18 +215,17 @@ def main(argv: list[str] | None = None) -> int:
         window = MainWindow()
         window.show()
         app.processEvents()
-        size_mb = args.file.stat().st_size / 1e6
-        print(f"file: {args.file} ({size_mb:,.0f} MB), cpus: {os.cpu_count()}")
+        size_mb = file.stat().st_size / 1e6
+        print(f"file: {file} ({size_mb:,.0f} MB), cpus: {os.cpu_count()}")
         runs = [("open", args.cancel_after)]
         if args.cancel_after is None:
             runs.append(("reopen (cache)", None))
         for label, cancel_after in runs:
-            res = open_and_wait(window, args.file, cancel_after, args.view)
+            res = open_and_wait(window, file, cancel_after, args.view)
             cache.flush()
             shown = {k: round(v, 3) for k, v in res.items() if k != "cancel_at"}
             print(f"{label}: {shown}", flush=True)
         window.close()
-    return 0
 
 
 if __name__ == "__main__":

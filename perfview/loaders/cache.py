@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -199,8 +200,12 @@ def put(path: Path, bundle: Bundle) -> Path | None:
     return entry
 
 
-def put_later(path: Path, bundle: Bundle) -> None:
+def put_later(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
     """`put` on a background thread, so writing the entry never delays showing the trace.
+
+    `delay_s`: start writing that much later. The window passes a second or two: writing
+    holds the GIL in bursts (the manifest's JSON, the object columns), which right after the
+    load stalled the GUI thread while it built and drew the new tab (gaps of 150-220 ms).
 
     The thread is not a daemon: a short-lived process (the CLI) finishes the entry before it
     exits instead of leaving a temp folder behind. `flush()` waits for pending writes.
@@ -211,21 +216,27 @@ def put_later(path: Path, bundle: Bundle) -> None:
     with contextlib.suppress(OSError):
         _attach_note(key(path), bundle)  # the caller returns `bundle` right after this
     thread = threading.Thread(
-        target=_put_politely, args=(path, bundle), name="perfview-cache-put", daemon=False
+        target=_put_politely,
+        args=(path, bundle, delay_s),
+        name="perfview-cache-put",
+        daemon=False,
     )
     with _LOCK:
         _PENDING.append(thread)
     thread.start()
 
 
-def _put_politely(path: Path, bundle: Bundle) -> None:
-    """`put` at the lowest CPU priority: writing a 1 GB trace's entry takes ~2 s of CPU, just
-    when the window builds the new tab and the load task prepares its pages, and on a 2-core
-    machine it had slowed the tab's build by a third. On Linux the niceness of a thread is its
-    own; elsewhere this is a plain `put`."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+def _put_politely(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
+    """`put` after `delay_s`: writing a 1 GB trace's entry takes ~2 s of CPU, and right after
+    the load it slowed the window's new tab (by a third on a 2-core machine). The window
+    passes a delay, so the tab is built and drawn first.
+
+    The thread's CPU priority is left alone: at the lowest niceness, on a machine whose
+    cores are busy, the thread was preempted for long stretches while it held the GIL (the
+    manifest's JSON, the object columns), and the GUI thread waited for it: a lower priority
+    traded a slower tab for freezes."""
+    if delay_s > 0:
+        time.sleep(delay_s)
     put(path, bundle)
 
 

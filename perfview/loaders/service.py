@@ -15,14 +15,23 @@ caller states it with explicit `LoadOptions` instead of a loader guessing it fro
   never through the cache, so turning the cache off never moves parsing onto the GUI's GIL.
 
 Cancellation: `progress` may raise (`LoadCancelled`); a child is then killed at once.
+
+First use after an install: numba compiles the trace scanner once (~15-20 s of CPU, then it
+is on disk). Nobody should wait for that silently: a load that is about to compile it first
+reports `COMPILE_MESSAGE` through `progress` (the CLI prints it on stderr, the window shows it),
+and the window compiles it ahead in a child at start-up (`compile_ahead`); a big load that
+starts meanwhile waits for that child, saying so, instead of compiling a second time.
 """
 
 from __future__ import annotations
 
 import enum
 import multiprocessing
+import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -33,9 +42,11 @@ from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders import cache, trace
 from perfview.loaders.registry import Loader, detect
+from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
 
 CHILD_MIN_BYTES = 64_000_000  # smaller traces parse in about a second in-process
 POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
+COMPILE_MESSAGE = "compiling the trace scanner (once, ~15 s)…"
 
 
 class Where(enum.Enum):
@@ -54,6 +65,7 @@ class LoadOptions:
     read_cache: bool = True
     write_cache: bool = True
     child_min_bytes: int = CHILD_MIN_BYTES  # GIL_FREE: smaller files never go to a child
+    write_delay_s: float = 0.0  # the window: write the cache entry after the tab is drawn
 
 
 FRESH = LoadOptions(read_cache=False, write_cache=False)  # always parse, leave no trace
@@ -72,9 +84,11 @@ def load(
         if hit is not None:
             progress(1.0, "loaded from the cache")
             return hit
+    if loader is trace and compile_pending(path):
+        progress(0.0, COMPILE_MESSAGE)
     bundle = _parse(loader, path, progress, options)
     if options.write_cache and cached:
-        cache.put_later(path, bundle)
+        cache.put_later(path, bundle, options.write_delay_s)
     progress(1.0, "done")
     return bundle
 
@@ -83,8 +97,12 @@ def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions)
     if options.where is Where.CHILD and loader is trace:
         return in_child(path, progress)
     if options.where is Where.GIL_FREE and loader is trace and _big(path, options):
+        wait_for_compile(progress)
         scanned = guarded(lambda: trace.load_scanned(path, progress=progress))
-        return scanned if scanned is not None else in_child(path, progress)
+        if scanned is not None:
+            return scanned
+        pending = compile_pending(path)
+        return in_child(path, progress, COMPILE_MESSAGE if pending else CHILD_MESSAGE)
     bundle = guarded(lambda: loader.load(path, progress=progress))
     assert bundle is not None
     return bundle
@@ -109,10 +127,73 @@ def guarded(fn: Callable[[], Bundle | None]) -> Bundle | None:
         raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc
 
 
+# ------------------------------------------------------------- compiling the trace scanner
+
+_compiler: multiprocessing.process.BaseProcess | None = None
+_compiler_lock = threading.Lock()
+
+
+def scanner_wanted(path: Path) -> bool:
+    """True when loading trace `path` would use the compiled scanner (its size, or
+    PERFVIEW_TRACE_SCANNER=1 / =0 forcing it on / off, as the trace loader decides)."""
+    choice = os.environ.get("PERFVIEW_TRACE_SCANNER", "")
+    if choice in ("0", "1"):
+        return choice == "1"
+    try:
+        return path.stat().st_size >= SCANNER_MIN_BYTES
+    except OSError:
+        return False
+
+
+def compile_pending(path: Path | None = None) -> bool:
+    """True when the trace scanner's compiled code is not on disk yet (numba's cache), and
+    with `path`, when loading that trace would use the scanner. Imports numba (~0.4 s)."""
+    if path is not None and not scanner_wanted(path):
+        return False
+    try:
+        from perfview.loaders.trace.scan import parallel
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return False
+    return not parallel.compiled()
+
+
+def compile_ahead() -> bool:
+    """Compile the scanner in a child process unless it is on disk or compiling already
+    (compiling holds the GIL for most of ~15 s: a window must not do it in-process). True
+    while a compile runs. Cheap to call again."""
+    global _compiler
+    with _compiler_lock:
+        if _compiler is not None and _compiler.is_alive():
+            return True
+        if not compile_pending():
+            return False
+        from perfview.loaders.trace.scan import parallel
+
+        context = multiprocessing.get_context("spawn")  # the child gets this sys.path
+        _compiler = context.Process(target=parallel.warm, name="perfview-compile", daemon=True)
+        _compiler.start()
+        return True
+
+
+def compiling() -> bool:
+    """True while `compile_ahead`'s child runs."""
+    compiler = _compiler
+    return compiler is not None and compiler.is_alive()
+
+
+def wait_for_compile(progress: Progress = noop) -> None:
+    """Wait for `compile_ahead`'s child, reporting COMPILE_MESSAGE (Cancel interrupts)."""
+    while compiling():
+        progress(0.0, COMPILE_MESSAGE)
+        time.sleep(POLL_S)
+
+
 # --------------------------------------------------------------------------- child process
 
+CHILD_MESSAGE = "parsing in a helper process"
 
-def in_child(path: Path, progress: Progress = noop) -> Bundle:
+
+def in_child(path: Path, progress: Progress = noop, message: str = CHILD_MESSAGE) -> Bundle:
     """Parse `path` in a spawned child process and return its Bundle.
 
     The child writes the columns into a private temporary folder in the cache's entry format
@@ -128,7 +209,7 @@ def in_child(path: Path, progress: Progress = noop) -> Bundle:
     try:
         child.start()
         send.close()
-        _follow(child, receive, progress)
+        _follow(child, receive, progress, message)
         progress(0.97, "reading the parsed trace")
         return cache.read_entry(folder / "entry", path)
     except (EOFError, OSError, ValueError, KeyError) as exc:
@@ -142,10 +223,14 @@ def in_child(path: Path, progress: Progress = noop) -> Bundle:
 
 
 def _follow(
-    child: multiprocessing.process.BaseProcess, receive: Connection, progress: Progress
+    child: multiprocessing.process.BaseProcess,
+    receive: Connection,
+    progress: Progress,
+    message: str = CHILD_MESSAGE,
 ) -> None:
-    """Relay the child's progress until it reports done; raise its error as LoadError."""
-    fraction, message = 0.0, "parsing in a helper process"
+    """Relay the child's progress until it reports done; raise its error as LoadError.
+    `message` stands until the child's first report (it may compile the scanner first)."""
+    fraction = 0.0
     while True:
         if not receive.poll(POLL_S):
             if not child.is_alive() and not receive.poll():
@@ -176,7 +261,13 @@ def _child_main(file: str, folder: str, send: Connection) -> None:
 
     try:
         path = Path(file)
-        bundle = guarded(lambda: detect(path).load(path, progress=report))
+        loader = detect(path)
+        if loader is trace and compile_pending(path):  # say so, then compile before reading
+            send.send(("P", 0.0, COMPILE_MESSAGE))
+            from perfview.loaders.trace.scan import parallel
+
+            parallel.warm()
+        bundle = guarded(lambda: loader.load(path, progress=report))
         assert bundle is not None
         report(1.0, "storing")
         cache.write_entry(Path(folder) / "entry", bundle)
@@ -186,4 +277,17 @@ def _child_main(file: str, folder: str, send: Connection) -> None:
     send.send(("D", 1.0, ""))
 
 
-__all__ = ["FRESH", "LoadOptions", "Where", "guarded", "in_child", "load"]
+__all__ = [
+    "COMPILE_MESSAGE",
+    "FRESH",
+    "LoadOptions",
+    "Where",
+    "compile_ahead",
+    "compile_pending",
+    "compiling",
+    "guarded",
+    "in_child",
+    "load",
+    "scanner_wanted",
+    "wait_for_compile",
+]

@@ -22,7 +22,7 @@ from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from perfview import __version__
+from perfview import __version__, startup_stamps
 from perfview.qt.settings import APPLICATION, ORGANIZATION, Settings
 
 ICON = Path(__file__).resolve().parent.parent / "resources" / "icons" / "perfview.svg"
@@ -146,7 +146,7 @@ def screenshot(args: argparse.Namespace) -> int:
         return 2
     quiet = QApplication.platformName() == "offscreen"
     previous = _quiet_offscreen_warnings() if quiet else None
-    window = MainWindow(Settings.ephemeral())
+    window = MainWindow(Settings.ephemeral(), warm=False)  # a big trace's load warms itself
     window.resize(*_size(args.size))
     try:
         if args.compare:
@@ -183,6 +183,43 @@ def _choose_platform(screenshot: bool, qt_args: list[str]) -> bool:
     return True
 
 
+def _start_window(args: argparse.Namespace) -> tuple[QWidget, object | None]:
+    """Show a bare window at once, then build the real one and open the files in it.
+
+    The bare window (`start_window`) needs QtWidgets only, so it is on screen a fraction of a
+    second after launch; the main window's imports (pandas, pyqtgraph, the views) follow. The
+    modules a big trace needs (numba's scanner, the timeline) are imported in the background
+    once the window is up, not before it (`tasks.warm_imports`).
+    """
+    from perfview.qt.start_window import StartWindow
+
+    watch = None
+    if startup_stamps.enabled():
+        from perfview.qt.startup_watch import StartupWatch
+
+        watch = StartupWatch(QApplication.instance())  # type: ignore[arg-type]
+    files = list(args.files) or ([] if args.compare else ["example.prof"])
+    start = StartWindow(files, Settings())
+    start.show_now()
+    from perfview.qt.main_window import MainWindow
+
+    window = MainWindow(warm=False)
+    startup_stamps.stamp("window_built")
+    if watch is not None:
+        window.document_opened.connect(watch.watch_tab)
+    install_excepthook(window)
+    server = _serve_instance(window) if not args.new_window else None
+    if args.files:
+        window.open_paths(args.files)
+    elif not args.compare:
+        window.open_example()
+    if args.compare:
+        window.open_compare(*args.compare)
+    start.hand_over(window)
+    window.warm_later()
+    return window, server
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start the GUI (or take a screenshot); returns the process exit code."""
     args, qt_args = parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -199,18 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.new_window and not args.compare and _forward_to_running(args.files):
         return 0
 
-    from perfview.qt.main_window import MainWindow
-
-    window = MainWindow()
-    install_excepthook(window)
-    server = _serve_instance(window) if not args.new_window else None
-    window.show()
-    if args.files:
-        window.open_paths(args.files)
-    elif not args.compare:
-        window.open_example()
-    if args.compare:
-        window.open_compare(*args.compare)
+    _window, server = _start_window(args)
     code = app.exec()
     del server
     return int(code)

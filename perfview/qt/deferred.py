@@ -38,14 +38,30 @@ def pending() -> int:
     return len(_pending)
 
 
+_held: set[int] = set()
+
+
+def hold(context: QObject) -> Callable[[], None]:
+    """Mark work a worker finishes for a drawn page (an Overview's findings): `flush` waits
+    for it too, so a screenshot shows the complete page. Returns the call that releases it
+    (also released when `context` is deleted). Not counted by `pending`: the page is drawn."""
+    global _next_id
+    _next_id += 1
+    key = _next_id
+    _held.add(key)
+    context.destroyed.connect(lambda *_: _held.discard(key))
+    return lambda: _held.discard(key)
+
+
 def flush(timeout_ms: int = 5000) -> None:
-    """Process events until every deferred piece of work has run (or `timeout_ms` passed)."""
+    """Process events until every deferred and held piece of work is done (or `timeout_ms`
+    passed)."""
     if QCoreApplication.instance() is None:
         return
     loop = QEventLoop()
     deadline = QDeadlineTimer(timeout_ms)
-    while _pending and not deadline.hasExpired():
+    while (_pending or _held) and not deadline.hasExpired():
         loop.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
 
 
-__all__ = ["flush", "later", "pending"]
+__all__ = ["flush", "hold", "later", "pending"]

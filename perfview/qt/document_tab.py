@@ -10,8 +10,9 @@ place; the rest of the tab works.
 Pages with heavy data (timeline geometry, torch Overview/Kernels/Memory/Recommendations) never
 compute it on the GUI thread when the user switches to them: the page shows "Preparing…" while a
 worker task computes the data (`pages.prepare`), then builds its widgets from it. The load task
-already prepares the first page and the Timeline (`pages.prepared_pages`), so a new tab appears
-drawn. `view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
+prepares the first page (`tasks.first_page`), so a new tab appears drawn; the Timeline (`AHEAD`)
+is prepared in the background as soon as the tab exists, before anyone clicks it.
+`view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
 """
 
 from __future__ import annotations
@@ -27,11 +28,14 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 
 from perfview.core import pages as page_registry
 from perfview.core.model import Bundle
+from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
-from perfview.qt.tasks import Task
+from perfview.qt.tasks import Task, uses_tree
 from perfview.qt.widgets.info_bar import InfoBar
+
+AHEAD = ("timeline",)  # the view a trace is opened for: prepared once the tab is drawn
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,15 @@ class _Table:
 
     name: str
     frame: pd.DataFrame
+
+
+def _with_tree(bundle: Bundle, then: Any, tree: bool = True) -> Any:
+    """On a worker: build the bundle's call tree first when `tree`, then return `then()`."""
+    if tree:
+        from perfview.core.analysis import bundle_tree
+
+        bundle_tree.tree_for(bundle)
+    return then()
 
 
 def _summary(bundle: Bundle, table: str) -> _Table:
@@ -72,6 +85,8 @@ class DocumentTab(QWidget):
         self._data: dict[str, Any] = {}  # prepared page data (pages.prepare) by page name
         self._preparing: dict[str, tuple[Task, QLabel]] = {}
         self._async = False  # switches prepare in the background once the tab is built
+        self._ahead_scheduled = False
+        self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
         for name, data in (pages or {}).items():
             self._adopt(name, data)
         document.seed_tables(self._tables)
@@ -97,6 +112,12 @@ class DocumentTab(QWidget):
         if self.page_tabs:
             self._on_tab(0)
         self._async = True
+        ahead = [n for n in AHEAD if n in self._pages and n not in self._views]
+        if any(self._needs_data(n) for n in ahead):
+            self._ahead_scheduled = True
+            later(self, lambda: self._prepare_ahead(ahead))
+        else:
+            self._run_after_ahead()
 
     # --- public API ------------------------------------------------------------------------
     def view_names(self) -> list[str]:
@@ -169,7 +190,13 @@ class DocumentTab(QWidget):
     def _needs_data(self, name: str) -> bool:
         if name not in self._data and page_registry.needs_data(name, self.document.bundle):
             return True
-        return self._missing_table(name) is not None
+        return self._missing_table(name) is not None or self._missing_tree(name)
+
+    def _missing_tree(self, name: str) -> bool:
+        """True when page `name` is drawn from a call tree not built yet (the load leaves a
+        trace's tree to the first page that shows it: a second at 1 GB)."""
+        bundle = self.document.bundle
+        return bundle.tree is None and bundle.timeline is not None and uses_tree(name)
 
     def _missing_table(self, name: str) -> str | None:
         """The summary table page `name` shows when it is not computed yet, else None."""
@@ -182,6 +209,27 @@ class DocumentTab(QWidget):
         for other, value in page_registry.derived(name, data).items():
             self._data.setdefault(other, value)
 
+    def _prepare_ahead(self, names: list[str]) -> None:
+        self._ahead_scheduled = False
+        for name in names:
+            if name not in self._views and self._needs_data(name):
+                self._prepare_in_background(name)
+        if not self._ahead_busy():
+            self._run_after_ahead()
+
+    def _ahead_busy(self) -> bool:
+        """True until the AHEAD pages are prepared: other background work (an Overview's
+        findings) waits, so the page a user clicks next is ready first, and two workers
+        do not share the GIL with the GUI thread at once."""
+        if not self._async or self._ahead_scheduled:
+            return True
+        return any(n in self._preparing for n in AHEAD)
+
+    def _run_after_ahead(self) -> None:
+        starts, self._after_ahead = self._after_ahead, []
+        for start in starts:
+            start()
+
     def _prepare_in_background(self, name: str) -> None:
         """Show "Preparing…" on page `name` and compute its data in a worker task."""
         if name in self._preparing:
@@ -193,11 +241,23 @@ class DocumentTab(QWidget):
         layout.addWidget(label)
         bundle, tables = self.document.bundle, dict(self._tables)
         table = self._missing_table(name)
+        tree = self._missing_tree(name)
         if name in self._data or not page_registry.needs_data(name, bundle):
-            assert table is not None
-            task = Task(lambda _progress: _summary(bundle, table), name=name)
+            if table is None:  # only the call tree is missing
+                assert tree
+                task = Task(lambda _progress: _with_tree(bundle, lambda: None), name=name)
+            else:
+                task = Task(
+                    lambda _progress: _with_tree(bundle, lambda: _summary(bundle, table), tree),
+                    name=name,
+                )
         else:
-            task = Task(lambda _progress: page_registry.prepare(name, bundle, tables), name=name)
+            task = Task(
+                lambda _progress: _with_tree(
+                    bundle, lambda: page_registry.prepare(name, bundle, tables), tree
+                ),
+                name=name,
+            )
         task.finished.connect(lambda data, n=name: self._on_prepared(n, data))
         task.failed.connect(lambda message, n=name: self._on_prepare_failed(n, message))
         self._preparing[name] = (task, label)
@@ -208,7 +268,7 @@ class DocumentTab(QWidget):
             return  # the tab was closed while its page was being prepared
         if isinstance(data, _Table):
             self.document.seed_tables({data.name: data.frame})
-        elif name not in self._data:
+        elif data is not None and name not in self._data:
             self._adopt(name, data)
         if name not in self._views:
             self._build(name)
@@ -226,6 +286,8 @@ class DocumentTab(QWidget):
         if label is not None and shiboken6.isValid(label):
             label.hide()
             label.deleteLater()
+        if name in AHEAD and self._after_ahead and not self._ahead_busy():
+            self._run_after_ahead()
 
     def _build(self, name: str) -> None:
         try:
@@ -242,6 +304,34 @@ class DocumentTab(QWidget):
         layout = self._pages[name].layout()
         assert layout is not None
         layout.addWidget(widget)
+        self._complete_later(name, widget)
+
+    def _complete_later(self, name: str, widget: QWidget) -> None:
+        """A page drawn from partial data (an Overview without its findings, as a load
+        prepares it: `pages.prepare_first`) gets the rest from a worker."""
+        data = self._data.get(name)
+        finish = getattr(data, "with_findings", None)
+        timeline = self.document.bundle.timeline
+        if finish is None or getattr(data, "findings", ()) is not None or timeline is None:
+            return
+        release = hold(widget)
+        task = Task(lambda _progress: finish(timeline), name=f"{name}: findings")
+        task.finished.connect(lambda full, n=name, w=widget: self._on_completed(n, w, full))
+        task.done.connect(release)
+        if self._ahead_busy():
+            self._after_ahead.append(task.start)
+        else:
+            task.start()
+
+    def _on_completed(self, name: str, widget: QWidget, data: Any) -> None:
+        if not shiboken6.isValid(self):
+            return
+        self._data[name] = data
+        for other, value in page_registry.derived(name, data).items():
+            self._data.setdefault(other, value)
+        setter = getattr(widget, "set_findings", None)
+        if shiboken6.isValid(widget) and setter is not None:
+            setter(data)
 
     def _make(self, name: str) -> QWidget:
         widget = page_registry.PAGES[name].widget

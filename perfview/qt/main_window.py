@@ -13,10 +13,10 @@ own modules, so this one stays about opening files and managing tabs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -35,22 +35,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from perfview import startup_stamps
 from perfview.core.model.units import format_ns
-from perfview.core.pages import first_tables, prepared_pages
+from perfview.core.pages import first_tables
 from perfview.qt import actions as action_table
 from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
-from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
 from perfview.qt.snakeviz_server import SnakevizServer
-from perfview.qt.tasks import LoadResult, Task, load_task, warm_imports
+from perfview.qt.tasks import (
+    LoadResult,
+    Task,
+    first_page,
+    load_task,
+    warm_imports,
+    warm_in_background,
+)
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.window_menus import WindowMenusMixin
 from perfview.qt.window_runs import WindowRunsMixin
 from perfview.qt.window_status import StatusTasksMixin
+
+if TYPE_CHECKING:
+    from perfview.qt.run_dock import RunDock
 
 WELCOME = (
     "<h2>perfview</h2><p>Open a cProfile <code>.prof</code>, a torch.profiler / Chrome trace "
@@ -70,15 +80,19 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
     load_cancelled = Signal(str)
     compare_opened = Signal(object)  # a compare_tab.CompareTab
 
-    def __init__(self, settings: Settings | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: Settings | None = None, parent: QWidget | None = None, *, warm: bool = True
+    ) -> None:
+        """`warm=False` leaves the big modules' import to `warm_later` (the start-up path)."""
         super().__init__(parent)
         self.settings = settings if settings is not None else Settings()
         self.setWindowTitle("perfview")
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self._tasks: dict[Task, str] = {}
-        self._run_dock: RunDock | None = None
-        warm_imports()  # now, not on a load's worker thread, where it froze the GUI
+        self._run_dock: RunDock | None = None  # built on first use (window_runs.run_dock)
+        if warm:
+            warm_imports()  # now, not on a load's worker thread, where it froze the GUI
 
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)
@@ -125,6 +139,23 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
         self._restore_geometry()
 
     # --- construction ----------------------------------------------------------------------
+    def warm_later(self, delay_ms: int = 300) -> None:
+        """Import what big traces need (`tasks.warm_imports`) on a background thread once the
+        files given at start-up are open and drawn: earlier, those imports (and loading
+        numba's code) took CPU and the GIL from the first page (a 10k-function profile's
+        was drawn 0.2-0.5 s later). A big trace's load warms them itself."""
+
+        def when_idle() -> None:
+            if self._gone():
+                return
+            if self._tasks:  # a load is running: its first page comes first
+                QTimer.singleShot(delay_ms, self, when_idle)
+            else:
+                warm_in_background()
+
+        QTimer.singleShot(delay_ms, self, when_idle)
+        self.watch_compile()  # says so in the status bar if the scanner compiles meanwhile
+
     def _restore_geometry(self) -> None:
         geometry = self.settings.geometry("main")
         if geometry is not None:
@@ -184,7 +215,7 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
             self.tabs.setCurrentWidget(existing)
             self.document_opened.emit(existing)
             return None
-        task = load_task(path, first_tables, prepared_pages)
+        task = load_task(path, first_tables, first_page)
         self._tasks[task] = str(path)
         placeholder = LoadingTab(path, task)
         index = self.tabs.addTab(placeholder, path.name)
@@ -219,8 +250,10 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
             at = self.tabs.indexOf(placeholder) if shiboken6.isValid(placeholder) else -1
             if at < 0:
                 return  # the user closed the loading tab just as the load finished
+        startup_stamps.stamp("loaded")
         document = Document(result.bundle)
         tab = DocumentTab(document, result.tables, self.settings, pages=result.pages)
+        startup_stamps.stamp("tab_built")
         index = (
             self.tabs.insertTab(at, tab, document.title)
             if at >= 0

@@ -183,6 +183,13 @@ def warm_imports() -> None:
     threading.Thread(target=_warm_scanner, name="perfview-warm", daemon=True).start()
 
 
+def warm_in_background() -> None:
+    """`warm_imports` on a daemon thread: a module's import mostly runs Python code, which
+    leaves the GUI thread the GIL every few milliseconds."""
+    if not _WARMED:
+        threading.Thread(target=warm_imports, name="perfview-imports", daemon=True).start()
+
+
 def _warm_scanner() -> None:
     """Load the trace scanner's compiled code (~0.4 s, mostly outside the GIL: the GUI thread
     stalls 55 ms at most), so the first big trace opened does not pay for it.
@@ -191,17 +198,25 @@ def _warm_scanner() -> None:
     much of ~20 s: a child process compiles it then (numba keeps it on disk), so the window
     stays smooth, and a later load finds it ready.
     """
-    with contextlib.suppress(Exception):  # a load reports any problem with the scanner
-        from perfview.loaders.trace.scan import parallel as trace_parallel
+    global _SCANNER_DECIDED
+    try:
+        with contextlib.suppress(Exception):  # a load reports any problem with the scanner
+            from perfview.loaders import service
+            from perfview.loaders.trace.scan import parallel as trace_parallel
 
-        if trace_parallel.compiled():
-            trace_parallel.warm()
-            return
-        import multiprocessing
+            if not service.compile_ahead():  # compiled already: load it now
+                trace_parallel.warm()
+    finally:
+        _SCANNER_DECIDED = True
 
-        # spawn: the child gets this process's sys.path, so no PYTHONPATH edit is needed
-        context = multiprocessing.get_context("spawn")
-        context.Process(target=trace_parallel.warm, name="perfview-compile", daemon=True).start()
+
+_SCANNER_DECIDED = False
+
+
+def scanner_settled() -> bool:
+    """True once start-up's warm-up has loaded the scanner or started compiling it (the
+    window's status bar then follows `service.compiling()`)."""
+    return _SCANNER_DECIDED
 
 
 _PAUSED = 0
@@ -232,6 +247,19 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
+CACHE_WRITE_DELAY_S = 1.5  # the new tab is built and drawn before the cache entry is written
+WARM_MIN_BYTES = 16_000_000  # smaller files load in well under a second: no need to warm
+
+
+def _big(path: Path) -> bool:
+    """True for a file whose load takes long enough that the imports a big trace needs are
+    worth doing first (a small file's load would only wait for numba's import)."""
+    try:
+        return path.stat().st_size >= WARM_MIN_BYTES
+    except OSError:
+        return False
+
+
 def load_and_prepare(
     path: Path,
     progress: Progress,
@@ -247,13 +275,13 @@ def load_and_prepare(
     from perfview.loaders import LoadOptions, Where, load
 
     started = time.perf_counter()
-    if pages_for is not None:
+    if pages_for is not None and _big(path):
         warm_imports()
     try:
         bundle = load(
             path,
             progress=lambda f, m: progress(0.9 * f, m),
-            options=LoadOptions(where=Where.GIL_FREE),
+            options=LoadOptions(where=Where.GIL_FREE, write_delay_s=CACHE_WRITE_DELAY_S),
         )
     except (LoadError, LoadCancelled):
         raise
@@ -264,7 +292,8 @@ def load_and_prepare(
         error.details = traceback.format_exc()  # type: ignore[attr-defined]
         raise error from exc
     tables: dict[str, pd.DataFrame] = {}
-    if bundle.format == "trace" and bundle.tree is None:
+    first = list(pages_for(bundle)) if pages_for is not None else []
+    if bundle.format == "trace" and bundle.tree is None and _tree_first(bundle, first):
         progress(0.92, "building the call tree")
         try:
             from perfview.core.analysis import bundle_tree
@@ -281,15 +310,48 @@ def load_and_prepare(
             tables[view] = summary.summarize(bundle, view)
         except (ImportError, LoadError, ValueError, KeyError):
             continue  # the tab computes (and reports) it again when shown
-    pages = prepare_pages(bundle, tables, pages_for(bundle) if pages_for else [], progress)
+    pages = prepare_pages(bundle, tables, first, progress)
     progress(1.0, "done")
     return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
+
+
+def first_page(bundle: Bundle) -> list[str]:
+    """The pages whose data the load task prepares: the one the tab opens on. The Timeline
+    (`pages.prepared_pages` adds it) is prepared by the tab right after it is drawn
+    (`DocumentTab`), so a reopened 1 GB trace's first page does not wait ~0.4 s for it."""
+    from perfview.core import pages as page_registry
+
+    tabs = page_registry.tabs_for(bundle)
+    names = [tabs[0].name] if tabs else []
+    return [n for n in names if page_registry.needs_data(n, bundle)]
+
+
+# Page widgets drawn from the document's call tree (`Document.tree`).
+TREE_WIDGETS = frozenset({"icicle", "tree", "bottom-up", "sandwich", "callers"})
+
+
+def uses_tree(name: str) -> bool:
+    """True when page `name`'s widget is drawn from the call tree."""
+    from perfview.core import pages as page_registry
+
+    page = page_registry.PAGES.get(name)
+    return page is not None and (page.widget or "") in TREE_WIDGETS
+
+
+def _tree_first(bundle: Bundle, prepared: Sequence[str]) -> bool:
+    """True when the page a trace's tab opens on is drawn from its call tree. Otherwise the
+    tree (a second on a 1 GB trace) waits until a page that needs it is shown: the first
+    page is drawn that much sooner, on the first open and on every reopen."""
+    from perfview.core import pages as page_registry
+
+    tabs = page_registry.tabs_for(bundle)
+    return bool(tabs) and (uses_tree(tabs[0].name) or any(uses_tree(n) for n in prepared))
 
 
 def prepare_pages(
     bundle: Bundle, tables: dict[str, pd.DataFrame], names: Sequence[str], progress: Progress
 ) -> dict[str, Any]:
-    """`core.pages.prepare` for each page in `names`; a page that fails is left out (its
+    """`core.pages.prepare_first` for each page in `names`; a page that fails is left out (its
     tab computes it again when shown, and reports the error in place)."""
     from perfview.core import pages as page_registry
 
@@ -297,7 +359,7 @@ def prepare_pages(
     for i, name in enumerate(names):
         progress(0.97 + 0.03 * i / max(len(names), 1), f"preparing the {name} page")
         try:
-            pages[name] = page_registry.prepare(name, bundle, tables)
+            pages[name] = page_registry.prepare_first(name, bundle, tables)
         except (LoadCancelled, KeyboardInterrupt):
             raise
         except Exception:  # shown in place by the tab, not fatal to the load
@@ -337,9 +399,13 @@ __all__ = [
     "LoadResult",
     "Task",
     "collector_paused",
+    "first_page",
     "load_and_prepare",
     "load_task",
     "prepare_pages",
+    "scanner_settled",
+    "uses_tree",
     "wait_all",
     "warm_imports",
+    "warm_in_background",
 ]

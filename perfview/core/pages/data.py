@@ -11,6 +11,7 @@ then only builds widgets. Everything here is pure (no Qt), so it is tested witho
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,20 +35,28 @@ class OverviewData:
     stats: overview.StepStats
     steps: pd.DataFrame
     utilization: pd.DataFrame
-    findings: list[Finding]
+    findings: list[Finding] | None  # None: not looked for yet (`with_findings`)
     no_steps: NoStepsData | None = None  # the page's stand-in when the trace has no steps
 
     @classmethod
-    def compute(cls, timeline: Timeline) -> OverviewData:
+    def compute(cls, timeline: Timeline, *, findings: bool = True) -> OverviewData:
+        """`findings=False` leaves out the recommendations: on a 1 GB trace they are most of
+        the page's cost (~1 s), so a new tab shows the rest first (`with_findings` later)."""
         stats = overview.step_stats(timeline)
         return cls(
             overview.devices_table(timeline),
             stats,
             overview.steps_table(timeline),
             overview.utilization_table(timeline),
-            recommend.recommendations(timeline),
+            recommend.recommendations(timeline) if findings else None,
             None if stats.count else NoStepsData.compute(timeline),
         )
+
+    def with_findings(self, timeline: Timeline) -> OverviewData:
+        """This data with its recommendations found (itself when they are there already)."""
+        if self.findings is not None:
+            return self
+        return dataclasses.replace(self, findings=recommend.recommendations(timeline))
 
 
 @dataclass(frozen=True)

@@ -199,11 +199,36 @@ class TorchOverviewView(QScrollArea):
         button.clicked.connect(self._on_open_recommendations)
         head.addWidget(button)
         self.body_layout.addLayout(head)
-        self.findings = FindingsList(self.data.findings, compact=True, parent=body)
+        self.findings: FindingsList | None = None
+        self._finding_label: QLabel | None = None
+        if self.data.findings is None:  # found in the background (`set_findings`)
+            self._finding_label = QLabel("Looking for recommendations…", body)
+            self.body_layout.addWidget(self._finding_label)
+        else:
+            self._add_findings_list(self.data.findings, body, self.body_layout.count())
+
+    def _add_findings_list(self, findings: list[Finding], body: QWidget, index: int) -> None:
+        self.findings = FindingsList(findings, compact=True, parent=body)
         if self.document is not None:  # a click selects the finding's slices in the Timeline
             for card in self.findings.cards:
                 card.make_clickable(self._show_evidence)
-        self.body_layout.addWidget(self.findings)
+        self.body_layout.insertWidget(index, self.findings)
+
+    def set_findings(self, data: OverviewData) -> None:
+        """Show the findings a worker found after the page was drawn (`with_findings`)."""
+        if self.findings is not None or data.findings is None:
+            return
+        self.data = data
+        label, self._finding_label = self._finding_label, None
+        index = self.body_layout.count() - 1  # before the closing stretch
+        if label is not None:
+            index = self.body_layout.indexOf(label)
+            self.body_layout.removeWidget(label)
+            label.hide()
+            label.deleteLater()
+        body = self.widget()
+        assert body is not None
+        self._add_findings_list(data.findings, body, index)
 
     def _show_evidence(self, finding: Finding) -> None:
         if self.document is not None:

@@ -127,7 +127,18 @@ def _where(tl: Timeline, ctx: int) -> str:
 
 
 def _names(tl: Timeline, rows: np.ndarray) -> np.ndarray:
-    return np.asarray(tl.events["name"].to_numpy()[rows].astype(str), dtype=object)
+    return _text_at(tl.events["name"], rows)
+
+
+def _text_at(column: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """`str` of `column` at `rows`, as objects. A categorical's categories are converted once
+    and taken by code: materialising the whole column first held the GIL for a large part of
+    a second at 1 GB (the window froze while its findings were computed)."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return np.asarray(column.to_numpy()[rows].astype(str), dtype=object)
+    codes = column.cat.codes.to_numpy()[rows]
+    cats = np.asarray([str(c) for c in column.cat.categories] + ["nan"], dtype=object)
+    return cats[np.where(codes < 0, len(cats) - 1, codes)]
 
 
 def _lane_op_span(tl: Timeline, rows: np.ndarray, lane: np.ndarray, which: int) -> float:
@@ -187,8 +198,10 @@ def python_loop(tl: Timeline) -> Finding | None:
 
 def _first_dims(shapes: np.ndarray) -> np.ndarray:
     """'[[256, 1024], []]' → '[256, 1024]' (the first input's dims; '' when not recorded)."""
-    text = pd.Series(shapes).astype(str)
-    return np.asarray(text.str.extract(r"^\[(\[[^\]]*\])", expand=False).fillna(""), dtype=object)
+    codes, uniques = pd.factorize(pd.Series(shapes, dtype=object), use_na_sentinel=False)
+    text = pd.Series(uniques, dtype=object).astype(str)  # each distinct shape once
+    dims = np.asarray(text.str.extract(r"^\[(\[[^\]]*\])", expand=False).fillna(""), dtype=object)
+    return dims[codes] if len(dims) else np.zeros(0, dtype=object)
 
 
 def _chains(tl: Timeline, rows: np.ndarray) -> list[np.ndarray]:
@@ -206,7 +219,7 @@ def _chains(tl: Timeline, rows: np.ndarray) -> list[np.ndarray]:
     optimizer = kind_mask(ev, ("annotation",)) & name_mask(ev, r"^Optimizer\.")
     if optimizer.any():
         is_ew &= nearest_ancestor(ev["parent"].to_numpy(dtype=I64), optimizer)[rows] < 0
-    dims = _first_dims(ev["shape"].to_numpy()[rows])
+    dims = _first_dims(_text_at(ev["shape"], rows))
     lane = ev["lane"].to_numpy(dtype=I64)[rows]
     ctx = _contexts(tl, rows)
     same = np.zeros(len(rows), dtype=bool)  # row i continues the chain of row i - 1
@@ -263,7 +276,7 @@ def unfused_chains(tl: Timeline) -> Finding | None:
     pattern = " → ".join(unit[:12]) + (" → …" if len(unit) > 12 else "")
     if len(names) >= 2 * p:
         pattern += f" (repeated {len(names) // p}× back to back)"
-    dims = _first_dims(ev["shape"].to_numpy()[longest[:1]])[0]
+    dims = _first_dims(_text_at(ev["shape"], longest[:1]))[0]
     kernels = _kernels_of(tl, ops)
     gpu = ""
     if len(kernels):

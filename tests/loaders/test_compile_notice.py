@@ -1,0 +1,71 @@
+"""First use after an install (issue 20): numba compiles the trace scanner once (~15 s), and
+neither the CLI nor the window may wait for it silently."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfview.loaders import service
+from perfview.loaders.service import COMPILE_MESSAGE, FRESH, load
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}'
+
+
+def test_a_load_that_would_compile_says_so_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load reports COMPILE_MESSAGE before it parses a trace the scanner would read
+    while the scanner's code is not on disk (faked here: compiling for real takes 15 s)."""
+    path = tmp_path / "t.json"
+    path.write_text(TINY)
+    messages: list[str] = []
+    monkeypatch.setattr(service, "compile_pending", lambda _path=None: True)
+    load(path, progress=lambda _f, m: messages.append(m), options=FRESH)
+    assert messages[0] == COMPILE_MESSAGE
+    messages.clear()
+    monkeypatch.setattr(service, "compile_pending", lambda _path=None: False)
+    load(path, progress=lambda _f, m: messages.append(m), options=FRESH)
+    assert COMPILE_MESSAGE not in messages
+
+
+def test_only_traces_the_scanner_reads_wait_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(TINY)
+    monkeypatch.delenv("PERFVIEW_TRACE_SCANNER", raising=False)
+    assert not service.scanner_wanted(path)  # small: the general path, no compiled code
+    assert not service.compile_pending(path)
+    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")
+    assert service.scanner_wanted(path)
+    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "0")
+    assert not service.scanner_wanted(path)
+
+
+@pytest.mark.slow
+def test_cli_says_it_compiles_with_a_cold_numba_cache(tmp_path: Path) -> None:
+    """With NUMBA_CACHE_DIR empty, `perfview summary` prints one line on stderr before the
+    compile (the only real compile in the tests); a second run finds the code and is quiet."""
+    trace = tmp_path / "t.json"
+    trace.write_text(TINY)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+        "PERFVIEW_TRACE_SCANNER": "1",  # a tiny file, read by the scanner all the same
+        "PERFVIEW_CACHE_MAX_MB": "0",
+    }
+    command = [sys.executable, "-m", "perfview", "summary", str(trace)]
+    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.splitlines() == [f"perfview: {COMPILE_MESSAGE}"]
+    assert "a" in first.stdout
+    second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert second.stderr == ""
