@@ -1,0 +1,75 @@
+"""perfview's own reader of memray's capture record stream (header versions 12 and 13).
+
+memray reads only the one format version it writes (1.19: 12, 1.20: 13), so captures from a
+colleague's or a CI machine's memray often do not open with the installed one. This package
+reads both versions without memray: the header (`header`), the LZ4-framed or raw stream in
+chunks on a worker thread (`source`), and a numba-compiled replay of every record (`decode`,
+`kernel`, `tables`) that reduces as it goes into the tables of `MemrayCapture` (`assemble`):
+allocations alive at the heap high-water mark, leaks, per-snapshot allocation lifetimes,
+memory snapshots and per-thread counts, equal to what memray's own reader gives.
+
+Not read here: pre-aggregated captures (`memray run --aggregate`) and native frames (native
+stacks need the traced binaries' symbols; Python frames are kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from perfview.core.model.errors import LoadError
+from perfview.core.model.memray_model import MemrayCapture
+from perfview.core.model.progress import Progress, noop
+from perfview.loaders.memray_stream import header as H
+from perfview.loaders.memray_stream.assemble import capture
+from perfview.loaders.memray_stream.replay import Damaged, State, replay
+from perfview.loaders.memray_stream.source import chunks
+
+VERSIONS = H.VERSIONS
+
+
+def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
+    """Read and reduce a capture of format version 12 or 13 (LoadError when it cannot)."""
+    path = Path(path)
+    size = path.stat().st_size
+    blocks = chunks(path)
+    try:
+        first, done = _first_block(blocks)
+        head = H.parse(first)
+        if head.file_format != H.ALL_ALLOCATIONS:
+            raise LoadError(
+                "it is a pre-aggregated memray capture (memray run --aggregate), which perfview "
+                "reads only through memray itself"
+            )
+        state = State(head)
+        rest = first[head.size :]
+        progress(0.05, "replaying allocations")
+        replay(state, _chain((rest, done), blocks), size, progress)
+    except H.Truncated as exc:
+        raise LoadError("the memray capture ends inside its header") from exc
+    except Damaged as exc:
+        raise LoadError(f"the memray capture is damaged ({exc})") from exc
+    except (OSError, RuntimeError) as exc:  # lz4: a damaged frame
+        raise LoadError(f"the memray capture could not be decompressed ({str(exc)[:160]})") from exc
+    finally:
+        blocks.close()
+    progress(0.88, "tables")
+    return capture(state)
+
+
+def _first_block(blocks: Iterator[tuple[bytes, int]]) -> tuple[bytes, int]:
+    """At least the header's worth of the stream (the first chunk, unless tiny)."""
+    data, read = b"", 0
+    for block, done in blocks:
+        data += block
+        read = done
+        if len(data) >= 1 << 16:
+            break
+    return data, read
+
+
+def _chain(
+    first: tuple[bytes, int], rest: Iterator[tuple[bytes, int]]
+) -> Iterator[tuple[bytes, int]]:
+    yield first
+    yield from rest
