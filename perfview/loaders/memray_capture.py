@@ -172,6 +172,10 @@ def _thread_ids(reader: Any, total: int, progress: Progress) -> set[int]:
         progress(0.5 + 0.4 * min(done / max(total, 1), 1.0), "threads")
 
 
+def _aggregated(meta: Any) -> bool:
+    return "AGGREGATED" in str(getattr(getattr(meta, "file_format", None), "name", ""))
+
+
 def _memory(reader: Any) -> pd.DataFrame:
     snaps = list(reader.get_memory_snapshots())
     return pd.DataFrame(
@@ -229,9 +233,13 @@ def _read_with_memray(path: Path, version: int, progress: Progress) -> MemrayCap
         progress(0.3, "leaks")
         leaks = _sites(reader.get_leaked_allocation_records(True), intern, native)
         progress(0.5, "allocations over time")
-        temporal = reader.get_temporal_allocation_records(merge_threads=False)
-        intervals, threads = _intervals(temporal, intern, native, progress)
-        threads = _all_threads(threads, _thread_ids(reader, int(meta.total_allocations), progress))
+        if _aggregated(meta):  # `memray run --aggregate` keeps no history: no temporal view
+            intervals, threads = _intervals([], intern, native, progress)
+        else:
+            temporal = reader.get_temporal_allocation_records(merge_threads=False)
+            intervals, threads = _intervals(temporal, intern, native, progress)
+            tids = _thread_ids(reader, int(meta.total_allocations), progress)
+            threads = _all_threads(threads, tids)
         memory = _memory(reader)
     except LoadError:
         raise
