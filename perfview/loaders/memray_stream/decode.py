@@ -105,34 +105,9 @@ def allocation(
     size = 0
     if kind != K.FREE:
         size, p = K.varint(buf, p)
-    if st[K.PENDING]:  # the state before this record was the highest yet: a new peak
-        st[K.EPOCH] += 1
-        st[K.PENDING] = 0
-    node = tstack[t, tdepth[t] - 1] if tdepth[t] > 0 else 0
-    if kind == K.SIMPLE:
-        K.simple_alloc(st, nodes, ak, av, au, addr, size, node, t)
-    elif kind == K.FREE:
-        K.simple_free(st, nodes, ak, av, au, hk, hv, hu, addr)
-    elif kind == K.RANGED:
-        st[K.HEAP] += size
-        if size > 0:
-            n = st[K.N_MMAP]
-            mm[n, K.M_BEGIN] = addr
-            mm[n, K.M_END] = addr + size
-            mm[n, K.M_ID] = st[K.MMAP_IDS]
-            mm[n, K.M_NODE] = node
-            mm[n, K.M_THREAD] = t
-            mm[n, K.M_GEN] = st[K.N_MEM]
-            st[K.N_MMAP] = n + 1
-            st[K.MMAP_IDS] += 1
-            K.site_add(nodes, st, node, 1, size)
-    else:
-        K.unmap(st, nodes, mm, scratch, hk, hv, hu, addr, size)
-    if st[K.HEAP] >= st[K.PEAK]:
-        st[K.PEAK] = st[K.HEAP]
-        st[K.PENDING] = 1
-    st[K.RECORDS] += 1
-    tcount[t] += 1
+    K.replay(
+        st, nodes, ak, av, au, hk, hv, hu, mm, scratch, tstack, tdepth, tcount, t, addr, kind, size
+    )
     return p
 
 

@@ -234,3 +234,54 @@ def unmap(
     for k in range(kept):
         T.copy_row(mm, k, scratch, n + k)
     st[N_MMAP] = kept
+
+
+@T.inline
+def replay(
+    st: np.ndarray,
+    nodes: np.ndarray,
+    ak: np.ndarray,
+    av: np.ndarray,
+    au: np.ndarray,
+    hk: np.ndarray,
+    hv: np.ndarray,
+    hu: np.ndarray,
+    mm: np.ndarray,
+    scratch: np.ndarray,
+    tstack: np.ndarray,
+    tdepth: np.ndarray,
+    tcount: np.ndarray,
+    t: int,
+    addr: int,
+    kind: int,
+    size: int,
+) -> None:
+    """Replay one decoded allocation record (any format version) of thread slot `t`."""
+    if st[PENDING]:  # the state before this record was the highest yet: a new peak
+        st[EPOCH] += 1
+        st[PENDING] = 0
+    node = tstack[t, tdepth[t] - 1] if tdepth[t] > 0 else 0
+    if kind == SIMPLE:
+        simple_alloc(st, nodes, ak, av, au, addr, size, node, t)
+    elif kind == FREE:
+        simple_free(st, nodes, ak, av, au, hk, hv, hu, addr)
+    elif kind == RANGED:
+        st[HEAP] += size
+        if size > 0:
+            n = st[N_MMAP]
+            mm[n, M_BEGIN] = addr
+            mm[n, M_END] = addr + size
+            mm[n, M_ID] = st[MMAP_IDS]
+            mm[n, M_NODE] = node
+            mm[n, M_THREAD] = t
+            mm[n, M_GEN] = st[N_MEM]
+            st[N_MMAP] = n + 1
+            st[MMAP_IDS] += 1
+            site_add(nodes, st, node, 1, size)
+    else:
+        unmap(st, nodes, mm, scratch, hk, hv, hu, addr, size)
+    if st[HEAP] >= st[PEAK]:
+        st[PEAK] = st[HEAP]
+        st[PENDING] = 1
+    st[RECORDS] += 1
+    tcount[t] += 1
