@@ -12,6 +12,8 @@ For each release a virtual environment under --venvs gets `pip install memray==X
     v13_native.bin      memray 1.20.0, --native (native frames; perfview's reader keeps Python's)
     v13_raw_pyalloc.bin memray 1.20.0, --no-compress --trace-python-allocators
     v12_aggregated.bin  memray 1.19.3, --aggregate (pre-aggregated: memray's reader only)
+    v11_default.bin     memray 1.18.0, header version 11, LZ4
+    v11_raw_pyalloc.bin memray 1.18.0, --no-compress --trace-python-allocators
 
 Each must stay under 200 KB (checked).
 """
@@ -77,6 +79,8 @@ CAPTURES = {
     "v13_native.bin": ("1.20.0", ["--native"]),
     "v13_raw_pyalloc.bin": ("1.20.0", ["--no-compress", "--trace-python-allocators"]),
     "v12_aggregated.bin": ("1.19.3", ["--aggregate"]),
+    "v11_default.bin": ("1.18.0", []),
+    "v11_raw_pyalloc.bin": ("1.18.0", ["--no-compress", "--trace-python-allocators"]),
 }
 
 

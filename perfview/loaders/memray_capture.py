@@ -2,8 +2,8 @@
 
 memray's record stream changes with its releases and each memray reads only its own header
 version (1.19 writes 12, 1.20 writes 13 and refuses 12). Which reader:
-- header versions 12 and 13 (memray 1.19 and 1.20): perfview's own reader of the record
-  stream (`memray_stream`), always: it needs no memray, reads both versions, and replays
+- header versions 11, 12 and 13 (memray 1.11-1.18, 1.19, 1.20): perfview's own reader of
+  the record stream (`memray_stream`), always: it needs no memray, reads both versions, and replays
   ~250M records in seconds where memray's FileReader takes minutes; its tables equal the
   memray path's (the tests cross-check them on the samples and fixtures). Exceptions go to
   memray's reader when the installed memray reads the file: captures with native frames
@@ -197,10 +197,11 @@ def _memray_reads(version: int) -> bool:
 
 def choose_reader(head: bytes, version: int) -> str:
     """'own' or 'memray' (see the module docstring)."""
-    inner = memray_header.inner_head(head, 17)
-    if version not in memray_stream.VERSIONS or len(inner) < 17:
+    at = 11 if version == 11 else 15  # version 11 has no interpreter version before them
+    inner = memray_header.inner_head(head, at + 2)
+    if version not in memray_stream.VERSIONS or len(inner) < at + 2:
         return "memray"
-    native, aggregated = inner[15] != 0, inner[16] != 0
+    native, aggregated = inner[at] != 0, inner[at + 1] != 0
     if (native or aggregated) and _memray_reads(version):
         return "memray"
     return "own"

@@ -1,6 +1,7 @@
 """perfview's own reader of memray's record stream (`loaders/memray_stream`): captures written
-by memray 1.19 (header 12) and 1.20 (header 13), checked against the figures of the memray
-that wrote them, and table for table against memray's own reader where it is installed."""
+by memray 1.18 (header 11), 1.19 (header 12) and 1.20 (header 13), checked against the figures
+of the memray that wrote them, and table for table against memray's own reader where it is
+installed."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ from tests.conftest import sample
 DATA = Path(__file__).resolve().parent.parent / "data" / "memray"
 
 # scripts/make_memray_fixtures.py: `memray stats` (peak_memory, total_allocations) of the
-# release that wrote each file, and, for 1.20's files, the totals memray 1.20's FileReader
+# release that wrote each file, and, for 1.18's and 1.20's files, the totals its FileReader
 # gives: high-water-mark bytes/count, leaked bytes/count, temporal interval count/bytes.
 FIGURES = {
+    "v11_default.bin": (11, 8_431_365, 341, (43, 3_190_878, 47, 51, 8_434_167)),
+    "v11_raw_pyalloc.bin": (11, 8_492_381, 6_317, (532, 3_254_526, 566, 589, 8_500_939)),
     "v12_default.bin": (12, 8_431_365, 338, None),
     "v13_default.bin": (13, 8_431_483, 338, (43, 3_191_356, 48, 51, 3_191_436)),
     "v13_native.bin": (13, 8_431_483, 338, (43, 3_191_356, 48, 52, 3_192_830)),
@@ -110,7 +113,7 @@ def test_equal_to_memrays_own_reader(index: int) -> None:
 
 def test_auto_reader_needs_no_memray(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "memray", None)  # import memray → ImportError
-    for name in ("v12_default.bin", "v13_default.bin"):
+    for name in ("v11_default.bin", "v12_default.bin", "v13_default.bin"):
         assert load(DATA / name).counts["peak_bytes"] == FIGURES[name][1]
 
 
@@ -166,9 +169,9 @@ def test_progress_reaches_the_end_and_can_cancel() -> None:
 
 def test_older_versions_name_their_writer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     path = tmp_path / "old.bin"
-    path.write_bytes(b"memray\x00" + (11).to_bytes(4, "little") + bytes(200))
+    path.write_bytes(b"memray\x00" + (10).to_bytes(4, "little") + bytes(200))
     monkeypatch.setitem(sys.modules, "memray", None)
-    with pytest.raises(LoadError, match=r"format version 11, written by memray 1\.11"):
+    with pytest.raises(LoadError, match=r"format version 10, written by memray 1\.7-1\.10"):
         load(path)
 
 

@@ -1,12 +1,13 @@
-"""perfview's own reader of memray's capture record stream (header versions 12 and 13).
+"""perfview's own reader of memray's capture record stream (header versions 11, 12 and 13).
 
-memray reads only the one format version it writes (1.19: 12, 1.20: 13), so captures from a
-colleague's or a CI machine's memray often do not open with the installed one. This package
-reads both versions without memray: the header (`header`), the LZ4-framed or raw stream in
-chunks on a worker thread (`source`), and a numba-compiled replay of every record (`decode`,
-`kernel`, `tables`) that reduces as it goes into the tables of `MemrayCapture` (`assemble`):
-allocations alive at the heap high-water mark, leaks, per-snapshot allocation lifetimes,
-memory snapshots and per-thread counts, equal to what memray's own reader gives.
+memray reads only the one format version it writes (1.11-1.18: 11, 1.19: 12, 1.20: 13), so
+captures from a colleague's or a CI machine's memray often do not open with the installed one.
+This package reads all three without memray: the header (`header`), the LZ4-framed or raw
+stream in chunks on a worker thread (`source`), and a numba-compiled replay of every record
+(`decode`, `decode11`, `kernel`, `tables`) that reduces as it goes into the tables of
+`MemrayCapture` (`assemble`): allocations alive at the heap high-water mark, leaks,
+per-snapshot allocation lifetimes, memory snapshots and per-thread counts, equal to what
+memray's own reader gives.
 
 Not read here: pre-aggregated captures (`memray run --aggregate`) and native frames (native
 stacks need the traced binaries' symbols; Python frames are kept).
@@ -29,7 +30,7 @@ VERSIONS = H.VERSIONS
 
 
 def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
-    """Read and reduce a capture of format version 12 or 13 (LoadError when it cannot)."""
+    """Read and reduce a capture of format version 11, 12 or 13 (LoadError when it cannot)."""
     path = Path(path)
     size = path.stat().st_size
     blocks = chunks(path)

@@ -161,6 +161,29 @@ def frame(
     return p
 
 
+@T.inline
+def memory_record(buf: np.ndarray, p: int, st: np.ndarray, mem: np.ndarray) -> int:
+    """rss and ms since the start: one memory snapshot, with the heap replayed so far."""
+    rss, p = K.varint(buf, p)
+    ms, p = K.varint(buf, p)
+    m = st[K.N_MEM]
+    mem[m, 0] = ms + st[K.START_MS]
+    mem[m, 1] = rss
+    mem[m, 2] = st[K.HEAP]
+    st[K.N_MEM] = m + 1
+    return p
+
+
+@T.inline
+def native_index(buf: np.ndarray, p: int, st: np.ndarray) -> int:
+    """A native frame (instruction pointer, parent index): kept only as delta state."""
+    d, p = K.svarint(buf, p)
+    st[K.LAST_IP] += d
+    d, p = K.svarint(buf, p)
+    st[K.LAST_NATIVE] += d
+    return p
+
+
 @T.jit
 def run(
     buf: np.ndarray,
@@ -229,23 +252,14 @@ def run(
                 d, p = K.svarint(buf, p)
                 st[K.LAST_NATIVE] += d
         elif b == 2:
-            rss, p = K.varint(buf, p)
-            ms, p = K.varint(buf, p)
-            m = st[K.N_MEM]
-            mem[m, 0] = ms + st[K.START_MS]
-            mem[m, 1] = rss
-            mem[m, 2] = st[K.HEAP]
-            st[K.N_MEM] = m + 1
+            p = memory_record(buf, p, st, mem)
         elif b == 12:
             if not switch(st, tids, K.u64(buf, p)):
                 st[K.GROW] = K.G_THREADS
                 return K.GROW_TABLE
             p += 8
         elif b == 5:
-            d, p = K.svarint(buf, p)
-            st[K.LAST_IP] += d
-            d, p = K.svarint(buf, p)
-            st[K.LAST_NATIVE] += d
+            p = native_index(buf, p, st)
         elif b == 6:
             pass
         elif b == 7 or b == 10 or b == 14:

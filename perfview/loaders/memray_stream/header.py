@@ -6,7 +6,8 @@ format (0: every allocation, 1: pre-aggregated by `memray run --aggregate`), the
 statistics (uint64 records, uint64 frames, int64 start and end in ms since the epoch), the NUL
 terminated command line, int32 pid, uint64 main thread id, uint64 frames to hide on the main
 thread, uint8 Python allocator, bool trace_python_allocators, bool track_object_lifetimes.
-Version 13 (memray 1.20) appends the traced interpreter's module search paths: libdest, then
+Version 11 (memray 1.11-1.18) has neither the interpreter's version nor the object lifetime
+flag. Version 13 (memray 1.20) appends the traced interpreter's module search paths: libdest, then
 site-packages and sys.path, each list ended by an empty string. Version 12 is memray 1.19.
 """
 
@@ -16,7 +17,7 @@ import struct
 from dataclasses import dataclass, field
 
 MAGIC = b"memray\x00"
-VERSIONS = (12, 13)
+VERSIONS = (11, 12, 13)
 ALL_ALLOCATIONS = 0
 AGGREGATED = 1
 ALLOCATORS = {1: "pymalloc", 2: "pymalloc debug", 3: "malloc", 4: "unknown", 5: "mimalloc"}
@@ -66,11 +67,17 @@ def parse(data: bytes) -> Header:
     one of `VERSIONS`, Truncated when `data` ends inside it."""
     if not data.startswith(MAGIC):
         raise ValueError("no memray magic")
-    (version, py, native, fmt, n, _frames, start, end), pos = _fixed(data, "<iiBBQQqq", 7)
+    (version,), pos = _fixed(data, "<i", 7)
     if version not in VERSIONS:
         raise ValueError(f"format version {version}")
+    py = 0
+    if version >= 12:
+        (py,), pos = _fixed(data, "<i", pos)
+    (native, fmt, n, _frames, start, end), pos = _fixed(data, "<BBQQqq", pos)
     command, pos = _string(data, pos)
-    (pid, main_tid, skipped, alloc, _tpa, _lifetimes), pos = _fixed(data, "<iQQBBB", pos)
+    (pid, main_tid, skipped, alloc, _tpa), pos = _fixed(data, "<iQQBB", pos)
+    if version >= 12:
+        pos += 1  # track_object_lifetimes
     paths: list[str] = []
     if version >= 13:
         libdest, pos = _string(data, pos)

@@ -24,7 +24,7 @@ from perfview.loaders.memray_stream import tables as T
 # st[] slots
 POS, LAST_PTR, LAST_NATIVE, LAST_IP, THREAD, RECORDS, HEAP, PEAK, PENDING, EPOCH = range(10)
 N_MEM, N_NODES, N_LIVE, N_HIST, N_MMAP, N_THREADS, GROW, NATIVE, START_MS, MMAP_IDS = range(10, 20)
-LAST_LINE = 20
+LAST_LINE, LAST_FRAME = 20, 21
 ST_SIZE = 24
 # run() results
 NEED_MORE, END, PY_RECORD, GROW_TABLE, DAMAGED = range(5)
@@ -34,6 +34,12 @@ G_ADDR, G_NODES, G_HIST, G_MEM, G_MMAP, G_THREADS, G_DEPTH = range(7)
 SIMPLE, FREE, RANGED, UNMAP = 1, 2, 3, 4
 KIND = np.array(
     [0, FREE, SIMPLE, SIMPLE, SIMPLE, FREE, SIMPLE, SIMPLE] + [SIMPLE] * 6 + [RANGED, UNMAP],
+    dtype=np.int64,
+)
+# version 11 (memray <= 1.18) numbered them otherwise: malloc 1, free 2, ..., mmap 10, munmap
+# 11, then pymalloc's malloc, calloc, realloc and free as 12-15
+KIND11 = np.array(
+    [0, SIMPLE, FREE] + [SIMPLE] * 7 + [RANGED, UNMAP, SIMPLE, SIMPLE, SIMPLE, FREE],
     dtype=np.int64,
 )
 # address values (size, node, thread, generation); mmap rows

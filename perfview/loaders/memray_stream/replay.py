@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from perfview.core.model.progress import Progress
-from perfview.loaders.memray_stream import decode
+from perfview.loaders.memray_stream import decode, decode11
 from perfview.loaders.memray_stream import kernel as K
 from perfview.loaders.memray_stream import tables as T
 from perfview.loaders.memray_stream.header import Header
@@ -51,6 +51,7 @@ class State:
     tdepth: np.ndarray = field(default_factory=lambda: np.zeros(16, np.int64))
     tcount: np.ndarray = field(default_factory=lambda: np.zeros(16, np.int64))
     codes: dict[int, Code] = field(default_factory=dict)
+    frames11: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # version 11
     names: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -143,6 +144,16 @@ def py_record(s: State, buf: bytes, p: int) -> int:
     ValueError when the buffer ends inside it."""
     kind = buf[p]
     p += 1
+    if s.header.version == 11 and (kind & 15) == 3:  # frame: id, function, file, line (deltas)
+        z, p = _varint(buf, p)
+        frame_id = int(s.st[K.LAST_FRAME]) + ((z >> 1) ^ -(z & 1))
+        name, p = _cstr(buf, p)
+        file, p = _cstr(buf, p)
+        z, p = _varint(buf, p)
+        line = int(s.st[K.LAST_LINE]) + ((z >> 1) ^ -(z & 1))
+        s.st[K.LAST_FRAME], s.st[K.LAST_LINE] = frame_id, line
+        s.frames11[frame_id] = (name, file, line)
+        return p
     if kind == 14:  # code object: id, name, file, first line (delta), line table
         code_id, p = _varint(buf, p)
         name, p = _cstr(buf, p)
@@ -177,7 +188,8 @@ def py_record(s: State, buf: bytes, p: int) -> int:
 def _step(s: State, buf: np.ndarray, raw: bytes, final: bool) -> bool:
     """Replay `buf` as far as it goes; True at the end of the stream."""
     while True:
-        status = decode.run(buf, len(raw), final, *s.args())
+        run = decode11.run11 if s.header.version == 11 else decode.run
+        status = run(buf, len(raw), final, *s.args())
         if status == K.NEED_MORE:
             return False
         if status == K.END:
