@@ -162,6 +162,16 @@ def frame(
 
 
 @T.inline
+def object_event(buf: np.ndarray, p: int, b: int, st: np.ndarray, recent: np.ndarray) -> int:
+    """An object lifetime event: skipped, keeping the address cache and deltas in step."""
+    _, p = cached_address(buf, p, st, recent, (b >> 1) & 15)
+    if st[K.NATIVE] and b & 1:
+        d, p = K.svarint(buf, p)
+        st[K.LAST_NATIVE] += d
+    return p
+
+
+@T.inline
 def memory_record(buf: np.ndarray, p: int, st: np.ndarray, mem: np.ndarray) -> int:
     """rss and ms since the start: one memory snapshot, with the heap replayed so far."""
     rss, p = K.varint(buf, p)
@@ -246,11 +256,8 @@ def run(
             )
         elif b & 0x40 or (b & 0x10 and not b & 0x20):
             p = frame(buf, p, b, st, nodes, ntab, tstack, tdepth)
-        elif b & 0x20:  # object lifetime event: keep the address cache and deltas in step
-            _, p = cached_address(buf, p, st, recent, (b >> 1) & 15)
-            if st[K.NATIVE] and b & 1:
-                d, p = K.svarint(buf, p)
-                st[K.LAST_NATIVE] += d
+        elif b & 0x20:
+            p = object_event(buf, p, b, st, recent)
         elif b == 2:
             p = memory_record(buf, p, st, mem)
         elif b == 12:
@@ -266,7 +273,5 @@ def run(
             return K.PY_RECORD
         else:  # 1: trailer; 0: padding; anything else: damage, where memray stops too
             return K.END if b <= 1 else K.DAMAGED
-        if p < 0:
-            return K.DAMAGED
-        if p > n:  # a record cut off by the end of the file
+        if p < 0 or p > n:  # damage, or a record cut off by the end of the file
             return K.DAMAGED
