@@ -193,3 +193,19 @@ def test_line_table_matches_the_interpreter() -> None:
         assert line_number(version, table, ins.offset, code.co_firstlineno) == ins.positions.lineno
         checked += 1
     assert checked > 5
+
+
+@pytest.mark.parametrize("name", ["v13_raw_pyalloc.bin", "v11_raw_pyalloc.bin", "v12_default.bin"])
+def test_small_chunks_give_the_same_tables(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records (and code objects, thread names) cut at chunk ends are carried over whole."""
+    from perfview.loaders.memray_stream import source
+
+    whole = read_stream(DATA / name)
+    monkeypatch.setattr(source, "CHUNK", 333)
+    monkeypatch.setattr(source, "READ", 97)
+    calls: list[float] = []
+    pieces = read_stream(DATA / name, lambda f, m: calls.append(f))
+    assert len(calls) > 20  # one per chunk: the stream really came in pieces
+    for table in ("peak", "leaks", "intervals", "threads", "memory", "frames"):
+        pd.testing.assert_frame_equal(getattr(pieces, table), getattr(whole, table))
+    assert pieces.meta == whole.meta

@@ -35,21 +35,21 @@ def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
     size = path.stat().st_size
     blocks = chunks(path)
     try:
-        first, done = _first_block(blocks)
-        head = H.parse(first)
+        head, rest, done = _header(blocks)
         if head.file_format != H.ALL_ALLOCATIONS:
             raise LoadError(
                 "it is a pre-aggregated memray capture (memray run --aggregate), which perfview "
                 "reads only through memray itself"
             )
         state = State(head)
-        rest = first[head.size :]
         progress(0.05, "replaying allocations")
         replay(state, _chain((rest, done), blocks), size, progress)
     except H.Truncated as exc:
         raise LoadError("the memray capture ends inside its header") from exc
     except Damaged as exc:
         raise LoadError(f"the memray capture is damaged ({exc})") from exc
+    except ValueError as exc:  # no memray magic, or a format version not read here
+        raise LoadError(f"it is not a memray capture this reader knows ({exc})") from exc
     except (OSError, RuntimeError) as exc:  # lz4: a damaged frame
         raise LoadError(f"the memray capture could not be decompressed ({str(exc)[:160]})") from exc
     finally:
@@ -58,15 +58,20 @@ def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
     return capture(state)
 
 
-def _first_block(blocks: Iterator[tuple[bytes, int]]) -> tuple[bytes, int]:
-    """At least the header's worth of the stream (the first chunk, unless tiny)."""
+def _header(blocks: Iterator[tuple[bytes, int]]) -> tuple[H.Header, bytes, int]:
+    """The header, the stream bytes after it in the chunks read so far, and the compressed
+    bytes read (chunks are joined only until the header is whole)."""
     data, read = b"", 0
     for block, done in blocks:
         data += block
         read = done
-        if len(data) >= 1 << 16:
-            break
-    return data, read
+        try:
+            head = H.parse(data)
+        except H.Truncated:
+            continue
+        return head, data[head.size :], read
+    head = H.parse(data)  # raises Truncated: the file ends inside its header
+    return head, data[head.size :], read
 
 
 def _chain(
