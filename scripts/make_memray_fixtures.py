@@ -15,7 +15,9 @@ For each release a virtual environment under --venvs gets `pip install memray==X
     v11_default.bin     memray 1.18.0, header version 11, LZ4
     v11_raw_pyalloc.bin memray 1.18.0, --no-compress --trace-python-allocators
 
-Each must stay under 200 KB (checked).
+Each must stay under 200 KB (checked). A new recording differs by a few bytes (interpreter
+start-up), so after re-recording one, copy the printed figures into FIGURES in
+tests/loaders/test_memray_stream.py; `--only NAME` re-records just that capture.
 """
 
 from __future__ import annotations
@@ -120,10 +122,13 @@ def record(python: Path, flags: list[str], out: Path, work: Path) -> dict[str, i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venvs", type=Path, default=Path(tempfile.gettempdir()) / "memray-venvs")
+    parser.add_argument("--only", choices=sorted(CAPTURES), help="re-record this capture only")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, (release, flags) in CAPTURES.items():
+            if args.only and name != args.only:
+                continue
             figures = record(venv(args.venvs, release), flags, OUT / name, Path(tmp))
             size = (OUT / name).stat().st_size
             print(f"{name}: memray {release} {' '.join(flags)}: {figures}, {size:,} bytes")
