@@ -141,7 +141,11 @@ def test_cut_and_damaged_streams(tmp_path: Path) -> None:
     assert 0 < part.meta["records"] < 6_141
     head = tmp_path / "head.bin"
     head.write_bytes(raw[:40])
-    with pytest.raises(LoadError, match="header"):
+    with pytest.raises(LoadError, match="cut short"):
+        read_stream(head)
+    lz4 = (DATA / "v13_default.bin").read_bytes()
+    head.write_bytes(lz4[: len(lz4) // 2])  # inside the frame's only block
+    with pytest.raises(LoadError, match="cut short"):
         read_stream(head)
     bad = bytearray(raw)
     bad[len(raw) // 3 : len(raw) // 3 + 64] = bytes([0x0B]) * 64  # record type 11: unknown

@@ -45,7 +45,9 @@ def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
         progress(0.05, "replaying allocations")
         replay(state, _chain((rest, done), blocks), size, progress)
     except H.Truncated as exc:
-        raise LoadError("the memray capture ends inside its header") from exc
+        raise LoadError(
+            "the memray capture is cut short before its first records (an unfinished copy?)"
+        ) from exc
     except Damaged as exc:
         raise LoadError(f"the memray capture is damaged ({exc})") from exc
     except ValueError as exc:  # no memray magic, or a format version not read here
@@ -70,6 +72,8 @@ def _header(blocks: Iterator[tuple[bytes, int]]) -> tuple[H.Header, bytes, int]:
         except H.Truncated:
             continue
         return head, data[head.size :], read
+    if not data:  # an LZ4 frame cut inside its first block decodes to nothing
+        raise H.Truncated("nothing decoded")
     head = H.parse(data)  # raises Truncated: the file ends inside its header
     return head, data[head.size :], read
 
