@@ -14,6 +14,7 @@ For each release a virtual environment under --venvs gets `pip install memray==X
     v12_aggregated.bin  memray 1.19.3, --aggregate (pre-aggregated: memray's reader only)
     v11_default.bin     memray 1.18.0, header version 11, LZ4
     v11_raw_pyalloc.bin memray 1.18.0, --no-compress --trace-python-allocators
+    v10_default.bin     memray 1.10.0, header version 10, LZ4
 
 Each must stay under 200 KB (checked). A new recording differs by a few bytes (interpreter
 start-up), so after re-recording one, copy the printed figures into FIGURES in
@@ -83,6 +84,7 @@ CAPTURES = {
     "v12_aggregated.bin": ("1.19.3", ["--aggregate"]),
     "v11_default.bin": ("1.18.0", []),
     "v11_raw_pyalloc.bin": ("1.18.0", ["--no-compress", "--trace-python-allocators"]),
+    "v10_default.bin": ("1.10.0", []),
 }
 
 

@@ -32,7 +32,7 @@ class Stacks:
         if loc is None:
             row = self.s.nodes[node]
             code = self.s.codes.get(int(row[T.N_CODE]))
-            if self.s.header.version == 11:  # the stream names its frames itself
+            if self.s.header.version <= 11:  # the stream names its frames itself
                 loc = self.s.frames11.get(int(row[T.N_CODE]), ("", "", 0))
             elif code is None:  # memray's map gives an empty code object then
                 loc = ("", "", 0)

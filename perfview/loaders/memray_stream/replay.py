@@ -144,7 +144,7 @@ def py_record(s: State, buf: bytes, p: int) -> int:
     ValueError when the buffer ends inside it."""
     kind = buf[p]
     p += 1
-    if s.header.version == 11 and (kind & 15) == 3:  # frame: id, function, file, line (deltas)
+    if s.header.version <= 11 and (kind & 15) == 3:  # frame: id, function, file, line (deltas)
         z, p = _varint(buf, p)
         frame_id = int(s.st[K.LAST_FRAME]) + ((z >> 1) ^ -(z & 1))
         name, p = _cstr(buf, p)
@@ -188,7 +188,7 @@ def py_record(s: State, buf: bytes, p: int) -> int:
 def _step(s: State, buf: np.ndarray, raw: bytes, final: bool) -> bool:
     """Replay `buf` as far as it goes; True at the end of the stream."""
     while True:
-        run = decode11.run11 if s.header.version == 11 else decode.run
+        run = decode11.run11 if s.header.version <= 11 else decode.run
         status = run(buf, len(raw), final, *s.args())
         if status == K.NEED_MORE:
             return False
