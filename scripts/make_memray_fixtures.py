@@ -15,6 +15,7 @@ For each release a virtual environment under --venvs gets `pip install memray==X
     v11_default.bin     memray 1.18.0, header version 11, LZ4
     v11_raw_pyalloc.bin memray 1.18.0, --no-compress --trace-python-allocators
     v10_default.bin     memray 1.10.0, header version 10, LZ4
+    v9_default.bin      memray 1.6.0, header version 9, LZ4
 
 Each must stay under 200 KB (checked). A new recording differs by a few bytes (interpreter
 start-up), so after re-recording one, copy the printed figures into FIGURES in
@@ -85,6 +86,7 @@ CAPTURES = {
     "v11_default.bin": ("1.18.0", []),
     "v11_raw_pyalloc.bin": ("1.18.0", ["--no-compress", "--trace-python-allocators"]),
     "v10_default.bin": ("1.10.0", []),
+    "v9_default.bin": ("1.6.0", []),
 }
 
 

@@ -2,7 +2,7 @@
 
 memray's record stream changes with its releases and each memray reads only its own header
 version (1.19 writes 12, 1.20 writes 13 and refuses 12). Which reader:
-- header versions 10-13 (memray 1.7-1.10, 1.11-1.18, 1.19, 1.20): perfview's own reader of
+- header versions 9-13 (memray 1.5-1.20): perfview's own reader of
   the record stream (`memray_stream`), always: it needs no memray, reads both versions, and replays
   ~250M records in seconds where memray's FileReader takes minutes; its tables equal the
   memray path's (the tests cross-check them on the samples and fixtures). Exceptions go to
@@ -201,7 +201,7 @@ def choose_reader(head: bytes, version: int) -> str:
     inner = memray_header.inner_head(head, at + 2)
     if version not in memray_stream.VERSIONS or len(inner) < at + 2:
         return "memray"
-    native, aggregated = inner[at] != 0, inner[at + 1] != 0
+    native, aggregated = inner[at] != 0, version >= 10 and inner[at + 1] != 0
     if (native or aggregated) and _memray_reads(version):
         return "memray"
     return "own"

@@ -1,14 +1,13 @@
-"""perfview's own reader of memray's capture record stream (header versions 10 to 13).
+"""perfview's own reader of memray's capture record stream (header versions 9 to 13).
 
-memray reads only the one format version it writes (1.7-1.10: 10, 1.11-1.18: 11, 1.19: 12,
-1.20: 13), so captures from a colleague's or a CI machine's memray often do not open with the
-installed one.
-This package reads them all without memray: the header (`header`), the LZ4-framed or raw
-stream in chunks on a worker thread (`source`), and a numba-compiled replay of every record
-(`decode`, `decode11`, `kernel`, `tables`) that reduces as it goes into the tables of
-`MemrayCapture` (`assemble`): allocations alive at the heap high-water mark, leaks,
-per-snapshot allocation lifetimes, memory snapshots and per-thread counts, equal to what
-memray's own reader gives.
+memray reads only the one format version it writes (1.5-1.6: 9, 1.7-1.10: 10, 1.11-1.18:
+11, 1.19: 12, 1.20: 13), so captures from a colleague's or a CI machine's memray often do not
+open with the installed one. This package reads them all without memray: the header
+(`header`), the LZ4-framed or raw stream in chunks on a worker thread (`source`), and a
+numba-compiled replay of every record (`decode` for 12-13, `decode11` for 9-11, `kernel`,
+`tables`) that reduces as it goes into the tables of `MemrayCapture` (`assemble`):
+allocations alive at the heap high-water mark, leaks, per-snapshot allocation lifetimes,
+memory snapshots and per-thread counts, equal to what memray's own reader gives.
 
 Not read here: pre-aggregated captures (`memray run --aggregate`) and native frames (native
 stacks need the traced binaries' symbols; Python frames are kept).
@@ -31,7 +30,7 @@ VERSIONS = H.VERSIONS
 
 
 def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
-    """Read and reduce a capture of format version 10 to 13 (LoadError when it cannot)."""
+    """Read and reduce a capture of format version 9 to 13 (LoadError when it cannot)."""
     path = Path(path)
     size = path.stat().st_size
     blocks = chunks(path)

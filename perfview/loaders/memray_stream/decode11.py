@@ -1,5 +1,5 @@
-"""The record loop for header versions 10 and 11 (memray 1.7-1.18), replayed as `decode.run`
-does (10 differs from 11 in its header only).
+"""The record loop for header versions 9 to 11 (memray 1.5-1.18), replayed as `decode.run`
+does (9 and 10 differ from 11 in their headers only).
 
 Encoding (memray 1.18's record_writer.cpp): each record starts with one byte, the record type
 in its low 4 bits and flags in its high 4. 0: trailer (flags 1) or padding; 1: allocation

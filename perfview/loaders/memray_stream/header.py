@@ -7,7 +7,8 @@ statistics (uint64 records, uint64 frames, int64 start and end in ms since the e
 terminated command line, int32 pid, uint64 main thread id, uint64 frames to hide on the main
 thread, uint8 Python allocator, bool trace_python_allocators, bool track_object_lifetimes.
 Version 11 (memray 1.11-1.18) has neither the interpreter's version nor the object lifetime
-flag; version 10 (memray 1.7-1.10) not the trace_python_allocators flag either. Version 13
+flag; version 10 (memray 1.7-1.10) not the trace_python_allocators flag either, and version
+9 (memray 1.5-1.6) not the file format (always every allocation) either. Version 13
 (memray 1.20) appends the traced interpreter's module search paths: libdest, then
 site-packages and sys.path, each list ended by an empty string. Version 12 is memray 1.19.
 """
@@ -18,7 +19,7 @@ import struct
 from dataclasses import dataclass, field
 
 MAGIC = b"memray\x00"
-VERSIONS = (10, 11, 12, 13)
+VERSIONS = (9, 10, 11, 12, 13)
 ALL_ALLOCATIONS = 0
 AGGREGATED = 1
 ALLOCATORS = {1: "pymalloc", 2: "pymalloc debug", 3: "malloc", 4: "unknown", 5: "mimalloc"}
@@ -74,7 +75,11 @@ def parse(data: bytes) -> Header:
     py = 0
     if version >= 12:
         (py,), pos = _fixed(data, "<i", pos)
-    (native, fmt, n, _frames, start, end), pos = _fixed(data, "<BBQQqq", pos)
+    fmt = ALL_ALLOCATIONS
+    if version >= 10:
+        (native, fmt, n, _frames, start, end), pos = _fixed(data, "<BBQQqq", pos)
+    else:
+        (native, n, _frames, start, end), pos = _fixed(data, "<BQQqq", pos)
     command, pos = _string(data, pos)
     (pid, main_tid, skipped, alloc), pos = _fixed(data, "<iQQB", pos)
     if version >= 11:
