@@ -2,7 +2,7 @@
 
 memray's record stream changes with its releases and each memray reads only its own header
 version (1.19 writes 12, 1.20 writes 13 and refuses 12). Which reader:
-- header versions 9-13 (memray 1.5-1.20): perfview's own reader of
+- header versions 9-13 (memray 1.4-1.20): perfview's own reader of
   the record stream (`memray_stream`), always: it needs no memray, reads both versions, and replays
   ~250M records in seconds where memray's FileReader takes minutes; its tables equal the
   memray path's (the tests cross-check them on the samples and fixtures). Exceptions go to

@@ -1,6 +1,6 @@
 """perfview's own reader of memray's capture record stream (header versions 9 to 13).
 
-memray reads only the one format version it writes (1.5-1.6: 9, 1.7-1.10: 10, 1.11-1.18:
+memray reads only the one format version it writes (1.4-1.6: 9, 1.7-1.10: 10, 1.11-1.18:
 11, 1.19: 12, 1.20: 13), so captures from a colleague's or a CI machine's memray often do not
 open with the installed one. This package reads them all without memray: the header
 (`header`), the LZ4-framed or raw stream in chunks on a worker thread (`source`), and a

@@ -8,7 +8,7 @@ terminated command line, int32 pid, uint64 main thread id, uint64 frames to hide
 thread, uint8 Python allocator, bool trace_python_allocators, bool track_object_lifetimes.
 Version 11 (memray 1.11-1.18) has neither the interpreter's version nor the object lifetime
 flag; version 10 (memray 1.7-1.10) not the trace_python_allocators flag either, and version
-9 (memray 1.5-1.6) not the file format (always every allocation) either. Version 13
+9 (memray 1.4-1.6) not the file format (always every allocation) either. Version 13
 (memray 1.20) appends the traced interpreter's module search paths: libdest, then
 site-packages and sys.path, each list ended by an empty string. Version 12 is memray 1.19.
 """
