@@ -180,7 +180,10 @@ def memory(s: State) -> pd.DataFrame:
 
 def ns(ms: int) -> int:
     """memray's datetime for a time in ms, as ns (the same float steps the memray path takes)."""
-    dt = datetime.fromtimestamp(ms // 1000).replace(microsecond=ms % 1000 * 1000).astimezone()
+    try:
+        dt = datetime.fromtimestamp(ms // 1000).replace(microsecond=ms % 1000 * 1000).astimezone()
+    except (OverflowError, ValueError, OSError):  # a damaged header's time
+        return 0
     return int(dt.timestamp() * 1e9)
 
 
