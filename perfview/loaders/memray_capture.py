@@ -1,10 +1,16 @@
-"""memray captures (`memray run -o out.bin`), read through memray's own `FileReader`.
+"""memray captures (`memray run -o out.bin`), read by perfview's own reader or memray's.
 
 memray's record stream changes with its releases and each memray reads only its own header
-version (1.19 writes 12, 1.20 writes 13 and refuses 12). perfview reads a capture with the
-installed memray when the versions match; otherwise it names the memray that wrote the file
-(`memray_header`), so the user knows which one to install. memray is the optional extra
-`memray` (`pip install 'perfview[memray]'`).
+version (1.19 writes 12, 1.20 writes 13 and refuses 12). Which reader:
+- header versions 9-13 (memray 1.4-1.20): perfview's own reader of
+  the record stream (`memray_stream`), always: it needs no memray, reads both versions, and replays
+  ~250M records in seconds where memray's FileReader takes minutes; its tables equal the
+  memray path's (the tests cross-check them on the samples and fixtures). Exceptions go to
+  memray's reader when the installed memray reads the file: captures with native frames
+  (symbolising them needs memray) and pre-aggregated ones (`memray run --aggregate`);
+- other versions: the installed memray's `FileReader` when it reads that version; otherwise
+  a LoadError names the memray that wrote the file (`memray_header`), so the user knows which
+  one to install. memray is the optional extra `memray` (`pip install 'perfview[memray]'`).
 
 The capture is reduced while it is read, into columns (`MemrayCapture`): the allocation sites
 at the high-water mark, the leaked sites, the per-site allocation intervals between memory
@@ -27,7 +33,8 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.memray_model import MemrayCapture, StackInterner
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import memray_header
+from perfview.loaders import memray_header, memray_stream
+from perfview.loaders.memray_stream.assemble import group_intervals, group_sites
 
 NAME: Final = "memray"
 DESCRIPTION = "a memray capture (memray run -o FILE)"
@@ -88,13 +95,14 @@ def _sites(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.Da
         stacks.append(intern.stack(trace))
         sizes.append(int(rec.size))
         counts.append(int(rec.n_allocations))
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "stack": np.asarray(stacks, dtype=np.int32),
             "size_bytes": np.asarray(sizes, dtype=np.int64),
             "count": np.asarray(counts, dtype=np.int64),
         }
     )
+    return group_sites(frame)
 
 
 def _intervals(
@@ -122,7 +130,7 @@ def _intervals(
         if n % 20000 == 0:
             progress(0.75, f"allocations over time ({n:,} sites)")
     frame = pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
-    frame["stack"] = frame["stack"].astype(np.int32)
+    frame = group_intervals(frame.rename(columns={"bytes": "size_bytes"}))
     per_thread = frame.groupby("tid")["count"].sum()
     threads = pd.DataFrame(
         {
@@ -131,7 +139,7 @@ def _intervals(
             "allocations": per_thread.to_numpy(dtype=np.int64),
         }
     )
-    return frame.rename(columns={"bytes": "size_bytes"}), threads
+    return frame, threads
 
 
 def _all_threads(threads: pd.DataFrame, tids: set[int]) -> pd.DataFrame:
@@ -164,6 +172,10 @@ def _thread_ids(reader: Any, total: int, progress: Progress) -> set[int]:
         progress(0.5 + 0.4 * min(done / max(total, 1), 1.0), "threads")
 
 
+def _aggregated(meta: Any) -> bool:
+    return "AGGREGATED" in str(getattr(getattr(meta, "file_format", None), "name", ""))
+
+
 def _memory(reader: Any) -> pd.DataFrame:
     snaps = list(reader.get_memory_snapshots())
     return pd.DataFrame(
@@ -175,13 +187,42 @@ def _memory(reader: Any) -> pd.DataFrame:
     )
 
 
-def read_capture(path: Path, progress: Progress = noop) -> MemrayCapture:
-    """Read and reduce a capture with the installed memray (LoadError when it cannot)."""
+def _memray_reads(version: int) -> bool:
+    try:
+        import memray
+    except ImportError:
+        return False
+    return memray_header.version_read_by(str(getattr(memray, "__version__", ""))) == version
+
+
+def choose_reader(head: bytes, version: int) -> str:
+    """'own' or 'memray' (see the module docstring)."""
+    at = 11 if version <= 11 else 15  # version 11 has no interpreter version before them
+    inner = memray_header.inner_head(head, at + 2)
+    if version not in memray_stream.VERSIONS or len(inner) < at + 2:
+        return "memray"
+    native, aggregated = inner[at] != 0, version >= 10 and inner[at + 1] != 0
+    if (native or aggregated) and _memray_reads(version):
+        return "memray"
+    return "own"
+
+
+def read_capture(path: Path, progress: Progress = noop, reader: str = "auto") -> MemrayCapture:
+    """Read and reduce a capture (LoadError when it cannot); `reader`: 'auto' (see the module
+    docstring), 'own' or 'memray' (benchmarks and cross-checks)."""
     with open(path, "rb") as fh:
         head = fh.read(64 * 1024)
     version = memray_header.header_version(head)
     if version is None:
         raise LoadError("it is not a memray capture (no memray header, raw or LZ4-framed)")
+    if reader == "auto":
+        reader = choose_reader(head, version)
+    if reader == "own":
+        return memray_stream.read_stream(path, progress)
+    return _read_with_memray(path, version, progress)
+
+
+def _read_with_memray(path: Path, version: int, progress: Progress) -> MemrayCapture:
     progress(0.02, "opening the capture with memray")
     reader = _reader(path, version)
     try:
@@ -193,9 +234,13 @@ def read_capture(path: Path, progress: Progress = noop) -> MemrayCapture:
         progress(0.3, "leaks")
         leaks = _sites(reader.get_leaked_allocation_records(True), intern, native)
         progress(0.5, "allocations over time")
-        temporal = reader.get_temporal_allocation_records(merge_threads=False)
-        intervals, threads = _intervals(temporal, intern, native, progress)
-        threads = _all_threads(threads, _thread_ids(reader, int(meta.total_allocations), progress))
+        if _aggregated(meta):  # `memray run --aggregate` keeps no history: no temporal view
+            intervals, threads = _intervals([], intern, native, progress)
+        else:
+            temporal = reader.get_temporal_allocation_records(merge_threads=False)
+            intervals, threads = _intervals(temporal, intern, native, progress)
+            tids = _thread_ids(reader, int(meta.total_allocations), progress)
+            threads = _all_threads(threads, tids)
         memory = _memory(reader)
     except LoadError:
         raise
@@ -223,6 +268,7 @@ def read_capture(path: Path, progress: Progress = noop) -> MemrayCapture:
             "native_traces": native,
             "start_ns": int(meta.start_time.timestamp() * 1e9),
             "end_ns": int(meta.end_time.timestamp() * 1e9),
+            "reader": "memray",
         },
     )
 
@@ -235,6 +281,12 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     bundle.memray = cap
     bundle.tree = memray_views.site_tree(cap, cap.peak)
     bundle.duration_ns = max(cap.meta["end_ns"] - cap.meta["start_ns"], 0)
+    if cap.meta["native_traces"] and cap.meta.get("reader") == "perfview":
+        bundle.warnings.append(
+            "recorded with native traces, read without memray: the stacks show Python frames "
+            f"only (install {memray_header.PINS.get(cap.meta['version'], 'memray')} to see "
+            "native frames)"
+        )
     if cap.meta["python_allocator"] == "pymalloc":
         bundle.warnings.append(
             "recorded with pymalloc: small Python objects come from arenas memray sees only "

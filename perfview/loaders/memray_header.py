@@ -6,8 +6,8 @@ an LZ4 frame (magic 04 22 4D 18). The first LZ4 block is decoded here just far e
 the inner magic and version, with a tiny pure-Python LZ4 block decoder: sniffing and the
 "which memray wrote this" sentence then work without memray or the lz4 package.
 
-Versions: memray 1.19.x writes header version 12 and 1.20 writes 13; each memray reads only
-its own version.
+Versions: memray 1.4-1.6 write header version 9, 1.7-1.10 write 10, 1.11-1.18 write 11,
+1.19 writes 12 and 1.20 writes 13; each memray reads only its own version.
 """
 
 from __future__ import annotations
@@ -18,11 +18,23 @@ LZ4_MAGIC = b"\x04\x22\x4d\x18"
 MEMRAY_MAGIC = b"memray\x00"
 # Header version → the memray releases that write (and so read) it.
 WRITERS = {
+    7: "memray 1.1",
+    8: "memray 1.2-1.3",
+    9: "memray 1.4-1.6",
+    10: "memray 1.7-1.10",
+    11: "memray 1.11-1.18",
     12: "memray 1.19",
     13: "memray 1.20",
 }
 # Header version → a pip requirement that reads it.
-PINS = {12: "memray==1.19.3", 13: "memray==1.20.0"}
+PINS = {
+    8: "memray==1.3.1",
+    9: "memray==1.6.0",
+    10: "memray==1.10.0",
+    11: "memray==1.18.0",
+    12: "memray==1.19.3",
+    13: "memray==1.20.0",
+}
 
 
 def lz4_block_prefix(src: bytes, want: int) -> bytes:
@@ -92,7 +104,16 @@ def version_read_by(memray_version: str) -> int | None:
     """The one header version a memray release reads (None when this module does not know)."""
     parts = memray_version.split(".")
     if len(parts) >= 2 and parts[0] == "1" and parts[1].isdigit():
-        return {19: 12, 20: 13}.get(int(parts[1]))
+        minor = int(parts[1])
+        for version, low, high in (
+            (9, 5, 6),
+            (10, 7, 10),
+            (11, 11, 18),
+            (12, 19, 19),
+            (13, 20, 20),
+        ):
+            if low <= minor <= high:
+                return version
     return None
 
 

@@ -101,15 +101,16 @@ def test_real_samples(name: str, counts: dict[str, int]) -> None:
     assert len(summary.summarize(bundle, "leaks")) > 0
 
 
-def test_without_memray_names_the_writer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_without_memray_reads_it_itself(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     path = sample("memray/web_analyzer_py314_memray_output.bin")
     neutral = tmp_path / "unknown"
     neutral.write_bytes(path.read_bytes())
     assert detect(neutral) is memray_capture  # sniffed without memray: own LZ4 head decoder
     monkeypatch.setitem(sys.modules, "memray", None)  # import memray → ImportError
-    with pytest.raises(
-        LoadError, match=r"format version 12, written by memray 1\.19.*perfview\[memray\]"
-    ):
+    bundle = load(neutral)  # format 12: perfview's own reader of the record stream
+    assert bundle.counts["peak_bytes"] == 9_894_286
+    neutral.write_bytes(b"memray\x00" + (14).to_bytes(4, "little") + bytes(200))
+    with pytest.raises(LoadError, match=r"format version 14.*perfview\[memray\]"):
         load(neutral)
 
 
@@ -124,6 +125,7 @@ def test_lz4_prefix_decoder_overlapping_match() -> None:
 def test_other_format_version_names_the_writer(tmp_path: Path) -> None:
     pytest.importorskip("memray", reason="memray is the optional extra perfview[memray]")
     path = tmp_path / "future.bin"
-    path.write_bytes(b"memray\x00" + (13).to_bytes(4, "little") + bytes(200))
-    with pytest.raises(LoadError, match=r"written by memray 1\.20 \(format version 13\)"):
+    path.write_bytes(b"memray\x00" + (8).to_bytes(4, "little") + bytes(200))
+    # 8 (memray before 1.5): neither perfview's reader nor the installed memray reads it
+    with pytest.raises(LoadError, match=r"format version 8"):
         load(path)
