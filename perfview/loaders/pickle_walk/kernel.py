@@ -1,0 +1,390 @@
+"""The compiled pickle walker (numba, cached on disk, GIL-free): opcodes in, an object graph out.
+
+`walk` reads the opcode stream of a protocol 2-5 pickle and does what the C unpickler does
+for the opcodes that build plain data, without making a single Python object: every value is
+a (kind, value) pair. Integers, floats (their bits), None and booleans are immediate; strings
+and bytes are interned by content (`value` is the string's id, so a string repeated through
+the memo or written twice costs nothing more); dicts, lists and tuples are graph nodes whose
+contents are *runs* (one per APPEND(S) / SETITEM(S) / TUPLE*, in stream order, linked per
+node). A list run whose contents equal an earlier list run's shares its items: a snapshot's
+millions of `frames` lists name a few thousand distinct stacks, so they cost a run each.
+
+The walker stops (and leaves everything as it was before that opcode) where it cannot go on:
+more input is needed (MORE), an array is full (GROW: the driver grows it and calls again), an
+opcode it does not do (BAIL: the caller falls back to the restricted unpickler, which knows
+them all), or an import (GLOBAL / STACK_GLOBAL: REFUSED). Nothing here can run code: there
+is no code to run, only numbers written into arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Value kinds.
+K_NONE, K_FALSE, K_TRUE, K_INT, K_FLOAT, K_STR, K_BYTES, K_DICT, K_LIST, K_TUPLE = range(10)
+K_MISSING = 255  # a memo slot never written; a field a dict lacks (extraction)
+# Statuses.
+MORE, DONE, GROW, BAIL, TRUNC, REFUSED_GLOBAL, REFUSED_STACK_GLOBAL, REFUSED_PERSID = range(8)
+# Slots of the scalar state array `st`.
+SP, MSP, NODES, RUNS, ITEMS, MEMO_LEN, STRS, RESULT_K, RESULT_V, NEED_MEMO, LIST_RUNS = range(11)
+N_STATE = 16
+_PRIME = np.uint64(0x100000001B3)
+_BASIS = np.uint64(0xCBF29CE484222325)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(h: np.uint64, x: np.uint64) -> np.uint64:
+    return (h ^ x) * _PRIME
+
+
+@njit(cache=True, nogil=True)
+def _intern(buf, lo, n, is_str, soff, slen, shash, sisstr, strtab, nstr):  # type: ignore[no-untyped-def]
+    """Id of the bytes buf[lo:lo+n] in the string table (a new id when first seen)."""
+    h = _BASIS
+    for j in range(lo, lo + n):
+        h = _mix(h, np.uint64(buf[j]))
+    mask = len(strtab) - 1
+    slot = np.int64(h & np.uint64(mask))
+    while True:
+        sid = strtab[slot]
+        if sid < 0:
+            break
+        if shash[sid] == h and slen[sid] == n:
+            o = soff[sid]
+            same = True
+            for j in range(n):
+                if buf[o + j] != buf[lo + j]:
+                    same = False
+                    break
+            if same:
+                if is_str:
+                    sisstr[sid] = 1
+                return sid, nstr
+        slot = (slot + 1) & mask
+    sid = nstr
+    strtab[slot] = sid
+    soff[sid] = lo
+    slen[sid] = n
+    shash[sid] = h
+    sisstr[sid] = 1 if is_str else 0
+    return sid, nstr + 1
+
+
+@njit(cache=True, nogil=True)
+def _list_run(sk, sv, a, b, rstart, rhash, rlen, runtab, ik, iv, nitems_total, r):  # type: ignore[no-untyped-def]
+    """Store stack[a:b] as list run `r`, sharing the items of an equal earlier run.
+    Returns (canonical run, items used after)."""
+    n = b - a
+    h = _BASIS
+    for j in range(a, b):
+        h = _mix(h, np.uint64(sk[j]))
+        h = _mix(h, np.uint64(sv[j]))
+    mask = len(runtab) - 1
+    slot = np.int64(h & np.uint64(mask))
+    while True:
+        c = runtab[slot]
+        if c < 0:
+            break
+        if rhash[c] == h and rlen[c] == n:
+            o = rstart[c]
+            same = True
+            for j in range(n):
+                if ik[o + j] != sk[a + j] or iv[o + j] != sv[a + j]:
+                    same = False
+                    break
+            if same:
+                rstart[r] = o
+                return c, nitems_total
+        slot = (slot + 1) & mask
+    runtab[slot] = r
+    rhash[r] = h
+    rstart[r] = nitems_total
+    for j in range(n):
+        ik[nitems_total + j] = sk[a + j]
+        iv[nitems_total + j] = sv[a + j]
+    return r, nitems_total + n
+
+
+@njit(cache=True, nogil=True)
+def rehash(table: np.ndarray, hashes: np.ndarray, ids: np.ndarray) -> None:
+    """Insert `ids` (by their stored hashes) into an emptied, larger table."""
+    mask = len(table) - 1
+    for i in ids:
+        slot = np.int64(hashes[i] & np.uint64(mask))
+        while table[slot] >= 0:
+            slot = (slot + 1) & mask
+        table[slot] = i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uint(buf, p, k):  # type: ignore[no-untyped-def]
+    """k bytes at p, little-endian, unsigned (k <= 8; k == 8 may come out negative)."""
+    v = np.uint64(0)
+    for j in range(k):
+        v |= np.uint64(buf[p + j]) << np.uint64(8 * j)
+    return np.int64(v)
+
+
+@njit(cache=True, nogil=True)
+def _add_run(node, a, b, is_list, st, sk, sv, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv):  # type: ignore[no-untyped-def]
+    """Append stack[a:b] to `node` as its next run (a list run shares an equal one's items)."""
+    r = st[RUNS]
+    n = b - a
+    if is_list:
+        c, st[ITEMS] = _list_run(sk, sv, a, b, rs, rh, rl, rt, ik, iv, st[ITEMS], r)
+        rc[r] = c
+        if c == r:
+            st[LIST_RUNS] += 1
+    else:
+        rs[r] = st[ITEMS]
+        for j in range(n):
+            ik[st[ITEMS] + j] = sk[a + j]
+            iv[st[ITEMS] + j] = sv[a + j]
+        st[ITEMS] += n
+        rc[r] = -1
+    rl[r] = n
+    rn[r] = -1
+    if nfirst[node] < 0:
+        nfirst[node] = r
+    else:
+        rn[nlast[node]] = r
+    nlast[node] = r
+    nitems[node] += n
+    st[RUNS] = r + 1
+
+
+@njit(cache=True, nogil=True)
+def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv, soff, slen, shash, sisstr, strtab):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Walk opcodes from `pos` while buf[:avail] holds them (`final`: no more will come).
+    Returns (status, position): the position of the opcode it stopped at (after STOP: DONE)."""
+    status = MORE
+    while True:
+        sp = st[SP]
+        msp = st[MSP]
+        if pos >= avail:
+            status = TRUNC if final else MORE
+            break
+        if (
+            sp + 2 > len(sk) or msp + 1 > len(marks) or st[NODES] + 1 > len(nkind)
+            or st[RUNS] + 1 > len(rs) or st[ITEMS] + sp > len(ik) or st[STRS] + 1 > len(soff)
+            or 2 * (st[STRS] + 1) > len(strtab) or 2 * (st[LIST_RUNS] + 1) > len(rt)
+        ):  # fmt: skip
+            status = GROW
+            break
+        op = buf[pos]
+        left = avail - pos - 1
+        fence = marks[msp - 1] if msp > 0 else 0
+        step = 1
+        if op == 0x94 or op == 0x71 or op == 0x72:  # MEMOIZE, BINPUT, LONG_BINPUT
+            k = 0 if op == 0x94 else (1 if op == 0x71 else 4)
+            if left < k:
+                status = TRUNC if final else MORE
+                break
+            if sp <= fence:
+                status = BAIL
+                break
+            idx = st[MEMO_LEN] if k == 0 else _uint(buf, pos + 1, k)
+            if idx >= len(mk):
+                st[NEED_MEMO] = idx
+                status = GROW
+                break
+            if mk[idx] == K_MISSING:
+                st[MEMO_LEN] += 1
+            mk[idx] = sk[sp - 1]
+            mv[idx] = sv[sp - 1]
+            step = 1 + k
+        elif op == 0x68 or op == 0x6A:  # BINGET, LONG_BINGET
+            k = 1 if op == 0x68 else 4
+            if left < k:
+                status = TRUNC if final else MORE
+                break
+            idx = _uint(buf, pos + 1, k)
+            if idx >= len(mk) or mk[idx] == K_MISSING:
+                status = BAIL
+                break
+            sk[sp] = mk[idx]
+            sv[sp] = mv[idx]
+            st[SP] = sp + 1
+            step = 1 + k
+        elif op == 0x28:  # MARK
+            marks[msp] = sp
+            st[MSP] = msp + 1
+        elif op == 0x7D or op == 0x5D or op == 0x29:  # EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE
+            kind = K_DICT if op == 0x7D else (K_LIST if op == 0x5D else K_TUPLE)
+            nn = st[NODES]
+            nkind[nn] = kind
+            nfirst[nn] = -1
+            nlast[nn] = -1
+            nitems[nn] = 0
+            sk[sp] = kind
+            sv[sp] = nn
+            st[SP] = sp + 1
+            st[NODES] = nn + 1
+        elif op == 0x61 or op == 0x65 or op == 0x73 or op == 0x75:  # APPEND(S), SETITEM(S)
+            if op == 0x61 or op == 0x73:
+                a = sp - (1 if op == 0x61 else 2)
+            else:
+                if msp == 0:
+                    status = BAIL
+                    break
+                a = marks[msp - 1]
+                fence = marks[msp - 2] if msp > 1 else 0
+            if a <= fence or a > sp:
+                status = BAIL
+                break
+            if op == 0x65 or op == 0x75:
+                st[MSP] = msp - 1
+            if a < sp:
+                is_list = op == 0x61 or op == 0x65
+                want = K_LIST if is_list else K_DICT
+                if sk[a - 1] != want:
+                    status = BAIL
+                    break
+                if not is_list:
+                    if (sp - a) % 2 != 0:
+                        status = BAIL
+                        break
+                    hashable = True
+                    for j in range(a, sp, 2):
+                        if sk[j] == K_DICT or sk[j] == K_LIST or sk[j] == K_TUPLE:
+                            hashable = False
+                    if not hashable:
+                        status = BAIL
+                        break
+                _add_run(sv[a - 1], a, sp, is_list, st, sk, sv, nfirst, nlast, nitems,
+                         rs, rl, rn, rc, rh, rt, ik, iv)  # fmt: skip
+                st[SP] = a
+        elif op == 0x74 or op == 0x85 or op == 0x86 or op == 0x87:  # TUPLE, TUPLE1-3
+            if op == 0x74:
+                if msp == 0:
+                    status = BAIL
+                    break
+                a = marks[msp - 1]
+                st[MSP] = msp - 1
+            else:
+                a = sp - (op - 0x84)
+                if a < fence:
+                    status = BAIL
+                    break
+            nn = st[NODES]
+            nkind[nn] = K_TUPLE
+            nfirst[nn] = -1
+            nlast[nn] = -1
+            nitems[nn] = 0
+            st[NODES] = nn + 1
+            if a < sp:
+                _add_run(nn, a, sp, False, st, sk, sv, nfirst, nlast, nitems,
+                         rs, rl, rn, rc, rh, rt, ik, iv)  # fmt: skip
+            sk[a] = K_TUPLE
+            sv[a] = nn
+            st[SP] = a + 1
+        elif op == 0x8C or op == 0x58 or op == 0x8D or op == 0x43 or op == 0x42 or op == 0x8E:
+            k = 1 if (op == 0x8C or op == 0x43) else (4 if (op == 0x58 or op == 0x42) else 8)
+            if left < k:
+                status = TRUNC if final else MORE
+                break
+            n = _uint(buf, pos + 1, k)
+            if n < 0:
+                status = BAIL
+                break
+            if left - k < n:
+                status = TRUNC if final else MORE
+                break
+            is_str = op == 0x8C or op == 0x58 or op == 0x8D
+            sid, st[STRS] = _intern(
+                buf, pos + 1 + k, n, is_str, soff, slen, shash, sisstr, strtab, st[STRS]
+            )
+            sk[sp] = K_STR if is_str else K_BYTES
+            sv[sp] = sid
+            st[SP] = sp + 1
+            step = 1 + k + n
+        elif op == 0x4B or op == 0x4D or op == 0x4A or op == 0x8A or op == 0x47:  # ints, float
+            if op == 0x8A:
+                if left < 1:
+                    status = TRUNC if final else MORE
+                    break
+                k = np.int64(buf[pos + 1])
+                if k > 8:
+                    status = BAIL
+                    break
+                if left - 1 < k:
+                    status = TRUNC if final else MORE
+                    break
+                v = _uint(buf, pos + 2, k)
+                if 0 < k < 8 and buf[pos + 1 + k] >= 0x80:
+                    v -= np.int64(1) << (8 * k)
+                step = 2 + k
+                sk[sp] = K_INT
+            else:
+                k = 1 if op == 0x4B else (2 if op == 0x4D else (4 if op == 0x4A else 8))
+                if left < k:
+                    status = TRUNC if final else MORE
+                    break
+                if op == 0x47:  # BINFLOAT: big-endian bits
+                    u = np.uint64(0)
+                    for j in range(8):
+                        u = (u << np.uint64(8)) | np.uint64(buf[pos + 1 + j])
+                    v = np.int64(u)
+                    sk[sp] = K_FLOAT
+                else:
+                    v = _uint(buf, pos + 1, k)
+                    if k == 4 and v >= 2**31:
+                        v -= 2**32
+                    sk[sp] = K_INT
+                step = 1 + k
+            sv[sp] = v
+            st[SP] = sp + 1
+        elif op == 0x4E or op == 0x88 or op == 0x89:  # NONE, NEWTRUE, NEWFALSE
+            sk[sp] = K_NONE if op == 0x4E else (K_TRUE if op == 0x88 else K_FALSE)
+            sv[sp] = 0
+            st[SP] = sp + 1
+        elif op == 0x95:  # FRAME: only a promise that the next n bytes are there
+            if left < 8:
+                status = TRUNC if final else MORE
+                break
+            n = _uint(buf, pos + 1, 8)
+            if n < 0:
+                status = BAIL
+                break
+            if left - 8 < n:
+                status = TRUNC if final else MORE
+                break
+            step = 9
+        elif op == 0x80:  # PROTO
+            if left < 1:
+                status = TRUNC if final else MORE
+                break
+            if buf[pos + 1] > 5:
+                status = BAIL
+                break
+            step = 2
+        elif op == 0x2E:  # STOP
+            if sp <= fence:
+                status = BAIL
+                break
+            st[RESULT_K] = sk[sp - 1]
+            st[RESULT_V] = sv[sp - 1]
+            st[SP] = sp - 1
+            pos += 1
+            status = DONE
+            break
+        elif op == 0x63:  # GLOBAL
+            status = REFUSED_GLOBAL
+            break
+        elif op == 0x93:  # STACK_GLOBAL
+            if sp - 2 < fence or sk[sp - 1] != K_STR or sk[sp - 2] != K_STR:
+                status = BAIL
+                break
+            st[RESULT_K] = sv[sp - 2]
+            st[RESULT_V] = sv[sp - 1]
+            status = REFUSED_STACK_GLOBAL
+            break
+        elif op == 0x51:  # BINPERSID
+            status = REFUSED_PERSID if sp > fence else BAIL
+            break
+        else:
+            status = BAIL
+            break
+        pos += step
+    return status, pos
