@@ -24,14 +24,11 @@ import numpy as np
 
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
+from perfview.loaders.cuda_snapshot import REFUSED
 from perfview.loaders.pickle_walk import kernel as kn
 
 CHUNK = 32 << 20  # bytes read (or inflated) between two walks: the progress and cancel grain
 MAX_MEMO_INDEX = 1 << 31  # a BINPUT beyond this goes to the restricted unpickler
-REFUSED = (
-    "it is a pickle that asks to import {what}; perfview reads CUDA memory snapshots as data "
-    "only and never runs code from a file"
-)
 
 
 class Unsupported(Exception):
@@ -96,6 +93,7 @@ class Graph:
     sisstr: np.ndarray
     strtab: np.ndarray
     strings: list[str | bytes] | None = None
+    size: int = 0  # bytes of pickle walked (decompressed)
 
     @classmethod
     def empty(cls, buf: np.ndarray, size_hint: int) -> Graph:
@@ -256,6 +254,7 @@ def walk_file(path: Path, progress: Progress = noop, lo: float = 0.0, hi: float 
             break
     assert g is not None
     if status == kn.DONE:
+        g.size = filled
         return g
     if status == kn.TRUNC:
         name = "EOFError" if pos >= filled else "UnpicklingError"  # as the unpickler says

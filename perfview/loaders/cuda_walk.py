@@ -1,0 +1,390 @@
+"""Compiled columns of a CUDA memory snapshot from a walked pickle's graph (numba, GIL-free).
+
+`extract` reads the segments, blocks and trace entries of the graph `pickle_walk` built, with
+exactly the rules `cuda_snapshot.snapshot_from_data` applies to the unpickled dicts (a field
+a dict lacks is 0 or ""; a later duplicate key wins; non-dict blocks and entries are skipped;
+the "repeated references" bound is checked before anything is read). Where those rules would
+turn an odd value into something (a float address, a None segment type, a bool size) it says
+BAIL instead, and the caller uses the restricted unpickler: this path only has to be right for
+what it accepts. `intern_stacks` then gives every `frames` list its stack id, frames and
+stacks numbered in the order the Python interner meets them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from perfview.loaders.pickle_walk.kernel import (
+    K_DICT,
+    K_FALSE,
+    K_FLOAT,
+    K_INT,
+    K_LIST,
+    K_MISSING,
+    K_NONE,
+    K_STR,
+    K_TRUE,
+)
+
+# The field names `extract` looks up, in this order (their string ids are its `keys`).
+KEYS = (
+    "device", "address", "total_size", "allocated_size", "active_size", "requested_size",
+    "stream", "segment_type", "is_expandable", "frames", "blocks",  # segments: 0-10
+    "size", "state",  # blocks (also address, requested_size, frames): 11-12
+    "action", "addr", "time_us",  # trace entries (also size, stream, frames): 13-15
+    "name", "filename", "line",  # frames: 16-18
+)  # fmt: skip
+OK, BAIL = 0, 1
+_LIMIT_US = 2**53
+
+
+@njit(cache=True, nogil=True)
+def _fields(node, keys, fk, fv, nfirst, rn, rs, rl, ik, iv):  # type: ignore[no-untyped-def]
+    """fk/fv[j]: the value of key `keys[j]` in dict `node` (the last one written), or MISSING."""
+    for j in range(len(fk)):
+        fk[j] = K_MISSING
+    r = nfirst[node]
+    while r >= 0:
+        for p in range(rs[r], rs[r] + rl[r], 2):
+            if ik[p] == K_STR:
+                for j in range(len(keys)):
+                    if iv[p] == keys[j]:
+                        fk[j] = ik[p + 1]
+                        fv[j] = iv[p + 1]
+        r = rn[r]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _int(k, v):  # type: ignore[no-untyped-def]
+    """`cuda_snapshot._int`: (ok, value); an int is itself, a float is left to the fallback,
+    anything else (missing, None, bool, text) is 0."""
+    if k == K_INT:
+        return True, v
+    return k != K_FLOAT, 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _column_int(k, v):  # type: ignore[no-untyped-def]
+    """`cuda_snapshot._int_column`'s value where it is exact: ints, and missing/None as 0."""
+    if k == K_INT:
+        return True, v
+    return k == K_MISSING or k == K_NONE, 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _text(k, v, none_is_empty):  # type: ignore[no-untyped-def]
+    """String id of a text field (0: ""), ok False for what str() would spell otherwise."""
+    if k == K_STR:
+        return True, v
+    return k == K_MISSING or (none_is_empty and k == K_NONE), 0
+
+
+@njit(cache=True, nogil=True)
+def _count(keys, seg_node, dt_kind, dt_node, nkind, nfirst, rn, rs, rl, nitems, ik, iv):  # type: ignore[no-untyped-def]
+    """(records named, at most this many blocks, trace entries, ok) — `_check_size`'s count."""
+    fk = np.empty(len(keys), dtype=np.uint8)
+    fv = np.empty(len(keys), dtype=np.int64)
+    count = nitems[seg_node]
+    blocks = 0
+    r = nfirst[seg_node]
+    while r >= 0:
+        for p in range(rs[r], rs[r] + rl[r]):
+            if ik[p] != K_DICT:
+                return 0, 0, 0, False
+            _fields(iv[p], keys[10:11], fk[:1], fv[:1], nfirst, rn, rs, rl, ik, iv)
+            if fk[0] == K_LIST:
+                blocks += nitems[fv[0]]
+        r = rn[r]
+    entries = 0
+    if dt_kind == K_LIST:
+        r = nfirst[dt_node]
+        while r >= 0:
+            for p in range(rs[r], rs[r] + rl[r]):
+                if ik[p] == K_LIST:
+                    entries += nitems[iv[p]]
+            r = rn[r]
+    return count + blocks + entries, blocks, entries, True
+
+
+@njit(cache=True, nogil=True)
+def extract(kseg, kblk, kent, seg_node, dt_kind, dt_node, max_items, nkind, nfirst, rn, rs, rl, nitems, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Columns of segments, blocks and trace entries, and every `frames` value (refs) in the
+    order the interner meets them. Key arrays: kseg = KEYS[0:11]; kblk = address, size,
+    requested_size, state, frames; kent = action, addr, size, stream, time_us, frames."""
+    e64 = np.zeros((0, 0), dtype=np.int64)
+    e1 = np.zeros(0, dtype=np.int64)
+    eb = np.zeros(0, dtype=np.bool_)
+    ek = np.zeros(0, dtype=np.uint8)
+    bad = (BAIL, e64, e1, eb, e64, e1, e64, e1, ek, e1, e1, e1, 0, 0, False)
+    count, nblk, nent, ok = _count(kseg, seg_node, dt_kind, dt_node, nkind, nfirst, rn, rs, rl, nitems, ik, iv)  # fmt: skip  # noqa: E501
+    if not ok or count > max_items:
+        return bad
+    nseg = nitems[seg_node]
+    seg = np.empty((7, nseg), dtype=np.int64)
+    seg_type = np.empty(nseg, dtype=np.int64)
+    seg_exp = np.empty(nseg, dtype=np.bool_)
+    blk = np.empty((5, nblk), dtype=np.int64)
+    blk_state = np.empty(nblk, dtype=np.int64)
+    ent = np.empty((6, nent), dtype=np.int64)
+    action = np.empty(nent, dtype=np.int64)
+    ref_k = np.empty(nseg + nblk + nent, dtype=np.uint8)
+    ref_v = np.empty(nseg + nblk + nent, dtype=np.int64)
+    seg_ref = np.empty(nseg, dtype=np.int64)
+    blk_ref = np.empty(nblk, dtype=np.int64)
+    fk = np.empty(len(kseg), dtype=np.uint8)
+    fv = np.empty(len(kseg), dtype=np.int64)
+    bk = np.empty(len(kblk), dtype=np.uint8)
+    bv = np.empty(len(kblk), dtype=np.int64)
+    i = b = nref = 0
+    r = nfirst[seg_node]
+    while r >= 0:
+        for p in range(rs[r], rs[r] + rl[r]):
+            _fields(iv[p], kseg, fk, fv, nfirst, rn, rs, rl, ik, iv)
+            for c in range(7):
+                good, seg[c, i] = _int(fk[c], fv[c])
+                if not good:
+                    return bad
+            good, seg_type[i] = _text(fk[7], fv[7], False)
+            x = fk[8]
+            if not good or not (x == K_MISSING or x <= K_TRUE or x == K_INT):
+                return bad
+            seg_exp[i] = x == K_TRUE or (x == K_INT and fv[8] != 0)
+            seg_ref[i] = nref
+            ref_k[nref] = fk[9]
+            ref_v[nref] = fv[9]
+            nref += 1
+            if fk[10] == K_LIST:
+                r2 = nfirst[fv[10]]
+                while r2 >= 0:
+                    for q in range(rs[r2], rs[r2] + rl[r2]):
+                        if ik[q] != K_DICT:
+                            continue
+                        _fields(iv[q], kblk, bk, bv, nfirst, rn, rs, rl, ik, iv)
+                        blk[0, b] = i
+                        blk[1, b] = seg[0, i]
+                        for c in range(3):  # address, size, requested_size
+                            good, blk[2 + c, b] = _int(bk[c], bv[c])
+                            if not good:
+                                return bad
+                        good, blk_state[b] = _text(bk[3], bv[3], False)
+                        if not good:
+                            return bad
+                        blk_ref[b] = nref
+                        ref_k[nref] = bk[4]
+                        ref_v[nref] = bv[4]
+                        nref += 1
+                        b += 1
+                    r2 = rn[r2]
+            i += 1
+        r = rn[r]
+    n, has_time, ok = _entries(kent, dt_kind, dt_node, ent, action, ref_k, ref_v, nref, nfirst, rn, rs, rl, ik, iv)  # fmt: skip  # noqa: E501
+    if not ok:
+        return bad
+    return (OK, seg, seg_type, seg_exp, blk[:, :b], blk_state[:b], ent[:, :n], action[:n],
+            ref_k[: nref + n], ref_v[: nref + n], seg_ref, blk_ref[:b], nref, n, has_time)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _entries(kent, dt_kind, dt_node, ent, action, ref_k, ref_v, nref, nfirst, rn, rs, rl, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Trace entries (device, seq, addr, size, stream, ts_ns) and actions; refs after `nref`."""
+    fk = np.empty(len(kent), dtype=np.uint8)
+    fv = np.empty(len(kent), dtype=np.int64)
+    n = 0
+    has_time = False
+    if dt_kind != K_LIST:
+        return 0, False, True
+    device = 0
+    r = nfirst[dt_node]
+    while r >= 0:
+        for p in range(rs[r], rs[r] + rl[r]):
+            if ik[p] == K_LIST:
+                seq = 0
+                r2 = nfirst[iv[p]]
+                while r2 >= 0:
+                    for q in range(rs[r2], rs[r2] + rl[r2]):
+                        if ik[q] != K_DICT:
+                            continue
+                        _fields(iv[q], kent, fk, fv, nfirst, rn, rs, rl, ik, iv)
+                        good, action[n] = _text(fk[0], fv[0], True)
+                        if not good:
+                            return 0, False, False
+                        ent[0, n] = device
+                        ent[1, n] = seq
+                        for c in range(3):  # addr, size, stream
+                            good, ent[2 + c, n] = _column_int(fk[1 + c], fv[1 + c])
+                            if not good:
+                                return 0, False, False
+                        t = fv[4]
+                        ent[5, n] = -1
+                        if fk[4] == K_INT:
+                            has_time = True
+                            if -_LIMIT_US < t < _LIMIT_US and t >= 0:
+                                ent[5, n] = t * 1000
+                        ref_k[nref + n] = fk[5]
+                        ref_v[nref + n] = fv[5]
+                        n += 1
+                        seq += 1
+                    r2 = rn[r2]
+            device += 1
+        r = rn[r]
+    return n, has_time, True
+
+
+_PRIME = np.uint64(0x100000001B3)
+_BASIS = np.uint64(0xCBF29CE484222325)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(h, x):  # type: ignore[no-untyped-def]
+    return (h ^ np.uint64(x)) * _PRIME
+
+
+@njit(cache=True, nogil=True)
+def _bigger(a, need):  # type: ignore[no-untyped-def]
+    """1-d `a` with room for `need` entries."""
+    if len(a) >= need:
+        return a
+    b = np.empty(max(2 * len(a), need), dtype=a.dtype)
+    b[: len(a)] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _bigger2(a, need):  # type: ignore[no-untyped-def]
+    """2-d `a` with room for `need` columns."""
+    if a.shape[1] >= need:
+        return a
+    b = np.empty((a.shape[0], max(2 * a.shape[1], need)), dtype=a.dtype)
+    b[:, : a.shape[1]] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _table(hashes, count):  # type: ignore[no-untyped-def]
+    """An open-addressing table (power of 2, under half full) of ids 0..count-1."""
+    size = 1024
+    while size < 4 * count:
+        size *= 2
+    table = np.full(size, -1, dtype=np.int64)
+    mask = size - 1
+    for i in range(count):
+        slot = np.int64(hashes[i] & np.uint64(mask))
+        while table[slot] >= 0:
+            slot = (slot + 1) & mask
+        table[slot] = i
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _frame_id(node, kfr, fk, fv, nfirst, rn, rs, rl, ik, iv, fr, fh, nf, ftab):  # type: ignore[no-untyped-def]  # noqa: E501
+    """(frame id of frame dict `node` (-1: not exact here, BAIL), frames now, fr, fh, ftab)."""
+    _fields(node, kfr, fk, fv, nfirst, rn, rs, rl, ik, iv)
+    ok1, name = _text(fk[0], fv[0], False)
+    ok2, file = _text(fk[1], fv[1], False)
+    ok3, line = _int(fk[2], fv[2])
+    if not (ok1 and ok2 and ok3):
+        return -1, nf, fr, fh, ftab
+    h = _mix(_mix(_mix(_BASIS, name), file), line)
+    mask = len(ftab) - 1
+    slot = np.int64(h & np.uint64(mask))
+    while ftab[slot] >= 0:
+        f = ftab[slot]
+        if fh[f] == h and fr[0, f] == name and fr[1, f] == file and fr[2, f] == line:
+            return f, nf, fr, fh, ftab
+        slot = (slot + 1) & mask
+    fr = _bigger2(fr, nf + 1)
+    fh = _bigger(fh, nf + 1)
+    fr[0, nf] = name
+    fr[1, nf] = file
+    fr[2, nf] = line
+    fh[nf] = h
+    ftab[slot] = nf
+    if 2 * (nf + 1) > len(ftab):
+        ftab = _table(fh, nf + 1)
+    return nf, nf + 1, fr, fh, ftab
+
+
+@njit(cache=True, nogil=True)
+def intern_stacks(ref_k, ref_v, kfr, n_nodes, n_runs, nfirst, nlast, rn, rs, rl, rc, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Stack id of each `frames` value (0: not a list, empty, or no frame dicts), the frames
+    (rows name id, filename id, line) and the stacks (offsets, flat frame ids), numbered as
+    `cuda_snapshot._Interner` numbers them. ok False: a frame field it leaves to the fallback."""
+    node_stack = np.full(n_nodes, -1, dtype=np.int64)
+    run_stack = np.full(n_runs, -1, dtype=np.int64)
+    node_frame = np.full(n_nodes, -1, dtype=np.int64)
+    fk = np.empty(3, dtype=np.uint8)
+    fv = np.empty(3, dtype=np.int64)
+    fr = np.empty((3, 1024), dtype=np.int64)
+    fh = np.empty(1024, dtype=np.uint64)
+    ftab = np.full(2048, -1, dtype=np.int64)
+    nf = 0
+    soff = np.zeros(1025, dtype=np.int64)  # stack 0: the empty stack
+    sh = np.empty(1024, dtype=np.uint64)
+    sh[0] = _BASIS
+    ns = 1
+    stab = _table(sh, 1)
+    flat = np.empty(4096, dtype=np.int64)
+    tmp = np.empty(256, dtype=np.int64)
+    out = np.zeros(len(ref_k), dtype=np.int32)
+    for j in range(len(ref_k)):
+        if ref_k[j] != K_LIST:
+            continue
+        node = ref_v[j]
+        if node_stack[node] >= 0:
+            out[j] = node_stack[node]
+            continue
+        first = nfirst[node]
+        single = first >= 0 and first == nlast[node]
+        if single and run_stack[rc[first]] >= 0:
+            node_stack[node] = out[j] = run_stack[rc[first]]
+            continue
+        m = 0
+        r = first
+        while r >= 0:
+            tmp = _bigger(tmp, m + rl[r])
+            for q in range(rs[r], rs[r] + rl[r]):
+                if ik[q] == K_DICT:
+                    f = node_frame[iv[q]]
+                    if f < 0:
+                        f, nf, fr, fh, ftab = _frame_id(iv[q], kfr, fk, fv, nfirst, rn, rs, rl, ik, iv, fr, fh, nf, ftab)  # fmt: skip  # noqa: E501
+                        if f < 0:
+                            return False, out, fr[:, :0], soff[:1], flat[:0]
+                        node_frame[iv[q]] = f
+                    tmp[m] = f
+                    m += 1
+            r = rn[r]
+        h = _BASIS
+        for k in range(m):
+            h = _mix(h, tmp[k])
+        mask = len(stab) - 1
+        slot = np.int64(h & np.uint64(mask))
+        s = -1
+        while stab[slot] >= 0:
+            c = stab[slot]
+            if sh[c] == h and soff[c + 1] - soff[c] == m:
+                same = True
+                for k in range(m):
+                    if flat[soff[c] + k] != tmp[k]:
+                        same = False
+                        break
+                if same:
+                    s = c
+                    break
+            slot = (slot + 1) & mask
+        if s < 0:
+            s = ns
+            sh = _bigger(sh, ns + 1)
+            soff = _bigger(soff, ns + 2)
+            flat = _bigger(flat, soff[ns] + m)
+            flat[soff[ns] : soff[ns] + m] = tmp[:m]
+            soff[ns + 1] = soff[ns] + m
+            sh[ns] = h
+            stab[slot] = ns
+            ns += 1
+            if 2 * ns > len(stab):
+                stab = _table(sh, ns)
+        node_stack[node] = out[j] = s
+        if single:
+            run_stack[rc[first]] = s
+    return True, out, fr[:, :nf], soff[: ns + 1], flat[: soff[ns]]
