@@ -127,31 +127,30 @@ def _uint(buf, p, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _add_run(node, a, b, is_list, st, sk, sv, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv):  # type: ignore[no-untyped-def]
-    """Append stack[a:b] to `node` as its next run (a list run shares an equal one's items)."""
-    r = st[RUNS]
+def _add_run(node, a, b, is_list, nr, ni, nlr, sk, sv, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Append stack[a:b] to `node` as run `nr` (a list run shares an equal one's items).
+    Returns the run, item and list-run counts after."""
     n = b - a
     if is_list:
-        c, st[ITEMS] = _list_run(sk, sv, a, b, rs, rh, rl, rt, ik, iv, st[ITEMS], r)
-        rc[r] = c
-        if c == r:
-            st[LIST_RUNS] += 1
+        c, ni = _list_run(sk, sv, a, b, rs, rh, rl, rt, ik, iv, ni, nr)
+        rc[nr] = c
+        if c == nr:
+            nlr += 1
     else:
-        rs[r] = st[ITEMS]
-        for j in range(n):
-            ik[st[ITEMS] + j] = sk[a + j]
-            iv[st[ITEMS] + j] = sv[a + j]
-        st[ITEMS] += n
-        rc[r] = -1
-    rl[r] = n
-    rn[r] = -1
+        rs[nr] = ni
+        ik[ni : ni + n] = sk[a:b]
+        iv[ni : ni + n] = sv[a:b]
+        ni += n
+        rc[nr] = -1
+    rl[nr] = n
+    rn[nr] = -1
     if nfirst[node] < 0:
-        nfirst[node] = r
+        nfirst[node] = nr
     else:
-        rn[nlast[node]] = r
-    nlast[node] = r
+        rn[nlast[node]] = nr
+    nlast[node] = nr
     nitems[node] += n
-    st[RUNS] = r + 1
+    return nr + 1, ni, nlr
 
 
 @njit(cache=True, nogil=True)
@@ -159,16 +158,18 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
     """Walk opcodes from `pos` while buf[:avail] holds them (`final`: no more will come).
     Returns (status, position): the position of the opcode it stopped at (after STOP: DONE)."""
     status = MORE
+    sp, msp, nn, nr, ni = st[SP], st[MSP], st[NODES], st[RUNS], st[ITEMS]
+    memo_len, ns, nlr = st[MEMO_LEN], st[STRS], st[LIST_RUNS]
+    cap_sk, cap_marks, cap_nodes, cap_runs = len(sk), len(marks), len(nkind), len(rs)
+    cap_items, cap_strs, cap_strtab, cap_rt = len(ik), len(soff), len(strtab), len(rt)
     while True:
-        sp = st[SP]
-        msp = st[MSP]
         if pos >= avail:
             status = TRUNC if final else MORE
             break
         if (
-            sp + 2 > len(sk) or msp + 1 > len(marks) or st[NODES] + 1 > len(nkind)
-            or st[RUNS] + 1 > len(rs) or st[ITEMS] + sp > len(ik) or st[STRS] + 1 > len(soff)
-            or 2 * (st[STRS] + 1) > len(strtab) or 2 * (st[LIST_RUNS] + 1) > len(rt)
+            sp + 2 > cap_sk or msp + 1 > cap_marks or nn + 1 > cap_nodes or nr + 1 > cap_runs
+            or ni + sp > cap_items or ns + 1 > cap_strs or 2 * (ns + 1) > cap_strtab
+            or 2 * (nlr + 1) > cap_rt
         ):  # fmt: skip
             status = GROW
             break
@@ -184,13 +185,13 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
             if sp <= fence:
                 status = BAIL
                 break
-            idx = st[MEMO_LEN] if k == 0 else _uint(buf, pos + 1, k)
+            idx = memo_len if k == 0 else _uint(buf, pos + 1, k)
             if idx >= len(mk):
                 st[NEED_MEMO] = idx
                 status = GROW
                 break
             if mk[idx] == K_MISSING:
-                st[MEMO_LEN] += 1
+                memo_len += 1
             mk[idx] = sk[sp - 1]
             mv[idx] = sv[sp - 1]
             step = 1 + k
@@ -205,22 +206,21 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                 break
             sk[sp] = mk[idx]
             sv[sp] = mv[idx]
-            st[SP] = sp + 1
+            sp = sp + 1
             step = 1 + k
         elif op == 0x28:  # MARK
             marks[msp] = sp
-            st[MSP] = msp + 1
+            msp = msp + 1
         elif op == 0x7D or op == 0x5D or op == 0x29:  # EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE
             kind = K_DICT if op == 0x7D else (K_LIST if op == 0x5D else K_TUPLE)
-            nn = st[NODES]
             nkind[nn] = kind
             nfirst[nn] = -1
             nlast[nn] = -1
             nitems[nn] = 0
             sk[sp] = kind
             sv[sp] = nn
-            st[SP] = sp + 1
-            st[NODES] = nn + 1
+            sp = sp + 1
+            nn += 1
         elif op == 0x61 or op == 0x65 or op == 0x73 or op == 0x75:  # APPEND(S), SETITEM(S)
             if op == 0x61 or op == 0x73:
                 a = sp - (1 if op == 0x61 else 2)
@@ -234,7 +234,7 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                 status = BAIL
                 break
             if op == 0x65 or op == 0x75:
-                st[MSP] = msp - 1
+                msp = msp - 1
             if a < sp:
                 is_list = op == 0x61 or op == 0x65
                 want = K_LIST if is_list else K_DICT
@@ -252,33 +252,32 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                     if not hashable:
                         status = BAIL
                         break
-                _add_run(sv[a - 1], a, sp, is_list, st, sk, sv, nfirst, nlast, nitems,
-                         rs, rl, rn, rc, rh, rt, ik, iv)  # fmt: skip
-                st[SP] = a
+                nr, ni, nlr = _add_run(sv[a - 1], a, sp, is_list, nr, ni, nlr, sk, sv, nfirst,
+                                       nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv)  # fmt: skip
+                sp = a
         elif op == 0x74 or op == 0x85 or op == 0x86 or op == 0x87:  # TUPLE, TUPLE1-3
             if op == 0x74:
                 if msp == 0:
                     status = BAIL
                     break
                 a = marks[msp - 1]
-                st[MSP] = msp - 1
+                msp = msp - 1
             else:
                 a = sp - (op - 0x84)
                 if a < fence:
                     status = BAIL
                     break
-            nn = st[NODES]
             nkind[nn] = K_TUPLE
             nfirst[nn] = -1
             nlast[nn] = -1
             nitems[nn] = 0
-            st[NODES] = nn + 1
+            nn += 1
             if a < sp:
-                _add_run(nn, a, sp, False, st, sk, sv, nfirst, nlast, nitems,
-                         rs, rl, rn, rc, rh, rt, ik, iv)  # fmt: skip
+                nr, ni, nlr = _add_run(nn - 1, a, sp, False, nr, ni, nlr, sk, sv, nfirst,
+                                       nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv)  # fmt: skip
             sk[a] = K_TUPLE
-            sv[a] = nn
-            st[SP] = a + 1
+            sv[a] = nn - 1
+            sp = a + 1
         elif op == 0x8C or op == 0x58 or op == 0x8D or op == 0x43 or op == 0x42 or op == 0x8E:
             k = 1 if (op == 0x8C or op == 0x43) else (4 if (op == 0x58 or op == 0x42) else 8)
             if left < k:
@@ -292,12 +291,10 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                 status = TRUNC if final else MORE
                 break
             is_str = op == 0x8C or op == 0x58 or op == 0x8D
-            sid, st[STRS] = _intern(
-                buf, pos + 1 + k, n, is_str, soff, slen, shash, sisstr, strtab, st[STRS]
-            )
+            sid, ns = _intern(buf, pos + 1 + k, n, is_str, soff, slen, shash, sisstr, strtab, ns)
             sk[sp] = K_STR if is_str else K_BYTES
             sv[sp] = sid
-            st[SP] = sp + 1
+            sp = sp + 1
             step = 1 + k + n
         elif op == 0x4B or op == 0x4D or op == 0x4A or op == 0x8A or op == 0x47:  # ints, float
             if op == 0x8A:
@@ -334,11 +331,11 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                     sk[sp] = K_INT
                 step = 1 + k
             sv[sp] = v
-            st[SP] = sp + 1
+            sp = sp + 1
         elif op == 0x4E or op == 0x88 or op == 0x89:  # NONE, NEWTRUE, NEWFALSE
             sk[sp] = K_NONE if op == 0x4E else (K_TRUE if op == 0x88 else K_FALSE)
             sv[sp] = 0
-            st[SP] = sp + 1
+            sp = sp + 1
         elif op == 0x95:  # FRAME: only a promise that the next n bytes are there
             if left < 8:
                 status = TRUNC if final else MORE
@@ -365,7 +362,7 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                 break
             st[RESULT_K] = sk[sp - 1]
             st[RESULT_V] = sv[sp - 1]
-            st[SP] = sp - 1
+            sp = sp - 1
             pos += 1
             status = DONE
             break
@@ -387,4 +384,6 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
             status = BAIL
             break
         pos += step
+    st[SP], st[MSP], st[NODES], st[RUNS], st[ITEMS] = sp, msp, nn, nr, ni
+    st[MEMO_LEN], st[STRS], st[LIST_RUNS] = memo_len, ns, nlr
     return status, pos
