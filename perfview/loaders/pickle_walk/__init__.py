@@ -97,15 +97,25 @@ class Graph:
 
     @classmethod
     def empty(cls, buf: np.ndarray, size_hint: int) -> Graph:
-        cap = 1 << max(10, min(size_hint // 64, 1 << 26).bit_length())  # tables: powers of 2
-        arrays = {name: np.zeros(cap, dtype=dt) for name, dt, _f, _s in _GROWN}
+        """Arrays sized for a snapshot pickle of `size_hint` bytes (a 178 MB one: 1.2 M
+        containers and runs, 7 M items), so that few grow; the hash tables start small."""
+        base = 1 << max(10, (size_hint // 128).bit_length())  # powers of 2
+        arrays = {
+            name: np.zeros(4 * base if name in ("ik", "iv") else base, dtype=dt)
+            for name, dt, _f, _s in _GROWN
+        }
+        arrays["sk"] = np.zeros(1 << 12, dtype=np.uint8)
+        arrays["sv"] = np.zeros(1 << 12, dtype=np.int64)
+        arrays["marks"] = np.zeros(1 << 10, dtype=np.int64)
+        for name in ("soff", "slen", "shash", "sisstr"):
+            arrays[name] = np.zeros(1 << 12, dtype=arrays[name].dtype)
         g = cls(
             buf=buf,
             st=np.zeros(kn.N_STATE, dtype=np.int64),
-            mk=np.full(cap, kn.K_MISSING, dtype=np.uint8),
-            mv=np.zeros(cap, dtype=np.int64),
-            rt=np.full(4 * cap, -1, dtype=np.int64),
-            strtab=np.full(4 * cap, -1, dtype=np.int64),
+            mk=np.full(base, kn.K_MISSING, dtype=np.uint8),
+            mv=np.zeros(base, dtype=np.int64),
+            rt=np.full(1 << 12, -1, dtype=np.int64),
+            strtab=np.full(1 << 13, -1, dtype=np.int64),
             **arrays,
         )
         g.st[kn.STRS] = 1  # id 0: the empty string, for fields a dict lacks
@@ -200,18 +210,14 @@ def _chunks(path: Path) -> tuple[int, Any]:
 
 
 def _plain(path: Path, size: int) -> Any:
-    buf = np.empty(size, dtype=np.uint8)
-    view = memoryview(buf)
-    filled = 0
-    with open(path, "rb", buffering=0) as fh:
-        while filled < size:
-            got = fh.readinto(view[filled : min(size, filled + CHUNK)])
-            if not got:
-                break  # the file shrank while read: walk what there is
-            filled += got
-            yield buf, filled, filled >= size
-    if filled < size or size == 0:
-        yield buf, filled, True
+    """The file mapped (copy-on-write, so never written; no copy is made: the walker reads
+    the page cache), offered in chunks so that progress and cancel come between them."""
+    if size == 0:
+        yield np.zeros(0, dtype=np.uint8), 0, True
+        return
+    buf = np.memmap(path, dtype=np.uint8, mode="c", shape=(size,))
+    for end in range(CHUNK, size + CHUNK, CHUNK):
+        yield buf, min(end, size), end >= size
 
 
 def _inflated(path: Path, size: int) -> Any:

@@ -77,9 +77,10 @@ def _list_run(sk, sv, a, b, rstart, rhash, rlen, runtab, ik, iv, nitems_total, r
     Returns (canonical run, items used after)."""
     n = b - a
     h = _BASIS
-    for j in range(a, b):
-        h = _mix(h, np.uint64(sk[j]))
-        h = _mix(h, np.uint64(sv[j]))
+    for j in range(a, b):  # a short dependency chain: the multiplies run side by side
+        x = (np.uint64(sv[j]) ^ (np.uint64(sk[j]) << np.uint64(58))) * _PRIME
+        h = ((h << np.uint64(7)) | (h >> np.uint64(57))) ^ x
+    h = _mix(h, np.uint64(n))
     mask = len(runtab) - 1
     slot = np.int64(h & np.uint64(mask))
     while True:
@@ -162,6 +163,7 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
     memo_len, ns, nlr = st[MEMO_LEN], st[STRS], st[LIST_RUNS]
     cap_sk, cap_marks, cap_nodes, cap_runs = len(sk), len(marks), len(nkind), len(rs)
     cap_items, cap_strs, cap_strtab, cap_rt = len(ik), len(soff), len(strtab), len(rt)
+    cap_memo = len(mk)
     while True:
         if pos >= avail:
             status = TRUNC if final else MORE
@@ -177,7 +179,41 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
         left = avail - pos - 1
         fence = marks[msp - 1] if msp > 0 else 0
         step = 1
-        if op == 0x94 or op == 0x71 or op == 0x72:  # MEMOIZE, BINPUT, LONG_BINPUT
+        if op == 0x68 or op == 0x6A:  # BINGET, LONG_BINGET: most opcodes; a tight loop
+            bad = False
+            while True:
+                if op == 0x68:
+                    if left < 1:
+                        bad = True
+                        break
+                    idx = np.int64(buf[pos + 1])
+                    step = 2
+                else:
+                    if left < 4:
+                        bad = True
+                        break
+                    idx = np.int64(buf[pos + 1]) | (np.int64(buf[pos + 2]) << 8)
+                    idx |= (np.int64(buf[pos + 3]) << 16) | (np.int64(buf[pos + 4]) << 24)
+                    step = 5
+                if idx >= cap_memo or mk[idx] == K_MISSING:
+                    status = BAIL
+                    break
+                sk[sp] = mk[idx]
+                sv[sp] = mv[idx]
+                sp += 1
+                pos += step
+                if pos >= avail or sp + 2 > cap_sk:
+                    break
+                op = buf[pos]
+                if op != 0x68 and op != 0x6A:
+                    break
+                left = avail - pos - 1
+            if bad:
+                status = TRUNC if final else MORE
+            if bad or status == BAIL:
+                break
+            continue
+        elif op == 0x94 or op == 0x71 or op == 0x72:  # MEMOIZE, BINPUT, LONG_BINPUT
             k = 0 if op == 0x94 else (1 if op == 0x71 else 4)
             if left < k:
                 status = TRUNC if final else MORE
@@ -194,19 +230,6 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                 memo_len += 1
             mk[idx] = sk[sp - 1]
             mv[idx] = sv[sp - 1]
-            step = 1 + k
-        elif op == 0x68 or op == 0x6A:  # BINGET, LONG_BINGET
-            k = 1 if op == 0x68 else 4
-            if left < k:
-                status = TRUNC if final else MORE
-                break
-            idx = _uint(buf, pos + 1, k)
-            if idx >= len(mk) or mk[idx] == K_MISSING:
-                status = BAIL
-                break
-            sk[sp] = mk[idx]
-            sv[sp] = mv[idx]
-            sp = sp + 1
             step = 1 + k
         elif op == 0x28:  # MARK
             marks[msp] = sp
