@@ -14,7 +14,9 @@ answers correctly for every input, so correctness never depends on this path. Im
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,23 @@ from perfview.loaders.pickle_walk import kernel as kn
 
 CHUNK = 32 << 20  # bytes read (or inflated) between two walks: the progress and cancel grain
 MAX_MEMO_INDEX = 1 << 31  # a BINPUT beyond this goes to the restricted unpickler
+
+
+def _no_hugepage_advice() -> None:
+    """Stop numpy from asking for transparent huge pages on big arrays, as the trace scanner
+    does (`loaders.trace.scan.parallel`): where THP is in "madvise" mode with defragmentation,
+    fresh huge pages stall on compaction; here that was half the walk of a 1 GB snapshot,
+    all of it system time. NUMPY_MADVISE_HUGEPAGE set by the user still wins."""
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        return
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
+    if callable(setter):
+        with contextlib.suppress(Exception):
+            setter(False)
+
+
+_no_hugepage_advice()
 
 
 class Unsupported(Exception):
@@ -141,7 +160,8 @@ class Graph:
             self._grow()
 
     def _grow(self) -> None:
-        """Double every array that is half full, and the memo up to the index asked for."""
+        """Double the arrays too full for the next opcode, and the memo up to the index asked
+        for (the kernel asks again while another one is)."""
         st = self.st
         sp = int(st[kn.SP])
         for name, _dt, _fill, slot in _GROWN:
@@ -150,7 +170,7 @@ class Graph:
             need = used + (sp if name in ("ik", "iv") else 0) + 2
             if name == "marks":
                 used = need = int(st[kn.MSP]) + 1
-            if 2 * need > len(arr):
+            if need > len(arr):
                 new = np.zeros(max(2 * len(arr), 2 * need), dtype=arr.dtype)
                 new[: len(arr)] = arr
                 setattr(self, name, new)
