@@ -338,11 +338,11 @@ def snapshot_from_data(
 def counts(snap: CudaSnapshot) -> dict[str, int]:
     """The JSON counts of a snapshot (also what `perfview diff` compares)."""
     blocks = snap.blocks
-    active = blocks["state"].astype(str) == "active_allocated"
+    active = cuda_memory_views.is_in(blocks["state"], ("active_allocated",))
     return {
         "segments": len(snap.segments),
         "blocks": len(blocks),
-        "active_bytes": int(blocks["size_bytes"].to_numpy()[active.to_numpy()].sum()),
+        "active_bytes": int(blocks["size_bytes"].to_numpy()[active].sum()),
         "reserved_bytes": int(snap.segments["total_bytes"].sum()),
         "trace_entries": len(snap.trace),
     }

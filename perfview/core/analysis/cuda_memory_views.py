@@ -38,7 +38,7 @@ def segments_table(snap: CudaSnapshot) -> pd.DataFrame:
     seg = snap.segments
     blk = snap.blocks
     n = len(seg)
-    active = (blk["state"].astype(str) == ACTIVE).to_numpy()
+    active = is_in(blk["state"], (ACTIVE,))
     size = blk["size_bytes"].to_numpy(dtype=np.int64)
     sid = blk["segment"].to_numpy(dtype=np.int64)
     used = np.bincount(sid[active], weights=size[active], minlength=n).astype(np.int64)
@@ -76,7 +76,7 @@ def _block_stacks(snap: CudaSnapshot) -> np.ndarray:
     missing = stacks == 0
     tr = snap.trace
     if missing.any() and len(tr):
-        allocs = tr[tr["action"].astype(str) == "alloc"]
+        allocs = tr[is_in(tr["action"], ("alloc",))]
         last = allocs.drop_duplicates(["device", "addr"], keep="last")
         key = pd.MultiIndex.from_arrays([last["device"], last["addr"]])
         found = pd.Series(last["stack"].to_numpy(), index=key)
@@ -89,7 +89,7 @@ def _block_stacks(snap: CudaSnapshot) -> np.ndarray:
 def allocations_table(snap: CudaSnapshot) -> pd.DataFrame:
     """Live allocations (active blocks), largest first, with the Python line and op behind each."""
     blk = snap.blocks
-    active = (blk["state"].astype(str) == ACTIVE).to_numpy()
+    active = is_in(blk["state"], (ACTIVE,))
     stacks = _block_stacks(snap)[active]
     py, op = site_labels(snap)
     live = blk[active]
@@ -108,10 +108,10 @@ def allocations_table(snap: CudaSnapshot) -> pd.DataFrame:
     return out.sort_values("size_bytes", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def _actions_in(tr: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
-    """Bool per trace entry: its action is one of `names` (by category code when the column
-    is categorical, as loaders make it: no string per entry)."""
-    col = tr["action"]
+def is_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
+    """Bool per row: str(value) is one of `names`; by category code when the column is
+    categorical, as loaders make it (`astype(str)` would build a string per row: a second
+    per million rows)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = [i for i, c in enumerate(col.cat.categories) if str(c) in names]
         return np.isin(col.cat.codes.to_numpy(), np.array(cats, dtype=np.int64))
@@ -134,8 +134,8 @@ def _event_sites(snap: CudaSnapshot) -> tuple[np.ndarray, np.ndarray]:
     unknown). A free is matched to the latest earlier `alloc` at the same device and address."""
     tr = snap.trace
     size = tr["size_bytes"].to_numpy(dtype=np.int64)
-    is_alloc = _actions_in(tr, _ALLOC)
-    is_free = _actions_in(tr, _FREE)
+    is_alloc = is_in(tr["action"], _ALLOC)
+    is_free = is_in(tr["action"], _FREE)
     delta = np.where(is_alloc, size, np.where(is_free, -size, 0))
     order = _address_order(tr)
     dev = tr["device"].to_numpy()[order]
@@ -156,12 +156,15 @@ def _event_sites(snap: CudaSnapshot) -> tuple[np.ndarray, np.ndarray]:
 def _device_order(snap: CudaSnapshot, device: int) -> np.ndarray:
     tr = snap.trace
     idx = np.flatnonzero(tr["device"].to_numpy() == device)
-    return idx[np.argsort(tr["seq"].to_numpy()[idx], kind="stable")]
+    seq = tr["seq"].to_numpy()[idx]
+    if (np.diff(seq) > 0).all():  # as loaders write it: already in order
+        return idx
+    return idx[np.argsort(seq, kind="stable")]
 
 
 def _end_active(snap: CudaSnapshot, device: int) -> int:
     blk = snap.blocks
-    mask = (blk["state"].astype(str) == ACTIVE).to_numpy() & (blk["device"].to_numpy() == device)
+    mask = is_in(blk["state"], (ACTIVE,)) & (blk["device"].to_numpy() == device)
     return int(blk["size_bytes"].to_numpy()[mask].sum())
 
 
@@ -237,7 +240,7 @@ def oom_table(snap: CudaSnapshot, before: int = 30, after: int = 5) -> pd.DataFr
 
 
 def has_oom(snap: CudaSnapshot) -> bool:
-    return bool((snap.trace["action"].astype(str) == "oom").any())
+    return bool(is_in(snap.trace["action"], ("oom",)).any())
 
 
 def timeline_bands(
@@ -262,8 +265,9 @@ def timeline_bands(
     names, of_stack = np.unique(np.append(labels_all, BEFORE), return_inverse=True)
     of_stack = of_stack.reshape(-1)
     lab_id = np.where(site >= 0, of_stack[np.maximum(site, 0)], of_stack[-1])
-    present, inv = np.unique(lab_id, return_inverse=True)
-    inv = inv.reshape(-1)
+    seen = np.bincount(lab_id, minlength=len(names)) > 0  # np.unique(lab_id), by counting
+    present = np.flatnonzero(seen)
+    inv = (np.cumsum(seen) - 1)[lab_id]
     uniq = names[present]
     known = uniq != BEFORE
     # Rank sites by the area they cover: an allocation of d bytes at event i stays until its
@@ -306,7 +310,7 @@ def live_tree(snap: CudaSnapshot, *, hide_interpreter: bool = True) -> CallTree:
     (the Python and C++ frames around them stay, in order).
     """
     blk = snap.blocks
-    active = (blk["state"].astype(str) == ACTIVE).to_numpy()
+    active = is_in(blk["state"], (ACTIVE,))
     stacks = _block_stacks(snap)[active]
     sizes = blk["size_bytes"].to_numpy(dtype=np.float64)[active]
     uniq, inv = np.unique(stacks, return_inverse=True)

@@ -117,10 +117,10 @@ class Graph:
     @classmethod
     def empty(cls, buf: np.ndarray, size_hint: int) -> Graph:
         """Arrays sized for a snapshot pickle of `size_hint` bytes (a 178 MB one: 1.2 M
-        containers and runs, 7 M items), so that few grow; the hash tables start small."""
+        containers and runs, 7 M items; 939 MB: 6.3 M and 37 M), so that few grow; the hash tables start small."""
         base = 1 << max(10, (size_hint // 128).bit_length())  # powers of 2
         arrays = {
-            name: np.zeros(4 * base if name in ("ik", "iv") else base, dtype=dt)
+            name: np.zeros(8 * base if name in ("ik", "iv") else base, dtype=dt)
             for name, dt, _f, _s in _GROWN
         }
         arrays["sk"] = np.zeros(1 << 12, dtype=np.uint8)
