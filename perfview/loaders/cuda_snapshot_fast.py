@@ -19,7 +19,7 @@ import pandas as pd
 
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cuda_walk
+from perfview.loaders import cuda_snapshot, cuda_walk
 from perfview.loaders.pickle_walk import Graph, Unsupported, walk_file
 from perfview.loaders.pickle_walk import kernel as kn
 from perfview.loaders.pickle_walk.objects import items, to_python
@@ -87,10 +87,12 @@ def snapshot_from_graph(g: Graph, max_items: int) -> CudaSnapshot:
     if kind == kn.K_DICT:
         settings = to_python(g, kind, value)
     text = np.array(strings, dtype=object)
+    # Empty tables exactly as the unpickler's path makes them (their dtypes come from there).
+    no_seg, no_blk = cuda_snapshot._segments([], cuda_snapshot._Interner())
     return CudaSnapshot(
-        segments=_segments(seg, seg_type, seg_exp, stacks[seg_ref], text),
-        blocks=_blocks(blk, blk_state, stacks[blk_ref], text),
-        trace=_trace(ent, action, stacks[nref:], text),
+        segments=_segments(seg, seg_type, seg_exp, stacks[seg_ref], text) if len(seg_type) else no_seg,
+        blocks=_blocks(blk, blk_state, stacks[blk_ref], text) if len(blk_state) else no_blk,
+        trace=_trace(ent, action, stacks[nref:], text) if len(action) else _no_trace(),
         frames=pd.DataFrame(
             {
                 "name": pd.Series(text[frames[0]], dtype=object),
@@ -106,11 +108,13 @@ def snapshot_from_graph(g: Graph, max_items: int) -> CudaSnapshot:
     )
 
 
-def _categorical(sids: np.ndarray, text: np.ndarray, empty: Any) -> Any:
+def _no_trace() -> pd.DataFrame:
+    return cuda_snapshot._traces([], cuda_snapshot._Interner(), noop)[0]
+
+
+def _categorical(sids: np.ndarray, text: np.ndarray) -> Any:
     """The categorical `pd.Categorical([str values])` / `.astype("category")` makes, from
-    string ids: categories as those constructors infer and sort them."""
-    if not len(sids):
-        return empty
+    string ids (at least one): categories as those constructors infer and sort them."""
     used = np.unique(sids)
     values = list(text[used])
     cats = pd.Categorical(values).categories
@@ -121,7 +125,6 @@ def _categorical(sids: np.ndarray, text: np.ndarray, empty: Any) -> Any:
 
 def _segments(seg: np.ndarray, kind: np.ndarray, exp: np.ndarray, stack: np.ndarray,
               text: np.ndarray) -> pd.DataFrame:  # fmt: skip
-    empty = pd.Series([], dtype=object).astype("category")
     return pd.DataFrame(
         {
             "segment": np.arange(seg.shape[1], dtype=np.int64),
@@ -132,7 +135,7 @@ def _segments(seg: np.ndarray, kind: np.ndarray, exp: np.ndarray, stack: np.ndar
             "active_bytes": seg[4],
             "requested_bytes": seg[5],
             "stream": seg[6],
-            "segment_type": _categorical(kind, text, empty),
+            "segment_type": _categorical(kind, text),
             "is_expandable": exp,
             "stack": stack.astype(np.int32),
         }
@@ -141,7 +144,6 @@ def _segments(seg: np.ndarray, kind: np.ndarray, exp: np.ndarray, stack: np.ndar
 
 def _blocks(blk: np.ndarray, state: np.ndarray, stack: np.ndarray, text: np.ndarray
             ) -> pd.DataFrame:  # fmt: skip
-    empty = pd.Series([], dtype=object).astype("category")
     return pd.DataFrame(
         {
             "segment": blk[0],
@@ -149,7 +151,7 @@ def _blocks(blk: np.ndarray, state: np.ndarray, stack: np.ndarray, text: np.ndar
             "address": blk[2],
             "size_bytes": blk[3],
             "requested_bytes": blk[4],
-            "state": _categorical(state, text, empty),
+            "state": _categorical(state, text),
             "stack": stack.astype(np.int32),
         }
     )
@@ -161,7 +163,7 @@ def _trace(ent: np.ndarray, action: np.ndarray, stack: np.ndarray, text: np.ndar
         {
             "device": ent[0],
             "seq": ent[1],
-            "action": _categorical(action, text, pd.Categorical([])),
+            "action": _categorical(action, text),
             "addr": ent[2],
             "size_bytes": ent[3],
             "stream": ent[4],
