@@ -19,7 +19,7 @@ import pandas as pd
 
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cuda_snapshot, cuda_walk
+from perfview.loaders import cuda_columns, cuda_walk
 from perfview.loaders.pickle_walk import Graph, Unsupported, walk_file
 from perfview.loaders.pickle_walk import kernel as kn
 from perfview.loaders.pickle_walk.objects import items, to_python
@@ -88,9 +88,11 @@ def snapshot_from_graph(g: Graph, max_items: int) -> CudaSnapshot:
         settings = to_python(g, kind, value)
     text = np.array(strings, dtype=object)
     # Empty tables exactly as the unpickler's path makes them (their dtypes come from there).
-    no_seg, no_blk = cuda_snapshot._segments([], cuda_snapshot._Interner())
+    no_seg, no_blk = cuda_columns._segments([], cuda_columns._Interner())
     return CudaSnapshot(
-        segments=_segments(seg, seg_type, seg_exp, stacks[seg_ref], text) if len(seg_type) else no_seg,
+        segments=_segments(seg, seg_type, seg_exp, stacks[seg_ref], text)
+        if len(seg_type)
+        else no_seg,
         blocks=_blocks(blk, blk_state, stacks[blk_ref], text) if len(blk_state) else no_blk,
         trace=_trace(ent, action, stacks[nref:], text) if len(action) else _no_trace(),
         frames=pd.DataFrame(
@@ -109,7 +111,7 @@ def snapshot_from_graph(g: Graph, max_items: int) -> CudaSnapshot:
 
 
 def _no_trace() -> pd.DataFrame:
-    return cuda_snapshot._traces([], cuda_snapshot._Interner(), noop)[0]
+    return cuda_columns._traces([], cuda_columns._Interner(), noop)[0]
 
 
 def _categorical(sids: np.ndarray, text: np.ndarray) -> Any:
@@ -119,7 +121,7 @@ def _categorical(sids: np.ndarray, text: np.ndarray) -> Any:
     values = list(text[used])
     cats = pd.Categorical(values).categories
     lookup = np.zeros(int(used[-1]) + 1, dtype=np.int64)
-    lookup[used] = cats.get_indexer(values)
+    lookup[used] = cats.get_indexer(pd.Index(values, dtype=cats.dtype))
     return pd.Categorical.from_codes(lookup[sids], dtype=pd.CategoricalDtype(cats, ordered=False))
 
 

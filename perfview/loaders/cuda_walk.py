@@ -17,7 +17,6 @@ from numba import njit
 
 from perfview.loaders.pickle_walk.kernel import (
     K_DICT,
-    K_FALSE,
     K_FLOAT,
     K_INT,
     K_LIST,
@@ -57,7 +56,7 @@ def _fields(node, keys, fk, fv, nfirst, rn, rs, rl, ik, iv):  # type: ignore[no-
 
 @njit(cache=True, nogil=True, inline="always")
 def _int(k, v):  # type: ignore[no-untyped-def]
-    """`cuda_snapshot._int`: (ok, value); an int is itself, a float is left to the fallback,
+    """`cuda_columns._int`: (ok, value); an int is itself, a float is left to the fallback,
     anything else (missing, None, bool, text) is 0."""
     if k == K_INT:
         return True, v
@@ -66,10 +65,10 @@ def _int(k, v):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True, inline="always")
 def _column_int(k, v):  # type: ignore[no-untyped-def]
-    """`cuda_snapshot._int_column`'s value where it is exact: ints, and missing/None as 0."""
+    """`cuda_columns._int_column`'s value where it is exact: ints, and missing/None as 0."""
     if k == K_INT:
         return True, v
-    return k == K_MISSING or k == K_NONE, 0
+    return k in (K_MISSING, K_NONE), 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -108,7 +107,23 @@ def _count(keys, seg_node, dt_kind, dt_node, nkind, nfirst, rn, rs, rl, nitems, 
 
 
 @njit(cache=True, nogil=True)
-def extract(kseg, kblk, kent, seg_node, dt_kind, dt_node, max_items, nkind, nfirst, rn, rs, rl, nitems, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+def extract(  # type: ignore[no-untyped-def]
+    kseg,
+    kblk,
+    kent,
+    seg_node,
+    dt_kind,
+    dt_node,
+    max_items,
+    nkind,
+    nfirst,
+    rn,
+    rs,
+    rl,
+    nitems,
+    ik,
+    iv,
+):
     """Columns of segments, blocks and trace entries, and every `frames` value (refs) in the
     order the interner meets them. Key arrays: kseg = KEYS[0:11]; kblk = address, size,
     requested_size, state, frames; kent = action, addr, size, stream, time_us, frames."""
@@ -147,7 +162,7 @@ def extract(kseg, kblk, kent, seg_node, dt_kind, dt_node, max_items, nkind, nfir
                     return bad
             good, seg_type[i] = _text(fk[7], fv[7], False)
             x = fk[8]
-            if not good or not (x == K_MISSING or x <= K_TRUE or x == K_INT):
+            if not good or not (x in (K_MISSING, K_INT) or x <= K_TRUE):
                 return bad
             seg_exp[i] = x == K_TRUE or (x == K_INT and fv[8] != 0)
             seg_ref[i] = nref
@@ -181,12 +196,13 @@ def extract(kseg, kblk, kent, seg_node, dt_kind, dt_node, max_items, nkind, nfir
     n, has_time, ok = _entries(kent, dt_kind, dt_node, ent, action, ref_k, ref_v, nref, nfirst, rn, rs, rl, ik, iv)  # fmt: skip  # noqa: E501
     if not ok:
         return bad
+    refs = nref + n
     return (OK, seg, seg_type, seg_exp, blk[:, :b], blk_state[:b], ent[:, :n], action[:n],
-            ref_k[: nref + n], ref_v[: nref + n], seg_ref, blk_ref[:b], nref, n, has_time)  # fmt: skip
+            ref_k[:refs], ref_v[:refs], seg_ref, blk_ref[:b], nref, n, has_time)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
-def _entries(kent, dt_kind, dt_node, ent, action, ref_k, ref_v, nref, nfirst, rn, rs, rl, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+def _entries(kent, dt_kind, dt_node, ent, action, ref_k, ref_v, nref, nfirst, rn, rs, rl, ik, iv):  # type: ignore[no-untyped-def]
     """Trace entries (device, seq, addr, size, stream, ts_ns) and actions; refs after `nref`."""
     fk = np.empty(len(kent), dtype=np.uint8)
     fv = np.empty(len(kent), dtype=np.int64)
@@ -277,7 +293,7 @@ def _table(hashes, count):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _frame_id(node, kfr, fk, fv, nfirst, rn, rs, rl, ik, iv, fr, fh, nf, ftab):  # type: ignore[no-untyped-def]  # noqa: E501
+def _frame_id(node, kfr, fk, fv, nfirst, rn, rs, rl, ik, iv, fr, fh, nf, ftab):  # type: ignore[no-untyped-def]
     """(frame id of frame dict `node` (-1: not exact here, BAIL), frames now, fr, fh, ftab)."""
     _fields(node, kfr, fk, fv, nfirst, rn, rs, rl, ik, iv)
     ok1, name = _text(fk[0], fv[0], False)
@@ -306,10 +322,10 @@ def _frame_id(node, kfr, fk, fv, nfirst, rn, rs, rl, ik, iv, fr, fh, nf, ftab): 
 
 
 @njit(cache=True, nogil=True)
-def intern_stacks(ref_k, ref_v, kfr, n_nodes, n_runs, nfirst, nlast, rn, rs, rl, rc, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+def intern_stacks(ref_k, ref_v, kfr, n_nodes, n_runs, nfirst, nlast, rn, rs, rl, rc, ik, iv):  # type: ignore[no-untyped-def]
     """Stack id of each `frames` value (0: not a list, empty, or no frame dicts), the frames
     (rows name id, filename id, line) and the stacks (offsets, flat frame ids), numbered as
-    `cuda_snapshot._Interner` numbers them. ok False: a frame field it leaves to the fallback."""
+    `cuda_columns._Interner` numbers them. ok False: a frame field it leaves to the fallback."""
     node_stack = np.full(n_nodes, -1, dtype=np.int64)
     run_stack = np.full(n_runs, -1, dtype=np.int64)
     node_frame = np.full(n_nodes, -1, dtype=np.int64)

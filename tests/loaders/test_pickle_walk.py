@@ -27,7 +27,7 @@ VALUES: list[Any] = [
     [{"action": "alloc", "addr": i, "frames": [{"name": "f", "line": j} for j in range(3)]}
      for i in range(1200)],  # batches of 1000 (MARK … APPENDS twice), memo past 256 (LONG_*)
     [str(i) for i in range(300)],
-    {1: "int key", 2.5: "float key", None: "none key", True: "bool key", b"k": "bytes key"},
+    {1: "int key", 2.5: "float key", None: "none key", b"k": "bytes key"},
 ]  # fmt: skip
 BYTES_VALUES: list[Any] = [[b"", b"xyz", b"y" * 300, {"k": b"v"}]]
 
@@ -57,7 +57,7 @@ def test_values_read_as_the_unpickler_reads_them(tmp_path: Path, protocol: int, 
     _same_as_unpickler(_write(tmp_path, pickle.dumps(VALUES[index], protocol=protocol)))
 
 
-@pytest.mark.parametrize("protocol", (3, 4, 5))
+@pytest.mark.parametrize("protocol", [3, 4, 5])
 def test_bytes(tmp_path: Path, protocol: int) -> None:
     _same_as_unpickler(_write(tmp_path, pickle.dumps(BYTES_VALUES, protocol=protocol)))
 
@@ -92,7 +92,8 @@ def test_memo_shares_containers_and_strings(tmp_path: Path) -> None:
     assert a != c  # an equal but distinct list is another node…
     assert g.rs[g.nfirst[a[1]]] == g.rs[g.nfirst[c[1]]]  # …whose items are shared
     out = load_objects(g)
-    assert out["a"] is out["b"] and out["a"] is not out["c"]
+    assert out["a"] is out["b"]
+    assert out["a"] is not out["c"]
 
 
 def test_strings_written_twice_intern_to_one_id(tmp_path: Path) -> None:
@@ -118,7 +119,7 @@ def test_imports_are_refused_with_the_unpicklers_sentence(tmp_path: Path, protoc
     """GLOBAL (protocols 2-3) and STACK_GLOBAL (4-5): refused, named, and nothing runs."""
     marker = tmp_path / "pwned"
     path = _write(tmp_path, pickle.dumps({"segments": [_Evil(marker)]}, protocol=protocol))
-    with pytest.raises(LoadError, match="asks to import posix.system|asks to import nt.system"):
+    with pytest.raises(LoadError, match=r"asks to import (posix|nt)\.system"):
         walk_file(path)
     _same_as_unpickler(path)
     assert not marker.exists()
@@ -162,13 +163,11 @@ def test_what_the_walker_does_not_read_goes_to_the_unpickler(tmp_path: Path, dat
     """Every other opcode: Unsupported (or the same refusal); the unpickler then answers."""
     path = _write(tmp_path, data)
     try:
-        load_objects(walk_file(path))
+        got = _outcome(lambda: load_objects(walk_file(path)))
     except Unsupported:
-        pass
-    except LoadError as exc:
-        assert _outcome(lambda: restricted_loads(data)) == ("refused", str(exc))
-    else:
-        pytest.fail("the walker read what it should leave to the unpickler")
+        return
+    assert got[0] == "refused", "the walker read what it should leave to the unpickler"
+    assert got == _outcome(lambda: restricted_loads(data))
 
 
 def test_truncated_pickles_say_so_in_one_sentence(data_dir: Path, tmp_path: Path) -> None:
@@ -182,7 +181,8 @@ def test_truncated_pickles_say_so_in_one_sentence(data_dir: Path, tmp_path: Path
             continue
         assert got[0] == "refused"
         assert got == _outcome(lambda c=cut: restricted_loads(raw[:c]))
-        assert "damaged or truncated" in got[1] and got[1].count(".") <= 1
+        assert "damaged or truncated" in got[1]
+        assert got[1].count(".") <= 1
 
 
 def test_gzip_and_chunks_with_progress_and_cancel(tmp_path: Path, monkeypatch: Any) -> None:
@@ -193,8 +193,14 @@ def test_gzip_and_chunks_with_progress_and_cancel(tmp_path: Path, monkeypatch: A
     monkeypatch.setattr(pickle_walk, "CHUNK", 4096)  # many chunks: opcodes cut across them
     for path in (_write(tmp_path, raw), _write(tmp_path, gzip.compress(raw), "x.pickle.gz")):
         seen: list[float] = []
-        assert load_objects(walk_file(path, lambda f, m: seen.append(f))) == value
-        assert len(seen) > 5 and seen == sorted(seen) and 0 <= seen[0] and seen[-1] <= 1
+
+        def record(fraction: float, message: str, seen: list[float] = seen) -> None:
+            seen.append(fraction)
+
+        assert load_objects(walk_file(path, record)) == value
+        assert len(seen) > 5
+        assert seen == sorted(seen)
+        assert 0 <= seen[0] <= seen[-1] <= 1
 
         def cancel(fraction: float, message: str) -> None:
             raise LoadCancelled()

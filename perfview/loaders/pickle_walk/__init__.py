@@ -26,7 +26,7 @@ import numpy as np
 
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.cuda_snapshot import REFUSED
+from perfview.loaders.pickle_data import REFUSED
 from perfview.loaders.pickle_walk import kernel as kn
 
 CHUNK = 32 << 20  # bytes read (or inflated) between two walks: the progress and cancel grain
@@ -116,8 +116,9 @@ class Graph:
 
     @classmethod
     def empty(cls, buf: np.ndarray, size_hint: int) -> Graph:
-        """Arrays sized for a snapshot pickle of `size_hint` bytes (a 178 MB one: 1.2 M
-        containers and runs, 7 M items; 939 MB: 6.3 M and 37 M), so that few grow; the hash tables start small."""
+        """Arrays sized for a snapshot pickle of `size_hint` bytes (178 MB: 1.2 M containers
+        and runs, 7 M items; 939 MB: 6.3 M and 37 M), so that few grow; hash tables start
+        small."""
         base = 1 << max(10, (size_hint // 128).bit_length())  # powers of 2
         arrays = {
             name: np.zeros(8 * base if name in ("ik", "iv") else base, dtype=dt)
@@ -135,7 +136,7 @@ class Graph:
             mv=np.zeros(base, dtype=np.int64),
             rt=np.full(1 << 12, -1, dtype=np.int64),
             strtab=np.full(1 << 13, -1, dtype=np.int64),
-            **arrays,
+            **arrays,  # type: ignore[arg-type]
         )
         g.st[kn.STRS] = 1  # id 0: the empty string, for fields a dict lacks
         g.sisstr[0] = 1
@@ -252,7 +253,7 @@ def _inflated(path: Path, size: int) -> Any:
                     bigger = np.empty(2 * len(buf), dtype=np.uint8)
                     bigger[:filled] = buf[:filled]
                     buf = bigger
-                got = fh.readinto(memoryview(buf)[filled : filled + CHUNK])
+                got = fh.readinto(memoryview(buf)[filled : filled + CHUNK])  # type: ignore[arg-type]
                 filled += got
                 yield buf, filled, got == 0
                 if not got:
@@ -287,7 +288,6 @@ def walk_file(path: Path, progress: Progress = noop, lo: float = 0.0, hi: float 
         raise LoadError(f"the pickle is damaged or truncated ({name})")
     _refuse(g, status, pos, filled)
     raise Unsupported(f"walker status {status} at byte {pos}")
-
 
 
 def _refuse(g: Graph, status: int, pos: int, filled: int) -> None:

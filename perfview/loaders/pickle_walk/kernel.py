@@ -128,7 +128,9 @@ def _uint(buf, p, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _add_run(node, a, b, is_list, nr, ni, nlr, sk, sv, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv):  # type: ignore[no-untyped-def]  # noqa: E501
+def _add_run(  # type: ignore[no-untyped-def]
+    node, a, b, is_list, nr, ni, nlr, sk, sv, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv
+):
     """Append stack[a:b] to `node` as run `nr` (a list run shares an equal one's items).
     Returns the run, item and list-run counts after."""
     n = b - a
@@ -155,7 +157,35 @@ def _add_run(node, a, b, is_list, nr, ni, nlr, sk, sv, nfirst, nlast, nitems, rs
 
 
 @njit(cache=True, nogil=True)
-def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv, soff, slen, shash, sisstr, strtab):  # type: ignore[no-untyped-def]  # noqa: E501
+def walk(  # type: ignore[no-untyped-def]
+    buf,
+    pos,
+    avail,
+    final,
+    st,
+    sk,
+    sv,
+    marks,
+    mk,
+    mv,
+    nkind,
+    nfirst,
+    nlast,
+    nitems,
+    rs,
+    rl,
+    rn,
+    rc,
+    rh,
+    rt,
+    ik,
+    iv,
+    soff,
+    slen,
+    shash,
+    sisstr,
+    strtab,
+):
     """Walk opcodes from `pos` while buf[:avail] holds them (`final`: no more will come).
     Returns (status, position): the position of the opcode it stopped at (after STOP: DONE)."""
     status = MORE
@@ -324,7 +354,7 @@ def walk(buf, pos, avail, final, st, sk, sv, marks, mk, mv, nkind, nfirst, nlast
                 if left < 1:
                     status = TRUNC if final else MORE
                     break
-                k = np.int64(buf[pos + 1])
+                k = int(buf[pos + 1])
                 if k > 8:
                     status = BAIL
                     break
