@@ -174,3 +174,16 @@ def test_truncated_and_mutated_snapshots(data_dir: Path, tmp_path: Path) -> None
             data[rng.randrange(2, len(data))] = rng.randrange(256)
         path.write_bytes(bytes(data))
         check(path, must_be_fast=False)
+
+
+def test_gzip_damaged_after_the_pickle_is_refused_as_before(data_dir: Path, tmp_path: Path) -> None:
+    """A bad CRC sits after the pickle's STOP: the walker still reads the stream to its end."""
+    raw = pickle.dumps(
+        cuda_snapshot.restricted_loads((data_dir / "cuda_snapshot_new.pickle").read_bytes())
+    )
+    packed = bytearray(gzip.compress(raw))
+    packed[-8] ^= 0xFF  # the CRC-32 of the trailer
+    path = tmp_path / "bad_crc.pickle.gz"
+    path.write_bytes(bytes(packed))
+    check(path, must_be_fast=False)
+    assert "gzip" in outcome(lambda: cuda_snapshot._unpickled(path, noop))[1]

@@ -281,6 +281,8 @@ def walk_file(path: Path, progress: Progress = noop, lo: float = 0.0, hi: float 
             break
     assert g is not None
     if status == kn.DONE:
+        for buf, more, _final in chunks:  # to the end: a gzip trailer (CRC) is checked there,
+            g.buf, filled = buf, more  # and the size bound (`_check_size`) counts every byte
         g.size = filled
         return g
     if status == kn.TRUNC:
