@@ -10,6 +10,7 @@ process, run `--runs` times; the median is printed (wall and CPU seconds, childr
 * perfview load only (`cuda_snapshot.load`, imports included), new path (compiled walker)
   and old path (restricted unpickler; the walker switched off), with the load call alone;
 * `perfview summary FILE --view segments` (whole process, cache off), new and old;
+* with --gui: the window opened on FILE with its first page drawn (`--screenshot`);
 * plain `pickle.load` (no columns, nothing shown: what any unpickling reader pays first);
 * torch's `python -m torch.cuda._memory_viz stats FILE`.
 
@@ -44,13 +45,13 @@ bundle = cuda_snapshot.load(Path(sys.argv[1]))
 t2, c2 = time.perf_counter(), time.process_time()
 print(t2 - t1, c2 - c1, bundle.counts["trace_entries"])
 """
-SUMMARY = """\
+CLI = """\
 import sys
 from perfview.loaders import cuda_snapshot
 if sys.argv[1] == "old":
     cuda_snapshot.FAST_MIN_BYTES = 1 << 62
 from perfview.cli import main
-sys.argv = ["perfview", "summary", sys.argv[2], "--view", "segments"]
+sys.argv = ["perfview", *sys.argv[2:]]
 sys.exit(main())
 """
 PICKLE = "import pickle, sys\nwith open(sys.argv[1], 'rb') as fh:\n    pickle.load(fh)\n"
@@ -87,14 +88,18 @@ def _median_row(label: str, argv: list[str], runs: int, inner: bool = False) -> 
     print(f"  {label:<44} {med(walls):7.2f} s wall {med(cpus):7.2f} s CPU{extra}", flush=True)
 
 
-def bench(path: Path, runs: int) -> None:
+def bench(path: Path, runs: int, gui: bool) -> None:
     py = sys.executable
     for way in ("new", "old"):
         _median_row(f"perfview load only, {way} path (process)", [py, "-c", LOAD, str(path), way],
                     runs, inner=True)  # fmt: skip
     for way in ("new", "old"):
-        _median_row(f"perfview summary --view segments, {way} path",
-                    [py, "-c", SUMMARY, way, str(path)], runs)  # fmt: skip
+        argv = [py, "-c", CLI, way, "summary", str(path), "--view", "segments"]
+        _median_row(f"perfview summary --view segments, {way} path", argv, runs)
+    shot = str(path.with_suffix(".png"))
+    for way in ("new", "old") if gui else ():
+        _median_row(f"perfview GUI, first page drawn, {way} path",
+                    [py, "-c", CLI, way, "--screenshot", shot, str(path)], runs)  # fmt: skip
     _median_row("plain pickle.load (process)", [py, "-c", PICKLE, str(path)], runs)
     viz = [py, "-W", "ignore", "-m", "torch.cuda._memory_viz", "stats", str(path)]
     _median_row("torch _memory_viz stats (process)", viz, runs)
@@ -106,6 +111,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("/tmp/perfview-bench-cuda"))
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--gui", action="store_true", help="also time the window's first page")
     ns = parser.parse_args()
     ns.out.mkdir(parents=True, exist_ok=True)
     from bench_memory_formats import make_snapshot
@@ -116,7 +122,7 @@ def main() -> None:
             if not path.exists():
                 make_snapshot(path, mb)
             print(f"CUDA snapshot {path.stat().st_size / 1e6:.0f} MB, median of {ns.runs} runs:")
-            bench(path, ns.runs)
+            bench(path, ns.runs, ns.gui)
     finally:
         if not ns.keep:
             shutil.rmtree(ns.out, ignore_errors=True)
