@@ -187,3 +187,18 @@ def test_gzip_damaged_after_the_pickle_is_refused_as_before(data_dir: Path, tmp_
     path.write_bytes(bytes(packed))
     check(path, must_be_fast=False)
     assert "gzip" in outcome(lambda: cuda_snapshot._unpickled(path, noop))[1]
+
+
+def test_load_takes_the_compiled_path_from_the_size_up(data_dir: Path, monkeypatch: Any) -> None:
+    path = data_dir / "cuda_snapshot_new.pickle"
+    want = cuda_snapshot.load(path).counts
+
+    def no_unpickling(path: Path, progress: Any) -> Any:
+        raise AssertionError("the restricted unpickler's path was taken")
+
+    monkeypatch.setattr(cuda_snapshot, "_unpickled", no_unpickling)
+    monkeypatch.setattr(cuda_snapshot, "FAST_MIN_BYTES", 0)
+    assert cuda_snapshot.load(path).counts == want
+    monkeypatch.setattr(cuda_snapshot, "FAST_MIN_BYTES", path.stat().st_size + 1)
+    with pytest.raises(AssertionError, match="unpickler's path"):
+        cuda_snapshot.load(path)
