@@ -10,7 +10,8 @@
    more, else the restricted unpickler; columns, tree, timeline bands) and first table
    in-process (scripts/bench_cuda_snapshot.py compares the two paths); `perfview summary`
    in a fresh process; beside it, plain `pickle.load`, and torch's own
-   `python -m torch.cuda._memory_viz stats` and `trace_plot` (which writes an HTML page; the browser's rendering is not counted).
+   `python -m torch.cuda._memory_viz stats` and `trace_plot` (which writes an HTML page;
+   the browser's rendering is not counted).
 2. memray: a capture of a script making `--memray-allocs` allocations (memray run), timed as
    perfview load + first view, `perfview summary` in a fresh process, and memray's own
    `memray flamegraph` and `memray stats` reporters.
