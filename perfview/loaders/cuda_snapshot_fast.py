@@ -2,7 +2,7 @@
 
 `cuda_snapshot.load` tries this first for big files: `pickle_walk.walk_file` turns the pickle
 into an object graph (arrays; no Python object per pickled object), `cuda_walk.extract` and
-`cuda_walk.intern_stacks` read the snapshot's columns from it, and this module assembles the
+`cuda_stacks.intern_stacks` read the snapshot's columns from it, and this module assembles the
 very `CudaSnapshot` that `snapshot_from_data` builds from the unpickled dicts (the tests hold
 the two paths equal on every sample and fixture). Anything this path does not model raises
 `Unsupported`, and the loader then takes the restricted unpickler's path, so what a file
@@ -19,7 +19,7 @@ import pandas as pd
 
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cuda_columns, cuda_walk
+from perfview.loaders import cuda_columns, cuda_stacks, cuda_walk
 from perfview.loaders.pickle_walk import Graph, Unsupported, walk_file
 from perfview.loaders.pickle_walk import kernel as kn
 from perfview.loaders.pickle_walk.objects import items, to_python
@@ -76,7 +76,7 @@ def snapshot_from_graph(g: Graph, max_items: int) -> CudaSnapshot:
     ref_k, ref_v, seg_ref, blk_ref, nref, _n, has_time = out[8:]
     if status != cuda_walk.OK:
         raise Unsupported("a field the compiled reader leaves to the unpickler")
-    ok, stacks, frames, offsets, flat = cuda_walk.intern_stacks(
+    ok, stacks, frames, offsets, flat = cuda_stacks.intern_stacks(
         ref_k, ref_v, _key_ids(g, strings, _FRAME_KEYS), nodes, runs, g.nfirst[:nodes],
         g.nlast[:nodes], g.rn[:runs], g.rs[:runs], g.rl[:runs], g.rc[:runs], g.ik, g.iv,
     )  # fmt: skip

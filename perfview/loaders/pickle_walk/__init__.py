@@ -151,10 +151,10 @@ class Graph:
     def run(self, pos: int, avail: int, final: bool) -> tuple[int, int]:
         while True:
             status, pos = kn.walk(
-                self.buf, pos, avail, final, self.st, self.sk, self.sv, self.marks, self.mk,
-                self.mv, self.nkind, self.nfirst, self.nlast, self.nitems, self.rs, self.rl,
-                self.rn, self.rc, self.rh, self.rt, self.ik, self.iv, self.soff, self.slen,
-                self.shash, self.sisstr, self.strtab,
+                self.buf, pos, avail, final, self.st, (self.sk, self.sv, self.marks),
+                (self.mk, self.mv), (self.nkind, self.nfirst, self.nlast, self.nitems),
+                (self.rs, self.rl, self.rn, self.rc, self.rh, self.rt), (self.ik, self.iv),
+                (self.soff, self.slen, self.shash, self.sisstr, self.strtab),
             )  # fmt: skip
             if status != kn.GROW:
                 return int(status), int(pos)

@@ -21,173 +21,91 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# Value kinds.
-K_NONE, K_FALSE, K_TRUE, K_INT, K_FLOAT, K_STR, K_BYTES, K_DICT, K_LIST, K_TUPLE = range(10)
-K_MISSING = 255  # a memo slot never written; a field a dict lacks (extraction)
+from perfview.loaders.pickle_walk.store import _BASIS as _BASIS
+from perfview.loaders.pickle_walk.store import K_BYTES as K_BYTES
+from perfview.loaders.pickle_walk.store import K_DICT as K_DICT
+from perfview.loaders.pickle_walk.store import K_FALSE as K_FALSE
+from perfview.loaders.pickle_walk.store import K_FLOAT as K_FLOAT
+from perfview.loaders.pickle_walk.store import K_INT as K_INT
+from perfview.loaders.pickle_walk.store import K_LIST as K_LIST
+from perfview.loaders.pickle_walk.store import K_MISSING as K_MISSING
+from perfview.loaders.pickle_walk.store import K_NONE as K_NONE
+from perfview.loaders.pickle_walk.store import K_STR as K_STR
+from perfview.loaders.pickle_walk.store import K_TRUE as K_TRUE
+from perfview.loaders.pickle_walk.store import K_TUPLE as K_TUPLE
+from perfview.loaders.pickle_walk.store import _add_run, _intern, _uint
+from perfview.loaders.pickle_walk.store import rehash as rehash
+
 # Statuses.
 MORE, DONE, GROW, BAIL, TRUNC, REFUSED_GLOBAL, REFUSED_STACK_GLOBAL, REFUSED_PERSID = range(8)
 # Slots of the scalar state array `st`.
 SP, MSP, NODES, RUNS, ITEMS, MEMO_LEN, STRS, RESULT_K, RESULT_V, NEED_MEMO, LIST_RUNS = range(11)
 N_STATE = 16
-_PRIME = np.uint64(0x100000001B3)
-_BASIS = np.uint64(0xCBF29CE484222325)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _mix(h: np.uint64, x: np.uint64) -> np.uint64:
-    return (h ^ x) * _PRIME
+OK, SHORT = 0, 1  # `_text` / `_number` codes besides BAIL: read, or the buffer ends inside
 
 
 @njit(cache=True, nogil=True)
-def _intern(buf, lo, n, is_str, soff, slen, shash, sisstr, strtab, nstr):  # type: ignore[no-untyped-def]
-    """Id of the bytes buf[lo:lo+n] in the string table (a new id when first seen)."""
-    h = _BASIS
-    for j in range(lo, lo + n):
-        h = _mix(h, np.uint64(buf[j]))
-    mask = len(strtab) - 1
-    slot = np.int64(h & np.uint64(mask))
-    while True:
-        sid = strtab[slot]
-        if sid < 0:
-            break
-        if shash[sid] == h and slen[sid] == n:
-            o = soff[sid]
-            same = True
-            for j in range(n):
-                if buf[o + j] != buf[lo + j]:
-                    same = False
-                    break
-            if same:
-                if is_str:
-                    sisstr[sid] = 1
-                return sid, nstr
-        slot = (slot + 1) & mask
-    sid = nstr
-    strtab[slot] = sid
-    soff[sid] = lo
-    slen[sid] = n
-    shash[sid] = h
-    sisstr[sid] = 1 if is_str else 0
-    return sid, nstr + 1
+def _text(buf, pos, op, left, ns, soff, slen, shash, sisstr, strtab):  # type: ignore[no-untyped-def]
+    """(code, kind, string id, opcode length, strings after) of a (SHORT_)BINUNICODE(8) or
+    (SHORT_)BINBYTES(8) at `pos`; `left` bytes follow the opcode."""
+    k = 1 if (op == 0x8C or op == 0x43) else (4 if (op == 0x58 or op == 0x42) else 8)
+    if left < k:
+        return SHORT, 0, 0, 0, ns
+    n = _uint(buf, pos + 1, k)
+    if n < 0:
+        return BAIL, 0, 0, 0, ns
+    if left - k < n:
+        return SHORT, 0, 0, 0, ns
+    is_str = op == 0x8C or op == 0x58 or op == 0x8D
+    sid, ns = _intern(buf, pos + 1 + k, n, is_str, soff, slen, shash, sisstr, strtab, ns)
+    return OK, K_STR if is_str else K_BYTES, sid, 1 + k + n, ns
 
 
 @njit(cache=True, nogil=True)
-def _list_run(sk, sv, a, b, rstart, rhash, rlen, runtab, ik, iv, nitems_total, r):  # type: ignore[no-untyped-def]
-    """Store stack[a:b] as list run `r`, sharing the items of an equal earlier run.
-    Returns (canonical run, items used after)."""
-    n = b - a
-    h = _BASIS
-    for j in range(a, b):  # a short dependency chain: the multiplies run side by side
-        x = (np.uint64(sv[j]) ^ (np.uint64(sk[j]) << np.uint64(58))) * _PRIME
-        h = ((h << np.uint64(7)) | (h >> np.uint64(57))) ^ x
-    h = _mix(h, np.uint64(n))
-    mask = len(runtab) - 1
-    slot = np.int64(h & np.uint64(mask))
-    while True:
-        c = runtab[slot]
-        if c < 0:
-            break
-        if rhash[c] == h and rlen[c] == n:
-            o = rstart[c]
-            same = True
-            for j in range(n):
-                if ik[o + j] != sk[a + j] or iv[o + j] != sv[a + j]:
-                    same = False
-                    break
-            if same:
-                rstart[r] = o
-                return c, nitems_total
-        slot = (slot + 1) & mask
-    runtab[slot] = r
-    rhash[r] = h
-    rstart[r] = nitems_total
-    for j in range(n):
-        ik[nitems_total + j] = sk[a + j]
-        iv[nitems_total + j] = sv[a + j]
-    return r, nitems_total + n
+def _number(buf, pos, op, left):  # type: ignore[no-untyped-def]
+    """(code, kind, value, opcode length) of a BININT(1/2), LONG1 (8 bytes at most: longer
+    ones go to the unpickler) or BINFLOAT (its bits) at `pos`."""
+    if op == 0x8A:
+        if left < 1:
+            return SHORT, 0, 0, 0
+        k = int(buf[pos + 1])
+        if k > 8:
+            return BAIL, 0, 0, 0
+        if left - 1 < k:
+            return SHORT, 0, 0, 0
+        v = _uint(buf, pos + 2, k)
+        if 0 < k < 8 and buf[pos + 1 + k] >= 0x80:
+            v -= np.int64(1) << (8 * k)
+        return OK, K_INT, v, 2 + k
+    k = 1 if op == 0x4B else (2 if op == 0x4D else (4 if op == 0x4A else 8))
+    if left < k:
+        return SHORT, 0, 0, 0
+    if op == 0x47:  # BINFLOAT: big-endian bits
+        u = np.uint64(0)
+        for j in range(8):
+            u = (u << np.uint64(8)) | np.uint64(buf[pos + 1 + j])
+        return OK, K_FLOAT, np.int64(u), 9
+    v = _uint(buf, pos + 1, k)
+    if k == 4 and v >= 2**31:
+        v -= 2**32
+    return OK, K_INT, v, 1 + k
 
 
 @njit(cache=True, nogil=True)
-def rehash(table: np.ndarray, hashes: np.ndarray, ids: np.ndarray) -> None:
-    """Insert `ids` (by their stored hashes) into an emptied, larger table."""
-    mask = len(table) - 1
-    for i in ids:
-        slot = np.int64(hashes[i] & np.uint64(mask))
-        while table[slot] >= 0:
-            slot = (slot + 1) & mask
-        table[slot] = i
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _uint(buf, p, k):  # type: ignore[no-untyped-def]
-    """k bytes at p, little-endian, unsigned (k <= 8; k == 8 may come out negative)."""
-    v = np.uint64(0)
-    for j in range(k):
-        v |= np.uint64(buf[p + j]) << np.uint64(8 * j)
-    return np.int64(v)
-
-
-@njit(cache=True, nogil=True)
-def _add_run(  # type: ignore[no-untyped-def]
-    node, a, b, is_list, nr, ni, nlr, sk, sv, nfirst, nlast, nitems, rs, rl, rn, rc, rh, rt, ik, iv
-):
-    """Append stack[a:b] to `node` as run `nr` (a list run shares an equal one's items).
-    Returns the run, item and list-run counts after."""
-    n = b - a
-    if is_list:
-        c, ni = _list_run(sk, sv, a, b, rs, rh, rl, rt, ik, iv, ni, nr)
-        rc[nr] = c
-        if c == nr:
-            nlr += 1
-    else:
-        rs[nr] = ni
-        ik[ni : ni + n] = sk[a:b]
-        iv[ni : ni + n] = sv[a:b]
-        ni += n
-        rc[nr] = -1
-    rl[nr] = n
-    rn[nr] = -1
-    if nfirst[node] < 0:
-        nfirst[node] = nr
-    else:
-        rn[nlast[node]] = nr
-    nlast[node] = nr
-    nitems[node] += n
-    return nr + 1, ni, nlr
-
-
-@njit(cache=True, nogil=True)
-def walk(  # type: ignore[no-untyped-def]
-    buf,
-    pos,
-    avail,
-    final,
-    st,
-    sk,
-    sv,
-    marks,
-    mk,
-    mv,
-    nkind,
-    nfirst,
-    nlast,
-    nitems,
-    rs,
-    rl,
-    rn,
-    rc,
-    rh,
-    rt,
-    ik,
-    iv,
-    soff,
-    slen,
-    shash,
-    sisstr,
-    strtab,
-):
+def walk(buf, pos, avail, final, st, stack, memo, nodes, runs, items, strings):  # type: ignore[no-untyped-def]
     """Walk opcodes from `pos` while buf[:avail] holds them (`final`: no more will come).
-    Returns (status, position): the position of the opcode it stopped at (after STOP: DONE)."""
+    Returns (status, position): the position of the opcode it stopped at (after STOP: DONE).
+    The arrays come in tuples: stack (sk, sv, marks), memo (mk, mv), nodes (nkind, nfirst,
+    nlast, nitems), runs (rs, rl, rn, rc, rh, rt), items (ik, iv), strings (soff, slen,
+    shash, sisstr, strtab); `pickle_walk.Graph` holds them."""
+    sk, sv, marks = stack
+    mk, mv = memo
+    nkind, nfirst, nlast, nitems = nodes
+    rs, rl, rn, rc, rh, rt = runs
+    ik, iv = items
+    soff, slen, shash, sisstr, strtab = strings
     status = MORE
     sp, msp, nn, nr, ni = st[SP], st[MSP], st[NODES], st[RUNS], st[ITEMS]
     memo_len, ns, nlr = st[MEMO_LEN], st[STRS], st[LIST_RUNS]
@@ -332,57 +250,21 @@ def walk(  # type: ignore[no-untyped-def]
             sv[a] = nn - 1
             sp = a + 1
         elif op == 0x8C or op == 0x58 or op == 0x8D or op == 0x43 or op == 0x42 or op == 0x8E:
-            k = 1 if (op == 0x8C or op == 0x43) else (4 if (op == 0x58 or op == 0x42) else 8)
-            if left < k:
-                status = TRUNC if final else MORE
+            code, kind, v, step, ns = _text(
+                buf, pos, op, left, ns, soff, slen, shash, sisstr, strtab
+            )
+            if code != OK:
+                status = (TRUNC if final else MORE) if code == SHORT else BAIL
                 break
-            n = _uint(buf, pos + 1, k)
-            if n < 0:
-                status = BAIL
-                break
-            if left - k < n:
-                status = TRUNC if final else MORE
-                break
-            is_str = op == 0x8C or op == 0x58 or op == 0x8D
-            sid, ns = _intern(buf, pos + 1 + k, n, is_str, soff, slen, shash, sisstr, strtab, ns)
-            sk[sp] = K_STR if is_str else K_BYTES
-            sv[sp] = sid
+            sk[sp] = kind
+            sv[sp] = v
             sp = sp + 1
-            step = 1 + k + n
         elif op == 0x4B or op == 0x4D or op == 0x4A or op == 0x8A or op == 0x47:  # ints, float
-            if op == 0x8A:
-                if left < 1:
-                    status = TRUNC if final else MORE
-                    break
-                k = int(buf[pos + 1])
-                if k > 8:
-                    status = BAIL
-                    break
-                if left - 1 < k:
-                    status = TRUNC if final else MORE
-                    break
-                v = _uint(buf, pos + 2, k)
-                if 0 < k < 8 and buf[pos + 1 + k] >= 0x80:
-                    v -= np.int64(1) << (8 * k)
-                step = 2 + k
-                sk[sp] = K_INT
-            else:
-                k = 1 if op == 0x4B else (2 if op == 0x4D else (4 if op == 0x4A else 8))
-                if left < k:
-                    status = TRUNC if final else MORE
-                    break
-                if op == 0x47:  # BINFLOAT: big-endian bits
-                    u = np.uint64(0)
-                    for j in range(8):
-                        u = (u << np.uint64(8)) | np.uint64(buf[pos + 1 + j])
-                    v = np.int64(u)
-                    sk[sp] = K_FLOAT
-                else:
-                    v = _uint(buf, pos + 1, k)
-                    if k == 4 and v >= 2**31:
-                        v -= 2**32
-                    sk[sp] = K_INT
-                step = 1 + k
+            code, kind, v, step = _number(buf, pos, op, left)
+            if code != OK:
+                status = (TRUNC if final else MORE) if code == SHORT else BAIL
+                break
+            sk[sp] = kind
             sv[sp] = v
             sp = sp + 1
         elif op == 0x4E or op == 0x88 or op == 0x89:  # NONE, NEWTRUE, NEWFALSE
