@@ -11,6 +11,9 @@ means never depends on which path read it.
 
 from __future__ import annotations
 
+import os
+import pickle
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +176,33 @@ def _trace(ent: np.ndarray, action: np.ndarray, stack: np.ndarray, text: np.ndar
             "stack": stack.astype(np.int32),
         }
     )
+
+
+def _kernels() -> tuple[Any, ...]:
+    return (kn.walk, kn.rehash, cuda_walk.extract, cuda_stacks.intern_stacks)
+
+
+def compiled() -> bool:
+    """True when the compiled code is on disk already (loading it: ~0.3 s). Compiling it takes
+    ~20 s of CPU holding the GIL, once after an install: a GUI should have a child process
+    run `warm` then (as `qt.tasks` does for the trace scanner), not its own threads."""
+    try:
+        return all(os.path.exists(k._cache._cache_file._index_path) for k in _kernels())
+    except Exception:  # numba's cache layout is not an API: assume it is there
+        return True
+
+
+def warm() -> None:
+    """Compile (or load from disk) every kernel of this path, on a tiny snapshot."""
+    frames = [{"name": "f", "filename": "m.py", "line": 1}]
+    block = {"address": 1, "size": 2, "requested_size": 2, "state": "active_allocated",
+             "frames": frames}  # fmt: skip
+    seg = {"device": 0, "address": 1, "total_size": 2, "segment_type": "small", "blocks": [block]}
+    entry = {"action": "alloc", "addr": 1, "size": 2, "stream": 0, "time_us": 1, "frames": frames}
+    data = {"segments": [seg], "device_traces": [[entry]], "allocator_settings": {"a": 1}}
+    with tempfile.TemporaryDirectory(prefix="perfview-warm-") as folder:
+        path = Path(folder) / "warm.pickle"
+        path.write_bytes(pickle.dumps(data, protocol=4))
+        load_snapshot(path)
+    table = np.full(8, -1, dtype=np.int64)
+    kn.rehash(table, np.zeros(1, dtype=np.uint64), np.zeros(1, dtype=np.int64))

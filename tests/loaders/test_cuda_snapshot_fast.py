@@ -202,3 +202,8 @@ def test_load_takes_the_compiled_path_from_the_size_up(data_dir: Path, monkeypat
     monkeypatch.setattr(cuda_snapshot, "FAST_MIN_BYTES", path.stat().st_size + 1)
     with pytest.raises(AssertionError, match="unpickler's path"):
         cuda_snapshot.load(path)
+
+
+def test_warm_compiles_everything_and_compiled_says_so() -> None:
+    cuda_snapshot_fast.warm()
+    assert cuda_snapshot_fast.compiled()
