@@ -224,9 +224,13 @@ def _chunks(path: Path) -> tuple[int, Any]:
     """(size hint, iterator of (buffer, bytes filled, final)) over the file's content."""
     with open(path, "rb") as fh:
         head = fh.read(2)
-    size = path.stat().st_size
+        size = fh.seek(0, os.SEEK_END)
+        if head == b"\x1f\x8b" and size >= 18:
+            fh.seek(-4, os.SEEK_END)  # the gzip trailer's ISIZE: the content's size mod 2**32
+            inflated = max(int.from_bytes(fh.read(4), "little"), 4 * size)
+            return inflated, _inflated(path, inflated)
     if head == b"\x1f\x8b":
-        return size * 4, _inflated(path, size)
+        return 4 * size, _inflated(path, 4 * size)
     return size, _plain(path, size)
 
 
@@ -241,10 +245,13 @@ def _plain(path: Path, size: int) -> Any:
         yield buf, min(end, size), end >= size
 
 
-def _inflated(path: Path, size: int) -> Any:
-    """Gzip content in chunks, into a buffer that grows; any gzip trouble → Unsupported (the
-    restricted path then reports it the way it always has)."""
-    buf = np.empty(max(CHUNK, 4 * size), dtype=np.uint8)
+def _inflated(path: Path, expected: int) -> Any:
+    """Gzip content in chunks, into a buffer of the `expected` size that grows if need be; any
+    gzip trouble → Unsupported (the restricted path then reports it as it always has)."""
+    try:
+        buf = np.empty(expected + CHUNK, dtype=np.uint8)
+    except MemoryError:  # a trailer claiming too much (the stream's check will say): grow
+        buf = np.empty(CHUNK, dtype=np.uint8)
     filled = 0
     try:
         with gzip.open(path, "rb") as fh:
