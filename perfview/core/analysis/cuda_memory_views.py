@@ -38,7 +38,7 @@ def segments_table(snap: CudaSnapshot) -> pd.DataFrame:
     seg = snap.segments
     blk = snap.blocks
     n = len(seg)
-    active = (blk["state"].astype(str) == ACTIVE).to_numpy()
+    active = is_in(blk["state"], (ACTIVE,))
     size = blk["size_bytes"].to_numpy(dtype=np.int64)
     sid = blk["segment"].to_numpy(dtype=np.int64)
     used = np.bincount(sid[active], weights=size[active], minlength=n).astype(np.int64)
@@ -76,7 +76,7 @@ def _block_stacks(snap: CudaSnapshot) -> np.ndarray:
     missing = stacks == 0
     tr = snap.trace
     if missing.any() and len(tr):
-        allocs = tr[tr["action"].astype(str) == "alloc"]
+        allocs = tr[is_in(tr["action"], ("alloc",))]
         last = allocs.drop_duplicates(["device", "addr"], keep="last")
         key = pd.MultiIndex.from_arrays([last["device"], last["addr"]])
         found = pd.Series(last["stack"].to_numpy(), index=key)
@@ -89,7 +89,7 @@ def _block_stacks(snap: CudaSnapshot) -> np.ndarray:
 def allocations_table(snap: CudaSnapshot) -> pd.DataFrame:
     """Live allocations (active blocks), largest first, with the Python line and op behind each."""
     blk = snap.blocks
-    active = (blk["state"].astype(str) == ACTIVE).to_numpy()
+    active = is_in(blk["state"], (ACTIVE,))
     stacks = _block_stacks(snap)[active]
     py, op = site_labels(snap)
     live = blk[active]
@@ -108,16 +108,36 @@ def allocations_table(snap: CudaSnapshot) -> pd.DataFrame:
     return out.sort_values("size_bytes", ascending=False, kind="stable").reset_index(drop=True)
 
 
+def is_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
+    """Bool per row: str(value) is one of `names`; by category code when the column is
+    categorical, as loaders make it (`astype(str)` would build a string per row: a second
+    per million rows)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = [i for i, c in enumerate(col.cat.categories) if str(c) in names]
+        return np.isin(col.cat.codes.to_numpy(), np.array(cats, dtype=np.int64))
+    return np.isin(col.astype(str).to_numpy(), names)
+
+
+def _address_order(tr: pd.DataFrame) -> np.ndarray:
+    """Trace rows sorted by (device, addr, seq). Loaders write one device's entries after
+    another in `seq` order, so then one stable sort by address per device is that order."""
+    dev = tr["device"].to_numpy()
+    seq = tr["seq"].to_numpy()
+    addr = tr["addr"].to_numpy()
+    if len(dev) and (dev[0] == dev).all() and (np.diff(seq) > 0).all():
+        return np.argsort(addr, kind="stable")
+    return np.lexsort((seq, addr, dev))
+
+
 def _event_sites(snap: CudaSnapshot) -> tuple[np.ndarray, np.ndarray]:
     """Per trace entry: (active-bytes delta, stack of the allocation it belongs to; -1 if
     unknown). A free is matched to the latest earlier `alloc` at the same device and address."""
     tr = snap.trace
-    action = tr["action"].astype(str).to_numpy()
     size = tr["size_bytes"].to_numpy(dtype=np.int64)
-    is_alloc = np.isin(action, _ALLOC)
-    is_free = np.isin(action, _FREE)
+    is_alloc = is_in(tr["action"], _ALLOC)
+    is_free = is_in(tr["action"], _FREE)
     delta = np.where(is_alloc, size, np.where(is_free, -size, 0))
-    order = np.lexsort((tr["seq"].to_numpy(), tr["addr"].to_numpy(), tr["device"].to_numpy()))
+    order = _address_order(tr)
     dev = tr["device"].to_numpy()[order]
     addr = tr["addr"].to_numpy()[order]
     pos = np.arange(len(order))
@@ -136,12 +156,15 @@ def _event_sites(snap: CudaSnapshot) -> tuple[np.ndarray, np.ndarray]:
 def _device_order(snap: CudaSnapshot, device: int) -> np.ndarray:
     tr = snap.trace
     idx = np.flatnonzero(tr["device"].to_numpy() == device)
-    return idx[np.argsort(tr["seq"].to_numpy()[idx], kind="stable")]
+    seq = tr["seq"].to_numpy()[idx]
+    if (np.diff(seq) > 0).all():  # as loaders write it: already in order
+        return idx
+    return idx[np.argsort(seq, kind="stable")]
 
 
 def _end_active(snap: CudaSnapshot, device: int) -> int:
     blk = snap.blocks
-    mask = (blk["state"].astype(str) == ACTIVE).to_numpy() & (blk["device"].to_numpy() == device)
+    mask = is_in(blk["state"], (ACTIVE,)) & (blk["device"].to_numpy() == device)
     return int(blk["size_bytes"].to_numpy()[mask].sum())
 
 
@@ -149,10 +172,14 @@ def trace_devices(snap: CudaSnapshot) -> list[int]:
     return sorted(int(d) for d in np.unique(snap.trace["device"].to_numpy()))
 
 
-def active_curve(snap: CudaSnapshot, device: int) -> tuple[np.ndarray, np.ndarray]:
-    """(trace rows of `device` in order, active bytes after each), anchored at the end state."""
+def active_curve(
+    snap: CudaSnapshot, device: int, delta: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(trace rows of `device` in order, active bytes after each), anchored at the end state.
+    `delta`: `_event_sites(snap)[0]` where the caller has it already."""
     rows = _device_order(snap, device)
-    delta, _ = _event_sites(snap)
+    if delta is None:
+        delta, _ = _event_sites(snap)
     d = delta[rows]
     after = _end_active(snap, device) - (d[::-1].cumsum()[::-1] - d)
     return rows, np.maximum(after, 0)
@@ -162,10 +189,10 @@ def timeline_table(snap: CudaSnapshot) -> pd.DataFrame:
     """Every trace entry with the active bytes after it (per device, in recorded order)."""
     parts = []
     py, op = site_labels(snap)
-    _, owner = _event_sites(snap)
+    delta, owner = _event_sites(snap)
     tr = snap.trace
     for device in trace_devices(snap):
-        rows, active = active_curve(snap, device)
+        rows, active = active_curve(snap, device, delta)
         site = owner[rows]
         label = np.where(site >= 0, py[np.maximum(site, 0)], "")
         label = np.where(label == "", np.where(site >= 0, op[np.maximum(site, 0)], ""), label)
@@ -213,7 +240,7 @@ def oom_table(snap: CudaSnapshot, before: int = 30, after: int = 5) -> pd.DataFr
 
 
 def has_oom(snap: CudaSnapshot) -> bool:
-    return bool((snap.trace["action"].astype(str) == "oom").any())
+    return bool(is_in(snap.trace["action"], ("oom",)).any())
 
 
 def timeline_bands(
@@ -225,17 +252,23 @@ def timeline_bands(
     bands[i] the bytes of site i at each x; the last band holds every other site and what was
     allocated before history began, so the bands always sum to the active curve.
     """
-    rows, total = active_curve(snap, device)
+    delta, owner = _event_sites(snap)
+    rows, total = active_curve(snap, device, delta)
     if not len(rows):
         return np.zeros(0), [], np.zeros((0, 0))
-    delta, owner = _event_sites(snap)
     d, site = delta[rows], owner[rows]
     py, op = site_labels(snap)
     labels_all = np.where(py != "", py, op)
     labels_all = np.where(labels_all == "", NO_STACK, labels_all)
-    lab_of_event = np.where(site >= 0, labels_all[np.maximum(site, 0)], BEFORE)
-    uniq, inv = np.unique(lab_of_event, return_inverse=True)
-    inv = inv.reshape(-1)
+    # The event's label as a number: np.unique over a few thousand stacks' labels, not over
+    # millions of events' strings (the same sorted `uniq` and `inv`).
+    names, of_stack = np.unique(np.append(labels_all, BEFORE), return_inverse=True)
+    of_stack = of_stack.reshape(-1)
+    lab_id = np.where(site >= 0, of_stack[np.maximum(site, 0)], of_stack[-1])
+    seen = np.bincount(lab_id, minlength=len(names)) > 0  # np.unique(lab_id), by counting
+    present = np.flatnonzero(seen)
+    inv = (np.cumsum(seen) - 1)[lab_id]
+    uniq = names[present]
     known = uniq != BEFORE
     # Rank sites by the area they cover: an allocation of d bytes at event i stays until its
     # free, so sum(d_i * (events left after i)) over a site's events is its area (bytes·events).
@@ -277,7 +310,7 @@ def live_tree(snap: CudaSnapshot, *, hide_interpreter: bool = True) -> CallTree:
     (the Python and C++ frames around them stay, in order).
     """
     blk = snap.blocks
-    active = (blk["state"].astype(str) == ACTIVE).to_numpy()
+    active = is_in(blk["state"], (ACTIVE,))
     stacks = _block_stacks(snap)[active]
     sizes = blk["size_bytes"].to_numpy(dtype=np.float64)[active]
     uniq, inv = np.unique(stacks, return_inverse=True)

@@ -1,0 +1,43 @@
+"""Unpickling as data only: the restricted unpickler every pickle perfview opens goes through.
+
+A pickle can name any importable callable and have it called while loading ("GLOBAL" +
+"REDUCE"): opening a colleague's snapshot with `pickle.load` can run any code. `_DataOnly`'s
+`find_class` refuses every global, so only the opcodes that build containers, numbers,
+strings and bytes can do anything. The compiled walker (`pickle_walk`) refuses with the same
+sentence (`REFUSED`).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from typing import Any
+
+from perfview.core.model.errors import LoadError
+
+REFUSED = (
+    "it is a pickle that asks to import {what}; perfview reads CUDA memory snapshots as data "
+    "only and never runs code from a file"
+)
+
+
+class _DataOnly(pickle.Unpickler):
+    """An unpickler that builds plain data and refuses every global (class, function)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise LoadError(REFUSED.format(what=f"{module}.{name}"[:80]))
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise LoadError(REFUSED.format(what="a persistent object"))
+
+
+def restricted_loads(data: bytes) -> Any:
+    """Unpickle `data` as plain data only; LoadError for globals or a damaged stream."""
+    try:
+        return _DataOnly(io.BytesIO(data)).load()
+    except LoadError:
+        raise
+    except MemoryError as exc:
+        raise LoadError("it does not fit in memory") from exc
+    except Exception as exc:  # nothing here can run code: any other failure is a damaged stream
+        raise LoadError(f"the pickle is damaged or truncated ({type(exc).__name__})") from exc
