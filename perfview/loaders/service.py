@@ -17,10 +17,11 @@ caller states it with explicit `LoadOptions` instead of a loader guessing it fro
 Cancellation: `progress` may raise (`LoadCancelled`); a child is then killed at once.
 
 First use after an install: numba compiles the trace scanner once (~15-20 s of CPU, then it
-is on disk). Nobody should wait for that silently: a load that is about to compile it first
-reports `COMPILE_MESSAGE` through `progress` (the CLI prints it on stderr, the window shows it),
-and the window compiles it ahead in a child at start-up (`compile_ahead`); a big load that
-starts meanwhile waits for that child, saying so, instead of compiling a second time.
+is on disk), and the CUDA snapshot walker likewise. Nobody should wait for that silently: a
+load that is about to compile the scanner first reports `COMPILE_MESSAGE` through `progress`
+(the CLI prints it on stderr, the window shows it), and the window compiles both ahead in a
+child at start-up (`compile_ahead`); a big trace or a snapshot load that starts meanwhile
+waits for that child, saying so, instead of compiling a second time.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from pathlib import Path
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cache, trace
+from perfview.loaders import cache, cuda_snapshot, trace
 from perfview.loaders.registry import Loader, detect
 from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
 
@@ -97,12 +98,15 @@ def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions)
     if options.where is Where.CHILD and loader is trace:
         return in_child(path, progress)
     if options.where is Where.GIL_FREE and loader is trace and _big(path, options):
-        wait_for_compile(progress)
+        if compile_pending(path):  # the compile-ahead child may be at it: do not compile twice
+            wait_for_compile(progress)
         scanned = guarded(lambda: trace.load_scanned(path, progress=progress))
         if scanned is not None:
             return scanned
         pending = compile_pending(path)
         return in_child(path, progress, COMPILE_MESSAGE if pending else CHILD_MESSAGE)
+    if options.where is Where.GIL_FREE and loader is cuda_snapshot and snapshot_compile_pending():
+        wait_for_compile(progress)
     bundle = guarded(lambda: loader.load(path, progress=progress))
     assert bundle is not None
     return bundle
@@ -157,22 +161,36 @@ def compile_pending(path: Path | None = None) -> bool:
     return not parallel.compiled()
 
 
+def snapshot_compile_pending() -> bool:
+    """True when the CUDA snapshot reader's compiled walker is not on disk yet."""
+    from perfview.loaders import cuda_snapshot_fast
+
+    return not cuda_snapshot_fast.compiled()
+
+
 def compile_ahead() -> bool:
-    """Compile the scanner in a child process unless it is on disk or compiling already
-    (compiling holds the GIL for most of ~15 s: a window must not do it in-process). True
-    while a compile runs. Cheap to call again."""
+    """Compile the trace scanner and the CUDA snapshot walker in a child process unless they
+    are on disk or compiling already (compiling holds the GIL for most of ~15-20 s each: a
+    window must not do it in-process). True while a compile runs. Cheap to call again."""
     global _compiler
     with _compiler_lock:
         if _compiler is not None and _compiler.is_alive():
             return True
-        if not compile_pending():
+        if not compile_pending() and not snapshot_compile_pending():
             return False
-        from perfview.loaders.trace.scan import parallel
-
         context = multiprocessing.get_context("spawn")  # the child gets this sys.path
-        _compiler = context.Process(target=parallel.warm, name="perfview-compile", daemon=True)
+        _compiler = context.Process(target=_compile_all, name="perfview-compile", daemon=True)
         _compiler.start()
         return True
+
+
+def _compile_all() -> None:
+    """The compile-ahead child: the trace scanner first (the format most opened big)."""
+    from perfview.loaders import cuda_snapshot_fast
+    from perfview.loaders.trace.scan import parallel
+
+    parallel.warm()
+    cuda_snapshot_fast.warm()
 
 
 def compiling() -> bool:

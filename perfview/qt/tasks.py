@@ -204,7 +204,8 @@ def _warm_scanner() -> None:
             from perfview.loaders import service
             from perfview.loaders.trace.scan import parallel as trace_parallel
 
-            if not service.compile_ahead():  # compiled already: load it now
+            service.compile_ahead()  # a child compiles what is not on disk yet
+            if not service.compile_pending():  # the scanner is: load it now
                 trace_parallel.warm()
     finally:
         _SCANNER_DECIDED = True

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -69,3 +70,45 @@ def test_cli_says_it_compiles_with_a_cold_numba_cache(tmp_path: Path) -> None:
     second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr
     assert second.stderr == ""
+
+
+class _FakeProcess:
+    """Records what `compile_ahead` would start, without spawning (a real compile: ~40 s)."""
+
+    started: ClassVar[list[object]] = []
+
+    def __init__(self, target: object, name: str, daemon: bool) -> None:
+        self.target = target
+        self.alive = False
+
+    def start(self) -> None:
+        self.alive = True
+        _FakeProcess.started.append(self.target)
+
+    def is_alive(self) -> bool:
+        return self.alive
+
+
+class _FakeContext:
+    Process = _FakeProcess
+
+
+def test_compile_ahead_covers_the_snapshot_walker_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's compile-ahead child also compiles the CUDA snapshot walker (~20 s holding
+    the GIL, once after an install); with everything on disk it starts nothing."""
+    from perfview.loaders import cuda_snapshot_fast
+    from perfview.loaders.trace.scan import parallel
+
+    monkeypatch.setattr(service, "_compiler", None)
+    monkeypatch.setattr(service.multiprocessing, "get_context", lambda _kind: _FakeContext)
+    _FakeProcess.started.clear()
+    monkeypatch.setattr(parallel, "compiled", lambda: True)
+    monkeypatch.setattr(cuda_snapshot_fast, "compiled", lambda: True)
+    assert not service.compile_ahead()
+    assert _FakeProcess.started == []
+    monkeypatch.setattr(cuda_snapshot_fast, "compiled", lambda: False)
+    assert service.compile_ahead()
+    assert _FakeProcess.started == [service._compile_all]
+    assert service.compile_ahead()  # running already: not a second child
+    assert len(_FakeProcess.started) == 1
+    assert not service.compile_pending()  # the scanner is on disk: traces need not wait

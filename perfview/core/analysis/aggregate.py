@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from perfview.core.analysis.ancestors import nearest_ancestor, same_name_above
 from perfview.core.analysis.profile_tables import (
     callers_table,
     functions_table,
@@ -28,31 +29,6 @@ from perfview.core.model import Timeline
 
 # Kinds that are never operators: the window-wide "Trace" span would otherwise top every table.
 _NOT_OPS = ("trace",)
-
-
-def nearest_ancestor(parent: np.ndarray, member: np.ndarray) -> np.ndarray:
-    """For every row, the nearest proper ancestor (via `parent`) whose `member` flag is set, or -1.
-
-    Walks all rows up one level per iteration at once (numpy fancy indexing), so the cost is
-    O(rows x depth) in C rather than a Python loop per slice; rows leave the walk as soon as they
-    hit a member or a root. The iteration bound guards against a corrupt parent column with cycles.
-    """
-    parent = np.asarray(parent, dtype=np.int64)
-    member = np.asarray(member, dtype=bool)
-    result = np.full(len(parent), -1, dtype=np.int64)
-    cur = parent.copy()
-    active = np.flatnonzero(cur >= 0)
-    for _ in range(len(parent) + 1):
-        if not active.size:
-            break
-        up = cur[active]
-        hit = member[up]
-        result[active[hit]] = up[hit]
-        miss = active[~hit]
-        nxt = parent[cur[miss]]
-        cur[miss] = nxt
-        active = miss[nxt >= 0]
-    return result
 
 
 def self_times(events: pd.DataFrame, member: np.ndarray | None = None) -> np.ndarray:
@@ -92,23 +68,8 @@ def nested_in_same_name(events: pd.DataFrame, member: np.ndarray | None = None) 
     would count f ⊃ f ⊃ f (100, 80, 60 µs) as 240 µs instead of 100 µs.
     """
     parent = events["parent"].to_numpy(dtype=np.int64)
-    n = len(parent)
-    mask = np.ones(n, dtype=bool) if member is None else np.asarray(member, dtype=bool)
-    codes = name_codes(events)
-    result = np.zeros(n, dtype=bool)
-    cur = parent.copy()
-    active = np.flatnonzero(mask & (cur >= 0))
-    for _ in range(n + 1):  # one ancestor level per pass, all slices at once
-        if not active.size:
-            break
-        up = cur[active]
-        hit = mask[up] & (codes[up] == codes[active])
-        result[active[hit]] = True
-        miss = active[~hit]
-        nxt = parent[cur[miss]]
-        cur[miss] = nxt
-        active = miss[nxt >= 0]
-    return result
+    mask = np.ones(len(parent), dtype=bool) if member is None else np.asarray(member, dtype=bool)
+    return same_name_above(parent, name_codes(events), mask)
 
 
 def drop_nested_duplicates(events: pd.DataFrame, member: np.ndarray) -> np.ndarray:

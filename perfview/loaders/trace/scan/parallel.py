@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from perfview.core.analysis import nesting
+from perfview.core.analysis import ancestors, nesting
 from perfview.core.model.progress import Progress
 from perfview.loaders.trace import read as read_text
 from perfview.loaders.trace.assemble import assemble
@@ -163,6 +163,7 @@ def warm() -> None:
     scan_args.int_args(tiny, one, one, np.zeros((1, 6), np.int64), np.zeros((1, 6), np.bool_))
     scan_args.compact(np.frombuffer(bytearray(4), np.uint8), one, one)
     nesting.warm()
+    ancestors.warm()
 
 
 def compiled() -> bool:
@@ -171,7 +172,7 @@ def compiled() -> bool:
     try:
         kernels: tuple[Any, ...] = (
             ts.scan_events, top_level.members, rehash, intern_spans, scan_args.int_args,
-            scan_args.compact, *nesting.kernels(),
+            scan_args.compact, *nesting.kernels(), *ancestors.kernels(),
         )  # fmt: skip
         return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels)
     except Exception:  # numba's cache layout is not an API: assume it is there

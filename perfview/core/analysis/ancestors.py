@@ -1,0 +1,127 @@
+"""Ancestor queries over the events table's `parent` column: the nearest ancestor in a set,
+and whether a slice sits inside another of its own name.
+
+The events table lists every parent before its children (slices are sorted by lane, start and
+longest first, and `nesting` makes the earlier of two the parent), so one pass in table order
+answers for every row: a row's nearest member ancestor is its parent, or its parent's answer.
+numba compiles the passes (cached on disk, GIL-free). Walking up one level at a time for all
+rows at once with numpy cost O(rows x depth): 1 s for the operators table of a 500 MB trace
+with Python stacks 50 deep, against ~20 ms here. The numpy walk remains for small tables
+while numba is not loaded, and for a parent column that does not list parents first.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from perfview.core.analysis.nesting import INTERPRET_MAX
+
+_COMPILED: dict[str, Any] = {}
+
+
+def _nearest_member_pass(parent: np.ndarray, member: np.ndarray) -> np.ndarray:
+    n = len(parent)
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        p = parent[i]
+        if p < 0:
+            out[i] = -1
+        elif member[p]:
+            out[i] = p
+        else:
+            out[i] = out[p]
+    return out
+
+
+def _same_name_pass(above: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    n = len(above)
+    out = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        if not mask[i]:
+            continue
+        j = above[i]
+        while j >= 0:
+            if codes[j] == codes[i]:
+                out[i] = True
+                break
+            j = above[j]
+    return out
+
+
+def kernels() -> tuple[Any, Any]:
+    """The compiled passes (numba's dispatchers; compiled or loaded from disk on first use)."""
+    if not _COMPILED:
+        from numba import njit
+
+        options: dict[str, Any] = {"cache": True, "nogil": True}
+        _COMPILED["nearest"] = njit(**options)(_nearest_member_pass)
+        _COMPILED["same"] = njit(**options)(_same_name_pass)
+    return _COMPILED["nearest"], _COMPILED["same"]
+
+
+def warm() -> None:
+    """Load the compiled passes now (the trace scanner's warm-up calls this)."""
+    parent = np.full(1, -1, dtype=np.int64)
+    yes = np.ones(1, dtype=np.bool_)
+    nearest, same = kernels()
+    same(nearest(parent, yes), np.zeros(1, dtype=np.int64), yes)
+
+
+def _one_pass(parent: np.ndarray) -> bool:
+    """True when the one-pass answers hold: compiled code is worth it here, and every
+    parent comes before its child."""
+    n = len(parent)
+    if n < INTERPRET_MAX and "numba" not in sys.modules:
+        return False
+    return bool(np.all(parent < np.arange(n)))
+
+
+def nearest_ancestor(parent: np.ndarray, member: np.ndarray) -> np.ndarray:
+    """For every row, the nearest proper ancestor (via `parent`) whose `member` flag is set,
+    or -1."""
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    member = np.ascontiguousarray(member, dtype=np.bool_)
+    if _one_pass(parent):
+        out: np.ndarray = kernels()[0](parent, member)
+        return out
+    return _walk(parent, member, None)
+
+
+def same_name_above(parent: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """True for the `mask` rows with a `mask` ancestor of the same code (recursion)."""
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    if _one_pass(parent):
+        nearest, same = kernels()
+        out: np.ndarray = same(nearest(parent, mask), codes, mask)
+        return out
+    hits = _walk(parent, mask, codes)
+    return hits >= 0
+
+
+def _walk(parent: np.ndarray, member: np.ndarray, codes: np.ndarray | None) -> np.ndarray:
+    """The level-by-level numpy walk: every row climbs one ancestor per iteration until it
+    meets a member (with `codes`: a member of its own code, from the `member` rows only) or a
+    root. The iteration bound guards against a corrupt parent column with cycles."""
+    result = np.full(len(parent), -1, dtype=np.int64)
+    cur = parent.copy()
+    start = member & (cur >= 0) if codes is not None else cur >= 0
+    active = np.flatnonzero(start)
+    for _ in range(len(parent) + 1):
+        if not active.size:
+            break
+        up = cur[active]
+        hit = member[up] if codes is None else member[up] & (codes[up] == codes[active])
+        result[active[hit]] = up[hit]
+        miss = active[~hit]
+        nxt = parent[cur[miss]]
+        cur[miss] = nxt
+        active = miss[nxt >= 0]
+    return result
+
+
+__all__ = ["kernels", "nearest_ancestor", "same_name_above", "warm"]

@@ -1,0 +1,57 @@
+"""The one-pass ancestor queries equal the level-by-level numpy walk they replaced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfview.core.analysis import ancestors
+from perfview.loaders import load
+from tests.conftest import sample
+from tests.loaders.test_chrome_trace import TRACE_SAMPLES
+
+
+def _random_forest(n: int, seed: int) -> np.ndarray:
+    """A parent column listing parents first: deep chains, wide fans and roots mixed."""
+    rng = np.random.default_rng(seed)
+    parent = np.full(n, -1, dtype=np.int64)
+    for i in range(1, n):
+        r = rng.random()
+        if r < 0.1:
+            continue  # a root
+        parent[i] = i - 1 if r < 0.7 else rng.integers(0, i)
+    return parent
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_pass_equals_the_walk_on_random_forests(seed: int) -> None:
+    parent = _random_forest(3000, seed)
+    rng = np.random.default_rng(seed + 10)
+    member = rng.random(3000) < 0.4
+    codes = rng.integers(0, 6, 3000)
+    nearest, same = ancestors.kernels()
+    assert np.array_equal(nearest(parent, member), ancestors._walk(parent, member, None))
+    walked = ancestors._walk(parent, member, codes) >= 0
+    assert np.array_equal(same(nearest(parent, member), codes, member), walked)
+
+
+@pytest.mark.parametrize("rel", TRACE_SAMPLES)
+def test_one_pass_equals_the_walk_on_samples(rel: str) -> None:
+    events = load(sample(rel)).timeline.events  # type: ignore[union-attr]
+    parent = events["parent"].to_numpy(dtype=np.int64)
+    assert np.all(parent < np.arange(len(parent)))  # the events table lists parents first
+    member = (events["kind"] == "cpu_op").to_numpy()
+    codes = events["name"].cat.codes.to_numpy(dtype=np.int64)
+    nearest, same = ancestors.kernels()
+    assert np.array_equal(nearest(parent, member), ancestors._walk(parent, member, None))
+    walked = ancestors._walk(parent, member, codes) >= 0
+    assert np.array_equal(same(nearest(parent, member), codes, member), walked)
+
+
+def test_a_parent_after_its_child_takes_the_walk() -> None:
+    """A table that does not list parents first (not what the loaders make) is still right."""
+    parent = np.array([2, -1, 1, 2], dtype=np.int64)
+    member = np.array([False, True, True, False])
+    expected = ancestors._walk(parent, member, None)
+    assert np.array_equal(ancestors.nearest_ancestor(parent, member), expected)
+    assert expected.tolist() == [2, -1, 1, 2]
