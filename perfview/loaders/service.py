@@ -17,11 +17,11 @@ caller states it with explicit `LoadOptions` instead of a loader guessing it fro
 Cancellation: `progress` may raise (`LoadCancelled`); a child is then killed at once.
 
 First use after an install: numba compiles the trace scanner once (~15-20 s of CPU, then it
-is on disk), and the CUDA snapshot walker likewise. Nobody should wait for that silently: a
-load that is about to compile the scanner first reports `COMPILE_MESSAGE` through `progress`
-(the CLI prints it on stderr, the window shows it), and the window compiles both ahead in a
-child at start-up (`compile_ahead`); a big trace or a snapshot load that starts meanwhile
-waits for that child, saying so, instead of compiling a second time.
+is on disk), and the CUDA snapshot walker and memray's replay likewise. Nobody should wait for
+that silently: a load that is about to compile the scanner first reports `COMPILE_MESSAGE`
+through `progress` (the CLI prints it on stderr, the window shows it), and the window compiles
+all three ahead in a child at start-up (`compile_ahead`); a big trace, snapshot or memray load
+that starts meanwhile waits for that child, saying so, instead of compiling a second time.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from pathlib import Path
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cache, cuda_snapshot, trace
+from perfview.loaders import cache, cuda_snapshot, memray_capture, trace
 from perfview.loaders.registry import Loader, detect
 from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
 
@@ -105,8 +105,11 @@ def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions)
             return scanned
         pending = compile_pending(path)
         return in_child(path, progress, COMPILE_MESSAGE if pending else CHILD_MESSAGE)
-    if options.where is Where.GIL_FREE and loader is cuda_snapshot and snapshot_compile_pending():
-        wait_for_compile(progress)
+    if options.where is Where.GIL_FREE and (
+        (loader is cuda_snapshot and snapshot_compile_pending())
+        or (loader is memray_capture and memray_compile_pending())
+    ):
+        wait_for_compile(progress)  # the window's compile-ahead child: do not compile twice
     bundle = guarded(lambda: loader.load(path, progress=progress))
     assert bundle is not None
     return bundle
@@ -168,6 +171,13 @@ def snapshot_compile_pending() -> bool:
     return not cuda_snapshot_fast.compiled()
 
 
+def memray_compile_pending() -> bool:
+    """True when memray's compiled record replay is not on disk yet."""
+    from perfview.loaders.memray_stream import warm
+
+    return not warm.compiled()
+
+
 def compile_ahead() -> bool:
     """Compile the trace scanner and the CUDA snapshot walker in a child process unless they
     are on disk or compiling already (compiling holds the GIL for most of ~15-20 s each: a
@@ -176,7 +186,7 @@ def compile_ahead() -> bool:
     with _compiler_lock:
         if _compiler is not None and _compiler.is_alive():
             return True
-        if not compile_pending() and not snapshot_compile_pending():
+        if not (compile_pending() or snapshot_compile_pending() or memray_compile_pending()):
             return False
         context = multiprocessing.get_context("spawn")  # the child gets this sys.path
         _compiler = context.Process(target=_compile_all, name="perfview-compile", daemon=True)
@@ -187,10 +197,12 @@ def compile_ahead() -> bool:
 def _compile_all() -> None:
     """The compile-ahead child: the trace scanner first (the format most opened big)."""
     from perfview.loaders import cuda_snapshot_fast
+    from perfview.loaders.memray_stream import warm
     from perfview.loaders.trace.scan import parallel
 
     parallel.warm()
     cuda_snapshot_fast.warm()
+    warm.warm()
 
 
 def compiling() -> bool:

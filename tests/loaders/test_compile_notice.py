@@ -94,21 +94,37 @@ class _FakeContext:
 
 
 def test_compile_ahead_covers_the_snapshot_walker_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The window's compile-ahead child also compiles the CUDA snapshot walker (~20 s holding
-    the GIL, once after an install); with everything on disk it starts nothing."""
+    """The window's compile-ahead child also compiles the CUDA snapshot walker and memray's
+    replay (~12-20 s holding the GIL each, once after an install); with everything on disk it
+    starts nothing."""
     from perfview.loaders import cuda_snapshot_fast
+    from perfview.loaders.memray_stream import warm
     from perfview.loaders.trace.scan import parallel
 
-    monkeypatch.setattr(service, "_compiler", None)
     monkeypatch.setattr(service.multiprocessing, "get_context", lambda _kind: _FakeContext)
-    _FakeProcess.started.clear()
     monkeypatch.setattr(parallel, "compiled", lambda: True)
-    monkeypatch.setattr(cuda_snapshot_fast, "compiled", lambda: True)
-    assert not service.compile_ahead()
-    assert _FakeProcess.started == []
-    monkeypatch.setattr(cuda_snapshot_fast, "compiled", lambda: False)
-    assert service.compile_ahead()
-    assert _FakeProcess.started == [service._compile_all]
-    assert service.compile_ahead()  # running already: not a second child
-    assert len(_FakeProcess.started) == 1
-    assert not service.compile_pending()  # the scanner is on disk: traces need not wait
+    for part in (cuda_snapshot_fast, warm):
+        monkeypatch.setattr(service, "_compiler", None)
+        monkeypatch.setattr(cuda_snapshot_fast, "compiled", lambda: True)
+        monkeypatch.setattr(warm, "compiled", lambda: True)
+        _FakeProcess.started.clear()
+        assert not service.compile_ahead()
+        assert _FakeProcess.started == []
+        monkeypatch.setattr(part, "compiled", lambda: False)
+        assert service.compile_ahead()
+        assert _FakeProcess.started == [service._compile_all]
+        assert service.compile_ahead()  # running already: not a second child
+        assert len(_FakeProcess.started) == 1
+        assert not service.compile_pending()  # the scanner is on disk: traces need not wait
+
+
+def test_memray_warm_up_reads_its_shipped_captures() -> None:
+    """The two tiny captures ship as package data and compile (or load) every replay kernel,
+    so `compiled()` is true afterwards; inlined helpers are not counted (no code of their own)."""
+    from perfview.loaders.memray_stream import warm
+
+    warm.warm()
+    assert warm.compiled()
+    names = {k.py_func.__name__ for k in warm.kernels()}
+    assert {"run11", "unmap"} <= names
+    assert "varint" not in names  # inlined
