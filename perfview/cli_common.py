@@ -51,17 +51,16 @@ def cannot_open(path: str, reason: str) -> CliError:
 
 
 def compile_notice() -> Any:
-    """A load's progress callback that prints the one message a user must see: a reader's
-    compile after an install (`loaders.service.COMPILE_MESSAGES`: the trace scanner ~15 s,
-    the CUDA snapshot walker, memray's replay; once each) on stderr, so a first `perfview
-    summary BIG.json` does not wait silently."""
-    from perfview.loaders.service import COMPILE_MESSAGES
+    """A load's progress callback that prints the one message a user must see: the trace
+    scanner's compile after an install (`loaders.service.COMPILE_MESSAGE`, ~15 s, once) on
+    stderr, so a first `perfview summary BIG.json` does not wait silently."""
+    from perfview.loaders.service import COMPILE_MESSAGE
 
     printed = False
 
     def progress(_fraction: float, message: str) -> None:
         nonlocal printed
-        if message in COMPILE_MESSAGES and not printed:
+        if message == COMPILE_MESSAGE and not printed:
             printed = True
             print(f"perfview: {message}", file=sys.stderr, flush=True)
 

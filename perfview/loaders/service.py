@@ -48,9 +48,6 @@ from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
 CHILD_MIN_BYTES = 64_000_000  # smaller traces parse in about a second in-process
 POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
 COMPILE_MESSAGE = "compiling the trace scanner (once, ~15 s)…"
-SNAPSHOT_COMPILE_MESSAGE = "compiling the CUDA snapshot reader (once, ~20 s)…"
-MEMRAY_COMPILE_MESSAGE = "compiling the memray reader (once, ~12 s)…"
-COMPILE_MESSAGES = frozenset({COMPILE_MESSAGE, SNAPSHOT_COMPILE_MESSAGE, MEMRAY_COMPILE_MESSAGE})
 
 
 class Where(enum.Enum):
@@ -88,9 +85,8 @@ def load(
         if hit is not None:
             progress(1.0, "loaded from the cache")
             return hit
-    notice = compile_notice(loader, path)
-    if notice:
-        progress(0.0, notice)
+    if loader is trace and compile_pending(path):
+        progress(0.0, COMPILE_MESSAGE)
     bundle = _parse(loader, path, progress, options)
     if options.write_cache and cached:
         cache.put_later(path, bundle, options.write_delay_s)
@@ -180,25 +176,6 @@ def memray_compile_pending() -> bool:
     from perfview.loaders.memray_stream import warm
 
     return not warm.compiled()
-
-
-def compile_notice(loader: Loader, path: Path) -> str:
-    """What loading `path` is about to compile, as a sentence for the user ('' when nothing):
-    numba compiles each reader once after an install, and nobody should wait for it silently."""
-    if loader is trace and compile_pending(path):
-        return COMPILE_MESSAGE
-    if loader is cuda_snapshot and _size(path) >= cuda_snapshot.FAST_MIN_BYTES:
-        return SNAPSHOT_COMPILE_MESSAGE if snapshot_compile_pending() else ""
-    if loader is memray_capture and memray_compile_pending():
-        return MEMRAY_COMPILE_MESSAGE
-    return ""
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def compile_ahead() -> bool:
@@ -332,14 +309,10 @@ def _child_main(file: str, folder: str, send: Connection) -> None:
 
 __all__ = [
     "COMPILE_MESSAGE",
-    "COMPILE_MESSAGES",
     "FRESH",
-    "MEMRAY_COMPILE_MESSAGE",
-    "SNAPSHOT_COMPILE_MESSAGE",
     "LoadOptions",
     "Where",
     "compile_ahead",
-    "compile_notice",
     "compile_pending",
     "compiling",
     "guarded",

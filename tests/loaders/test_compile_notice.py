@@ -128,22 +128,3 @@ def test_memray_warm_up_reads_its_shipped_captures() -> None:
     names = {k.py_func.__name__ for k in warm.kernels()}
     assert {"run11", "unmap"} <= names
     assert "varint" not in names  # inlined
-
-
-def test_memray_and_snapshot_loads_say_when_they_compile(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first memray load after an install says it compiles the replay; a snapshot under
-    the walker's size threshold (read by the restricted unpickler) compiles nothing."""
-    messages: list[str] = []
-    capture = ROOT / "tests" / "data" / "memray" / "v13_default.bin"
-    snapshot = ROOT / "tests" / "data" / "cuda_snapshot_new.pickle"
-    monkeypatch.setattr(service, "memray_compile_pending", lambda: True)
-    monkeypatch.setattr(service, "snapshot_compile_pending", lambda: True)
-    load(capture, progress=lambda _f, m: messages.append(m), options=FRESH)
-    assert messages[0] == service.MEMRAY_COMPILE_MESSAGE
-    messages.clear()
-    load(snapshot, progress=lambda _f, m: messages.append(m), options=FRESH)
-    assert not set(messages) & service.COMPILE_MESSAGES
-    monkeypatch.setattr(service, "memray_compile_pending", lambda: False)
-    messages.clear()
-    load(capture, progress=lambda _f, m: messages.append(m), options=FRESH)
-    assert not set(messages) & service.COMPILE_MESSAGES
