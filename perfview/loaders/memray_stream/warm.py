@@ -42,13 +42,24 @@ def compiled() -> bool:
 
 
 def warm() -> None:
-    """Read the two tiny captures: compiles (or loads) every kernel."""
-    from perfview.loaders.memray_stream import read_stream
+    """Read the two tiny captures, then grow each hash table once (tiny captures never fill
+    one): compiles (or loads) every kernel."""
+    from perfview.loaders.memray_stream import _header, read_stream
+    from perfview.loaders.memray_stream import kernel as K
+    from perfview.loaders.memray_stream.replay import State, grow
+    from perfview.loaders.memray_stream.source import chunks
 
     folder = resources.files("perfview.resources") / "compile"
     for name in WARM_CAPTURES:
         with resources.as_file(folder / name) as path:
             read_stream(Path(path))
+            blocks = chunks(Path(path))
+            try:
+                state = State(_header(blocks)[0])
+            finally:
+                blocks.close()
+            for table in (K.G_ADDR, K.G_HIST, K.G_NODES):
+                grow(state, table)
 
 
 __all__ = ["WARM_CAPTURES", "compiled", "kernels", "warm"]
