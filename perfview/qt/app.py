@@ -189,7 +189,7 @@ def _start_window(args: argparse.Namespace) -> tuple[QWidget, object | None]:
     The bare window (`start_window`) needs QtWidgets only, so it is on screen a fraction of a
     second after launch; the main window's imports (pandas, pyqtgraph, the views) follow. The
     modules a big trace needs (numba's scanner, the timeline) are imported in the background
-    once the window is up, not before it (`tasks.warm_imports`).
+    once the window is up, not before it (`warmup.warm_imports`).
     """
     from perfview.qt.start_window import StartWindow
 

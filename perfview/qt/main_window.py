@@ -45,14 +45,8 @@ from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
 from perfview.qt.settings import Settings
 from perfview.qt.snakeviz_server import SnakevizServer
-from perfview.qt.tasks import (
-    LoadResult,
-    Task,
-    first_page,
-    load_task,
-    warm_imports,
-    warm_in_background,
-)
+from perfview.qt.tasks import LoadResult, Task, first_page, load_task
+from perfview.qt.warmup import warm_imports, warm_in_background
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.window_menus import WindowMenusMixin
@@ -140,7 +134,7 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
 
     # --- construction ----------------------------------------------------------------------
     def warm_later(self, delay_ms: int = 300) -> None:
-        """Import what big traces need (`tasks.warm_imports`) on a background thread once the
+        """Import what big traces need (`warmup.warm_imports`) on a background thread once the
         files given at start-up are open and drawn: earlier, those imports (and loading
         numba's code) took CPU and the GIL from the first page (a 10k-function profile's
         was drawn 0.2-0.5 s later). A big trace's load warms them itself."""

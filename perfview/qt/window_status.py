@@ -17,7 +17,7 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QPushButton
 
-from perfview.qt import tasks
+from perfview.qt import warmup
 from perfview.qt.tasks import Task
 
 # At runtime a plain mixin (MainWindow puts QMainWindow after it); the type checker sees the
@@ -111,7 +111,7 @@ class StatusTasksMixin(_Base):
                 text = service.COMPILE_MESSAGE
                 self.compile_label.setText(text[0].upper() + text[1:])
             self.compile_label.setVisible(running)
-            if not running and tasks.scanner_settled():
+            if not running and warmup.scanner_settled():
                 timer.stop()
 
         timer.timeout.connect(tick)

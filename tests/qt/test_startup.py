@@ -118,14 +118,14 @@ def test_status_bar_says_while_the_scanner_compiles(qtbot, monkeypatch) -> None:
     """While the start-up warm-up's child compiles the trace scanner (faked: a real compile
     takes 15 s), the status bar says so; the label goes once the compile is over."""
     from perfview.loaders import service
-    from perfview.qt import tasks
+    from perfview.qt import warmup
 
     window = MainWindow(app_module.Settings.ephemeral(), warm=False)
     qtbot.addWidget(window)
     window.show()
     state = {"compiling": True}
     monkeypatch.setattr(service, "compiling", lambda: state["compiling"])
-    monkeypatch.setattr(tasks, "scanner_settled", lambda: True)
+    monkeypatch.setattr(warmup, "scanner_settled", lambda: True)
     timer = window.watch_compile(interval_ms=10)
     qtbot.waitUntil(window.compile_label.isVisible, timeout=5000)
     assert "compiling the trace scanner" in window.compile_label.text().lower()
