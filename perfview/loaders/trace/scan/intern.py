@@ -35,7 +35,7 @@ def _same(buf: np.ndarray, a: int, b: int, length: int) -> bool:
     return True
 
 
-@leaf
+@njit(cache=True, nogil=True, inline="always")
 def _intern(
     t: int, buf: np.ndarray, s: int, length: int, lower: bool,
     slots: np.ndarray, hashes: np.ndarray, starts: np.ndarray, lens: np.ndarray, counts: np.ndarray,

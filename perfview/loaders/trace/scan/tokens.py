@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from perfview.loaders.trace.scan.byte_ops import load_u64
 
@@ -75,13 +76,28 @@ def leaf(fn: F) -> F:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def plain_word(w: np.uint64) -> bool:
-    """True when none of the 8 bytes in `w` is a quote, a backslash, a control or non-ASCII:
-    the zero-byte tests of "Bit Twiddling Hacks", each exact for its lowest hit."""
+def stop_bits(w: np.uint64) -> np.uint64:
+    """The high bit of each of the 8 bytes in `w` that may be a quote, a backslash, a control
+    or non-ASCII (0: none is): the zero-byte tests of "Bit Twiddling Hacks", each exact for
+    its lowest hit, so the lowest bit set marks the first such byte exactly."""
     stop = (w ^ QUOTES) - ONES & ~(w ^ QUOTES)
     stop |= (w ^ BACKSLASHES) - ONES & ~(w ^ BACKSLASHES)
     stop |= w - CONTROLS & ~w
-    return bool(((stop | w) & HIGHS) == 0)
+    return (stop | w) & HIGHS
+
+
+@njit(cache=True, nogil=True, inline="always")
+def skip_plain(buf: np.ndarray, j: int, n: int) -> int:
+    """Index of the first byte at or after j that a string scan must look at (`STRING_STOP`),
+    or a position within 8 bytes of n: 8 bytes per step, and the stopping word's first such
+    byte found by counting trailing zero bits instead of a byte loop, whose last, mispredicted
+    branch cost more than the words on short strings (keys, names)."""
+    while j + 8 <= n:
+        stop = stop_bits(load_u64(buf, j))
+        if stop != 0:
+            return j + (trailing_zeros(stop) >> 3)
+        j += 8
+    return j
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -136,8 +152,7 @@ def string(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
     """
     j = i + 1
     if SWAR:
-        while j + 8 <= n and plain_word(load_u64(buf, j)):
-            j += 8
+        j = skip_plain(buf, j, n)
     while j < n and not STRING_STOP[buf[j]]:
         j += 1
     if j < n and buf[j] == 34:
@@ -151,8 +166,7 @@ def string_rest(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
     flags = 0
     while i < n:
         if SWAR:
-            while i + 8 <= n and plain_word(load_u64(buf, i)):
-                i += 8
+            i = skip_plain(buf, i, n)
         while i < n and not STRING_STOP[buf[i]]:
             i += 1
         if i >= n:
