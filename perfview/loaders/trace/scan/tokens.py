@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
 from perfview.loaders.trace.scan.byte_ops import load_u64
 
@@ -60,6 +60,7 @@ SIMPLE_ESCAPE[np.frombuffer(b'"\\/bfnrt', dtype=np.uint8)] = True
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+trailing_zeros: Any = _trailing_zeros  # an intrinsic: its typing stub shows the codegen's args
 
 
 def leaf(fn: F) -> F:
