@@ -96,7 +96,8 @@ def skip_plain(buf: np.ndarray, j: int, n: int) -> int:
     while j + 8 <= n:
         stop = stop_bits(load_u64(buf, j))
         if stop != 0:
-            return j + (trailing_zeros(stop) >> 3)
+            skipped: int = trailing_zeros(stop) >> 3
+            return j + skipped
         j += 8
     return j
 
