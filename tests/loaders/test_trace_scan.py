@@ -508,12 +508,13 @@ def test_both_decoders_read_the_one_table_of_fields() -> None:
     """The scanner's key words and the general path's structs come from `fields`."""
     from perfview.loaders.trace import fields, general, kept
     from perfview.loaders.trace.scan import events
+    from perfview.loaders.trace.scan.keys import table_words
 
     def keys(flat: np.ndarray, offs: np.ndarray) -> list[str]:
         return [bytes(flat[a:b]).decode() for a, b in itertools.pairwise(offs.tolist())]
 
-    assert keys(events.EV_WORDS, events.EV_OFFS) == [f.key for f in fields.EVENT]
-    assert keys(events.ARG_WORDS, events.ARG_OFFS) == [f.key for f in fields.KINETO_ARGS]
+    assert table_words(events.EV_KEYS) == [f.key for f in fields.EVENT]
+    assert table_words(events.ARG_KEYS) == [f.key for f in fields.KINETO_ARGS]
     assert keys(scan_args.MEM_WORDS, scan_args.MEM_OFFS) == [f.key for f in fields.MEMORY_ARGS]
     for struct in (general.TypedEvent, kept.Event):
         assert struct.__struct_encode_fields__ == tuple(f.key for f in fields.EVENT)

@@ -25,11 +25,11 @@ from numba import njit
 
 from perfview.loaders.trace import fields
 from perfview.loaders.trace.scan.intern import N_TABLES, _intern, _same
+from perfview.loaders.trace.scan.keys import key_table, match_key
 from perfview.loaders.trace.scan.tokens import (
     MAX_DEPTH,
     leaf,
     literal,
-    match,
     number,
     skip_value,
     skip_ws,
@@ -52,7 +52,7 @@ N_U8 = 5
 
 
 # event keys and kineto arg keys: the table in `fields`, ids = positions in it
-EV_WORDS, EV_OFFS = fields.words(fields.EVENT)
+EV_KEYS = key_table([f.key for f in fields.EVENT])
 K_PH, K_NAME, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_ARGS, K_ID, K_ID2, K_BP, K_S = (
     fields.index(fields.EVENT, a)
     for a in ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id", "id2", "bp", "s")
@@ -61,7 +61,7 @@ _KIND_CODES = {fields.TEXT: 0, fields.KEY: 1, fields.TIME: 2, fields.ID: 3, fiel
 KIND_TEXT, KIND_KEY, KIND_TIME, KIND_RAW = 0, 1, 2, 3
 EV_KINDS = np.array([_KIND_CODES[f.kind] for f in fields.EVENT], dtype=np.int8)
 N_KEYS = len(fields.EVENT)
-ARG_WORDS, ARG_OFFS = fields.words(fields.KINETO_ARGS)
+ARG_KEYS = key_table([f.key for f in fields.KINETO_ARGS])
 A_CORR, A_EXT, A_EXTL, A_DIMS, A_DIMSL = (
     fields.index(fields.KINETO_ARGS, a)
     for a in ("correlation", "ext", "ext_lower", "dims", "dims_lower")
@@ -98,7 +98,7 @@ def _args(
         i, kf = string(buf, i, n)
         if i < 0:
             return i, 0, 0, 0, 0, 0
-        key = match(buf, ks, i - 1 - ks, ARG_WORDS, ARG_OFFS)
+        key = match_key(buf, ks, i - 1 - ks, n, ARG_KEYS)
         if kf & 1:
             return -1, 0, 0, 0, 0, 0  # an escaped key might spell one of ours
         i = skip_ws(buf, i, n)
@@ -181,7 +181,7 @@ def _event(
             i, kf = string(buf, i, n)
             if i < 0:
                 return i
-            key = match(buf, ks, i - 1 - ks, EV_WORDS, EV_OFFS)
+            key = match_key(buf, ks, i - 1 - ks, n, EV_KEYS)
             if kf & 1:
                 return -1
             i = skip_ws(buf, i, n)

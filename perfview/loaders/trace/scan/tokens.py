@@ -96,7 +96,7 @@ def skip_plain(buf: np.ndarray, j: int, n: int) -> int:
     while j + 8 <= n:
         stop = stop_bits(load_u64(buf, j))
         if stop != 0:
-            skipped: int = trailing_zeros(stop) >> 3
+            skipped = int(trailing_zeros(stop)) >> 3  # int64 + uint64 would be float64
             return j + skipped
         j += 8
     return j
