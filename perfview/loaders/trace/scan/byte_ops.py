@@ -2,9 +2,10 @@
 
 * `load_u64(arr, i)`: the 8 bytes at arr[i:i + 8] as one little-endian word, in one unaligned
   load, so strings and names are read and compared 8 bytes per step;
-* `move_bytes(arr, dst, src, count)`: memmove inside one uint8 array.
+* `move_bytes(arr, dst, src, count)`: memmove inside one uint8 array;
+* `prefetch(arr, offset)`: a cache prefetch of one element (a hint, see `scan.intern`).
 
-Both are called from `@njit` code only, and check no bounds (the callers do).
+All are called from `@njit` code only, and check no bounds (the callers do).
 """
 
 from __future__ import annotations
@@ -55,7 +56,29 @@ def _move_bytes(typingctx, arr, dst, src, count):  # type: ignore[no-untyped-def
     return types.none(arr, dst, src, count), codegen
 
 
+def _prefetch(typingctx, arr, offset):  # type: ignore[no-untyped-def]
+    """Prefetch the cache line of arr's element at flat `offset` (C order) for reading: a hint,
+    harmless out of bounds (the caller keeps it in bounds anyway)."""
+    if not isinstance(arr, types.Array) or not isinstance(offset, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        index = builder.sext(args[1], i64) if args[1].type.width < 64 else args[1]
+        pointer = builder.bitcast(cgutils.gep(builder, data, index), ir.IntType(8).as_pointer())
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32]),
+            "llvm.prefetch.p0i8",
+        )
+        builder.call(fn, [pointer, i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return types.none(arr, offset), codegen
+
+
 load_u64: Any = intrinsic(_load_u64)
+prefetch: Any = intrinsic(_prefetch)
 move_bytes: Any = intrinsic(_move_bytes)
 
-__all__ = ["load_u64", "move_bytes"]
+__all__ = ["load_u64", "move_bytes", "prefetch"]

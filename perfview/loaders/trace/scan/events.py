@@ -24,7 +24,14 @@ import numpy as np
 from numba import njit
 
 from perfview.loaders.trace import fields
-from perfview.loaders.trace.scan.intern import N_TABLES, _intern, _same
+from perfview.loaders.trace.scan.intern import (
+    N_TABLES,
+    _intern,
+    _intern_hashed,
+    _same,
+    hash_span,
+    prefetch_slot,
+)
 from perfview.loaders.trace.scan.keys import key_table, match_key
 from perfview.loaders.trace.scan.tokens import (
     MAX_DEPTH,
@@ -148,6 +155,16 @@ def _args(
     return i + 1, ids[0], ids[1], ids[2], dims[d], dims[d + 1]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _unquoted(buf: np.ndarray, a: int, b: int) -> tuple[int, int]:
+    """The span buf[a:b] without its surrounding quotes (a flow id is kept as written)."""
+    while a < b and buf[a] == 34:
+        a += 1
+    while b > a and buf[b - 1] == 34:
+        b -= 1
+    return a, b
+
+
 @leaf
 def _event(
     buf: np.ndarray, i: int, n: int, scratch: np.ndarray, stack: np.ndarray, m: int,
@@ -170,6 +187,7 @@ def _event(
     ts_ok = dur_ok = 0
     corr = ext = extl = -1
     dims_s = dims_l = 0
+    id_hash = np.uint64(0)  # the flow id's hash, taken (and its slot prefetched) when read
     i = skip_ws(buf, i + 1, n)
     if i >= n:
         return -2
@@ -237,6 +255,10 @@ def _event(
                 )
             else:
                 i = skip_value(buf, i, n, stack)
+                if key == K_ID and i >= 0:
+                    a, b = _unquoted(buf, vs, i)
+                    id_hash = hash_span(buf, a, b - a, True)
+                    prefetch_slot(T_ID, id_hash, slots)
             if i < 0:
                 return i
             if key >= 0:
@@ -270,7 +292,7 @@ def _event(
         # with that value's bytes before hashing
         prev = codes[col, m - 1] if m > 0 else -1
         same = prev >= 0 and tlens[tab, prev] == sl[key]
-        if same and _same(buf, tstarts[tab, prev], sp[key], sl[key]):
+        if same and _same(buf, tstarts[tab, prev], sp[key], sl[key], False):
             codes[col, m] = prev
         else:
             codes[col, m] = _intern(
@@ -285,12 +307,12 @@ def _event(
     if _ID_PC[pc]:
         k = K_ID if sp[K_ID] >= 0 else K_ID2
         a = sp[k] if sp[k] >= 0 else 0
-        b = a + sl[k]
-        while a < b and buf[a] == 34:
-            a += 1
-        while b > a and buf[b - 1] == 34:
-            b -= 1
-        codes[C_ID, m] = _intern(T_ID, buf, a, b - a, True, slots, hashes, tstarts, tlens, counts)
+        a, b = _unquoted(buf, a, a + sl[k])
+        if k != K_ID:
+            id_hash = hash_span(buf, a, b - a, True)
+        codes[C_ID, m] = _intern_hashed(
+            T_ID, id_hash, buf, a, b - a, True, slots, hashes, tstarts, tlens, counts
+        )
     else:
         codes[C_ID, m] = -1
     i64[I_TS, m] = ts

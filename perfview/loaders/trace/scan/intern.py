@@ -12,27 +12,85 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.trace.scan.byte_ops import load_u64
-from perfview.loaders.trace.scan.tokens import leaf, lower_ascii
+from perfview.loaders.trace.scan.byte_ops import load_u64, prefetch
 
 N_TABLES = 6  # rows of the table arrays: the scanner's T_* tables
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)
+LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+HIGHS = np.uint64(0x8080808080808080)
+AT_LEAST_A = np.uint64(0x3F3F3F3F3F3F3F3F)  # + a 7-bit byte: high bit set when >= 'A' (0x41)
+ABOVE_Z = np.uint64(0x2525252525252525)  # high bit set when > 'Z' (0x5A)
 
 
-@leaf
-def _same(buf: np.ndarray, a: int, b: int, length: int) -> bool:
-    """buf[a:a+length] == buf[b:b+length], 8 bytes per step."""
+@njit(cache=True, nogil=True, inline="always")
+def lower_word(w: np.uint64) -> np.uint64:
+    """`w` with each of its 8 bytes in A-Z lowercased, every other byte kept (as
+    `lower_ascii`): a byte is upper when ASCII, >= 'A' and not > 'Z', each test the high bit
+    of its 7 low bits plus a constant (no carry leaves a byte)."""
+    low7 = w & LOW7
+    upper = (low7 + AT_LEAST_A) & ~(low7 + ABOVE_Z) & ~w & HIGHS
+    return w | (upper >> np.uint64(2))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word(buf: np.ndarray, s: int, length: int) -> np.uint64:
+    """The first min(length, 8) bytes at buf[s], zero-padded, as a little-endian word."""
+    w: np.uint64
+    if s + 8 <= len(buf):
+        w = load_u64(buf, s)
+        if length < 8:
+            w &= (np.uint64(1) << np.uint64(8 * length)) - np.uint64(1)
+        return w
+    w = np.uint64(0)
+    for j in range(min(length, 8)):
+        w |= np.uint64(buf[s + j]) << np.uint64(8 * j)
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same(buf: np.ndarray, a: int, b: int, length: int, lower: bool) -> bool:
+    """buf[a:a+length] == buf[b:b+length] (ASCII case ignored when `lower`), 8 bytes per
+    step: the last step re-reads bytes already compared rather than going byte by byte."""
+    if length < 8:
+        x, y = _word(buf, a, length), _word(buf, b, length)
+        return bool(lower_word(x) == lower_word(y)) if lower else bool(x == y)
     j = 0
-    while j + 8 <= length:
-        if load_u64(buf, a + j) != load_u64(buf, b + j):
+    while True:
+        if j > length - 8:
+            j = length - 8
+        x, y = load_u64(buf, a + j), load_u64(buf, b + j)
+        if (lower_word(x) != lower_word(y)) if lower else (x != y):
             return False
+        if j == length - 8:
+            return True
         j += 8
-    while j < length:
-        if buf[a + j] != buf[b + j]:
-            return False
-        j += 1
-    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hash_span(buf: np.ndarray, s: int, length: int, lower: bool) -> np.uint64:
+    """Hash of buf[s:s+length] (ASCII-lowercased when `lower`) for `_intern`.
+
+    It reads only the first and last 8 bytes (plus the length): names repeat far more than
+    they differ, so a cheap hash and one full comparison on a hit beat hashing every byte.
+    Distinct values with a colliding hash only probe further; they never merge."""
+    head = _word(buf, s, length)
+    tail = load_u64(buf, s + length - 8) if length > 8 else np.uint64(0)
+    if lower:
+        head, tail = lower_word(head), lower_word(tail)
+    h = ((FNV_OFFSET ^ np.uint64(length)) ^ head) * FNV_PRIME
+    h = (h ^ tail) * FNV_PRIME
+    h ^= h >> np.uint64(29)
+    h ^= h >> np.uint64(47)
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_slot(t: int, h: np.uint64, slots: np.ndarray) -> None:
+    """Ask for the cache line of the slot where `_intern` will look up hash h in table t: in a
+    big table (a 1 GB trace's flow ids) that slot is a cache miss, which the scanner can wait
+    for while it reads the rest of the event."""
+    prefetch(slots, t * slots.shape[1] + np.int64(h & np.uint64(slots.shape[1] - 1)))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -40,30 +98,17 @@ def _intern(
     t: int, buf: np.ndarray, s: int, length: int, lower: bool,
     slots: np.ndarray, hashes: np.ndarray, starts: np.ndarray, lens: np.ndarray, counts: np.ndarray,
 ) -> int:  # fmt: skip
-    """Code of buf[s:s+length] in table t (ASCII-lowercased when `lower`), added when new.
+    """Code of buf[s:s+length] in table t (ASCII-lowercased when `lower`), added when new."""
+    h = hash_span(buf, s, length, lower)
+    return _intern_hashed(t, h, buf, s, length, lower, slots, hashes, starts, lens, counts)
 
-    The hash reads at most the first and last 8 bytes (plus the length): names repeat far
-    more than they differ, so a cheap hash and one full comparison on a hit beat hashing every
-    byte. Distinct values with a colliding hash only probe further; they never merge.
-    """
-    h = FNV_OFFSET ^ np.uint64(length)
-    if length >= 8 and not lower:  # two word loads, two multiplies
-        h = (h ^ load_u64(buf, s)) * FNV_PRIME
-        h = (h ^ load_u64(buf, s + length - 8)) * FNV_PRIME
-    else:
-        head = min(length, 8)
-        for j in range(s, s + head):
-            c = buf[j]
-            if lower:
-                c = lower_ascii(c)
-            h = (h ^ np.uint64(c)) * FNV_PRIME
-        for j in range(max(s + head, s + length - 8), s + length):
-            c = buf[j]
-            if lower:
-                c = lower_ascii(c)
-            h = (h ^ np.uint64(c)) * FNV_PRIME
-    h ^= h >> np.uint64(29)
-    h ^= h >> np.uint64(47)
+
+@njit(cache=True, nogil=True, inline="always")
+def _intern_hashed(
+    t: int, h: np.uint64, buf: np.ndarray, s: int, length: int, lower: bool,
+    slots: np.ndarray, hashes: np.ndarray, starts: np.ndarray, lens: np.ndarray, counts: np.ndarray,
+) -> int:  # fmt: skip
+    """`_intern` with the span's `hash_span` already computed."""
     mask = slots.shape[1] - 1
     k = np.int64(h & np.uint64(mask))
     while True:
@@ -76,25 +121,9 @@ def _intern(
             lens[t, code] = length
             counts[t] = code + 1
             return code
-        if hashes[t, code] == h and lens[t, code] == length:
-            a = starts[t, code]
-            if not lower:
-                if _same(buf, a, s, length):
-                    return code
-                k = (k + 1) & mask
-                continue
-            same = True
-            for j in range(length):
-                x = buf[a + j]
-                y = buf[s + j]
-                if lower:
-                    x = lower_ascii(x)
-                    y = lower_ascii(y)
-                if x != y:
-                    same = False
-                    break
-            if same:
-                return code
+        same = hashes[t, code] == h and lens[t, code] == length
+        if same and (length == 0 or _same(buf, starts[t, code], s, length, lower)):
+            return code
         k = (k + 1) & mask
 
 
@@ -171,4 +200,4 @@ class Tables:
         return list(zip(self.starts[t, :k].tolist(), self.lens[t, :k].tolist(), strict=True))
 
 
-__all__ = ["N_TABLES", "Tables", "intern_spans", "rehash"]
+__all__ = ["N_TABLES", "Tables", "hash_span", "intern_spans", "prefetch_slot", "rehash"]
