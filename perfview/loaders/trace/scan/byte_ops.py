@@ -68,7 +68,8 @@ def _prefetch(typingctx, arr, offset):  # type: ignore[no-untyped-def]
         index = builder.sext(args[1], i64) if args[1].type.width < 64 else args[1]
         pointer = builder.bitcast(cgutils.gep(builder, data, index), ir.IntType(8).as_pointer())
         fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32]),
+            builder.module,
+            ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32]),
             "llvm.prefetch.p0i8",
         )
         builder.call(fn, [pointer, i32(0), i32(3), i32(1)])  # read, keep in all levels, data

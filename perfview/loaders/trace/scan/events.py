@@ -133,7 +133,12 @@ def _args(
                 return -1, 0, 0, 0, 0, 0
         else:
             vs = i
-            i = skip_value(buf, i, n, stack)
+            if c == 45 or 48 <= c <= 57:  # most other args are numbers: no skip_value loop
+                i, kind, _v = number(buf, i, n, 0)
+                if kind == 0:
+                    return (-2 if i >= n else -1), 0, 0, 0, 0, 0
+            else:
+                i = skip_value(buf, i, n, stack)
             if key >= A_DIMS and i >= 0:
                 dims[2 * (key - A_DIMS)] = vs
                 dims[2 * (key - A_DIMS) + 1] = i - vs
