@@ -24,8 +24,8 @@ from perfview.loaders import trace
 from perfview.loaders.trace.numbers import parse_decimal
 from perfview.loaders.trace.read import read_bytes
 from perfview.loaders.trace.scan import args as scan_args
+from perfview.loaders.trace.scan import digits, tokens
 from perfview.loaders.trace.scan import parallel as trace_parallel
-from perfview.loaders.trace.scan import tokens
 from tests.conftest import sample
 from tests.loaders.test_chrome_trace import TRACE_SAMPLES, _same_bundles
 
@@ -372,14 +372,30 @@ def test_numbers_match_parse_decimal() -> None:
     rng = np.random.default_rng(7)
     texts = [f"{rng.integers(-(10**6), 10**15)}.{rng.integers(0, 10**9):09d}" for _ in range(2000)]
     texts += ["0", "-0", "0.0005", "-0.0005", "1.9995", "9.99999", "123", "4.5", "0.00049"]
+    # every length of integer part (read 8 digits per step) and of fraction
+    texts += [f"{'9876543210' * 2}"[:w] + (f".{'1234567895' * 2}"[: f + 1] if f else "")
+              for w in range(1, 16) for f in range(0, 14)]  # fmt: skip
     for scale in (0, 3):
         expected, ok = parse_decimal("\n".join(texts).encode(), len(texts), scale)
         assert ok.all()
         for text, want in zip(texts, expected.tolist(), strict=True):
-            buf = np.frombuffer(bytearray(text.encode() + b" "), dtype=np.uint8)
-            end, kind, value = tokens.number(buf, 0, len(buf), scale)
-            assert (end, value) == (len(text), want), text
-            assert kind == (2 if "." in text else 1)
+            for tail in (b" ", b"}" * 9, b""):  # the last: digits read one by one at the end
+                buf = np.frombuffer(bytearray(text.encode() + tail), dtype=np.uint8)
+                end, kind, value = digits.number(buf, 0, len(buf), scale)
+                assert (end, value) == (len(text), want), text
+                assert kind == (2 if "." in text else 1)
+
+
+def test_numbers_the_general_path_must_judge() -> None:
+    """Exponents, too many digits, leading zeros and cut numbers: the kinds that send a file
+    to the general path, at every position in a word."""
+    cases = {b"1e5": 3, b"-2.5E-3": 3, b"1" * 19: 4, b"1" * 25 + b".5": 4, b"01": 0,
+             b"-": 0, b"1.": 0, b"1.e3": 0, b"-x": 0, b"9223372036854776": 4}  # fmt: skip
+    for text, kind in cases.items():
+        for pad in range(9):
+            buf = np.frombuffer(bytearray(b" " * pad + text + b","), dtype=np.uint8)
+            got = digits.number(buf, pad, len(buf), 3)[1]
+            assert got == kind, (text, pad)
 
 
 def test_strings_end_where_msgspec_says_at_every_offset() -> None:

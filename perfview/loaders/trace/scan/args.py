@@ -16,11 +16,11 @@ from numba import njit
 from perfview.loaders.trace import fields
 from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan.byte_ops import move_bytes
+from perfview.loaders.trace.scan.digits import number
 from perfview.loaders.trace.scan.tokens import (
     MAX_DEPTH,
     literal,
     match,
-    number,
     skip_value,
     skip_ws,
     string,

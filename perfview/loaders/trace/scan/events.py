@@ -24,6 +24,8 @@ import numpy as np
 from numba import njit
 
 from perfview.loaders.trace import fields
+from perfview.loaders.trace.scan.byte_ops import leaf
+from perfview.loaders.trace.scan.digits import number
 from perfview.loaders.trace.scan.intern import (
     N_TABLES,
     _intern,
@@ -33,15 +35,7 @@ from perfview.loaders.trace.scan.intern import (
     prefetch_slot,
 )
 from perfview.loaders.trace.scan.keys import key_table, match_key
-from perfview.loaders.trace.scan.tokens import (
-    MAX_DEPTH,
-    leaf,
-    literal,
-    number,
-    skip_value,
-    skip_ws,
-    string,
-)
+from perfview.loaders.trace.scan.tokens import MAX_DEPTH, literal, skip_value, skip_ws, string
 
 # scan statuses
 END, FULL, GROW, STOPPED, ODD, TRUNC = 0, 1, 2, 3, 4, 5

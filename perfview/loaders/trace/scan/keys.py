@@ -81,7 +81,7 @@ def match_key(buf: np.ndarray, s: int, length: int, n: int, table: np.ndarray) -
         return -1
     if length > 8 and load_u64(buf, s + length - 8) != row[3]:
         return -1
-    return int(row[0]) - 1
+    return np.int64(row[0]) - 1  # type: ignore[return-value]  # (uint64 - int is float64)
 
 
 __all__ = ["SLOTS", "key_table", "match_key", "table_words"]

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
-from perfview.loaders.trace.scan.byte_ops import load_u64
+from perfview.loaders.trace.scan.byte_ops import leaf, load_u64, trailing_zeros
+from perfview.loaders.trace.scan.digits import number
 
 
 def _load_numba_registries() -> None:
@@ -40,8 +38,6 @@ def _load_numba_registries() -> None:
 
 _load_numba_registries()
 MAX_DEPTH = 512  # nesting inside one event; deeper goes to the general path
-INT_DIGITS = 18  # integer parts longer than this go to the general path (as parse_decimal)
-LIMIT_US = (2**63 - 1 - 1000) // 1000  # whole µs whose ns fit int64
 STRING_STOP = np.zeros(
     256, dtype=np.bool_
 )  # bytes a string scan must look at: " \ controls, non-ASCII
@@ -57,23 +53,6 @@ BACKSLASHES = np.uint64(0x5C5C5C5C5C5C5C5C)
 CONTROLS = np.uint64(0x2020202020202020)
 SIMPLE_ESCAPE = np.zeros(256, dtype=np.bool_)
 SIMPLE_ESCAPE[np.frombuffer(b'"\\/bfnrt', dtype=np.uint8)] = True
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-trailing_zeros: Any = _trailing_zeros  # an intrinsic: its typing stub shows the codegen's args
-
-
-def leaf(fn: F) -> F:
-    """`njit` for the scanner's per-token functions: cached on disk, GIL-free, and without
-    numba's reference counting (`_nrt=False`).
-
-    They never allocate, and counting would make every call two atomic updates of the file
-    buffer's count: one cache line that all scan threads fight over. That cost a single
-    thread 25% of its time and held two threads to 1.3x one.
-    """
-    options: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}  # _nrt: not typed
-    compiled: F = njit(**options)(fn)
-    return compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -96,7 +75,7 @@ def skip_plain(buf: np.ndarray, j: int, n: int) -> int:
     while j + 8 <= n:
         stop = stop_bits(load_u64(buf, j))
         if stop != 0:
-            skipped = int(trailing_zeros(stop)) >> 3  # int64 + uint64 would be float64
+            skipped = trailing_zeros(stop) >> 3
             return j + skipped
         j += 8
     return j
@@ -203,66 +182,6 @@ def string_rest(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
         else:
             i += 1
     return -2, 0
-
-
-@leaf
-def number(buf: np.ndarray, i: int, n: int, scale: int) -> tuple[int, int, int]:
-    """(end, kind, value) of the JSON number at buf[i]; kind 0 invalid, 1 integer, 2 decimal,
-    3 exponent (value unset), 4 too many digits. value = number × 10**scale (scale 0 or 3),
-    the digit after the kept ones rounding half up (as parse_decimal)."""
-    neg = False
-    if buf[i] == 45:
-        neg = True
-        i += 1
-    if i >= n or not (48 <= buf[i] <= 57):
-        return i, 0, 0
-    whole = 0
-    digits = 0
-    if buf[i] == 48:
-        i += 1
-        digits = 1
-        if i < n and 48 <= buf[i] <= 57:
-            return i, 0, 0
-    else:
-        while i < n and 48 <= buf[i] <= 57:
-            if digits < INT_DIGITS:
-                whole = whole * 10 + (buf[i] - 48)
-            digits += 1
-            i += 1
-    kind = 1
-    frac = 0
-    nfrac = 0
-    if i < n and buf[i] == 46:
-        i += 1
-        if i >= n or not (48 <= buf[i] <= 57):
-            return i, 0, 0
-        while i < n and 48 <= buf[i] <= 57:
-            if nfrac <= scale:
-                frac = frac * 10 + (buf[i] - 48)
-                nfrac += 1
-            i += 1
-        kind = 2
-    if i < n and (buf[i] == 101 or buf[i] == 69):
-        i += 1
-        if i < n and (buf[i] == 43 or buf[i] == 45):
-            i += 1
-        if i >= n or not (48 <= buf[i] <= 57):
-            return i, 0, 0
-        while i < n and 48 <= buf[i] <= 57:
-            i += 1
-        return i, 3, 0
-    if digits > INT_DIGITS:
-        return i, 4, 0
-    while nfrac <= scale:
-        frac *= 10
-        nfrac += 1
-    if scale == 3:
-        if whole > LIMIT_US:
-            return i, 4, 0
-        value = whole * 1000 + (frac + 5) // 10
-    else:
-        value = whole + (frac + 5) // 10
-    return i, kind, -value if neg else value
 
 
 @leaf
