@@ -56,6 +56,10 @@ def kernels() -> tuple[Any, Any]:
     if not _COMPILED:
         from numba import njit
 
+        from perfview.core import numba_registries
+
+        numba_registries.load()
+
         options: dict[str, Any] = {"cache": True, "nogil": True}
         _COMPILED["nearest"] = njit(**options)(_nearest_member_pass)
         _COMPILED["same"] = njit(**options)(_same_name_pass)

@@ -101,6 +101,10 @@ def kernels() -> tuple[Any, Any]:
     if not _COMPILED:
         from numba import njit
 
+        from perfview.core import numba_registries
+
+        numba_registries.load()
+
         options: dict[str, Any] = {"cache": True, "nogil": True}
         _COMPILED["rows"] = njit(**options)(_first_fit_rows)
         _COMPILED["nest"] = njit(**options)(_nest_rows)

@@ -8,35 +8,16 @@ the buffer ended inside the token (a truncated file).
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 import numpy as np
 from numba import njit
 
+from perfview.core import numba_registries
 from perfview.loaders.trace.scan.byte_ops import leaf, load_u64, trailing_zeros
 from perfview.loaders.trace.scan.digits import number
 
-
-def _load_numba_registries() -> None:
-    """Import numba's array registry now, without letting it import scipy.linalg.
-
-    numba imports it on its first compile or cache load, and it imports scipy.linalg (when
-    scipy is installed) only to choose a BLAS inner product for np.cov and the like, which
-    nothing here calls; that import alone cost 0.15-0.2 s of every cold start. Without it numba
-    uses its own inner product loop. Anything else that imports scipy.linalg later gets it.
-    """
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
-        return
-    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import fails fast
-    try:
-        importlib.import_module("numba.np.arraymath")
-    finally:
-        if sys.modules.get("scipy.linalg", 0) is None:
-            del sys.modules["scipy.linalg"]
-
-
-_load_numba_registries()
+numba_registries.load()
 MAX_DEPTH = 512  # nesting inside one event; deeper goes to the general path
 STRING_STOP = np.zeros(
     256, dtype=np.bool_
