@@ -18,6 +18,9 @@ from typing import Any, TypeVar
 import numpy as np
 from numba import njit
 
+from perfview.core import numba_registries
+
+numba_registries.load()  # before any of this package compiles or loads code
 MIX = np.uint64(0x9E3779B97F4A7C15)
 # node table columns: the key, then the site's live count and bytes now and at the last peak
 # and the thread slot that first pushed it (memray hides the launcher's frames on the main

@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from perfview.core import numba_registries
+
+numba_registries.load()  # before any of this package compiles or loads code
 # Value kinds.
 K_NONE, K_FALSE, K_TRUE, K_INT, K_FLOAT, K_STR, K_BYTES, K_DICT, K_LIST, K_TUPLE = range(10)
 K_MISSING = 255  # a memo slot never written; a field a dict lacks (extraction)
