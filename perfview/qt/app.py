@@ -23,6 +23,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from perfview import __version__, startup_stamps
+from perfview.qt import pyside_features
 from perfview.qt.settings import APPLICATION, ORGANIZATION, Settings
 
 ICON = Path(__file__).resolve().parent.parent / "resources" / "icons" / "perfview.svg"
@@ -222,6 +223,7 @@ def _start_window(args: argparse.Namespace) -> tuple[QWidget, object | None]:
 
 def main(argv: list[str] | None = None) -> int:
     """Start the GUI (or take a screenshot); returns the process exit code."""
+    pyside_features.install()  # before the window's ~750 imports (see its docstring)
     args, qt_args = parse_args(list(sys.argv[1:] if argv is None else argv))
     if not _choose_platform(bool(args.screenshot), qt_args):
         print(
