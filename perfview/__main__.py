@@ -15,9 +15,10 @@ def run() -> None:
     from perfview.cli import main, opens_window
 
     if opens_window(sys.argv[1:]):
-        from perfview import startup_gc
+        from perfview import preload, startup_gc
 
         startup_gc.hold()  # the window's start-up makes little garbage (see startup_gc)
+        preload.start(sys.argv[1:])  # a big .prof parses on the other core (see preload)
     sys.exit(main(quick_exit=True))
 
 

@@ -12,6 +12,7 @@ With no FILE the bundled example profile opens, so a first start shows something
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
@@ -22,7 +23,7 @@ from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from perfview import __version__, startup_stamps
+from perfview import __version__, preload, startup_stamps
 from perfview.qt import pyside_features
 from perfview.qt.settings import APPLICATION, ORGANIZATION, Settings
 
@@ -212,6 +213,8 @@ def _start_window(args: argparse.Namespace) -> tuple[QWidget, object | None]:
     server = _serve_instance(window) if not args.new_window else None
     if args.files:
         window.open_paths(args.files)
+        if preload.pending():  # it parses in a child meanwhile: import its first page's view
+            importlib.import_module(preload.FIRST_PAGE_VIEW)
     elif not args.compare:
         window.open_example()
     if args.compare:
