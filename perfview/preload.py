@@ -7,7 +7,7 @@ estimated call tree), then the first page. A second core sits idle meanwhile. `s
 by `perfview.__main__` before anything heavy is imported (no threads exist yet, so `fork` is
 safe), forks a child that loads the file with the ordinary loader and sends the pickled
 Bundle back through a pipe (~3 MB, a few ms each way); the load task `take`s it instead of
-parsing again. Only when it can pay: Linux (fork), one FILE and no other option that changes
+parsing again. Only when it can pay: Linux (fork), two CPUs or more, one FILE and no other option that changes
 what is opened, a pstats file (`.prof` name, a marshal dict's first byte) of at least `MIN_BYTES` (a
 small one loads in milliseconds, while the child's imports cost 0.3 s of CPU). Anything
 unexpected in the child (a LoadError included) sends nothing usable, and the window then loads
@@ -56,9 +56,17 @@ def _stamp(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
+def _cores() -> int:
+    """CPUs this process may run on: with one, a child only takes CPU from the window."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def wanted(argv: list[str], min_bytes: int = MIN_BYTES) -> Path | None:
     """The file to preload for the window's command line `argv`, or None."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork") or _cores() < 2:
         return None
     if any(a.split("=", 1)[0] in _SKIP_OPTIONS for a in argv):
         return None
