@@ -7,12 +7,14 @@ estimated call tree), then the first page. A second core sits idle meanwhile. `s
 by `perfview.__main__` before anything heavy is imported (no threads exist yet, so `fork` is
 safe), forks a child that loads the file with the ordinary loader and sends the pickled
 Bundle back through a pipe (~3 MB, a few ms each way); the load task `take`s it instead of
-parsing again. Only when it can pay: Linux (fork), two CPUs or more, one FILE and no other option that changes
-what is opened, a pstats file (`.prof` name, a marshal dict's first byte) of at least `MIN_BYTES` (a
-small one loads in milliseconds, while the child's imports cost 0.3 s of CPU). Anything
-unexpected in the child (a LoadError included) sends nothing usable, and the window then loads
-the file itself as before, so errors read exactly as they did. A child nobody takes from is
-killed when the process exits.
+parsing again.
+
+Only when it can pay: Linux (fork), two CPUs or more, one FILE and no option that changes
+what is opened, a pstats file (`.prof` name, a marshal dict's first byte) of at least
+`MIN_BYTES` (a small one loads in milliseconds, while the child's imports cost 0.3 s of CPU).
+Anything unexpected in the child (a LoadError included) sends nothing usable, and the window
+then loads the file itself as before, so errors read exactly as they did. A child nobody
+takes from is killed when the process exits.
 """
 
 from __future__ import annotations
