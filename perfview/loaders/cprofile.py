@@ -175,6 +175,15 @@ def _decode(data: bytes) -> dict[Any, Any]:
 
 
 def _key(key: Any) -> tuple[str, int, str]:
+    """A stats key as (file, line, function), checked. ~40k calls for a 10k-function profile:
+    the usual exact (str, int, str) tuple is answered first, with no `isinstance` of a union
+    (0.06 s there before); anything else takes the full checks."""
+    if type(key) is tuple and len(key) == 3:
+        file, line, func = key
+        if type(file) is str and type(line) is int and type(func) is str:
+            if not _INT_MIN <= line <= _INT_MAX:
+                raise LoadError(MALFORMED)
+            return key
     if (
         not isinstance(key, tuple)
         or len(key) != 3
