@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfview import startup_stamps
+
 MIN_BYTES = 256 * 1024
 MAX_BYTES = 512 * 1024 * 1024
 SUFFIXES = (".prof", ".pstats", ".cprof", ".profile")  # loaders.cprofile.EXTENSIONS
@@ -148,6 +150,7 @@ def take(path: Path | str) -> Any | None:
         if status != "ok" or _stamp(Path(path)) != child.stamp:
             return None
         bundle.path = Path(path)  # as the window named it, not as the command line did
+        startup_stamps.stamp("preload_taken")
         return bundle
     except Exception:  # a child killed midway: the window loads the file itself
         return None

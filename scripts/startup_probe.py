@@ -27,7 +27,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS = ("main", "window_shown", "window_built", "loaded", "tab_built", "first_page_drawn")
+EVENTS = (
+    "main",
+    "window_shown",
+    "window_built",
+    "preload_taken",  # a big .prof parsed in a child while the window started (perfview.preload)
+    "loaded",
+    "tab_built",
+    "first_page_drawn",
+)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ only sniffing a file."""
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,29 @@ def test_the_loaders_sniff_without_numba() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_a_big_prof_opens_from_the_preloading_child(tmp_path: Path) -> None:
+    """`python -m perfview BIG.prof` end to end (offscreen): the file is parsed in the child
+    forked at launch, the window takes its Bundle and draws the first page."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the preload forks: Linux only")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import startup_probe
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    big = tmp_path / "big.prof"
+    maker = ROOT / "scripts" / "make_big_pstats.py"
+    subprocess.run(
+        [sys.executable, str(maker), str(big), "--functions", "3000"],
+        check=True,
+        capture_output=True,
+    )
+    assert big.stat().st_size >= 256 * 1024  # preload.MIN_BYTES
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFVIEW_")}
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+    seen = startup_probe.launch_once(big, env, timeout=120)
+    assert "first_page_drawn" in seen, seen
+    assert "preload_taken" in seen, seen
+    assert seen["preload_taken"] <= seen["loaded"] <= seen["first_page_drawn"]
