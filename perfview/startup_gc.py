@@ -4,11 +4,15 @@ Starting the window imports Qt, numpy, pandas and pyqtgraph and builds the first
 a million long-lived objects, and almost no garbage. With the default thresholds the
 collector ran ~250 young and 20 middle collections and one or two full ones (each walking
 every object) before the first page was drawn: ~0.3 s of the start's ~1.3 s of CPU here.
-`hold` raises the thresholds so that start-up runs almost without collections; `release`
-(called once the start-up imports are done, `qt.warmup.warm_imports`) moves what exists into
-the permanent generation (`gc.freeze`, as the CLI does) and puts the thresholds back, so a
-long session collects as usual. Thresholds, not `gc.disable`: a load pauses the collector
-itself (`qt.tasks.collector_paused`) and must find it enabled to enable it again.
+`hold` raises the thresholds so that start-up runs almost without collections; `release`,
+called once the window is built and its files' loads have started (`qt.app`; the start-up
+warm-up calls it too), moves what exists into the permanent generation (`gc.freeze`, as the
+CLI does) and puts the thresholds back, so a long session collects as usual and no later
+full collection walks the start-up's objects again. No `gc.collect` first: the imports leave
+~1,000 garbage objects, and a full collection of the unfrozen heap then took 0.15-0.6 s with
+the GIL held, a freeze of the window just after it appeared. Thresholds, not `gc.disable`: a
+load pauses the collector itself (`qt.tasks.collector_paused`) and must find it enabled to
+enable it again.
 """
 
 from __future__ import annotations
