@@ -22,12 +22,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import pickle
 import signal
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from perfview import startup_stamps
 
@@ -41,8 +39,7 @@ _SKIP_OPTIONS = frozenset({"--screenshot", "--view", "--size", "--compare", "-h"
 FIRST_PAGE_VIEW = "perfview.qt.views.icicle_view"
 
 
-@dataclass
-class _Child:
+class _Child(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect` (5 ms before the fork)
     pid: int
     fd: int
     stamp: tuple[int, int]  # size, mtime_ns when forked: a file changed since is loaded again
@@ -114,6 +111,8 @@ def _child(path: Path, fd: int) -> None:
     """Load `path` and write the pickled ("ok", Bundle) to `fd`; ("no", None) when it is not
     a pstats file or does not load. Ends the process without running the parent's exit
     handlers."""
+    import pickle
+
     code = 0
     try:
         payload: tuple[str, Any] = ("no", None)
@@ -142,6 +141,8 @@ def take(path: Path | str) -> Any | None:
     child = _pending.pop(_key(path), None)
     if child is None:
         return None
+    import pickle
+
     chunks = []
     try:
         while chunk := os.read(child.fd, 1 << 20):
