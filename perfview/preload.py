@@ -2,19 +2,20 @@
 while the window imports Qt, pandas and pyqtgraph (stdlib only at import).
 
 The window's start is one thread's work: ~0.55 s of imports and building before it can load
-anything, then the load (0.4 s for a 10k-function profile: marshal checks, tables, the
+anything, then the load (0.2 s for a 10k-function profile: marshal checks, tables, the
 estimated call tree), then the first page. A second core sits idle meanwhile. `start`, called
 by `perfview.__main__` before anything heavy is imported (no threads exist yet, so `fork` is
 safe), forks a child that loads the file with the ordinary loader and sends the pickled
 Bundle back through a pipe (~3 MB, a few ms each way); the load task `take`s it instead of
 parsing again.
 
-Only when it can pay: Linux (fork), two CPUs or more, one FILE and no option that changes
-what is opened, a pstats file (`.prof` name, a marshal dict's first byte) of at least
-`MIN_BYTES` (a small one loads in milliseconds, while the child's imports cost 0.3 s of CPU).
-Anything unexpected in the child (a LoadError included) sends nothing usable, and the window
-then loads the file itself as before, so errors read exactly as they did. A child nobody
-takes from is killed when the process exits.
+Only when it can pay: Linux (fork), a CPU likely idle (`_idle_core`; `PERFVIEW_PRELOAD=0`
+or `=1` decides instead), one FILE and no option that changes what is opened, a pstats file
+(`.prof` name, a marshal dict's first byte) of at least `MIN_BYTES` (a small one loads in
+milliseconds, while the child's imports cost 0.3 s of CPU). Anything unexpected in the child
+(a LoadError included) sends nothing usable, and the window then loads the file itself as
+before, so errors read exactly as they did. A child nobody takes from is killed when the
+process exits.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 
 from perfview import startup_stamps
 
+ENV = "PERFVIEW_PRELOAD"  # "0": never, "1": whenever the file qualifies, even on a busy machine
 MIN_BYTES = 256 * 1024
 MAX_BYTES = 512 * 1024 * 1024
 SUFFIXES = (".prof", ".pstats", ".cprof", ".profile")  # loaders.cprofile.EXTENSIONS
@@ -57,17 +59,23 @@ def _stamp(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def _cores() -> int:
-    """CPUs this process may run on: with one, a child only takes CPU from the window."""
+def _idle_core() -> bool:
+    """True when a second CPU is likely free: two or more CPUs, and a 1-minute load average
+    below their number less one (on a busy machine the child's imports, 0.3 s of CPU, would
+    compete with the window's own instead of running beside them)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
+        return cores >= 2 and os.getloadavg()[0] < cores - 0.5
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        return False
 
 
 def wanted(argv: list[str], min_bytes: int = MIN_BYTES) -> Path | None:
     """The file to preload for the window's command line `argv`, or None."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork") or _cores() < 2:
+    choice = os.environ.get(ENV, "")
+    if choice == "0" or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return None
+    if choice != "1" and not _idle_core():
         return None
     if any(a.split("=", 1)[0] in _SKIP_OPTIONS for a in argv):
         return None
@@ -180,4 +188,13 @@ def pending() -> bool:
     return bool(_pending)
 
 
-__all__ = ["FIRST_PAGE_VIEW", "MIN_BYTES", "discard_all", "pending", "start", "take", "wanted"]
+__all__ = [
+    "ENV",
+    "FIRST_PAGE_VIEW",
+    "MIN_BYTES",
+    "discard_all",
+    "pending",
+    "start",
+    "take",
+    "wanted",
+]

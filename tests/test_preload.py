@@ -20,6 +20,12 @@ DATA = ROOT / "tests" / "data"
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork: Linux only")
 
 
+@pytest.fixture(autouse=True)
+def _always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests check what is preloaded, not whether this machine is busy right now."""
+    monkeypatch.setenv(preload.ENV, "1")
+
+
 def test_wanted_only_for_one_big_pstats_file_opened_plainly(tmp_path: Path) -> None:
     prof = DATA / "module_eval_collision.prof"
     assert preload.wanted([str(prof)], min_bytes=0) == prof
@@ -32,6 +38,11 @@ def test_wanted_only_for_one_big_pstats_file_opened_plainly(tmp_path: Path) -> N
     text.write_text("not a profile")
     assert preload.wanted([str(text)], min_bytes=0) is None
     assert preload.wanted([str(tmp_path / "missing.prof")], min_bytes=0) is None
+
+
+def test_never_when_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(preload.ENV, "0")
+    assert preload.wanted([str(DATA / "module_eval_collision.prof")], min_bytes=0) is None
 
 
 CHILD = """

@@ -102,7 +102,7 @@ def test_a_big_prof_opens_from_the_preloading_child(tmp_path: Path) -> None:
     )
     assert big.stat().st_size >= 256 * 1024  # preload.MIN_BYTES
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFVIEW_")}
-    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT), PERFVIEW_PRELOAD="1")
     seen = startup_probe.launch_once(big, env, timeout=120)
     assert "first_page_drawn" in seen, seen
     assert "preload_taken" in seen, seen
