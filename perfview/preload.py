@@ -9,7 +9,7 @@ safe), forks a child that loads the file with the ordinary loader and sends the 
 Bundle back through a pipe (~3 MB, a few ms each way); the load task `take`s it instead of
 parsing again.
 
-Only when it can pay: Linux (fork), a CPU likely idle (`_idle_core`; `PERFVIEW_PRELOAD=0`
+Only when it can pay: Linux (fork), a CPU idle at launch (`_idle_core`; `PERFVIEW_PRELOAD=0`
 or `=1` decides instead), one FILE and no option that changes what is opened, a pstats file
 (`.prof` name, a marshal dict's first byte) of at least `MIN_BYTES` (a small one loads in
 milliseconds, while the child's imports cost 0.3 s of CPU). Anything unexpected in the child
@@ -60,14 +60,19 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 def _idle_core() -> bool:
-    """True when a second CPU is likely free: two or more CPUs, and a 1-minute load average
-    below their number less one (on a busy machine the child's imports, 0.3 s of CPU, would
-    compete with the window's own instead of running beside them)."""
+    """True when a second CPU is free right now: two or more CPUs, and fewer other runnable
+    tasks than CPUs less one (`/proc/loadavg`'s running count, taken at the instant of the
+    launch: its 1-minute average lags by far more than a start lasts). On a busy machine the
+    child's imports (0.3 s of CPU) would compete with the window's instead of running beside
+    them: there the file is loaded in-process, as before."""
     try:
         cores = len(os.sched_getaffinity(0))
-        return cores >= 2 and os.getloadavg()[0] < cores - 0.5
-    except (AttributeError, OSError):
+        with open("/proc/loadavg", "rb") as fh:
+            running = int(fh.read().split()[3].split(b"/")[0])
+    except (AttributeError, OSError, ValueError, IndexError):
         return False
+    others = running - 1  # this process is running while it reads
+    return cores >= 2 and others <= cores - 2
 
 
 def wanted(argv: list[str], min_bytes: int = MIN_BYTES) -> Path | None:
