@@ -55,70 +55,68 @@ class Builder:
         self._gap: list[float] = np.asarray(graph.gap, dtype=np.float64).tolist()
 
     def expand(self, roots: np.ndarray, times: np.ndarray, counts: np.ndarray) -> None:
-        """Add the subtrees of `roots` under node 0, biggest first (snakeviz's split)."""
-        threshold = self.threshold
+        """Add the subtrees of `roots` under node 0, biggest first (snakeviz's split).
+
+        One loop with everything bound locally: it runs once per node (14k for a
+        10k-function profile), where attribute look-ups and calls were half the time."""
+        threshold, max_depth, max_nodes = self.threshold, self.max_depth, self.max_nodes
+        parents, frames, totals, calls = self.parents, self.frames, self.totals, self.calls
+        selfs, node_gaps = self.selfs, self.gaps
+        on_path, blocked = self.on_path, self.blocked
+        offsets, callee, ect, enc = self._offsets, self._callee, self._ect, self._enc
+        cums, gap = self._cum, self._gap
         # Stack items: (function, parent node, time, calls, depth) or (EXIT, function, ...).
         stack: list[Item] = [
             (int(roots[i]), 0, float(times[i]), float(counts[i]), 1)
             for i in np.argsort(times, kind="stable")
             if times[i] >= threshold
         ]
+        push, pop = stack.append, stack.pop
         while stack:
-            f, parent, t, c, depth = stack.pop()
+            f, parent, t, c, depth = pop()
             if f == EXIT:
-                self.on_path[parent] = 0
+                on_path[parent] = 0
                 continue
-            node = len(self.parents)
-            self.parents.append(parent)
-            self.frames.append(f)
-            self.totals.append(t)
-            self.calls.append(c)
-            own, cut = self._children(f, node, t, depth, stack)
-            self.selfs.append(own)
-            self.gaps.append(0.0 if cut else min(self._gap[f] * self._share(f, t), own))
-
-    def _share(self, f: int, t: float) -> float:
-        cum = self._cum[f]
-        return t / cum if cum > 0 else 0.0
-
-    def _children(
-        self,
-        f: int,
-        node: int,
-        t: float,
-        depth: int,
-        stack: list[tuple[int, int, float, float, int]],
-    ) -> tuple[float, bool]:
-        """Push the callees of node `node` (function `f`, time `t`) worth drawing; return the
-        node's self time and whether callees were left out on purpose (then their time is
-        self time, not a gap)."""
-        lo, hi = self._offsets[f], self._offsets[f + 1]
-        if hi <= lo or self._cum[f] <= 0:
-            return max(t, 0.0), False
-        share = self._share(f, t)
-        on_path, blocked, callee = self.on_path, self.blocked, self._callee
-        kids = [j for j in range(lo, hi) if not (on_path[k := callee[j]] or blocked[k]) and k != f]
-        kt = [self._ect[j] * share for j in kids]
-        ksum = np_sum(kt)
-        if ksum > t > 0:
-            scale = t / ksum
-            kt = [x * scale for x in kt]
-        big = [i for i, x in enumerate(kt) if x >= self.threshold]
-        if not big:
-            return max(t, 0.0), False
-        if depth >= self.max_depth:
-            self.cut_depth = True
-            return max(t, 0.0), True
-        if len(self.parents) + len(stack) >= self.max_nodes:
-            self.cut_nodes = True
-            return max(t, 0.0), True
-        on_path[f] = 1
-        stack.append((EXIT, f, 0.0, 0.0, 0))
-        bt = [kt[i] for i in big]
-        for i in sorted(range(len(big)), key=bt.__getitem__):  # largest popped (drawn) first
-            j = kids[big[i]]
-            stack.append((callee[j], node, bt[i], self._enc[j] * share, depth + 1))
-        return max(t - np_sum(bt), 0.0), False
+            node = len(parents)
+            parents.append(parent)
+            frames.append(f)
+            totals.append(t)
+            calls.append(c)
+            cum = cums[f]
+            share = t / cum if cum > 0 else 0.0
+            own, cut = max(t, 0.0), False  # no callee drawn: all of t is self time
+            lo, hi = offsets[f], offsets[f + 1]
+            if hi > lo and cum > 0:
+                kids: list[int] = []
+                kt: list[float] = []
+                for j in range(lo, hi):
+                    k = callee[j]
+                    if not (on_path[k] or blocked[k]) and k != f:
+                        kids.append(j)
+                        kt.append(ect[j] * share)
+                ksum = np_sum(kt)
+                if ksum > t > 0:
+                    scale = t / ksum
+                    kt = [x * scale for x in kt]
+                big = [i for i, x in enumerate(kt) if x >= threshold]
+                if big:
+                    if depth >= max_depth:
+                        self.cut_depth = cut = True
+                    elif node + 1 + len(stack) >= max_nodes:
+                        self.cut_nodes = cut = True
+                    else:
+                        on_path[f] = 1
+                        push((EXIT, f, 0.0, 0.0, 0))
+                        bt = [kt[i] for i in big]
+                        order = (
+                            range(1) if len(bt) == 1 else sorted(range(len(bt)), key=bt.__getitem__)
+                        )
+                        for i in order:  # largest popped (drawn) first
+                            j = kids[big[i]]
+                            push((callee[j], node, bt[i], enc[j] * share, depth + 1))
+                        own = max(t - np_sum(bt), 0.0)
+            selfs.append(own)
+            node_gaps.append(0.0 if cut else min(gap[f] * share, own))
 
     def placed(self, first: int = 1) -> np.ndarray:
         """Time the nodes from `first` on give each function (recursion is never nested)."""
