@@ -6,7 +6,8 @@ When `PERFVIEW_STARTUP_PROBE=PATH` is set, `stamp(event)` appends one line
 time (not a monotonic clock) so the launching process can set the stamps against the moment
 it started this one. Events: `main` (the CLI started), `window_shown` (the first window painted),
 `first_page_drawn` (the document's first page painted, nothing of it deferred), and steps
-between them (`window_built`, `loaded`, `tab_built`) to say where the time went.
+between them (`window_built`, `preload_taken` when a child parsed the file meanwhile
+(`perfview.preload`), `loaded`, `tab_built`) to say where the time went.
 """
 
 from __future__ import annotations

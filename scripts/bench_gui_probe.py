@@ -2,7 +2,7 @@
 """GUI responsiveness while a big trace loads: a 10 ms timer probe on the GUI thread.
 
     python3 scripts/bench_gui_probe.py FILE [--cancel-after S] [--warm] [--view NAME] [--hog N]
-    python3 scripts/bench_gui_probe.py --startup FILE [FILE…] [--runs 5] [--hog N]
+    python3 scripts/bench_gui_probe.py --startup FILE [FILE…] [--runs 5] [--hog N] [--preload both]
 
 Opens the real main window offscreen, loads FILE through the real load task (`open_path`),
 and records every gap between ticks of a 10 ms QTimer on the GUI thread until the tab is open
@@ -182,6 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--startup", action="store_true", help="time fresh `perfview FILE` starts")
     parser.add_argument("--runs", type=int, default=5, help="--startup: launches per file")
     parser.add_argument(
+        "--preload",
+        choices=("auto", "on", "off", "both"),
+        default="auto",
+        help="--startup: parse a big .prof in a child while the window starts "
+        "(perfview.preload; auto: when a CPU is idle; both: off and on alternate)",
+    )
+    parser.add_argument(
         "--no-bytecode", action="store_true", help="--startup: keep PYTHONDONTWRITEBYTECODE"
     )
     args = parser.parse_args(argv)
@@ -192,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.startup:
             import startup_probe
 
-            startup_probe.startup(args.file, args.runs, not args.no_bytecode)
+            startup_probe.startup(args.file, args.runs, not args.no_bytecode, preload=args.preload)
         else:
             for file in args.file:
                 probe_file(file, args)

@@ -27,7 +27,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS = ("main", "window_shown", "window_built", "loaded", "tab_built", "first_page_drawn")
+EVENTS = (
+    "main",
+    "window_shown",
+    "window_built",
+    "preload_taken",  # a big .prof parsed in a child while the window started (perfview.preload)
+    "loaded",
+    "tab_built",
+    "first_page_drawn",
+)
 
 
 @contextlib.contextmanager
@@ -99,33 +107,52 @@ def launch_once(file: Path, env: dict[str, str], timeout: float = 60.0) -> dict[
         return seen
 
 
-def startup(files: list[Path], runs: int, bytecode: bool, verbose: bool = True) -> None:
-    """Print the median (and range) of each stamp over `runs` launches of each file."""
+PRELOAD_ENV = {"on": "1", "off": "0"}  # perfview.preload.ENV; "auto": the window decides
+
+
+def startup(
+    files: list[Path], runs: int, bytecode: bool, verbose: bool = True, preload: str = "auto"
+) -> None:
+    """Print the median (and range) of each stamp over `runs` launches of each file.
+
+    `preload`: auto, on, off (PERFVIEW_PRELOAD for a big `.prof`, `perfview.preload`), or
+    both: off and on launches alternate, so both meet the same load on a shared machine."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFVIEW_")}
     env.pop("QT_QPA_PLATFORM", None)  # display() chooses
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+    modes = ["off", "on"] if preload == "both" else [preload]
     with display() as screen:
         env.update(screen)
         where = screen.get("DISPLAY") or screen.get("QT_QPA_PLATFORM", "the caller's DISPLAY")
         print(f"start-up of `perfview FILE`, {runs} launches each, display {where}")
         launch_once(files[0], env)  # writes bytecode where allowed; not counted
         for file in files:
-            results = [launch_once(file, env) for _ in range(runs)]
-            parts = []
-            for event in EVENTS if verbose else ("window_shown", "first_page_drawn"):
-                values = [r[event] for r in results if event in r]
-                if values:
-                    parts.append(
-                        f"{event} {statistics.median(values):.3f} s "
-                        f"({min(values):.2f}-{max(values):.2f}, n={len(values)})"
-                    )
-            print(f"  {file.name}: " + "; ".join(parts), flush=True)
-            cpu = {
-                event: statistics.median(r[f"{event}_cpu"] for r in results)
-                for event in EVENTS
-                if all(f"{event}_cpu" in r for r in results)
-            }
-            shown = ", ".join(f"{k} {v:.3f}" for k, v in cpu.items())
-            print(f"    process CPU s (median): {shown}")
+            results: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+            for i in range(runs):
+                for mode in modes if i % 2 == 0 else modes[::-1]:
+                    extra = {"PERFVIEW_PRELOAD": PRELOAD_ENV[mode]} if mode in PRELOAD_ENV else {}
+                    results[mode].append(launch_once(file, {**env, **extra}))
+            for mode in modes:
+                label = file.name if preload == "auto" else f"{file.name} (preload {mode})"
+                _report(label, results[mode], verbose)
+
+
+def _report(label: str, results: list[dict[str, float]], verbose: bool) -> None:
+    parts = []
+    for event in EVENTS if verbose else ("window_shown", "first_page_drawn"):
+        values = [r[event] for r in results if event in r]
+        if values:
+            parts.append(
+                f"{event} {statistics.median(values):.3f} s "
+                f"({min(values):.2f}-{max(values):.2f}, n={len(values)})"
+            )
+    print(f"  {label}: " + "; ".join(parts), flush=True)
+    cpu = {
+        event: statistics.median(r[f"{event}_cpu"] for r in results)
+        for event in EVENTS
+        if all(f"{event}_cpu" in r for r in results)
+    }
+    shown = ", ".join(f"{k} {v:.3f}" for k, v in cpu.items())
+    print(f"    process CPU s (median): {shown}")

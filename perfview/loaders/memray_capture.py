@@ -34,7 +34,6 @@ from perfview.core.model.errors import LoadError
 from perfview.core.model.memray_model import MemrayCapture, StackInterner
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders import memray_header, memray_stream
-from perfview.loaders.memray_stream.assemble import group_intervals, group_sites
 
 NAME: Final = "memray"
 DESCRIPTION = "a memray capture (memray run -o FILE)"
@@ -102,6 +101,8 @@ def _sites(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.Da
             "count": np.asarray(counts, dtype=np.int64),
         }
     )
+    from perfview.loaders.memray_stream.assemble import group_sites  # numba: not at sniff time
+
     return group_sites(frame)
 
 
@@ -130,6 +131,8 @@ def _intervals(
         if n % 20000 == 0:
             progress(0.75, f"allocations over time ({n:,} sites)")
     frame = pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
+    from perfview.loaders.memray_stream.assemble import group_intervals
+
     frame = group_intervals(frame.rename(columns={"bytes": "size_bytes"}))
     per_thread = frame.groupby("tid")["count"].sum()
     threads = pd.DataFrame(

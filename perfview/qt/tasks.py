@@ -24,6 +24,7 @@ import pandas as pd
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from perfview import preload
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
@@ -202,11 +203,13 @@ def load_and_prepare(
     if pages_for is not None and _big(path):
         warm_imports()
     try:
-        bundle = load(
-            path,
-            progress=lambda f, m: progress(0.9 * f, m),
-            options=LoadOptions(where=Where.GIL_FREE, write_delay_s=CACHE_WRITE_DELAY_S),
-        )
+        bundle = preload.take(path) if preload.pending() else None  # parsed while we started
+        if bundle is None:
+            bundle = load(
+                path,
+                progress=lambda f, m: progress(0.9 * f, m),
+                options=LoadOptions(where=Where.GIL_FREE, write_delay_s=CACHE_WRITE_DELAY_S),
+            )
     except (LoadError, LoadCancelled):
         raise
     except Exception as exc:  # the documented last resort (loaders.internal_error)

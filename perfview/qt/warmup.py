@@ -9,6 +9,8 @@ import contextlib
 import gc
 import threading
 
+from perfview import startup_gc
+
 # Modules the first pages of a document tab import. Importing them here, while the file
 # loads, keeps their import time (pyqtgraph alone is 0.2-0.45 s) off the GUI thread: module
 # code only defines classes, it creates no widgets, so it is safe on a worker.
@@ -47,6 +49,7 @@ def warm_imports() -> None:
             continue
     gc.collect()
     gc.freeze()
+    startup_gc.release()  # the window's start is over: collect as usual from now on
     threading.Thread(target=_warm_scanner, name="perfview-warm", daemon=True).start()
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis import pstats_gaps as gaps
+from perfview.core.analysis.pstats_walk import Builder as _Builder
 from perfview.core.model import CallTree, PstatsProfile
 
 DEFAULT_MIN_FRACTION = 1e-4
@@ -23,8 +24,6 @@ DEFAULT_MAX_DEPTH = 200
 DEFAULT_MAX_NODES = 200_000
 
 FRAME_COLUMNS = ("name", "file", "line")
-
-_EXIT = -1  # marker on the DFS stack: leave the function (take it off the current path)
 
 
 def frames_from_functions(functions: pd.DataFrame) -> pd.DataFrame:
@@ -122,81 +121,6 @@ def root_functions(profile: PstatsProfile) -> tuple[np.ndarray, np.ndarray, np.n
         return np.array([best], dtype=np.int64), cum[[best]], nc[[best]]
     calls = np.where(nc > incoming, nc - incoming, nc)[cand[keep]]
     return cand[keep].astype(np.int64), times[keep], calls
-
-
-class _Builder:
-    """The growing node arrays of an estimated tree, and the DFS that expands a root into them."""
-
-    def __init__(self, graph: gaps.Graph, threshold: float, max_depth: int, max_nodes: int):
-        self.g = graph
-        self.threshold = threshold
-        self.max_depth = max_depth
-        self.max_nodes = max_nodes
-        self.parents: list[int] = [-1]
-        self.frames: list[int] = [-1]
-        self.totals: list[float] = [0.0]
-        self.selfs: list[float] = [0.0]
-        self.calls: list[float] = [0.0]
-        self.gaps: list[float] = [0.0]  # per node: cumtime no recorded callee explains
-        self.on_path = np.zeros(len(graph.cum), dtype=bool)
-        self.blocked = np.zeros(len(graph.cum), dtype=bool)  # extra roots: never entered again
-        self.cut_depth = self.cut_nodes = False
-
-    def expand(self, roots: np.ndarray, times: np.ndarray, counts: np.ndarray) -> None:
-        """Add the subtrees of `roots` under node 0, biggest first (snakeviz's split)."""
-        g = self.g
-        # Stack items: (function, parent node, time, calls, depth) or (_EXIT, function, ...).
-        stack: list[tuple[int, int, float, float, int]] = [
-            (int(roots[i]), 0, float(times[i]), float(counts[i]), 1)
-            for i in np.argsort(times, kind="stable")
-            if times[i] >= self.threshold
-        ]
-        while stack:
-            f, parent, t, c, depth = stack.pop()
-            if f == _EXIT:
-                self.on_path[parent] = False
-                continue
-            node = len(self.parents)
-            self.parents.append(parent)
-            self.frames.append(f)
-            self.totals.append(t)
-            self.calls.append(c)
-            children_time = 0.0
-            cut = False  # children left out on purpose: their time is self time, not a gap
-            lo, hi = g.offsets[f], g.offsets[f + 1]
-            share = t / g.cum[f] if g.cum[f] > 0 else 0.0
-            if hi > lo and g.cum[f] > 0:
-                kids = g.callee[lo:hi]
-                keep = ~(self.on_path | self.blocked)[kids] & (kids != f)
-                kt = g.ect[lo:hi][keep] * share
-                kc = g.enc[lo:hi][keep] * share
-                kids = kids[keep]
-                ksum = float(kt.sum())
-                if ksum > t > 0:
-                    kt *= t / ksum
-                big = kt >= self.threshold
-                if big.any():
-                    if depth >= self.max_depth:
-                        self.cut_depth = cut = True
-                    elif len(self.parents) + len(stack) >= self.max_nodes:
-                        self.cut_nodes = cut = True
-                    else:
-                        self.on_path[f] = True
-                        stack.append((_EXIT, f, 0.0, 0.0, 0))
-                        kt, kc, kids = kt[big], kc[big], kids[big]
-                        for i in np.argsort(kt, kind="stable"):  # largest popped (drawn) first
-                            item = (int(kids[i]), node, float(kt[i]), float(kc[i]), depth + 1)
-                            stack.append(item)
-                        children_time = float(kt.sum())
-            own = max(t - children_time, 0.0)
-            self.selfs.append(own)
-            self.gaps.append(0.0 if cut else min(float(g.gap[f]) * share, own))
-
-    def placed(self, first: int = 1) -> np.ndarray:
-        """Time the nodes from `first` on give each function (recursion is never nested)."""
-        frames = np.asarray(self.frames[first:], dtype=np.int64)
-        weights = np.asarray(self.totals[first:], dtype=np.float64)
-        return np.bincount(frames, weights=weights, minlength=len(self.g.cum))
 
 
 def _place_unreached(

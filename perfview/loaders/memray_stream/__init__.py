@@ -22,15 +22,20 @@ from perfview.core.model.errors import LoadError
 from perfview.core.model.memray_model import MemrayCapture
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.memray_stream import header as H
-from perfview.loaders.memray_stream.assemble import capture
-from perfview.loaders.memray_stream.replay import Damaged, State, replay
-from perfview.loaders.memray_stream.source import chunks
 
 VERSIONS = H.VERSIONS
 
 
 def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
-    """Read and reduce a capture of format version 9 to 13 (LoadError when it cannot)."""
+    """Read and reduce a capture of format version 9 to 13 (LoadError when it cannot).
+
+    The replay's modules are imported here, not with the package: they load numba (~0.2 s),
+    and the loader registry imports this package to sniff files, also when a window only
+    opens a `.prof`."""
+    from perfview.loaders.memray_stream.assemble import capture
+    from perfview.loaders.memray_stream.replay import Damaged, State, replay
+    from perfview.loaders.memray_stream.source import chunks
+
     path = Path(path)
     size = path.stat().st_size
     blocks = chunks(path)
