@@ -11,6 +11,7 @@ codes (`tests/loaders/test_idmerge.py` compares the two) for a fraction of the w
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -78,10 +79,11 @@ def kernels() -> tuple[object, ...]:
 def ready() -> bool:
     """True when the code is loaded or on disk: otherwise compiling it (a few seconds holding
     the GIL) could freeze a window, so the caller merges with `intern_spans` instead."""
-    if _KERNEL.signatures:
+    kernel: Any = _KERNEL
+    if kernel.signatures:
         return True
     try:
-        return os.path.exists(_KERNEL._cache._cache_file._index_path)
+        return os.path.exists(kernel._cache._cache_file._index_path)
     except Exception:  # numba's cache layout is not an API
         return False
 
