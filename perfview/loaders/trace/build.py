@@ -73,7 +73,7 @@ class _Events:
     ok: np.ndarray  # a valid timestamp
     pid: np.ndarray
     tid: np.ndarray
-    name: np.ndarray
+    name: np.ndarray  # interner codes (int32 or int64)
     cat: np.ndarray
 
 
@@ -94,10 +94,12 @@ def build(cols: Columns, *, compiled: bool = False) -> Built:
         cols, ph, ts, ok,
         pid=key_id[cols.cat_all("pid").astype(I64, copy=False)],
         tid=key_id[cols.cat_all("tid").astype(I64, copy=False)],
-        name=cols.cat_all("name").astype(I64, copy=False),
-        cat=cols.cat_all("cat").astype(I64, copy=False),
+        name=cols.cat_all("name"),  # int32 codes: gathers move half the bytes of int64
+        cat=cols.cat_all("cat"),
     )  # fmt: skip
-    sl, tracks = slices(ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, warnings, counts)
+    sl, tracks = slices(
+        ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
+    )
     del dur
     inst, scope = _instant_rows(ev)
     thread_inst = inst[scope == ord("t")]
