@@ -9,6 +9,7 @@ producers give them ts 0).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,12 +78,17 @@ class _Events:
     cat: np.ndarray
 
 
-def build(cols: Columns, *, compiled: bool = False) -> Built:
+def build(
+    cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None
+) -> Built:
     """Build every table of the Timeline from decoded columns.
 
     `compiled`: the scanner path, which has numba loaded: nesting is always compiled (else
     `core.nesting` picks by size). Each big temporary is dropped once used: with the file
     text already shrunk to its args, this is where a load peaks (1 GB NCCL trace: 5M events).
+    `settle`: called once the times are read, before the bigger tables: the scanner path
+    waits there for its args compaction (a thread), which so runs beside the first stage
+    instead of before it, and gives the text's other pages back before the peak.
     """
     ph = Phases(cols)
     warnings: list[str] = []
@@ -97,6 +103,8 @@ def build(cols: Columns, *, compiled: bool = False) -> Built:
         name=cols.cat_all("name"),  # int32 codes: gathers move half the bytes of int64
         cat=cols.cat_all("cat"),
     )  # fmt: skip
+    if settle is not None:
+        settle()
     sl, tracks = slices(
         ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
     )
