@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -94,7 +95,8 @@ def build(
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
     ok = cols.cat_all("ts_ok").astype(bool, copy=False)
-    ts, dur, t0, trace_end = _times(cols, ph, ok, warnings)
+    fast = _kernels() if compiled else None
+    ts, dur, t0, trace_end = _times(cols, ph, ok, warnings, fast)
     key_id, key_text = key_ids(cols.keys.values)
     ev = _Events(
         cols, ph, ts, ok,
@@ -127,10 +129,13 @@ def build(
     del o1, lane_all
     depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
     _lane_stats(lanes, s.lane, depth)
-    events = _events_table(ev, sl, order, s, depth)
+    events = _events_table(ev, sl, order, s, depth, fast)
     del depth
     arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
-    arg_index = _rank_among(arg_rows, sl.src[order], cols.n)
+    if fast is not None:
+        arg_index = fast.rank_among(arg_rows, sl.src[order], cols.n)
+    else:
+        arg_index = _rank_among(arg_rows, sl.src[order], cols.n)
     del arg_rows, order
     slices_end = int(sl.end.max()) if len(sl.end) else 0
     del sl
@@ -176,11 +181,24 @@ def _sorted_slices(
     return order, s
 
 
+def _kernels() -> ModuleType | None:
+    """The compiled one-pass steps (`kernels`) when their code is ready, else None (numpy)."""
+    from perfview.loaders.trace import kernels
+
+    return kernels if kernels.ready() else None
+
+
 def _times(
-    cols: Columns, ph: Phases, ok: np.ndarray, warnings: list[str]
+    cols: Columns, ph: Phases, ok: np.ndarray, warnings: list[str], fast: ModuleType | None
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(ts relative to t0, durations clamped at 0, t0, end of the trace)."""
     ts_raw = cols.cat_all("ts").astype(I64, copy=False)
+    if fast is not None:
+        dur_raw = cols.cat_all("dur").astype(I64, copy=False)
+        dur_ok = cols.cat_all("dur_ok").astype(bool, copy=False)
+        ts, dur, t0, end, negative = fast.times(ts_raw, ok, ph("M"), ph("X"), dur_raw, dur_ok)
+        _negative_warning(negative, warnings)
+        return ts, dur, int(t0), max(int(end), 0)
     dur = np.where(
         cols.cat_all("dur_ok").astype(bool, copy=False),
         cols.cat_all("dur").astype(I64, copy=False),
@@ -192,14 +210,17 @@ def _times(
     t0 = int(np.min(ts_raw, where=timed, initial=big)) if timed.any() else 0
     ts = ts_raw - t0
     is_x = ph("X") & ok
-    negative = int(np.count_nonzero((dur < 0) & is_x))
-    if negative:
-        warnings.append(f"{negative:,} slices have a negative duration; shown with zero length")
+    _negative_warning(int(np.count_nonzero((dur < 0) & is_x)), warnings)
     np.maximum(dur, 0, out=dur)
     ends = np.max(ts, where=timed, initial=0)
     if is_x.any():  # X slices are timed (ok, not metadata)
         ends = max(ends, np.max(ts + dur, where=is_x, initial=0))
     return ts, dur, t0, max(int(ends), 0)
+
+
+def _negative_warning(negative: int, warnings: list[str]) -> None:
+    if negative:
+        warnings.append(f"{negative:,} slices have a negative duration; shown with zero length")
 
 
 def _instant_rows(ev: _Events) -> tuple[np.ndarray, np.ndarray]:
@@ -234,13 +255,22 @@ def _overlap_rows(
 
 
 def _events_table(
-    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, depth: np.ndarray
-) -> pd.DataFrame:
+    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, depth: np.ndarray,
+    fast: ModuleType | None,
+) -> pd.DataFrame:  # fmt: skip
     cols, name, cat = ev.cols, ev.name, ev.cat
     src = sl.src[order]
     kind = kinds_for(cat[src], cols.cats.values, name[src], cols.names.values)
     kind[sl.is_async[order]] = schema.KINDS.index("async")
-    is_slice = (ev.ph("X") | ev.ph("B"))[src]
+    slice_ph = ev.ph("X") | ev.ph("B")  # X or B: the others (async) have no corr / ext id
+
+    def ids(column: str) -> np.ndarray:
+        values = cols.cat_all(column).astype(I64, copy=False)
+        if fast is not None:
+            out: np.ndarray = fast.gather_where(values, src, slice_ph)
+            return out
+        return np.where(slice_ph[src], values[src], -1)
+
     return pd.DataFrame(
         {
             "ts": s.start,
@@ -253,8 +283,8 @@ def _events_table(
             "lane": s.lane.astype(np.int32),
             "depth": depth,
             "parent": s.parent,
-            "corr": np.where(is_slice, cols.cat_all("corr").astype(I64, copy=False)[src], -1),
-            "ext_id": np.where(is_slice, cols.cat_all("ext").astype(I64, copy=False)[src], -1),
+            "corr": ids("corr"),
+            "ext_id": ids("ext"),
             "shape": categorical(
                 cols.cat_all("shape").astype(I64, copy=False)[src], cols.shapes.values
             ),

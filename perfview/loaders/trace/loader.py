@@ -275,9 +275,16 @@ def _warm_scanner(path: Path, *, force: bool = False) -> threading.Thread | None
 
     def warm() -> None:
         with contextlib.suppress(Exception):  # any failure shows again, and is handled, later
+            from perfview.loaders.trace import idmerge, kernels
             from perfview.loaders.trace.scan import parallel as trace_parallel
 
             trace_parallel.warm()
+            # build's compiled steps: a few ms each from numba's cache; compiled here (a few
+            # seconds, once) only off the window's process (`force`: a GIL-free load), where
+            # the loader keeps its numpy steps until they are on disk
+            if not force or (idmerge.ready() and kernels.ready()):
+                idmerge.warm()
+                kernels.warm()
 
     thread = threading.Thread(target=warm, name="perfview-warm", daemon=True)
     thread.start()
