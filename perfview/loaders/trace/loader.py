@@ -34,6 +34,7 @@ from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import strip_bom
+from perfview.loaders.trace import heap
 from perfview.loaders.trace.build import Built, build
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.general import decode_events
@@ -186,7 +187,8 @@ def _build_scanned(
     lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
     compaction = ArgsCompaction(text, cols.cat_all("arg_starts"), lens)
     del text
-    built = build(cols, compiled=True, settle=compaction.shrink)
+    with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries
+        built = build(cols, compiled=True, settle=compaction.shrink)
     blob, starts = compaction.finish()
     index = built.arg_index
     return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
