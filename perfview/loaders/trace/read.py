@@ -10,8 +10,10 @@ Both leave PAD spaces after the content, so a batch can be bracketed in place.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
+import sys
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -61,7 +63,7 @@ def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> tu
         mm = anonymous_map(size + PAD)
         view = memoryview(mm)
         try:
-            got = _read_parallel(fh.fileno(), view, size)
+            got = _read_parallel(fh.fileno(), view, size, _populator(mm))
         finally:
             view.release()
     if got < size:  # the file shrank while it was read
@@ -94,17 +96,32 @@ def shrink_map(mm: mmap.mmap, size: int) -> mmap.mmap:
 
 
 READ_PIECE = 64 << 20
+MADV_POPULATE_WRITE = 23  # Linux 5.14+; Python 3.11's mmap does not name it
 
 
-def _read_parallel(fd: int, view: memoryview, size: int) -> int:
+def _populator(mm: mmap.mmap) -> Callable[[int, int], object] | None:
+    """Map a piece's pages in one call before it is read into (Linux): faulting them in one
+    by one from the copy cost 0.55 s of system time for 1 GB here, this 0.41-0.45 s."""
+    if not sys.platform.startswith("linux") or not hasattr(mm, "madvise"):
+        return None
+    return lambda start, length: mm.madvise(MADV_POPULATE_WRITE, start, length)
+
+
+def _read_parallel(
+    fd: int, view: memoryview, size: int, populate: Callable[[int, int], object] | None = None
+) -> int:
     """Read `size` bytes of `fd` into `view` with a thread per core (each its own pieces):
     copying from the page cache and faulting the map's pages in costs CPU, and two cores
-    halve it (0.8 s -> 0.4 s for 1 GB here). Returns the bytes read (less when it shrank)."""
+    halve it (0.8 s -> 0.4 s for 1 GB here). `populate(start, length)` maps a piece's pages
+    first (pieces start at page boundaries). Returns the bytes read (less when it shrank)."""
     pieces = [(a, min(a + READ_PIECE, size)) for a in range(0, size, READ_PIECE)]
     got = [0] * len(pieces)
 
     def read(k: int) -> None:
         a, b = pieces[k]
+        if populate is not None:
+            with contextlib.suppress(OSError, ValueError):  # an older kernel: fault as read
+                populate(a, b - a)
         off = a
         while off < b:
             n = os.preadv(fd, [view[off:b]], off)
