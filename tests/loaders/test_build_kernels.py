@@ -74,6 +74,15 @@ def test_gather_where_equals_numpy() -> None:
     assert np.array_equal(got, np.where(keep[src], values[src], -1))
 
 
+def test_lookup_equals_numpy() -> None:
+    rng = np.random.default_rng(0)
+    lut = rng.integers(-(2**40), 2**40, 300)
+    codes = rng.integers(0, 300, 5000).astype(np.int32)
+    got = kernels.lookup(lut, codes)
+    assert got.dtype == lut.dtype
+    assert np.array_equal(got, lut[codes])
+
+
 def _tables(built: Any) -> list[Any]:
     return [
         built.events, built.lanes, built.instants, built.counters, built.flows, built.memory,

@@ -100,8 +100,8 @@ def build(
     key_id, key_text = key_ids(cols.keys.values)
     ev = _Events(
         cols, ph, ts, ok,
-        pid=key_id[cols.cat_all("pid").astype(I64, copy=False)],
-        tid=key_id[cols.cat_all("tid").astype(I64, copy=False)],
+        pid=_lookup(key_id, cols.cat_all("pid"), fast),
+        tid=_lookup(key_id, cols.cat_all("tid"), fast),
         name=cols.cat_all("name"),  # int32 codes: gathers move half the bytes of int64
         cat=cols.cat_all("cat"),
     )  # fmt: skip
@@ -218,6 +218,14 @@ def _times(
     return ts, dur, t0, max(int(ends), 0)
 
 
+def _lookup(lut: np.ndarray, codes: np.ndarray, fast: ModuleType | None) -> np.ndarray:
+    """lut[codes] (codes of any integer type), compiled without a widened copy of `codes`."""
+    if fast is not None:
+        out: np.ndarray = fast.lookup(lut, codes)
+        return out
+    return lut[codes.astype(I64, copy=False)]
+
+
 def _negative_warning(negative: int, warnings: list[str]) -> None:
     if negative:
         warnings.append(f"{negative:,} slices have a negative duration; shown with zero length")
@@ -285,9 +293,7 @@ def _events_table(
             "parent": s.parent,
             "corr": ids("corr"),
             "ext_id": ids("ext"),
-            "shape": categorical(
-                cols.cat_all("shape").astype(I64, copy=False)[src], cols.shapes.values
-            ),
+            "shape": categorical(cols.cat_all("shape")[src], cols.shapes.values),
         },
         copy=False,
     )
