@@ -104,7 +104,8 @@ def run_summary(args: argparse.Namespace) -> int:
 
 def _summarize(bundle: Any, view: str) -> Any:
     """The view's table; a big trace's temporaries reuse freed heap (`trace.heap`): its
-    5M-row steps otherwise first-touch fresh pages for every array."""
+    5M-row steps otherwise first-touch fresh pages for every array. (A no-op after a
+    one-shot load, which left the heap so: `_read_ahead`.)"""
     from perfview.core.pages import summary
     from perfview.loaders.trace import heap
 
@@ -255,8 +256,9 @@ def _headless(args_list: list[str]) -> int:
 def _read_ahead(args_list: list[str]) -> None:
     """`perfview summary BIG.json`: read the file on other threads while the imports run
     (`perfview.readahead`: ~0.3 s of the read overlaps them at 1 GB), when it is one big
-    plain trace the cache surely does not hold. Only for the one-shot command (`quick_exit`):
-    tests and scripts that call `main` in-process read as before."""
+    plain trace the cache surely does not hold; and keep malloc's raised thresholds after
+    the build (`trace.heap`). Only for the one-shot command (`quick_exit`): tests and
+    scripts that call `main` in-process run as before."""
     from perfview import readahead
 
     if not args_list or args_list[0] != "summary":
@@ -264,6 +266,10 @@ def _read_ahead(args_list: list[str]) -> None:
     files = [a for a in args_list[1:] if not a.startswith("-") and readahead.worth_it(a)]
     if len(files) == 1 and not readahead.maybe_cached(files[0]):
         readahead.start(files[0])
+    # after the read-ahead started: this imports the loaders (pandas, numba)
+    from perfview.loaders.trace import heap
+
+    heap.keep_after_blocks()  # the summary table reuses the build's freed heap too
 
 
 def _collect_less() -> None:

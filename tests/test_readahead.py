@@ -15,7 +15,7 @@ import pytest
 from perfview import cli, readahead
 from perfview.loaders import FRESH, load
 from perfview.loaders.cache import cache_dir
-from perfview.loaders.trace import read
+from perfview.loaders.trace import heap, read
 
 
 def _trace(path: Path, events: int) -> Path:
@@ -122,10 +122,12 @@ def test_cli_starts_it_only_for_one_big_trace(
 ) -> None:
     trace = _trace(tmp_path / "t.json", 10)
     monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
+    monkeypatch.setattr(heap, "_keep", False)  # what `summary` sets is undone after the test
     cli._read_ahead(["query", str(trace), "select 1"])
     assert readahead._ahead is None
     cli._read_ahead(["summary", str(trace), "--view", "ops"])
     assert readahead.take(trace) is not None
+    assert heap._keep
 
 
 def test_import_cheap() -> None:

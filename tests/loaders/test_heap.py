@@ -26,6 +26,15 @@ def _recorder(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     return calls
 
 
+def test_a_one_shot_command_keeps_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _recorder(monkeypatch)
+    monkeypatch.setattr(heap, "_keep", False)
+    heap.keep_after_blocks()
+    with heap.reuse_freed(heap.MIN_EVENTS):
+        pass
+    assert [c[1] for c in calls] == [heap.M_MMAP_THRESHOLD, heap.M_TRIM_THRESHOLD]
+
+
 def test_small_loads_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _recorder(monkeypatch)
     with heap.reuse_freed(heap.MIN_EVENTS - 1):

@@ -30,6 +30,15 @@ MIN_EVENTS = 1_000_000  # below this the temporaries are small and the maps few
 
 _lock = threading.Lock()
 _depth = 0
+_keep = False  # set by a one-shot command: the thresholds stay raised after a block
+
+
+def keep_after_blocks() -> None:
+    """For a one-shot command (`perfview summary`): once a block has raised the thresholds,
+    leave them raised and skip the trim, so what comes after the build (the summary table)
+    reuses the freed heap too; the process ends soon and returns everything then."""
+    global _keep
+    _keep = True
 
 
 def _libc() -> tuple[Callable[[int, int], int], Callable[[int], int]] | None:
@@ -63,10 +72,10 @@ def reuse_freed(n_events: int) -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0:
+            if _depth == 0 and not _keep:
                 mallopt(M_MMAP_THRESHOLD, AFTER)
                 mallopt(M_TRIM_THRESHOLD, TRIM_AFTER)
                 malloc_trim(0)
 
 
-__all__ = ["reuse_freed"]
+__all__ = ["keep_after_blocks", "reuse_freed"]
