@@ -83,7 +83,9 @@ def run_summary(args: argparse.Namespace) -> int:
 
     if job_cli.wants_job(args):
         return job_cli.run_job(args)
+    startup_stamps.stamp("imported")
     bundle = load_bundle(args.file)
+    startup_stamps.stamp("loaded")
     view = args.view or summary.default_view(bundle)
     lanes = getattr(args, "lanes", None)
     if lanes is not None and view not in TREE_VIEWS:
@@ -98,7 +100,9 @@ def run_summary(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
+    startup_stamps.stamp("table_built")
     write_summary(bundle, view, table, args.top, args.format, sys.stdout)
+    startup_stamps.stamp("written")
     return 0
 
 
@@ -287,6 +291,7 @@ def _end_now(code: int) -> None:
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join()
     atexit._run_exitfuncs()
+    startup_stamps.stamp("exit")
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
