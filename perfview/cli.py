@@ -76,7 +76,7 @@ def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
 
 
 def run_summary(args: argparse.Namespace) -> int:
-    from perfview import job_cli  # deferred: the job machinery is only needed for jobs
+    from perfview import job_cli, readahead  # deferred: jobs only / stdlib
     from perfview.cli_common import CliError, internal_failure, load_bundle, write_summary
     from perfview.core.model.errors import LoadError
     from perfview.core.pages import summary
@@ -85,6 +85,7 @@ def run_summary(args: argparse.Namespace) -> int:
         return job_cli.run_job(args)
     startup_stamps.stamp("imported")
     bundle = load_bundle(args.file)
+    readahead.discard()  # when the loader did not take it (another format, a cache hit)
     startup_stamps.stamp("loaded")
     view = args.view or summary.default_view(bundle)
     lanes = getattr(args, "lanes", None)

@@ -199,6 +199,14 @@ def start(path: str) -> bool:
     return True
 
 
+def discard() -> None:
+    """Give up a read-ahead nobody took (the file was another format, or came from the
+    cache): its map is freed once its thread ends."""
+    global _ahead
+    with _lock:
+        _ahead = None
+
+
 def take(path: str | os.PathLike[str]) -> tuple[mmap.mmap, int] | None:
     """The read-ahead's (map, bytes read) when it read this same, unchanged file (waiting for
     it to finish), else None; the read-ahead is given up either way."""
@@ -220,6 +228,7 @@ __all__ = [
     "PAD",
     "anonymous_map",
     "cache_root",
+    "discard",
     "file_key",
     "maybe_cached",
     "populator",

@@ -128,6 +128,9 @@ def test_cli_starts_it_only_for_one_big_trace(
     cli._read_ahead(["summary", str(trace), "--view", "ops"])
     assert readahead.take(trace) is not None
     assert heap._keep
+    assert readahead.start(str(trace))
+    readahead.discard()
+    assert readahead.take(trace) is None
 
 
 def test_import_cheap() -> None:
