@@ -27,6 +27,7 @@ READ_PIECE = 64 << 20
 MADV_POPULATE_WRITE = 23  # Linux 5.14+; Python 3.11's mmap does not name it
 MIN_BYTES = 16_000_000  # the trace loader's SCANNER_MIN_BYTES: smaller files are read later
 GZIP_MAGIC = b"\x1f\x8b"
+ENV = "PERFVIEW_READAHEAD"
 _TRACE_KEY = re.compile(rb'"(ph|ts|traceEvents)"\s*:')  # as the trace loader's sniff
 
 Key = tuple[str, int, int, int]  # (resolved path, size, mtime ns, inode)
@@ -131,8 +132,9 @@ def file_key(path: str | os.PathLike[str]) -> Key | None:
 
 def worth_it(path: str) -> bool:
     """A plain (not gzip) file of MIN_BYTES or more whose head looks like trace JSON, with
-    the trace scanner not turned off: what the loader would read with `read_plain`."""
-    if os.environ.get("PERFVIEW_TRACE_SCANNER", "") == "0":
+    the trace scanner not turned off: what the loader would read with `read_plain`.
+    PERFVIEW_READAHEAD=0 turns the read-ahead off (to compare)."""
+    if os.environ.get("PERFVIEW_TRACE_SCANNER", "") == "0" or os.environ.get(ENV) == "0":
         return False
     try:
         if not os.path.isfile(path) or os.path.getsize(path) < MIN_BYTES:

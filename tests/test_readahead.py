@@ -81,6 +81,9 @@ def test_which_files_are_worth_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert not readahead.worth_it(str(gz))
     assert not readahead.worth_it(str(tmp_path))
     assert not readahead.worth_it("ops")
+    monkeypatch.setenv("PERFVIEW_READAHEAD", "0")
+    assert not readahead.worth_it(str(trace))
+    monkeypatch.setenv("PERFVIEW_READAHEAD", "1")
     monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "0")
     assert not readahead.worth_it(str(trace))
 
