@@ -90,7 +90,7 @@ def ready() -> bool:
 
 def warm() -> None:
     """Load (or compile) the code now, off the critical path."""
-    buf = np.frombuffer(b"aA", dtype=np.uint8)
+    buf = np.frombuffer(bytearray(b"aA"), dtype=np.uint8)  # writable, as a file's text
     one = np.zeros(2, dtype=np.int64)
     _KERNEL(buf, np.zeros(2, dtype=np.uint64), np.array([0, 1]), one + 1)
 
