@@ -4,6 +4,11 @@ events, no timed event at all) and as whole builds of real samples."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -109,3 +114,25 @@ def test_build_with_kernels_equals_numpy_build(rel: str, monkeypatch: pytest.Mon
             assert np.array_equal(a, b)
         else:
             assert a == b
+
+
+def test_warm_up_compiles_the_signatures_a_load_uses(tmp_path: Path) -> None:
+    """A fresh process that warms up and loads a trace on the scanner path uses one machine
+    code per kernel: what `warm()` (and so a compile-ahead) compiled, nothing compiled later."""
+    path = sample("kineto_gpu/hta_nccl_data.json.gz")
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from perfview.loaders import FRESH, load\n"
+        "from perfview.loaders.trace import idmerge, kernels\n"
+        "idmerge.warm(); kernels.warm()\n"
+        "load(Path(sys.argv[1]), options=FRESH)\n"
+        "print([len(k.signatures) for k in (*kernels.kernels(), *idmerge.kernels())])\n"
+    )
+    env = {**os.environ, "PERFVIEW_TRACE_SCANNER": "1", "PERFVIEW_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
+        check=True, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    counts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert counts == [1] * len(counts)
