@@ -53,12 +53,13 @@ def populator(mm: mmap.mmap) -> Callable[[int, int], object] | None:
 
 def read_parallel(
     fd: int, view: memoryview, size: int, populate: Callable[[int, int], object] | None = None,
-    piece: int = READ_PIECE,
+    piece: int = READ_PIECE, workers: int = 0,
 ) -> int:  # fmt: skip
     """Read `size` bytes of `fd` into `view` with a thread per core (each its own pieces):
     copying from the page cache and faulting the map's pages in costs CPU, and two cores
     halve it (0.8 s -> 0.4 s for 1 GB here). `populate(start, length)` maps a piece's pages
-    first (pieces start at page boundaries). Returns the bytes read (less when it shrank)."""
+    first (pieces start at page boundaries); `workers`: threads (0: a thread per core, at
+    most 4). Returns the bytes read (less when it shrank)."""
     pieces = [(a, min(a + piece, size)) for a in range(0, size, piece)]
     got = [0] * len(pieces)
 
@@ -75,7 +76,8 @@ def read_parallel(
             off += n
         got[k] = off - a
 
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
+    if workers <= 0:
+        workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
     if workers < 2 or len(pieces) < 2 or not hasattr(os, "preadv"):
         for k in range(len(pieces)):
             read(k)
@@ -90,13 +92,16 @@ def read_parallel(
     return total
 
 
-def read_plain(fd: int, size: int, piece: int = READ_PIECE) -> tuple[mmap.mmap, int]:
+def read_plain(
+    fd: int, size: int, piece: int = READ_PIECE, workers: int = 0
+) -> tuple[mmap.mmap, int]:
     """A plain file's first `size` bytes in a new map of size + PAD, and how many were read
-    (`piece`: bytes per reader task, a multiple of the page size)."""
+    (`piece`: bytes per reader task, a multiple of the page size; `workers` as in
+    `read_parallel`)."""
     mm = anonymous_map(size + PAD)
     view = memoryview(mm)
     try:
-        got = read_parallel(fd, view, size, populator(mm), piece)
+        got = read_parallel(fd, view, size, populator(mm), piece, workers)
     finally:
         view.release()
     return mm, got
@@ -114,7 +119,9 @@ class _Ahead:
     def _run(self) -> None:
         # any failure: the loader reads the file itself and meets the error there
         with contextlib.suppress(OSError, ValueError, MemoryError), open(self.key[0], "rb") as fh:
-            self.result = read_plain(fh.fileno(), self.key[1])
+            # one reader: the imports it runs beside hold the GIL on the other core, and
+            # take about as long (~0.7 s) as one thread needs for 1 GB
+            self.result = read_plain(fh.fileno(), self.key[1], workers=1)
 
 
 _ahead: _Ahead | None = None
