@@ -80,7 +80,7 @@ def drop_nested_duplicates(events: pd.DataFrame, member: np.ndarray) -> np.ndarr
     key_averages' counts and self times are computed after that, so ops_table does the same
     for torch traces. Repeats until stable, as torch does, for chains of such ops.
     """
-    codes = pd.factorize(events["name"])[0]
+    codes = name_codes(events)  # equal codes, equal names (the categorical's own codes)
     parent = events["parent"].to_numpy(dtype=np.int64)
     member = np.asarray(member, dtype=bool).copy()
     for _ in range(int(events["depth"].max()) + 1 if len(events) else 0):

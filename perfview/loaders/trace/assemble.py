@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from perfview.loaders.trace import fields, kept
+from perfview.loaders.trace import fields, idmerge, kept
 from perfview.loaders.trace.columns import Columns, Interner
 from perfview.loaders.trace.scan import args as scan_args
 from perfview.loaders.trace.scan import events as ts
@@ -31,12 +31,17 @@ _INSTANT_PC = fields.phase_table("iI")
 
 def _merge_ids(buf: Text, ranges: list[Tables]) -> tuple[np.ndarray, np.ndarray]:
     """Flow / async ids: only equality matters (no Python values), so the ranges' tables are
-    merged by compiled code (a 1 GB trace has 300k distinct ids). Returns each range's codes
+    merged by compiled code (a 1 GB trace has 300k distinct ids), from the hashes the
+    scanner stored (`idmerge`: 0.43 s -> 0.0x s at 1 GB). Returns each range's codes
     concatenated, and where each range's start."""
     counts = [int(r.counts[ts.T_ID]) for r in ranges]
     starts = np.concatenate([r.starts[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
     lens = np.concatenate([r.lens[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
-    merged = intern_spans(np.frombuffer(buf, dtype=np.uint8), starts, lens, True)
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    if not idmerge.ready():
+        return intern_spans(arr, starts, lens, True), np.cumsum([0, *counts])
+    hashes = np.concatenate([r.hashes[ts.T_ID, :k] for r, k in zip(ranges, counts, strict=True)])
+    merged = idmerge.merge_hashed(arr, hashes, starts, lens)
     return merged, np.cumsum([0, *counts])
 
 

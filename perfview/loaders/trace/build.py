@@ -9,7 +9,9 @@ producers give them ts 0).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -73,31 +75,41 @@ class _Events:
     ok: np.ndarray  # a valid timestamp
     pid: np.ndarray
     tid: np.ndarray
-    name: np.ndarray
+    name: np.ndarray  # interner codes (int32 or int64)
     cat: np.ndarray
 
 
-def build(cols: Columns, *, compiled: bool = False) -> Built:
+def build(
+    cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None
+) -> Built:
     """Build every table of the Timeline from decoded columns.
 
     `compiled`: the scanner path, which has numba loaded: nesting is always compiled (else
     `core.nesting` picks by size). Each big temporary is dropped once used: with the file
     text already shrunk to its args, this is where a load peaks (1 GB NCCL trace: 5M events).
+    `settle`: called once the times are read, before the bigger tables: the scanner path
+    waits there for its args compaction (a thread), which so runs beside the first stage
+    instead of before it, and gives the text's other pages back before the peak.
     """
     ph = Phases(cols)
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
     ok = cols.cat_all("ts_ok").astype(bool, copy=False)
-    ts, dur, t0, trace_end = _times(cols, ph, ok, warnings)
+    fast = _kernels() if compiled else None
+    ts, dur, t0, trace_end = _times(cols, ph, ok, warnings, fast)
     key_id, key_text = key_ids(cols.keys.values)
     ev = _Events(
         cols, ph, ts, ok,
-        pid=key_id[cols.cat_all("pid").astype(I64, copy=False)],
-        tid=key_id[cols.cat_all("tid").astype(I64, copy=False)],
-        name=cols.cat_all("name").astype(I64, copy=False),
-        cat=cols.cat_all("cat").astype(I64, copy=False),
+        pid=_lookup(key_id, cols.cat_all("pid"), fast),
+        tid=_lookup(key_id, cols.cat_all("tid"), fast),
+        name=cols.cat_all("name"),  # int32 codes: gathers move half the bytes of int64
+        cat=cols.cat_all("cat"),
     )  # fmt: skip
-    sl, tracks = slices(ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, warnings, counts)
+    if settle is not None:
+        settle()
+    sl, tracks = slices(
+        ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
+    )
     del dur
     inst, scope = _instant_rows(ev)
     thread_inst = inst[scope == ord("t")]
@@ -117,10 +129,13 @@ def build(cols: Columns, *, compiled: bool = False) -> Built:
     del o1, lane_all
     depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
     _lane_stats(lanes, s.lane, depth)
-    events = _events_table(ev, sl, order, s, depth)
+    events = _events_table(ev, sl, order, s, depth, fast)
     del depth
     arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
-    arg_index = _rank_among(arg_rows, sl.src[order], cols.n)
+    if fast is not None:
+        arg_index = fast.rank_among(arg_rows, sl.src[order], cols.n)
+    else:
+        arg_index = _rank_among(arg_rows, sl.src[order], cols.n)
     del arg_rows, order
     slices_end = int(sl.end.max()) if len(sl.end) else 0
     del sl
@@ -166,11 +181,24 @@ def _sorted_slices(
     return order, s
 
 
+def _kernels() -> ModuleType | None:
+    """The compiled one-pass steps (`kernels`) when their code is ready, else None (numpy)."""
+    from perfview.loaders.trace import kernels
+
+    return kernels if kernels.ready() else None
+
+
 def _times(
-    cols: Columns, ph: Phases, ok: np.ndarray, warnings: list[str]
+    cols: Columns, ph: Phases, ok: np.ndarray, warnings: list[str], fast: ModuleType | None
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(ts relative to t0, durations clamped at 0, t0, end of the trace)."""
     ts_raw = cols.cat_all("ts").astype(I64, copy=False)
+    if fast is not None:
+        dur_raw = cols.cat_all("dur").astype(I64, copy=False)
+        dur_ok = cols.cat_all("dur_ok").astype(bool, copy=False)
+        ts, dur, t0, end, negative = fast.times(ts_raw, ok, ph("M"), ph("X"), dur_raw, dur_ok)
+        _negative_warning(negative, warnings)
+        return ts, dur, int(t0), max(int(end), 0)
     dur = np.where(
         cols.cat_all("dur_ok").astype(bool, copy=False),
         cols.cat_all("dur").astype(I64, copy=False),
@@ -182,14 +210,25 @@ def _times(
     t0 = int(np.min(ts_raw, where=timed, initial=big)) if timed.any() else 0
     ts = ts_raw - t0
     is_x = ph("X") & ok
-    negative = int(np.count_nonzero((dur < 0) & is_x))
-    if negative:
-        warnings.append(f"{negative:,} slices have a negative duration; shown with zero length")
+    _negative_warning(int(np.count_nonzero((dur < 0) & is_x)), warnings)
     np.maximum(dur, 0, out=dur)
     ends = np.max(ts, where=timed, initial=0)
     if is_x.any():  # X slices are timed (ok, not metadata)
         ends = max(ends, np.max(ts + dur, where=is_x, initial=0))
     return ts, dur, t0, max(int(ends), 0)
+
+
+def _lookup(lut: np.ndarray, codes: np.ndarray, fast: ModuleType | None) -> np.ndarray:
+    """lut[codes] (codes of any integer type), compiled without a widened copy of `codes`."""
+    if fast is not None:
+        out: np.ndarray = fast.lookup(lut, codes)
+        return out
+    return lut[codes.astype(I64, copy=False)]
+
+
+def _negative_warning(negative: int, warnings: list[str]) -> None:
+    if negative:
+        warnings.append(f"{negative:,} slices have a negative duration; shown with zero length")
 
 
 def _instant_rows(ev: _Events) -> tuple[np.ndarray, np.ndarray]:
@@ -224,13 +263,22 @@ def _overlap_rows(
 
 
 def _events_table(
-    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, depth: np.ndarray
-) -> pd.DataFrame:
+    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, depth: np.ndarray,
+    fast: ModuleType | None,
+) -> pd.DataFrame:  # fmt: skip
     cols, name, cat = ev.cols, ev.name, ev.cat
     src = sl.src[order]
     kind = kinds_for(cat[src], cols.cats.values, name[src], cols.names.values)
     kind[sl.is_async[order]] = schema.KINDS.index("async")
-    is_slice = (ev.ph("X") | ev.ph("B"))[src]
+    slice_ph = ev.ph("X") | ev.ph("B")  # X or B: the others (async) have no corr / ext id
+
+    def ids(column: str) -> np.ndarray:
+        values = cols.cat_all(column).astype(I64, copy=False)
+        if fast is not None:
+            out: np.ndarray = fast.gather_where(values, src, slice_ph)
+            return out
+        return np.where(slice_ph[src], values[src], -1)
+
     return pd.DataFrame(
         {
             "ts": s.start,
@@ -243,11 +291,9 @@ def _events_table(
             "lane": s.lane.astype(np.int32),
             "depth": depth,
             "parent": s.parent,
-            "corr": np.where(is_slice, cols.cat_all("corr").astype(I64, copy=False)[src], -1),
-            "ext_id": np.where(is_slice, cols.cat_all("ext").astype(I64, copy=False)[src], -1),
-            "shape": categorical(
-                cols.cat_all("shape").astype(I64, copy=False)[src], cols.shapes.values
-            ),
+            "corr": ids("corr"),
+            "ext_id": ids("ext"),
+            "shape": categorical(cols.cat_all("shape")[src], cols.shapes.values),
         },
         copy=False,
     )

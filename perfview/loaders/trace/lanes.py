@@ -64,8 +64,15 @@ KIND_OF_CAT = {
 
 
 def categorical(codes: np.ndarray, values: list[Any]) -> pd.Categorical:
-    """A Categorical from interner codes; None becomes '' and unused values are dropped."""
-    codes = np.asarray(codes, dtype=I64)
+    """A Categorical from interner codes (any integer type); None becomes '' and unused
+    values are dropped.
+
+    The codes are gathered straight into the narrowest type pandas keeps for that many
+    categories, and not checked again (they come from `lut`): an int64 gather, pandas'
+    narrowing copy and its two checking passes were half this function's time at 5M rows."""
+    codes = np.asarray(codes)
+    if codes.dtype.kind not in "iu":
+        codes = codes.astype(I64)
     if len(codes) == 0:
         return pd.Categorical.from_codes(
             np.zeros(0, dtype=I64), categories=pd.Index([], dtype=object)
@@ -74,9 +81,17 @@ def categorical(codes: np.ndarray, values: list[Any]) -> pd.Categorical:
     used = np.flatnonzero(np.bincount(codes, minlength=len(values)))
     texts = ["" if values[c] is None else str(values[c]) for c in used.tolist()]
     remap, cats = pd.factorize(pd.Index(texts, dtype=object))
-    lut = np.zeros(len(values), dtype=I64)
+    lut = np.zeros(len(values), dtype=_code_type(len(cats)))
     lut[used] = remap
-    return pd.Categorical.from_codes(lut[codes], categories=cats)
+    return pd.Categorical.from_codes(lut[codes], categories=cats, validate=False)
+
+
+def _code_type(n: int) -> type[np.signedinteger[Any]]:
+    """The code type pandas gives a Categorical of `n` categories (it narrows to this)."""
+    for t in (np.int8, np.int16, np.int32):
+        if n < np.iinfo(t).max:
+            return t
+    return np.int64
 
 
 def joint_codes(*columns: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import strip_bom
+from perfview.loaders.trace import heap
 from perfview.loaders.trace.build import Built, build
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.general import decode_events
@@ -174,10 +175,11 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
 def _build_scanned(
     text: bytearray | mmap.mmap, cols: Columns, progress: Progress
 ) -> tuple[Built, ArgsStore]:
-    """Build from the scanner's columns; the file text first becomes the args blob, in
-    place, and gives the rest of its pages back (a 1 GB NCCL trace holds 0.3 GB of args):
-    building before that made the text and the build's temporaries peak together, 2.5x the
-    file."""
+    """Build from the scanner's columns; the file text becomes the args blob, in place, on
+    a thread beside the build's first stage (times, pid/tid: 0.1 s each at 1 GB), and gives
+    the rest of its pages back before the build's bigger tables (a 1 GB NCCL trace holds
+    0.3 GB of args): building them before that made the text and the build's temporaries
+    peak together, 2.5x the file."""
     from perfview.loaders.trace.scan.args import ArgsCompaction
 
     _check_events(cols)
@@ -185,8 +187,8 @@ def _build_scanned(
     lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
     compaction = ArgsCompaction(text, cols.cat_all("arg_starts"), lens)
     del text
-    compaction.shrink()
-    built = build(cols, compiled=True)
+    with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries
+        built = build(cols, compiled=True, settle=compaction.shrink)
     blob, starts = compaction.finish()
     index = built.arg_index
     return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
@@ -275,9 +277,16 @@ def _warm_scanner(path: Path, *, force: bool = False) -> threading.Thread | None
 
     def warm() -> None:
         with contextlib.suppress(Exception):  # any failure shows again, and is handled, later
+            from perfview.loaders.trace import idmerge, kernels
             from perfview.loaders.trace.scan import parallel as trace_parallel
 
             trace_parallel.warm()
+            # build's compiled steps: a few ms each from numba's cache; compiled here (a few
+            # seconds, once) only off the window's process (`force`: a GIL-free load), where
+            # the loader keeps its numpy steps until they are on disk
+            if not force or (idmerge.ready() and kernels.ready()):
+                idmerge.warm()
+                kernels.warm()
 
     thread = threading.Thread(target=warm, name="perfview-warm", daemon=True)
     thread.start()

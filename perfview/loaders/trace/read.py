@@ -14,17 +14,19 @@ import mmap
 import os
 import zlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from perfview import readahead
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import GZIP_MAGIC
 
 Text = bytearray | mmap.mmap  # a file's bytes: `read_mapped`'s map, or a bytearray
 CHUNK = 1 << 20
-PAD = 8  # spare bytes after the content, so a batch can be bracketed in place
+PAD = readahead.PAD  # spare bytes after the content, so a batch can be bracketed in place
+READ_PIECE = readahead.READ_PIECE
+anonymous_map = readahead.anonymous_map
 
 
 def read_bytes(path: Path, progress: Progress = noop, share: float = 0.3) -> tuple[bytearray, str]:
@@ -58,27 +60,17 @@ def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> tu
             sink = _MapSink(_gzip_size_hint(fh, size))
             warning = _inflate(fh, size, progress, share, sink.write)
             return sink.finish(), warning
-        mm = anonymous_map(size + PAD)
-        view = memoryview(mm)
-        try:
-            got = _read_parallel(fh.fileno(), view, size)
-        finally:
-            view.release()
+        ahead = readahead.take(path)  # the CLI read it while importing (same file, unchanged)
+        if ahead is not None:
+            mm, got = ahead
+            size = len(mm) - PAD
+        else:
+            mm, got = readahead.read_plain(fh.fileno(), size, READ_PIECE)
     if got < size:  # the file shrank while it was read
         mm = shrink_map(mm, got + PAD)
     mm[got : got + PAD] = b" " * PAD
     progress(share, "read")
     return mm, ""
-
-
-def anonymous_map(size: int) -> mmap.mmap:
-    """A private anonymous memory map. Private, not Python's default shared: shrinking a
-    shared anonymous map unmaps its tail but the pages stay allocated (shmem) until it is
-    closed, so the memory a shrink should return would stay in use."""
-    try:
-        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
-    except (AttributeError, TypeError):  # pragma: no cover - Windows: no flags
-        return mmap.mmap(-1, size)
 
 
 def shrink_map(mm: mmap.mmap, size: int) -> mmap.mmap:
@@ -91,41 +83,6 @@ def shrink_map(mm: mmap.mmap, size: int) -> mmap.mmap:
         small[:] = mm[:size]
         mm.close()
         return small
-
-
-READ_PIECE = 64 << 20
-
-
-def _read_parallel(fd: int, view: memoryview, size: int) -> int:
-    """Read `size` bytes of `fd` into `view` with a thread per core (each its own pieces):
-    copying from the page cache and faulting the map's pages in costs CPU, and two cores
-    halve it (0.8 s -> 0.4 s for 1 GB here). Returns the bytes read (less when it shrank)."""
-    pieces = [(a, min(a + READ_PIECE, size)) for a in range(0, size, READ_PIECE)]
-    got = [0] * len(pieces)
-
-    def read(k: int) -> None:
-        a, b = pieces[k]
-        off = a
-        while off < b:
-            n = os.preadv(fd, [view[off:b]], off)
-            if n <= 0:
-                break
-            off += n
-        got[k] = off - a
-
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
-    if workers < 2 or len(pieces) < 2 or not hasattr(os, "preadv"):
-        for k in range(len(pieces)):
-            read(k)
-    else:
-        with ThreadPoolExecutor(workers, thread_name_prefix="perfview-read") as pool:
-            list(pool.map(read, range(len(pieces))))
-    total = 0
-    for (a, b), n in zip(pieces, got, strict=True):
-        total += n
-        if n < b - a:  # a short piece: the file ends there
-            break
-    return total
 
 
 class _MapSink:

@@ -143,7 +143,7 @@ def flows_table(
     sl: SortedSlices,
 ) -> tuple[pd.DataFrame, list[str], dict[str, int]]:
     """Flow arrows s -> (t ->)* f, matched by (cat, id) in time order, bound to slices."""
-    fid = cols.cat_all("fid").astype(I64, copy=False)
+    fid = cols.cat_all("fid")  # int32 codes (-1: none); widened only where they are output
     is_s, is_t, is_f = phase_mask("s"), phase_mask("t"), phase_mask("f")
     idx = np.flatnonzero((is_s | is_t | is_f) & ts_ok & (fid >= 0))
     counts = {"flows": int(is_s[idx].sum()), "flow_ends": int(is_f[idx].sum())}
@@ -172,7 +172,7 @@ def flows_table(
     dst_event[has_dst] = bind(lanes, sl, pid[d], tid[d], ts[d], bp[d] | is_t[d])
     flows = pd.DataFrame(
         {
-            "flow_id": fid[src],
+            "flow_id": fid[src].astype(I64, copy=False),
             "cat": categorical(cat[src], cols.cats.values),
             "name": categorical(name[src], cols.names.values),
             "src_ts": ts[src],

@@ -1,0 +1,133 @@
+"""Compiled one-pass versions of `build`'s hottest multi-pass numpy steps (scanner path only).
+
+Each numpy step over 5M events (a 1 GB NCCL trace) makes a few 40 MB temporaries, and on
+this kind of machine first-touching a fresh page costs as much as the arithmetic: a pass
+that writes only its outputs halves or thirds the time. `build` uses these only when numba
+is loaded already (the scanner path); the general path keeps the numpy code, and the tests
+compare the two on samples (`tests/loaders/test_build_kernels.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def times(
+    ts_raw: np.ndarray, ok: np.ndarray, meta: np.ndarray, is_x: np.ndarray,
+    dur_raw: np.ndarray, dur_ok: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, int, int, int]:  # fmt: skip
+    """(ts - t0, durations clamped at 0, t0, the latest end, negative X durations).
+
+    t0 is the earliest `ts_raw` of a timed event (`ok` and not metadata), 0 when none; a
+    duration counts where `dur_ok` (else 0); the end is the latest timed ts or X slice end,
+    at least 0 (see `build._times`)."""
+    n = len(ts_raw)
+    t0 = np.iinfo(np.int64).max
+    timed = False
+    for i in range(n):
+        if ok[i] and not meta[i]:
+            timed = True
+            if ts_raw[i] < t0:
+                t0 = ts_raw[i]
+    if not timed:
+        t0 = 0
+    ts = np.empty(n, dtype=np.int64)
+    dur = np.empty(n, dtype=np.int64)
+    ends = 0
+    negative = 0
+    for i in range(n):
+        t = ts_raw[i] - t0
+        ts[i] = t
+        d = dur_raw[i] if dur_ok[i] else 0
+        x = is_x[i] and ok[i]
+        if d < 0:
+            if x:
+                negative += 1
+            d = 0
+        dur[i] = d
+        if ok[i] and not meta[i] and t > ends:
+            ends = t
+        if x and t + d > ends:
+            ends = t + d
+    return ts, dur, t0, ends, negative
+
+
+@njit(cache=True, nogil=True)
+def rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """np.searchsorted(kept, rows) for sorted, distinct `kept` rows of 0..n-1 (see
+    `build._rank_among`), from one running count."""
+    before = np.empty(n + 1, dtype=np.int64)
+    j = 0
+    m = len(kept)
+    for r in range(n + 1):
+        while j < m and kept[j] < r:
+            j += 1
+        before[r] = j
+    out = np.empty(len(rows), dtype=np.int64)
+    for i in range(len(rows)):
+        out[i] = before[rows[i]]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def gather_where(values: np.ndarray, src: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """np.where(keep[src], values[src], -1) as int64, without the two temporaries."""
+    out = np.empty(len(src), dtype=np.int64)
+    for i in range(len(src)):
+        k = src[i]
+        out[i] = values[k] if keep[k] else -1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def lookup(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """lut[codes] in one pass (numpy first widens int32 codes to a copy of their own)."""
+    out = np.empty(len(codes), dtype=lut.dtype)
+    for i in range(len(codes)):
+        out[i] = lut[codes[i]]
+    return out
+
+
+_KERNELS = (times, rank_among, gather_where, lookup)  # bound before any test replaces a name
+
+
+def kernels() -> tuple[object, ...]:
+    """The compiled functions, for a check that their code is on disk."""
+    return _KERNELS
+
+
+def ready() -> bool:
+    """True when every kernel's code is loaded or on disk: compiling them (seconds, holding
+    the GIL) could freeze a window, so `build` keeps its numpy steps until they are."""
+    for kernel in _KERNELS:
+        k: Any = kernel
+        if k.signatures:
+            continue
+        try:
+            if not os.path.exists(k._cache._cache_file._index_path):
+                return False
+        except Exception:  # numba's cache layout is not an API
+            return False
+    return True
+
+
+def warm() -> None:
+    """Load (or compile, once) the code for the argument types `build` passes (phase masks
+    are read-only arrays, a type of their own to numba): the loader does it on its warm-up
+    thread while the file is read (a few ms each from numba's cache)."""
+    one = np.zeros(1, dtype=np.int64)
+    flag = np.zeros(1, dtype=np.bool_)
+    mask = np.zeros(1, dtype=np.bool_)
+    mask.flags.writeable = False
+    times(one, flag, mask, mask, one, flag)
+    rank_among(one, one, 1)
+    gather_where(one, one, flag)
+    lookup(one, np.zeros(1, dtype=np.int32))
+
+
+__all__ = ["gather_where", "kernels", "lookup", "rank_among", "ready", "times", "warm"]

@@ -1,0 +1,142 @@
+"""`perfview.readahead`: the CLI reads a big plain trace while it imports, and the trace loader
+takes that copy only when it is the same unchanged file; the cache check and the choice of
+files are conservative; the module stays import-cheap."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfview import cli, readahead
+from perfview.loaders import FRESH, load
+from perfview.loaders.cache import cache_dir
+from perfview.loaders.trace import heap, read
+
+
+def _trace(path: Path, events: int) -> Path:
+    rows = [
+        {"ph": "X", "name": f"op{k % 7}", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": k, "dur": 1}
+        for k in range(events)
+    ]
+    path.write_text(json.dumps({"traceEvents": rows}))
+    return path
+
+
+@pytest.fixture
+def small_min(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readahead, "MIN_BYTES", 1)
+    monkeypatch.setattr(readahead, "_ahead", None)
+
+
+@pytest.mark.usefixtures("small_min")
+def test_the_loader_takes_the_read_ahead_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _trace(tmp_path / "t.json", 3000)
+    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")
+    want = load(path, options=FRESH)
+    assert readahead.start(str(path))
+    readahead._ahead.thread.join()  # type: ignore[union-attr]
+    reads: list[int] = []
+    real = readahead.read_plain
+    monkeypatch.setattr(readahead, "read_plain", lambda *a: reads.append(1) or real(*a))
+    got = load(path, options=FRESH)
+    assert reads == []  # taken, not read again
+    assert got.timeline is not None
+    assert want.timeline is not None
+    assert got.timeline.events.equals(want.timeline.events)
+    assert bytes(got.timeline.args.blob) == bytes(want.timeline.args.blob)
+
+
+@pytest.mark.usefixtures("small_min")
+def test_a_changed_or_other_file_is_read_again(tmp_path: Path) -> None:
+    path = _trace(tmp_path / "t.json", 100)
+    other = _trace(tmp_path / "u.json", 50)
+    assert readahead.start(str(path))
+    mm, _ = read.read_mapped(other)  # another file: the read-ahead is dropped
+    assert bytes(mm[: other.stat().st_size]) == other.read_bytes()
+    assert readahead.take(path) is None
+    assert readahead.start(str(path))
+    readahead._ahead.thread.join()  # type: ignore[union-attr]
+    _trace(path, 200)  # changed after it was read ahead
+    os.utime(path, ns=(1, 1))
+    mm, _ = read.read_mapped(path)
+    assert bytes(mm[: path.stat().st_size]) == path.read_bytes()
+
+
+@pytest.mark.usefixtures("small_min")
+def test_which_files_are_worth_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = _trace(tmp_path / "t.json", 100)
+    other = tmp_path / "speedscope.json"
+    other.write_text(json.dumps({"$schema": "x", "profiles": []}))
+    gz = tmp_path / "t.json.gz"
+    gz.write_bytes(b"\x1f\x8b" + trace.read_bytes())
+    assert readahead.worth_it(str(trace))
+    assert not readahead.worth_it(str(other))
+    assert not readahead.worth_it(str(gz))
+    assert not readahead.worth_it(str(tmp_path))
+    assert not readahead.worth_it("ops")
+    monkeypatch.setenv("PERFVIEW_READAHEAD", "0")
+    assert not readahead.worth_it(str(trace))
+    monkeypatch.setenv("PERFVIEW_READAHEAD", "1")
+    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "0")
+    assert not readahead.worth_it(str(trace))
+
+
+def test_cache_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = _trace(tmp_path / "t.json", 10)
+    root = tmp_path / "cache"
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(root))
+    monkeypatch.delenv("PERFVIEW_CACHE_MAX_MB", raising=False)
+    assert readahead.cache_root() == str(cache_dir())
+    assert not readahead.maybe_cached(str(trace))  # no cache folder
+    old = root / "a"
+    old.mkdir(parents=True)
+    (old / "manifest.json").write_text("{}")
+    os.utime(old / "manifest.json", ns=(1, 1))
+    assert not readahead.maybe_cached(str(trace))  # written before the file changed
+    new = root / "b"
+    new.mkdir()
+    (new / "manifest.json").write_text("{}")
+    assert readahead.maybe_cached(str(trace))
+    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
+    assert not readahead.maybe_cached(str(trace))
+
+
+@pytest.mark.parametrize("env", [{}, {"XDG_CACHE_HOME": "/x/y"}])
+def test_cache_root_agrees_with_the_cache(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PERFVIEW_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert readahead.cache_root() == str(cache_dir())
+
+
+@pytest.mark.usefixtures("small_min")
+def test_cli_starts_it_only_for_one_big_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = _trace(tmp_path / "t.json", 10)
+    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
+    monkeypatch.setattr(heap, "_keep", False)  # what `summary` sets is undone after the test
+    cli._read_ahead(["query", str(trace), "select 1"])
+    assert readahead._ahead is None
+    cli._read_ahead(["summary", str(trace), "--view", "ops"])
+    assert readahead.take(trace) is not None
+    assert heap._keep
+    assert readahead.start(str(trace))
+    readahead.discard()
+    assert readahead.take(trace) is None
+
+
+def test_import_cheap() -> None:
+    code = "import sys, perfview.readahead; print(sorted({'numpy', 'pandas'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
