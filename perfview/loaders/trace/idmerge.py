@@ -16,6 +16,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from perfview.core import numba_registries
+
+numba_registries.load()  # before any code here compiles or loads
+
 
 @njit(cache=True, nogil=True)
 def _same_lower(buf: np.ndarray, a: int, b: int, length: int) -> bool:

@@ -15,6 +15,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from perfview.core import numba_registries
+
+numba_registries.load()  # before any code here compiles or loads
+
 
 @njit(cache=True, nogil=True)
 def times(

@@ -33,6 +33,8 @@ import numpy as np
 
 from perfview.core.analysis import ancestors, nesting
 from perfview.core.model.progress import Progress
+from perfview.loaders.trace import idmerge
+from perfview.loaders.trace import kernels as build_kernels
 from perfview.loaders.trace import read as read_text
 from perfview.loaders.trace.assemble import assemble
 from perfview.loaders.trace.columns import Columns
@@ -164,6 +166,8 @@ def warm() -> None:
     scan_args.compact(np.frombuffer(bytearray(4), np.uint8), one, one)
     nesting.warm()
     ancestors.warm()
+    idmerge.warm()
+    build_kernels.warm()
 
 
 def compiled() -> bool:
@@ -172,7 +176,8 @@ def compiled() -> bool:
     try:
         kernels: tuple[Any, ...] = (
             ts.scan_events, top_level.members, rehash, intern_spans, scan_args.int_args,
-            scan_args.compact, *nesting.kernels(), *ancestors.kernels(),
+            scan_args.compact, *nesting.kernels(), *ancestors.kernels(), *idmerge.kernels(),
+            *build_kernels.kernels(),
         )  # fmt: skip
         return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels)
     except Exception:  # numba's cache layout is not an API: assume it is there
