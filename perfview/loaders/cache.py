@@ -106,6 +106,7 @@ def build_id() -> str:
     code = hashlib.blake2b(spec.encode(), digest_size=16)
     here = Path(__file__).resolve().parent
     sources = [*sorted(here.rglob("*.py")), *sorted((here.parent / "core" / "model").glob("*.py"))]
+    sources = [s for s in sources if s.name != "layout_cache.py"]  # keyed by its own entries
     for source in sources:
         with contextlib.suppress(OSError):  # a frozen build without sources: version + schema
             code.update(source.name.encode() + b"\0" + source.read_bytes())
