@@ -237,9 +237,9 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
     instants = None
     if meta["instants"]:
         scope = np.asarray(meta["scopes"], dtype=object)[parts["instants.scope"]]
-        instants = InstantMarks(
-            *(parts[f"instants.{n}"] for n in ("ts", "top", "bottom", "source")), scope
-        )
+        fields = ("ts", "top", "bottom", "source")
+        ts, top, bottom, source = (parts[f"instants.{n}"] for n in fields)
+        instants = InstantMarks(ts, top, bottom, source, scope)
     tracks = TrackLayout(
         parts["tracks.lanes"], parts["tracks.offset"], parts["tracks.height"], meta["track_rows"]
     )

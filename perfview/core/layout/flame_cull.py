@@ -23,6 +23,9 @@ import numpy as np
 
 from perfview.core.layout.flame import Rects
 
+# One level of detail as stored: its rects, row bounds and running end maximum (`_Level`).
+LevelArrays = tuple[Rects, np.ndarray, np.ndarray]
+
 
 def _row_bounds(rects: Rects) -> np.ndarray:
     """offsets[r]..offsets[r+1] are the rects of row r (rows 0..max)."""
@@ -224,7 +227,7 @@ class FlameIndex:
         self.max_level = int(np.ceil(np.log2(finest_cells))) + 1
         self._levels: list[_Level] = [_Level(self.rects)]
 
-    def state(self) -> tuple[dict[str, float | int | bool], list[tuple[Rects, np.ndarray, np.ndarray]]]:
+    def state(self) -> tuple[dict[str, float | int | bool], list[LevelArrays]]:
         """What `restore` needs to rebuild this index: its scalars, and the rects and search
         arrays (row bounds, running end maximum) of every level built so far."""
         scalars: dict[str, float | int | bool] = {
@@ -241,7 +244,7 @@ class FlameIndex:
     def restore(
         cls,
         scalars: dict[str, float | int | bool],
-        levels: list[tuple[Rects, np.ndarray, np.ndarray]],
+        levels: list[LevelArrays],
     ) -> FlameIndex:
         """The index `state` described, without sorting, merging or scanning anything."""
         index = cls.__new__(cls)
