@@ -71,9 +71,11 @@ def assert_same_layout(a: TimelineData, b: TimelineData) -> None:
     assert a.curve_top == b.curve_top
     assert [c[0] for c in a.curves] == [c[0] for c in b.curves]
     for (_, xa, ya), (_, xb, yb) in zip(a.curves, b.curves, strict=True):
-        assert np.array_equal(xa, xb) and np.array_equal(ya, yb)
+        assert np.array_equal(xa, xb)
+        assert np.array_equal(ya, yb)
     for (xa, ya), (xb, yb) in zip(a.curve_samples, b.curve_samples, strict=True):
-        assert np.array_equal(xa, xb) and np.array_equal(ya, yb)
+        assert np.array_equal(xa, xb)
+        assert np.array_equal(ya, yb)
     assert (a.instants is None) == (b.instants is None)
     if a.instants is not None and b.instants is not None:
         for name in ("ts", "top", "bottom", "source", "scope"):
@@ -92,10 +94,13 @@ def test_hit_equals_a_fresh_layout(rel: str, tmp_path: Path) -> None:
     assert index.build_levels() > 5
     fresh = dataclasses.replace(fresh, index=index)
     if rel == RESNET:  # its memory curves and instants are stored too
-        assert fresh.curves and fresh.instants is not None and len(fresh.instants)
+        assert fresh.curves
+        assert fresh.instants is not None
+        assert len(fresh.instants)
     assert layout_cache.get(bundle.path, bundle.timeline) is None  # nothing stored yet
     entry = layout_cache.put(bundle.path, fresh, bundle.timeline)
-    assert entry is not None and entry.is_dir()
+    assert entry is not None
+    assert entry.is_dir()
     again = load(bundle.path)  # a reopen: columns from the cache, then the layout
     assert again.timeline is not None
     hit = layout_cache.get(again.path, again.timeline)
@@ -159,7 +164,8 @@ def test_layout_of_other_tables_is_not_used(tmp_path: Path) -> None:
     between the load and the write) never lands on the timeline it does not fit."""
     bundle = _loaded(NCCL, tmp_path)
     other = _loaded(RESNET, tmp_path)
-    assert bundle.timeline is not None and other.timeline is not None
+    assert bundle.timeline is not None
+    assert other.timeline is not None
     wrong = timeline_layout.prepare_timeline(other.timeline)
     entry = layout_cache.put(bundle.path, wrong, other.timeline)
     assert entry is not None

@@ -211,8 +211,11 @@ class FlameIndex:
         raw_budget: int = 100_000,
         direct_below: int = 50_000,
         screen_px: int = 1400,
+        presorted: bool = False,
     ):
-        self.rects = rects if rects.is_sorted() else rects.sorted()
+        """`presorted`: the caller vouches that `rects` are in (row, x0) order (`layout_events`
+        checked it already), so the check is not paid twice."""
+        self.rects = rects if presorted or rects.is_sorted() else rects.sorted()
         n = len(self.rects)
         span = float(self.rects.x1.max() - self.rects.x0.min()) if n else 0.0
         self.x_min = float(self.rects.x0.min()) if n else 0.0
