@@ -46,6 +46,8 @@ from perfview.loaders import artifacts, cache
 log = logging.getLogger(__name__)
 SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
 RECT_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
+BLOB = "layout.bin"  # every array, one after another (`_concatenate`)
+ALIGN = 64
 _PENDING: list[threading.Thread] = []
 _LOCK = threading.Lock()
 
@@ -132,7 +134,8 @@ def put(path: Path, data: TimelineData, timeline: Timeline) -> Path | None:
     try:
         entry = entry_for(path)
         arrays, meta = _pack(data, timeline)
-        artifacts.write_folder(entry, arrays, {}, meta)
+        blob, meta["arrays"] = _concatenate(arrays)
+        artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
     except (OSError, TypeError, ValueError, RuntimeError):  # disk full, gone file: no entry
         return None
     cache.evict(keep=entry)
@@ -161,6 +164,35 @@ def flush(timeout: float | None = None) -> None:
         _PENDING.clear()
     for thread in pending:
         thread.join(timeout)
+
+
+def _concatenate(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, list[Any]]]:
+    """All arrays in one byte array (each at a 64-byte aligned offset) and where each is:
+    one file, so a reopened layout holds one memory map (one file descriptor), not ~130."""
+    spans: dict[str, list[Any]] = {}
+    offset = 0
+    for name, arr in arrays.items():
+        spans[name] = [np.dtype(arr.dtype).str, offset, len(arr)]
+        offset += -(-arr.nbytes // ALIGN) * ALIGN
+    blob = np.zeros(offset, dtype=np.uint8)
+    for name, arr in arrays.items():
+        start = spans[name][1]
+        blob[start : start + arr.nbytes] = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+    return blob, spans
+
+
+def _split(blob: Any, spans: dict[str, list[Any]]) -> dict[str, np.ndarray]:
+    """The arrays `_concatenate` packed, as read-only views of `blob` (raises if one does not
+    fit in it or is not a plain number type)."""
+    out: dict[str, np.ndarray] = {}
+    for name, (dtype_str, offset, length) in spans.items():
+        dtype = np.dtype(dtype_str)
+        if dtype.kind not in "biuf" or int(offset) % ALIGN:
+            raise ValueError(f"{name}: odd dtype or offset")
+        if int(offset) + int(length) * dtype.itemsize > len(blob):
+            raise ValueError(f"{name}: past the end of the file")
+        out[name] = np.frombuffer(blob, dtype=dtype, count=int(length), offset=int(offset))
+    return out
 
 
 def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -215,13 +247,9 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
         raise ValueError("laid out by other code")
     if meta.get("fingerprint") != fingerprint(timeline):
         raise ValueError("laid out from other tables")
-    # memory-mapped, not read into fresh arrays: the files are in the page cache, and the
+    # memory-mapped, not read into fresh arrays: the file is in the page cache, and the
     # first touch of ~200 MB of fresh memory (nccl at 1 GB) cost more than laying out anew
-    blobs = folder.read([], list(folder.parts))
-    parts = {
-        name: np.frombuffer(blob, dtype=np.dtype(folder.parts[name]["dtype"]))
-        for name, blob in blobs.items()
-    }
+    parts = _split(folder.blob(BLOB), meta["arrays"])
     levels = [
         (
             Rects(*(parts[f"level{k}.{name}"] for name in RECT_FIELDS)),

@@ -100,7 +100,8 @@ def test_hit_equals_a_fresh_layout(rel: str, tmp_path: Path) -> None:
     assert layout_cache.get(bundle.path, bundle.timeline) is None  # nothing stored yet
     entry = layout_cache.put(bundle.path, fresh, bundle.timeline)
     assert entry is not None
-    assert entry.is_dir()
+    # one data file: a reopened layout holds one memory map (one file descriptor)
+    assert sorted(p.name for p in entry.iterdir()) == [layout_cache.BLOB, "manifest.json"]
     again = load(bundle.path)  # a reopen: columns from the cache, then the layout
     assert again.timeline is not None
     hit = layout_cache.get(again.path, again.timeline)
@@ -179,7 +180,7 @@ def test_damaged_entry_is_dropped_and_laid_out_again(tmp_path: Path) -> None:
     fresh = timeline_layout.prepare_timeline(bundle.timeline)
     entry = layout_cache.put(bundle.path, fresh, bundle.timeline)
     assert entry is not None
-    part = entry / "level0.x0"
+    part = entry / layout_cache.BLOB
     raw = bytearray(part.read_bytes())
     raw[len(raw) // 2] ^= 0x40
     part.write_bytes(bytes(raw))
