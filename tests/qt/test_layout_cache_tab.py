@@ -35,7 +35,7 @@ def test_reopened_timeline_comes_from_the_cached_layout(
 ) -> None:
     from perfview.core.layout import timeline_layout
     from perfview.loaders import cache, layout_cache
-    from perfview.qt import document_tab
+    from perfview.qt import document_tab, tasks
     from perfview.qt.views.timeline_view import TimelineView
 
     monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
@@ -65,5 +65,8 @@ def test_reopened_timeline_comes_from_the_cached_layout(
     assert view.grab().width() > 0
     name = str(data.categories[data.codes[row]])
     assert view.set_search(name) > 0
+    task = getattr(view, "_search_task", None)  # the args are searched in a worker:
+    # wait until its result was delivered (released on the GUI thread after the slots ran)
+    qtbot.waitUntil(lambda: task is None or task not in tasks._RUNNING, timeout=30_000)
     view.fit_all()
     assert view.grab().width() > 0
