@@ -11,9 +11,7 @@ Pages with heavy data (timeline geometry, torch Overview/Kernels/Memory/Recommen
 compute it on the GUI thread when the user switches to them: the page shows "Preparing…" while a
 worker task computes the data (`pages.prepare`), then builds its widgets from it. The load task
 prepares the first page (`tasks.first_page`), so a new tab appears drawn; the Timeline (`AHEAD`)
-is prepared in the background before anyone clicks it: started by the load beside the first
-page (`tasks.start_ahead`, handed over as a Future the tab waits on off the GUI thread), or as
-soon as the tab exists. A big trace's layout comes from its cache (`loaders.layout_cache`).
+is prepared in the background as soon as the tab exists, before anyone clicks it.
 `view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
 """
 
