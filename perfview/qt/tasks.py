@@ -16,7 +16,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,45 +234,9 @@ def load_and_prepare(
             tables[view] = summary.summarize(bundle, view)
         except (ImportError, LoadError, ValueError, KeyError):
             continue  # the tab computes (and reports) it again when shown
-    ahead: dict[str, Any] = dict(start_ahead(bundle, first)) if pages_for is not None else {}
     pages = prepare_pages(bundle, tables, first, progress)
     progress(1.0, "done")
-    for name, future in ahead.items():
-        pages.setdefault(name, future)  # a Future: the tab waits for it off the GUI thread
     return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
-
-
-LAYOUT_WRITE_DELAY_S = 2.0  # a new layout is stored once the Timeline is drawn
-_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfview-ahead")
-
-
-def prepare_page(name: str, bundle: Bundle, tables: dict[str, pd.DataFrame], store: bool) -> Any:
-    """`pages.prepare`, except that a big trace's Timeline comes from its cached layout
-    (`loaders.layout_cache`: ~20-50 ms at 1 GB instead of 0.3-1 s of CPU); with `store`, a
-    layout computed here is cached in the background for the next open."""
-    from perfview.core import pages as page_registry
-
-    if name == "timeline" and bundle.format == "trace" and bundle.timeline is not None:
-        from perfview.loaders import layout_cache
-
-        if layout_cache.cacheable(bundle):
-            if store:
-                return layout_cache.timeline_data(bundle, LAYOUT_WRITE_DELAY_S)
-            cached = layout_cache.get(bundle.path, bundle.timeline)
-            if cached is not None:
-                return cached
-    return page_registry.prepare(name, bundle, tables)
-
-
-def start_ahead(bundle: Bundle, first: Sequence[str]) -> dict[str, Future[Any]]:
-    """Start preparing the pages a trace is opened for that the tab does not open on (the
-    Timeline: `pages.prepared_pages`) on a thread of their own, as soon as the load is done:
-    it runs beside the first page's preparation (on another core: numpy releases the GIL)
-    instead of after the tab is drawn. The tab waits on the futures (`DocumentTab`)."""
-    from perfview.core import pages as page_registry
-
-    names = [n for n in page_registry.prepared_pages(bundle) if n not in first]
-    return {n: _AHEAD.submit(prepare_page, n, bundle, {}, True) for n in names}
 
 
 def first_page(bundle: Bundle) -> list[str]:
@@ -370,9 +333,7 @@ __all__ = [
     "first_page",
     "load_and_prepare",
     "load_task",
-    "prepare_page",
     "prepare_pages",
-    "start_ahead",
     "uses_tree",
     "wait_all",
 ]

@@ -35,12 +35,12 @@ def test_reopened_timeline_comes_from_the_cached_layout(
 ) -> None:
     from perfview.core.layout import timeline_layout
     from perfview.loaders import cache, layout_cache
-    from perfview.qt import tasks
+    from perfview.qt import document_tab, tasks
     from perfview.qt.views.timeline_view import TimelineView
 
     monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
-    monkeypatch.setattr(tasks, "LAYOUT_WRITE_DELAY_S", 0.0)
+    monkeypatch.setattr(document_tab, "LAYOUT_WRITE_DELAY_S", 0.0)
     path = tmp_path / "resnet.pt.trace.json.gz"
     path.write_bytes(sample(RESNET).read_bytes())
 
@@ -70,41 +70,3 @@ def test_reopened_timeline_comes_from_the_cached_layout(
     qtbot.waitUntil(lambda: task is None or task not in tasks._RUNNING, timeout=30_000)
     view.fit_all()
     assert view.grab().width() > 0
-
-
-def test_the_load_starts_the_timeline_beside_the_first_page(qtbot: Any) -> None:
-    """With the window's `first_page`, the load hands the Timeline over as a Future started
-    beside the Overview's preparation; the tab waits for it off the GUI thread."""
-    from concurrent.futures import Future
-
-    from perfview.core.layout import timeline_layout
-    from perfview.core.pages import first_tables
-    from perfview.qt.document import Document
-    from perfview.qt.document_tab import DocumentTab
-    from perfview.qt.tasks import first_page, load_task
-    from perfview.qt.views.timeline_view import TimelineView
-
-    task = load_task(sample(RESNET), first_tables, first_page)
-    with qtbot.waitSignal(task.finished, timeout=60_000) as blocker:
-        task.start()
-    result = blocker.args[0]
-    assert list(result.pages) == ["overview", "timeline"]
-    assert isinstance(result.pages["timeline"], Future)
-    tab = DocumentTab(Document(result.bundle), result.tables, pages=result.pages)
-    qtbot.addWidget(tab)
-    assert tab.current_view() == "overview"
-    qtbot.waitUntil(lambda: "timeline" in tab._views, timeout=60_000)  # built when ready
-    data = tab._data["timeline"]
-    fresh = timeline_layout.prepare_timeline(result.bundle.timeline)
-    assert np.array_equal(data.event_row, fresh.event_row)
-    assert isinstance(tab.view_widget("timeline"), TimelineView)
-    # the synchronous API waits for a head start that is still running
-    from perfview.qt.tasks import start_ahead
-
-    pending = start_ahead(result.bundle, ["overview"])
-    again = DocumentTab(Document(result.bundle), result.tables, pages=dict(pending))
-    qtbot.addWidget(again)
-    assert again.show_view("timeline")
-    view = again.view_widget("timeline")
-    assert isinstance(view, TimelineView)
-    assert np.array_equal(view.data.event_row, fresh.event_row)
