@@ -216,7 +216,7 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
         from PySide6.QtWidgets import QApplication
 
         app = QApplication.instance() or QApplication([])
-        from perfview.loaders import cache
+        from perfview.loaders import cache, layout_cache, page_cache
         from perfview.qt.main_window import MainWindow
 
         window = MainWindow()
@@ -230,6 +230,8 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
         for label, cancel_after in runs:
             res = open_and_wait(window, file, cancel_after, args.view)
             cache.flush()
+            layout_cache.flush()  # the Timeline's layout and the Overview's tables, stored
+            page_cache.flush()  # for the reopen
             shown = {k: round(v, 3) for k, v in res.items() if k != "cancel_at"}
             print(f"{label}: {shown}", flush=True)
         window.close()

@@ -286,6 +286,13 @@ def prepare_pages(
     for i, name in enumerate(names):
         progress(0.97 + 0.03 * i / max(len(names), 1), f"preparing the {name} page")
         try:
+            if name == "overview" and page_registry.needs_data(name, bundle):
+                # a reopened big trace's Overview comes from the cache (its tables cost
+                # 0.2-1.5 s at 1 GB); a first open stores them once the tab is drawn
+                from perfview.loaders import page_cache
+
+                pages[name] = page_cache.overview_data(bundle, CACHE_WRITE_DELAY_S)
+                continue
             pages[name] = page_registry.prepare_first(name, bundle, tables)
         except (LoadCancelled, KeyboardInterrupt):
             raise

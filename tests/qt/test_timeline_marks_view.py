@@ -51,3 +51,21 @@ def test_counter_track_shows_the_value_under_the_cursor(qtbot: Any) -> None:
     axis = [t for y, t in view.data.labels if top <= y <= top + 3]
     assert axis[1].startswith(f"{label} (")
     assert axis[1].endswith(f" – {max(values):g})")
+
+
+def test_distinct_marks_equal_unique_rows() -> None:
+    """The packed de-duplication draws exactly the markers `np.unique(axis=0)` gave."""
+    import numpy as np
+
+    from perfview.qt.items.marks import distinct_marks
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 9, 41_100):
+        px = np.round(rng.uniform(-50, 1500, n))
+        top = np.round(rng.uniform(-3000, 900, n))
+        bottom = top + np.round(rng.uniform(0, 500, n))
+        px[: n // 2] = px[:1].repeat(n // 2) if n else px[:0]  # many on one pixel column
+        want = np.unique(np.stack([px, top, bottom], axis=1), axis=0)
+        assert np.array_equal(distinct_marks(px, top, bottom), want)
+    far = distinct_marks(np.array([3.0]), np.array([-1e9]), np.array([1e9]))
+    assert far.tolist() == [[3.0, -(2**20 - 1), 2**20 - 1]]  # clipped far off screen

@@ -234,3 +234,23 @@ def test_overview_without_steps_shows_the_recording_as_one_step(qtbot: Any) -> N
     heights = sum(bar.opts["height"] for bar in panel.chart.bars.values())
     assert heights == pytest.approx(panel.data.steps["dur_ns"].to_numpy() / 1e9)
     assert panel.data.operators["name"].iat[0] == "aten::mkldnn_convolution"
+
+
+def test_overview_without_steps_builds_its_chart_and_tables_a_turn_later(qtbot: Any) -> None:
+    """As the window builds it for a new tab (defer_chart): the chart and the two tables
+    come one event-loop turn each after the page, never all inside its constructor."""
+    from perfview.qt.views.table_view import TableView
+    from perfview.qt.views.torch_overview_view import TorchOverviewView
+
+    doc = _document("kineto_cpu/dtu_jc_resnet18_cpu_trace.json")
+    view = TorchOverviewView(doc.bundle.timeline, doc, defer_chart=True)
+    qtbot.addWidget(view)
+    panel = view.no_steps
+    assert panel.chart is None
+    assert not panel.findChildren(TableView)
+    with qtbot.waitSignal(view.chart_ready, timeout=10_000):
+        pass
+    qtbot.waitUntil(lambda: len(panel.findChildren(TableView)) == 1, timeout=10_000)
+    assert panel.chart is not None
+    heights = sum(bar.opts["height"] for bar in panel.chart.bars.values())
+    assert heights == pytest.approx(panel.data.steps["dur_ns"].to_numpy() / 1e9)

@@ -158,12 +158,27 @@ def layout_events(
     `node` defaults to the position in the inputs, i.e. the event row when whole columns of
     `Timeline.events` are passed.
     """
-    ts = np.asarray(ts, dtype=_F)
-    rects = Rects.make(ts, ts + np.asarray(dur, dtype=_F), row, node, buckets)
-    # Timeline events come sorted by (lane, ts): a stable radix sort on the row alone then
-    # gives (row, ts) order, ~50x faster than the full lexsort on millions of slices.
-    by_row = rects.take(np.argsort(rects.row, kind="stable"))
-    return by_row if by_row.is_sorted() else rects.sorted()
+    row32 = np.asarray(row, dtype=np.int32)
+    # Timeline events come sorted by (lane, ts): a stable sort on the row alone then gives
+    # (row, ts) order, ~50x faster than the full lexsort on millions of slices. Each column
+    # is gathered in that order straight from the inputs (building the rects first and
+    # reordering them after cost twice the passes: 0.3 s of a 1 GB trace's layout).
+    order = np.argsort(row32, kind="stable")
+    x0 = np.asarray(ts)[order].astype(_F)
+    by_row = Rects(
+        x0,
+        x0 + np.asarray(dur)[order],
+        row32[order],
+        order if node is None else np.asarray(node, dtype=np.int64)[order],
+        np.zeros(len(order), np.int32)
+        if buckets is None
+        else np.asarray(buckets, dtype=np.int32)[order],
+        np.ones(len(order), np.int64),
+    )
+    if by_row.is_sorted():
+        return by_row
+    x1 = np.asarray(ts, dtype=_F) + np.asarray(dur, dtype=_F)
+    return Rects.make(ts, x1, row, node, buckets).sorted()
 
 
 __all__ = ["Rects", "layout", "layout_events"]

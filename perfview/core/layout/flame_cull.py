@@ -23,6 +23,9 @@ import numpy as np
 
 from perfview.core.layout.flame import Rects
 
+# One level of detail as stored: its rects, row bounds and running end maximum (`_Level`).
+LevelArrays = tuple[Rects, np.ndarray, np.ndarray]
+
 
 def _row_bounds(rects: Rects) -> np.ndarray:
     """offsets[r]..offsets[r+1] are the rects of row r (rows 0..max)."""
@@ -172,6 +175,14 @@ class _Level:
         self.bounds = _row_bounds(self.rects)
         self.end_max = _end_max(self.rects, self.bounds)
 
+    @classmethod
+    def restored(cls, rects: Rects, bounds: np.ndarray, end_max: np.ndarray) -> _Level:
+        """A level whose search arrays were computed before (a cached layout): nothing is
+        recomputed, so restoring a 1 GB trace's chain costs no pass over its slices."""
+        level = cls.__new__(cls)
+        level.rects, level.bounds, level.end_max = rects, bounds, end_max
+        return level
+
     def query(
         self,
         x_lo: float,
@@ -200,8 +211,11 @@ class FlameIndex:
         raw_budget: int = 100_000,
         direct_below: int = 50_000,
         screen_px: int = 1400,
+        presorted: bool = False,
     ):
-        self.rects = rects if rects.is_sorted() else rects.sorted()
+        """`presorted`: the caller vouches that `rects` are in (row, x0) order (`layout_events`
+        checked it already), so the check is not paid twice."""
+        self.rects = rects if presorted or rects.is_sorted() else rects.sorted()
         n = len(self.rects)
         span = float(self.rects.x1.max() - self.rects.x0.min()) if n else 0.0
         self.x_min = float(self.rects.x0.min()) if n else 0.0
@@ -215,6 +229,34 @@ class FlameIndex:
         # Beyond this level one cell spans the whole data: nothing coarser can merge more.
         self.max_level = int(np.ceil(np.log2(finest_cells))) + 1
         self._levels: list[_Level] = [_Level(self.rects)]
+
+    def state(self) -> tuple[dict[str, float | int | bool], list[LevelArrays]]:
+        """What `restore` needs to rebuild this index: its scalars, and the rects and search
+        arrays (row bounds, running end maximum) of every level built so far."""
+        scalars: dict[str, float | int | bool] = {
+            "x_min": self.x_min,
+            "x_max": self.x_max,
+            "n_rows": self.n_rows,
+            "base_cell": self.base_cell,
+            "direct": self._direct,
+            "max_level": self.max_level,
+        }
+        return scalars, [(lvl.rects, lvl.bounds, lvl.end_max) for lvl in self._levels]
+
+    @classmethod
+    def restore(
+        cls,
+        scalars: dict[str, float | int | bool],
+        levels: list[LevelArrays],
+    ) -> FlameIndex:
+        """The index `state` described, without sorting, merging or scanning anything."""
+        index = cls.__new__(cls)
+        index.rects = levels[0][0]
+        index.x_min, index.x_max = float(scalars["x_min"]), float(scalars["x_max"])
+        index.n_rows, index.base_cell = int(scalars["n_rows"]), float(scalars["base_cell"])
+        index._direct, index.max_level = bool(scalars["direct"]), int(scalars["max_level"])
+        index._levels = [_Level.restored(*level) for level in levels]
+        return index
 
     def _level(self, k: int) -> _Level:
         """Level k, building any missing finer levels first (each from the previous one)."""

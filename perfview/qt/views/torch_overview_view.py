@@ -145,7 +145,10 @@ class TorchOverviewView(QScrollArea):
                 return
             from perfview.qt.views.no_steps_view import NoStepsPanel
 
-            self.no_steps = NoStepsPanel(self.data.no_steps, self.document, body)
+            self.no_steps = NoStepsPanel(
+                self.data.no_steps, self.document, body, defer=self._defer_chart
+            )
+            self.no_steps.chart_ready.connect(self.chart_ready)
             self.body_layout.addWidget(self.no_steps)
             return
         total = float(steps["dur_ns"].sum())

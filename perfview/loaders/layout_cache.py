@@ -1,0 +1,308 @@
+"""The timeline's layout cached beside a trace's parsed columns, so a reopened 1 GB trace
+draws its Timeline at once instead of laying it out again.
+
+Laying out a 1 GB trace's timeline (`core.layout.timeline_layout.prepare_timeline`: every
+slice's row, the (row, start) sort, the level-of-detail chain of merged rectangles) costs
+0.2-0.45 s of CPU, as much as reading the parsed columns back (`loaders.cache`). Its result is
+a handful of flat arrays, so it is stored the same way: a verified folder (`loaders.artifacts`)
+next to the columns' entry, one raw file per array, the rest (labels, spans, scalars) in the
+manifest.
+
+* Key: the columns' key (`cache.key`: path, size, mtime, perfview's build) plus a digest of the
+  layout's own code (`layout_id`): a changed layout module misses, nothing is bumped by hand.
+  The default arrangement only (every track, file order): a user's arrangement is laid out
+  again, as before.
+* Trust: checksums as for the columns, and a fingerprint of the tables it was laid out from
+  (counts, spans, sums of start, duration, lane and depth) must equal the timeline it is
+  handed to: a layout never lands on the wrong trace, even if the file changed between the
+  load and the write. Anything odd: the entry is deleted and the layout computed again.
+* Size and age: entries are ordinary cache entries to `cache.evict` (least recently used
+  first, within `PERFVIEW_CACHE_MAX_MB`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import logging
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.layout import timeline_layout
+from perfview.core.layout.flame import Rects
+from perfview.core.layout.flame_cull import FlameIndex
+from perfview.core.layout.timeline_layout import TimelineData, TrackLayout
+from perfview.core.layout.timeline_marks import InstantMarks
+from perfview.core.model import Bundle, Timeline
+from perfview.loaders import artifacts, cache
+
+log = logging.getLogger(__name__)
+SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
+RECT_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
+BLOB = "layout.bin"  # every array, one after another (`_concatenate`)
+ALIGN = 64
+_PENDING: list[threading.Thread] = []
+_LOCK = threading.Lock()
+
+
+@functools.cache
+def layout_id() -> str:
+    """A digest of the code a layout comes from (the layout package, the units its labels are
+    written in, and this module, which writes the entries); with `cache.build_id` (in the
+    columns' key) it covers the tables too. `cache.build_id` leaves this module out: a change
+    here does not make every trace parse again."""
+    code = hashlib.blake2b(cache.build_id().encode(), digest_size=8)
+    core = Path(timeline_layout.__file__).resolve().parent.parent
+    sources = [*sorted((core / "layout").glob("*.py")), core / "model" / "units.py"]
+    for source in [*sources, Path(__file__).resolve()]:  # this file: the entry format
+        with contextlib.suppress(OSError):  # a frozen build without sources: the build id
+            code.update(source.name.encode() + b"\0" + source.read_bytes())
+    return code.hexdigest()
+
+
+def entry_for(path: Path) -> Path:
+    """The folder of `path`'s cached layout (raises OSError when `path` is gone)."""
+    return cache.cache_dir() / f"{cache.key(path)}-{SUFFIX}-{layout_id()}"
+
+
+def fingerprint(timeline: Timeline) -> list[int]:
+    """What the layout was computed from, cheaply (a few ms at 1 GB): table sizes, origin and
+    duration, and the sums of the columns that place a slice."""
+    ev = timeline.events
+    sums = [int(ev[c].to_numpy().sum(dtype=np.int64)) for c in ("ts", "dur", "lane", "depth")]
+    sizes = [len(getattr(timeline, t)) for t in ("events", "lanes", "instants", "counters")]
+    names = ev["name"]
+    n_names = len(names.cat.categories) if hasattr(names, "cat") else -1
+    return [*sizes, len(timeline.memory), timeline.origin_ns, timeline.duration_ns, n_names, *sums]
+
+
+def cacheable(bundle: Bundle) -> bool:
+    """Only traces whose columns are cached get their layout cached (small files lay out in
+    a blink)."""
+    return (
+        bundle.format == "trace"
+        and bundle.timeline is not None
+        and bundle.path is not None
+        and cache.enabled(Path(bundle.path))
+    )
+
+
+def timeline_data(bundle: Bundle, write_delay_s: float = 0.0) -> TimelineData:
+    """The Timeline page's data: the cached layout when there is one, else laid out now and
+    stored in the background (`write_delay_s` later)."""
+    timeline = bundle.timeline
+    assert timeline is not None
+    if not cacheable(bundle):
+        return timeline_layout.prepare_timeline(timeline)
+    path = Path(bundle.path)
+    data = get(path, timeline)
+    if data is None:
+        data = timeline_layout.prepare_timeline(timeline)
+        put_later(path, data, timeline, write_delay_s)
+    return data
+
+
+def get(path: Path, timeline: Timeline) -> TimelineData | None:
+    """`path`'s cached default layout when it was made from `timeline`'s tables, else None
+    (absent, stale or damaged: then deleted)."""
+    try:
+        entry = entry_for(path)
+    except OSError:
+        return None
+    if not entry.is_dir():
+        return None
+    try:
+        data = _read(entry, timeline)
+    except Exception as exc:  # damaged, stale or odd: dropped, laid out again, never fatal
+        log.info("timeline layout %s dropped: %s", entry, exc)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+    with contextlib.suppress(OSError):
+        (entry / artifacts.MANIFEST).touch()  # most recently used
+    return data
+
+
+def put(path: Path, data: TimelineData, timeline: Timeline) -> Path | None:
+    """Store `data` (the default layout of `timeline`, loaded from `path`); None if not."""
+    try:
+        entry = entry_for(path)
+        arrays, meta = _pack(data, timeline)
+        blob, meta["arrays"] = _concatenate(arrays)
+        artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
+    except (OSError, TypeError, ValueError, RuntimeError):  # disk full, gone file: no entry
+        return None
+    cache.evict(keep=entry)
+    return entry
+
+
+def put_later(path: Path, data: TimelineData, timeline: Timeline, delay_s: float = 0.0) -> None:
+    """`put` on a background thread (after `delay_s`, so the page is drawn first); `flush`
+    waits for it. Not a daemon, for the same reason as `cache.put_later`."""
+
+    def run() -> None:
+        if delay_s > 0:
+            time.sleep(delay_s)
+        put(path, data, timeline)
+
+    thread = threading.Thread(target=run, name="perfview-layout-put", daemon=False)
+    with _LOCK:
+        _PENDING.append(thread)
+    thread.start()
+
+
+def flush(timeout: float | None = None) -> None:
+    """Wait for background layout writes (tests, benchmarks)."""
+    with _LOCK:
+        pending = list(_PENDING)
+        _PENDING.clear()
+    for thread in pending:
+        thread.join(timeout)
+
+
+def _concatenate(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, list[Any]]]:
+    """All arrays in one byte array (each at a 64-byte aligned offset) and where each is:
+    one file, so a reopened layout holds one memory map (one file descriptor), not ~130."""
+    spans: dict[str, list[Any]] = {}
+    offset = 0
+    for name, arr in arrays.items():
+        spans[name] = [np.dtype(arr.dtype).str, offset, len(arr)]
+        offset += -(-arr.nbytes // ALIGN) * ALIGN
+    blob = np.zeros(offset, dtype=np.uint8)
+    for name, arr in arrays.items():
+        start = spans[name][1]
+        blob[start : start + arr.nbytes] = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+    return blob, spans
+
+
+def _split(blob: Any, spans: dict[str, list[Any]]) -> dict[str, np.ndarray]:
+    """The arrays `_concatenate` packed, as read-only views of `blob` (raises if one does not
+    fit in it or is not a plain number type)."""
+    out: dict[str, np.ndarray] = {}
+    for name, (dtype_str, offset, length) in spans.items():
+        dtype = np.dtype(dtype_str)
+        if dtype.kind not in "biuf" or int(offset) % ALIGN:
+            raise ValueError(f"{name}: odd dtype or offset")
+        if int(offset) + int(length) * dtype.itemsize > len(blob):
+            raise ValueError(f"{name}: past the end of the file")
+        out[name] = np.frombuffer(blob, dtype=dtype, count=int(length), offset=int(offset))
+    return out
+
+
+def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """`data` as named flat arrays plus JSON metadata (everything that is not an array)."""
+    arrays: dict[str, np.ndarray] = {
+        "event_row": data.event_row,
+        "tracks.lanes": data.tracks.lanes,
+        "tracks.offset": data.tracks.offset,
+        "tracks.height": data.tracks.height,
+    }
+    scalars, levels = data.index.state()
+    for k, (rects, bounds, end_max) in enumerate(levels):
+        for name in RECT_FIELDS:
+            arrays[f"level{k}.{name}"] = getattr(rects, name)
+        arrays[f"level{k}.bounds"], arrays[f"level{k}.end_max"] = bounds, end_max
+    for i, (_label, x, y) in enumerate(data.curves):
+        arrays[f"curve{i}.x"], arrays[f"curve{i}.y"] = x, y
+    for i, (x, y) in enumerate(data.curve_samples):
+        arrays[f"sample{i}.x"], arrays[f"sample{i}.y"] = x, y
+    scopes: list[str] = []
+    if data.instants is not None:
+        marks = data.instants
+        scopes = sorted({str(s) for s in marks.scope.tolist()})
+        codes = {s: i for i, s in enumerate(scopes)}
+        arrays["instants.scope"] = np.array([codes[str(s)] for s in marks.scope], dtype=np.int16)
+        for name in ("ts", "top", "bottom", "source"):
+            arrays[f"instants.{name}"] = getattr(marks, name)
+    meta = {
+        "layout": layout_id(),
+        "fingerprint": fingerprint(timeline),
+        "labels": [[float(y), str(text)] for y, text in data.labels],
+        "curve_labels": [str(label) for label, _x, _y in data.curves],
+        "samples": len(data.curve_samples),
+        "total_rows": int(data.total_rows),
+        "track_rows": int(data.tracks.total_rows),
+        "span": [float(data.span[0]), float(data.span[1])],
+        "band_span": int(data.band_span),
+        "curve_top": [int(t) for t in data.curve_top],
+        "index": scalars,
+        "levels": len(levels),
+        "instants": data.instants is not None,
+        "scopes": scopes,
+    }
+    return arrays, meta
+
+
+def _read(entry: Path, timeline: Timeline) -> TimelineData:
+    """The layout in `entry`, checked against `timeline` (raises on anything odd)."""
+    folder = artifacts.open_folder(entry, verify=cache.verifying())
+    meta = folder.meta
+    if meta.get("layout") != layout_id():
+        raise ValueError("laid out by other code")
+    if meta.get("fingerprint") != fingerprint(timeline):
+        raise ValueError("laid out from other tables")
+    # memory-mapped, not read into fresh arrays: the file is in the page cache, and the
+    # first touch of ~200 MB of fresh memory (nccl at 1 GB) cost more than laying out anew
+    parts = _split(folder.blob(BLOB), meta["arrays"])
+    levels = [
+        (
+            Rects(*(parts[f"level{k}.{name}"] for name in RECT_FIELDS)),
+            parts[f"level{k}.bounds"],
+            parts[f"level{k}.end_max"],
+        )
+        for k in range(int(meta["levels"]))
+    ]
+    ev = timeline.events
+    if len(parts["event_row"]) != len(ev) or (len(levels[0][0]) > len(ev)):
+        raise ValueError("row count differs")
+    names_cat = pd.Categorical(ev["name"])  # as `prepare_timeline` makes them
+    instants = None
+    if meta["instants"]:
+        scope = np.asarray(meta["scopes"], dtype=object)[parts["instants.scope"]]
+        fields = ("ts", "top", "bottom", "source")
+        ts, top, bottom, source = (parts[f"instants.{n}"] for n in fields)
+        instants = InstantMarks(ts, top, bottom, source, scope)
+    tracks = TrackLayout(
+        parts["tracks.lanes"], parts["tracks.offset"], parts["tracks.height"], meta["track_rows"]
+    )
+    curves = [
+        (label, parts[f"curve{i}.x"], parts[f"curve{i}.y"])
+        for i, label in enumerate(meta["curve_labels"])
+    ]
+    samples = tuple((parts[f"sample{i}.x"], parts[f"sample{i}.y"]) for i in range(meta["samples"]))
+    return TimelineData(
+        np.asarray(names_cat.categories, dtype=object),
+        np.asarray(names_cat.codes, dtype=np.int64),
+        ev["ts"].to_numpy(dtype=np.int64),
+        ev["dur"].to_numpy(dtype=np.int64),
+        tracks,
+        parts["event_row"],
+        FlameIndex.restore(meta["index"], levels),
+        [(float(y), str(text)) for y, text in meta["labels"]],
+        curves,
+        int(meta["total_rows"]),
+        (float(meta["span"][0]), float(meta["span"][1])),
+        int(meta["band_span"]),
+        tuple(int(t) for t in meta["curve_top"]),
+        samples,
+        instants,
+    )
+
+
+__all__ = [
+    "cacheable",
+    "entry_for",
+    "fingerprint",
+    "flush",
+    "get",
+    "layout_id",
+    "put",
+    "put_later",
+    "timeline_data",
+]

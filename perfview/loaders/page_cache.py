@@ -1,0 +1,214 @@
+"""The Overview page's data cached beside a trace's parsed columns, so a reopened big trace
+draws its first page without analysing it again.
+
+On a 1 GB trace the Overview's tables (`core.pages.data.OverviewData`, without its findings,
+as a load prepares it) cost 0.2-1.5 s of CPU, more than reading the columns back; what they
+come to is a few small tables. They are stored as JSON in a verified folder
+(`loaders.artifacts`) next to the columns' entry, keyed like the layout (`layout_cache`): the
+columns' key plus a digest of the analysis code. Only tables that come back exactly equal
+(values, dtypes, index) are stored at all: each is read back and compared before it is written,
+so an odd column is computed again on the next open rather than shown changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import logging
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from perfview.core.analysis.torch import overview
+from perfview.core.analysis.torch.no_steps import NoStepsData
+from perfview.core.model import Bundle, Timeline
+from perfview.core.pages.data import OverviewData
+from perfview.loaders import artifacts, cache, layout_cache
+
+log = logging.getLogger(__name__)
+SUFFIX = "overview"
+_PENDING: list[threading.Thread] = []
+_LOCK = threading.Lock()
+
+
+class NotExact(ValueError):
+    """A table that would not come back from JSON exactly as it is."""
+
+
+@functools.cache
+def code_id() -> str:
+    """A digest of the code the Overview's data comes from (the analysis package, the page
+    data and this module); `cache.build_id`, in the columns' key, covers the tables."""
+    code = hashlib.blake2b(cache.build_id().encode(), digest_size=8)
+    core = Path(overview.__file__).resolve().parent.parent.parent
+    sources = [*sorted((core / "analysis").rglob("*.py")), core / "pages" / "data.py"]
+    for source in [*sources, Path(__file__).resolve()]:
+        with contextlib.suppress(OSError):  # a frozen build without sources: the build id
+            code.update(source.name.encode() + b"\0" + source.read_bytes())
+    return code.hexdigest()
+
+
+def entry_for(path: Path) -> Path:
+    return cache.cache_dir() / f"{cache.key(path)}-{SUFFIX}-{code_id()}"
+
+
+def overview_data(bundle: Bundle, write_delay_s: float = 0.0) -> OverviewData:
+    """`OverviewData.compute(findings=False)` of `bundle`: from the cache when it holds it,
+    else computed and stored in the background (`write_delay_s` later)."""
+    timeline = bundle.timeline
+    assert timeline is not None
+    if not layout_cache.cacheable(bundle):
+        return OverviewData.compute(timeline, findings=False)
+    data = get(bundle.path, timeline)
+    if data is None:
+        data = OverviewData.compute(timeline, findings=False)
+        put_later(bundle.path, data, timeline, write_delay_s)
+    return data
+
+
+def get(path: Path, timeline: Timeline) -> OverviewData | None:
+    """The cached Overview data of `path` if made from `timeline`'s tables, else None
+    (absent, stale or damaged: then deleted)."""
+    try:
+        entry = entry_for(path)
+    except OSError:
+        return None
+    if not entry.is_dir():
+        return None
+    try:
+        meta = artifacts.open_folder(entry, verify=cache.verifying()).meta
+        if meta.get("code") != code_id():
+            raise ValueError("computed by other code")
+        if meta.get("fingerprint") != layout_cache.fingerprint(timeline):
+            raise ValueError("computed from other tables")
+        data = _unpack(meta["data"])
+    except Exception as exc:  # damaged, stale or odd: dropped, computed again, never fatal
+        log.info("overview data %s dropped: %s", entry, exc)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+    with contextlib.suppress(OSError):
+        (entry / artifacts.MANIFEST).touch()  # most recently used
+    return data
+
+
+def put(path: Path, data: OverviewData, timeline: Timeline) -> Path | None:
+    """Store `data` (without findings) for `path`; None when not stored (a table that does
+    not round-trip exactly, a full disk, a file that is gone)."""
+    try:
+        packed = _pack(data)
+        entry = entry_for(path)
+        meta = {"code": code_id(), "fingerprint": layout_cache.fingerprint(timeline)}
+        artifacts.write_folder(entry, {}, {}, {**meta, "data": packed})
+    except (OSError, TypeError, ValueError, RuntimeError):
+        return None
+    cache.evict(keep=entry)
+    return entry
+
+
+def put_later(path: Path, data: OverviewData, timeline: Timeline, delay_s: float = 0.0) -> None:
+    """`put` on a background thread after `delay_s`; `flush` waits for it."""
+
+    def run() -> None:
+        if delay_s > 0:
+            time.sleep(delay_s)
+        put(path, data, timeline)
+
+    thread = threading.Thread(target=run, name="perfview-overview-put", daemon=False)
+    with _LOCK:
+        _PENDING.append(thread)
+    thread.start()
+
+
+def flush(timeout: float | None = None) -> None:
+    """Wait for background writes (tests, benchmarks)."""
+    with _LOCK:
+        pending = list(_PENDING)
+        _PENDING.clear()
+    for thread in pending:
+        thread.join(timeout)
+
+
+def frame_to_json(frame: pd.DataFrame) -> dict[str, Any]:
+    """A small table as JSON-able data; raises NotExact unless it reads back identical."""
+    if not isinstance(frame.index, pd.RangeIndex) or frame.index.start != 0:
+        raise NotExact("index")
+    if frame.index.step != 1 or not all(isinstance(c, str) for c in frame.columns):
+        raise NotExact("index or column names")
+    doc: dict[str, Any] = {
+        "columns": list(frame.columns),
+        "dtypes": [str(t) for t in frame.dtypes],
+        "values": [frame[c].tolist() for c in frame.columns],
+    }
+    doc = json.loads(json.dumps(doc))  # compared after the trip through JSON text it takes
+    back = frame_from_json(doc)
+    if not (back.equals(frame) and list(back.dtypes) == list(frame.dtypes)):
+        raise NotExact("values or dtypes")
+    return doc
+
+
+def frame_from_json(doc: dict[str, Any]) -> pd.DataFrame:
+    columns = {
+        name: pd.Series(values, dtype=dtype)
+        for name, dtype, values in zip(doc["columns"], doc["dtypes"], doc["values"], strict=True)
+    }
+    return pd.DataFrame(columns, columns=list(doc["columns"]))
+
+
+def _pack(data: OverviewData) -> dict[str, Any]:
+    if data.findings is not None:
+        raise NotExact("findings are not cached")  # only the first page's data, as loaded
+    no_steps = data.no_steps
+    return {
+        "devices": frame_to_json(data.devices),
+        "stats": dataclasses.asdict(data.stats),
+        "steps": frame_to_json(data.steps),
+        "utilization": frame_to_json(data.utilization),
+        "no_steps": None
+        if no_steps is None
+        else {
+            "steps": frame_to_json(no_steps.steps),
+            "operators": frame_to_json(no_steps.operators),
+            "python": frame_to_json(no_steps.python),
+            "hint": no_steps.hint,
+        },
+    }
+
+
+def _unpack(doc: dict[str, Any]) -> OverviewData:
+    ns = doc["no_steps"]
+    return OverviewData(
+        frame_from_json(doc["devices"]),
+        overview.StepStats(**doc["stats"]),
+        frame_from_json(doc["steps"]),
+        frame_from_json(doc["utilization"]),
+        None,
+        None
+        if ns is None
+        else NoStepsData(
+            frame_from_json(ns["steps"]),
+            frame_from_json(ns["operators"]),
+            frame_from_json(ns["python"]),
+            str(ns["hint"]),
+        ),
+    )
+
+
+__all__ = [
+    "NotExact",
+    "code_id",
+    "entry_for",
+    "flush",
+    "frame_from_json",
+    "frame_to_json",
+    "get",
+    "overview_data",
+    "put",
+    "put_later",
+]

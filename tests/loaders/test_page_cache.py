@@ -1,0 +1,137 @@
+"""The cached Overview data: a hit equals a fresh computation table by table (values, dtypes),
+a change of code, file or tables misses, and a table that would not read back exactly is
+never stored."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfview.core.model import Bundle
+from perfview.core.pages.data import OverviewData
+from perfview.loaders import cache, load, page_cache
+from tests.conftest import sample
+
+NCCL = "kineto_gpu/hta_nccl_data.json.gz"  # steps, GPUs, utilisation
+CPU = "kineto_cpu/dtu_jc_resnet18_cpu_trace.json"  # no steps: the stand-in tables
+
+
+@pytest.fixture(autouse=True)
+def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(root))
+    monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "500")
+    return root
+
+
+def _loaded(rel: str, tmp_path: Path) -> Bundle:
+    src = sample(rel)
+    dst = tmp_path / src.name
+    dst.write_bytes(src.read_bytes())
+    bundle = load(dst)
+    cache.flush()
+    return bundle
+
+
+def _same_frame(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    assert a.equals(b)
+    assert list(a.dtypes) == list(b.dtypes)
+    assert list(a.columns) == list(b.columns)
+
+
+def assert_same(a: OverviewData, b: OverviewData) -> None:
+    for name in ("devices", "steps", "utilization"):
+        _same_frame(getattr(a, name), getattr(b, name))
+    assert a.stats == b.stats
+    assert a.findings is None
+    assert b.findings is None
+    assert (a.no_steps is None) == (b.no_steps is None)
+    if a.no_steps is not None and b.no_steps is not None:
+        for name in ("steps", "operators", "python"):
+            _same_frame(getattr(a.no_steps, name), getattr(b.no_steps, name))
+        assert a.no_steps.hint == b.no_steps.hint
+
+
+@pytest.mark.parametrize("rel", [NCCL, CPU])
+def test_reopen_reads_back_the_same_overview(rel: str, tmp_path: Path, cache_env: Path) -> None:
+    bundle = _loaded(rel, tmp_path)
+    assert bundle.timeline is not None
+    first = page_cache.overview_data(bundle)  # computed, stored in the background
+    page_cache.flush()
+    assert page_cache.entry_for(bundle.path).is_dir()
+    again = load(bundle.path)
+    assert again.timeline is not None
+    hit = page_cache.get(again.path, again.timeline)
+    assert hit is not None
+    assert_same(first, hit)
+    assert_same(OverviewData.compute(again.timeline, findings=False), hit)
+    if rel == NCCL:
+        assert hit.stats.count == 3
+        assert len(hit.utilization)
+    else:
+        assert hit.no_steps is not None
+        assert len(hit.no_steps.operators)
+
+
+def test_changes_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = _loaded(NCCL, tmp_path)
+    other = _loaded(CPU, tmp_path)
+    assert bundle.timeline is not None
+    assert other.timeline is not None
+    data = OverviewData.compute(bundle.timeline, findings=False)
+    # made from other tables: dropped
+    entry = page_cache.put(bundle.path, OverviewData.compute(other.timeline, findings=False),
+                           other.timeline)  # fmt: skip
+    assert entry is not None
+    assert page_cache.get(bundle.path, bundle.timeline) is None
+    assert not entry.exists()
+    # other analysis code: another entry
+    assert page_cache.put(bundle.path, data, bundle.timeline) is not None
+    monkeypatch.setattr(page_cache, "code_id", lambda: "0123456789abcdef")
+    assert page_cache.get(bundle.path, bundle.timeline) is None
+    monkeypatch.undo()
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
+    assert page_cache.get(bundle.path, bundle.timeline) is not None
+    # a changed file
+    st = bundle.path.stat()
+    os.utime(bundle.path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert page_cache.get(bundle.path, bundle.timeline) is None
+
+
+def test_damaged_entry_is_dropped(tmp_path: Path) -> None:
+    bundle = _loaded(NCCL, tmp_path)
+    assert bundle.timeline is not None
+    entry = page_cache.put(
+        bundle.path, OverviewData.compute(bundle.timeline, findings=False), bundle.timeline
+    )
+    assert entry is not None
+    manifest = entry / "manifest.json"
+    raw = manifest.read_bytes()
+    manifest.write_bytes(raw.replace(b'"count": 3', b'"count": 4'))
+    assert page_cache.get(bundle.path, bundle.timeline) is None
+    assert not entry.exists()
+
+
+def test_only_exact_tables_are_stored() -> None:
+    frame = pd.DataFrame(
+        {
+            "i": np.array([1, 2**62], dtype=np.int64),
+            "f": [0.1, np.nan],
+            "s": pd.Series(["a", "b"], dtype="str"),
+            "b": [True, False],
+        }
+    )
+    back = page_cache.frame_from_json(page_cache.frame_to_json(frame))
+    _same_frame(frame, back)
+    with pytest.raises(page_cache.NotExact):
+        page_cache.frame_to_json(frame.set_index("s"))
+    with pytest.raises(page_cache.NotExact):  # JSON has no tuples: it would be a list
+        page_cache.frame_to_json(pd.DataFrame({"x": pd.Series([(1, 2)], dtype=object)}))
+    with pytest.raises(TypeError):  # not JSON at all: not stored (`put` returns None)
+        page_cache.frame_to_json(pd.DataFrame({"x": pd.Series([object()], dtype=object)}))
