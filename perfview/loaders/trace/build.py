@@ -131,12 +131,8 @@ def build(
     _lane_stats(lanes, s.lane, depth)
     events = _events_table(ev, sl, order, s, depth, fast)
     del depth
-    arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
-    if fast is not None:
-        arg_index = fast.rank_among(arg_rows, sl.src[order], cols.n)
-    else:
-        arg_index = _rank_among(arg_rows, sl.src[order], cols.n)
-    del arg_rows, order
+    arg_index = _arg_index(cols, sl.src[order], fast)
+    del order
     slices_end = int(sl.end.max()) if len(sl.end) else 0
     del sl
     instants = _instants_table(ev, inst, scope)
@@ -146,14 +142,9 @@ def build(
     warnings.extend(fwarn)
     _report(ev, warnings)
     counts.update(
-        instants=len(instants),
-        counters=int(ph("C").sum()),
-        counter_samples=len(counters),
-        lanes=len(lanes),
-        memory_events=len(memory),
-        metadata=int(ph("M").sum()),
-        **fcounts,
-    )
+        instants=len(instants), counters=int(ph("C").sum()), counter_samples=len(counters),
+        lanes=len(lanes), memory_events=len(memory), metadata=int(ph("M").sum()), **fcounts,
+    )  # fmt: skip
     return Built(
         events=schema.coerce(events, schema.EVENTS),
         lanes=schema.coerce(lanes, schema.LANES),
@@ -179,6 +170,16 @@ def _sorted_slices(
     order = o1[np.argsort(lane_of[o1], kind="stable")]
     s = SortedSlices(lane_of[order], sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
     return order, s
+
+
+def _arg_index(cols: Columns, sorted_src: np.ndarray, fast: ModuleType | None) -> np.ndarray:
+    """Each slice's row among the events that have args (the args blob's index), in the
+    slices' final order."""
+    arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
+    if fast is not None:
+        ranks: np.ndarray = fast.rank_among(arg_rows, sorted_src, cols.n)
+        return ranks
+    return _rank_among(arg_rows, sorted_src, cols.n)
 
 
 def _kernels() -> ModuleType | None:
