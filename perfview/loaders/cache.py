@@ -39,7 +39,7 @@ import pandas as pd
 
 import perfview
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
-from perfview.loaders import artifacts
+from perfview.loaders import artifacts, cache_writes
 
 DEFAULT_MAX_MB = 2048
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
@@ -52,7 +52,6 @@ TABLES = {
     "memory": schema.MEMORY_EVENTS,
 }
 DAMAGED = "the cached copy was damaged"  # every warning about a dropped entry starts so
-_PENDING: list[threading.Thread] = []
 _LOCK = threading.Lock()
 _NOTES: dict[str, str] = {}  # entry key -> the warning for the Bundle that replaces it
 _SWEPT: set[Path] = set()
@@ -209,23 +208,12 @@ def put_later(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
     holds the GIL in bursts (the manifest's JSON, the object columns), which right after the
     load stalled the GUI thread while it built and drew the new tab (gaps of 150-220 ms).
 
-    The thread is not a daemon: a short-lived process (the CLI) finishes the entry before it
-    exits instead of leaving a temp folder behind. `flush()` waits for pending writes.
+    The thread is not a daemon (see `cache_writes`): a short-lived process (the CLI)
+    finishes the entry before it exits. `flush()` waits for pending writes.
     """
-    # daemon=False explicitly: a thread inherits daemon from its creator, and the GUI's loads
-    # run on Qt pool threads, which Python sees as daemon threads; the entry was then cut off
-    # at exit, leaving a half-written temp folder (found timing `perfview --screenshot`)
     with contextlib.suppress(OSError):
         _attach_note(key(path), bundle)  # the caller returns `bundle` right after this
-    thread = threading.Thread(
-        target=_put_politely,
-        args=(path, bundle, delay_s),
-        name="perfview-cache-put",
-        daemon=False,
-    )
-    with _LOCK:
-        _PENDING.append(thread)
-    thread.start()
+    cache_writes.start("perfview-cache-put", _put_politely, path, bundle, delay_s)
 
 
 def _put_politely(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
@@ -242,13 +230,7 @@ def _put_politely(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
     put(path, bundle)
 
 
-def flush(timeout: float | None = None) -> None:
-    """Wait for background cache writes (tests, benchmarks)."""
-    with _LOCK:
-        pending = list(_PENDING)
-        _PENDING.clear()
-    for thread in pending:
-        thread.join(timeout)
+flush = cache_writes.flush  # waits for background cache writes (tests, benchmarks)
 
 
 def evict(keep: Path | None = None, limit: int | None = None) -> None:

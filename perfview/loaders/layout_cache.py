@@ -27,7 +27,6 @@ import functools
 import hashlib
 import logging
 import shutil
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -41,15 +40,13 @@ from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TimelineData, TrackLayout
 from perfview.core.layout.timeline_marks import InstantMarks
 from perfview.core.model import Bundle, Timeline
-from perfview.loaders import artifacts, cache
+from perfview.loaders import artifacts, cache, cache_writes
 
 log = logging.getLogger(__name__)
 SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
 RECT_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
 BLOB = "layout.bin"  # every array, one after another (`_concatenate`)
 ALIGN = 64
-_PENDING: list[threading.Thread] = []
-_LOCK = threading.Lock()
 
 
 @functools.cache
@@ -151,19 +148,10 @@ def put_later(path: Path, data: TimelineData, timeline: Timeline, delay_s: float
             time.sleep(delay_s)
         put(path, data, timeline)
 
-    thread = threading.Thread(target=run, name="perfview-layout-put", daemon=False)
-    with _LOCK:
-        _PENDING.append(thread)
-    thread.start()
+    cache_writes.start("perfview-layout-put", run)
 
 
-def flush(timeout: float | None = None) -> None:
-    """Wait for background layout writes (tests, benchmarks)."""
-    with _LOCK:
-        pending = list(_PENDING)
-        _PENDING.clear()
-    for thread in pending:
-        thread.join(timeout)
+flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
 
 
 def _concatenate(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, list[Any]]]:

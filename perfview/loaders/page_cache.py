@@ -19,7 +19,6 @@ import hashlib
 import json
 import logging
 import shutil
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,12 +29,10 @@ from perfview.core.analysis.torch import overview
 from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.model import Bundle, Timeline
 from perfview.core.pages.data import OverviewData
-from perfview.loaders import artifacts, cache, layout_cache
+from perfview.loaders import artifacts, cache, cache_writes, layout_cache
 
 log = logging.getLogger(__name__)
 SUFFIX = "overview"
-_PENDING: list[threading.Thread] = []
-_LOCK = threading.Lock()
 
 
 class NotExact(ValueError):
@@ -120,19 +117,10 @@ def put_later(path: Path, data: OverviewData, timeline: Timeline, delay_s: float
             time.sleep(delay_s)
         put(path, data, timeline)
 
-    thread = threading.Thread(target=run, name="perfview-overview-put", daemon=False)
-    with _LOCK:
-        _PENDING.append(thread)
-    thread.start()
+    cache_writes.start("perfview-overview-put", run)
 
 
-def flush(timeout: float | None = None) -> None:
-    """Wait for background writes (tests, benchmarks)."""
-    with _LOCK:
-        pending = list(_PENDING)
-        _PENDING.clear()
-    for thread in pending:
-        thread.join(timeout)
+flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
 
 
 def frame_to_json(frame: pd.DataFrame) -> dict[str, Any]:
