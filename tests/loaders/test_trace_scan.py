@@ -8,7 +8,6 @@ strings and nested args), and when odd input sends the scanner back to the gener
 from __future__ import annotations
 
 import gzip
-import itertools
 import json
 import threading
 from pathlib import Path
@@ -526,12 +525,9 @@ def test_both_decoders_read_the_one_table_of_fields() -> None:
     from perfview.loaders.trace.scan import events
     from perfview.loaders.trace.scan.keys import table_words
 
-    def keys(flat: np.ndarray, offs: np.ndarray) -> list[str]:
-        return [bytes(flat[a:b]).decode() for a, b in itertools.pairwise(offs.tolist())]
-
     assert table_words(events.EV_KEYS) == [f.key for f in fields.EVENT]
     assert table_words(events.ARG_KEYS) == [f.key for f in fields.KINETO_ARGS]
-    assert keys(scan_args.MEM_WORDS, scan_args.MEM_OFFS) == [f.key for f in fields.MEMORY_ARGS]
+    assert table_words(scan_args.MEM_KEYS) == [f.key for f in fields.MEMORY_ARGS]
     for struct in (general.TypedEvent, kept.Event):
         assert struct.__struct_encode_fields__ == tuple(f.key for f in fields.EVENT)
     for struct in (general.TypedArgs, general.KinetoArgs):

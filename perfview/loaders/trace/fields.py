@@ -5,8 +5,8 @@ Both decoders come from it, so a new field is one line here:
 * the general path's msgspec structs are generated (`struct`): one per table, in two flavours
   of the numbers, `typed` (JSON numbers as Python ints / floats, proved exact later in
   `numbers`) and textual (the number's JSON text, parsed exactly);
-* the compiled scanner's key tables are packed from the same rows (`words`), and its key ids
-  (`K_*`, `A_*` in `scan.events`) are positions in these tables.
+* the compiled scanner's key tables are built from the same rows (`scan.keys.key_table`), and
+  its key ids (`K_*`, `A_*` in `scan.events`) are positions in these tables.
 
 Field kinds say how a value is read, by both decoders alike:
 
@@ -89,21 +89,6 @@ def index(fields: tuple[Field, ...], attr: str) -> int:
     return next(k for k, f in enumerate(fields) if f.attr == attr)
 
 
-def words(fields: tuple[Field, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The keys of a table packed for the scanner's `tokens.match` (see `pack`)."""
-    return pack(*(f.key for f in fields))
-
-
-def pack(*texts: str) -> tuple[np.ndarray, np.ndarray]:
-    """Keys packed into one byte array plus offsets (numba freezes global arrays into the
-    compiled code, so a table of keys is two arrays, not a list of strings)."""
-    keys = [t.encode() for t in texts]
-    flat = np.frombuffer(b"".join(keys), dtype=np.uint8).copy()
-    offs = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum([len(k) for k in keys], out=offs[1:])
-    return flat, offs
-
-
 def phase_table(phases: frozenset[str] | str) -> np.ndarray:
     """256 flags, True at the byte of each one-letter phase (indexed by a phase's byte)."""
     out = np.zeros(256, dtype=np.bool_)
@@ -150,8 +135,6 @@ __all__ = [
     "SCOPE_PHASES",
     "Field",
     "index",
-    "pack",
     "phase_table",
     "struct",
-    "words",
 ]

@@ -17,23 +17,9 @@ import numpy as np
 from numba import njit
 
 from perfview.core import numba_registries
+from perfview.loaders.trace.scan.intern import _same
 
 numba_registries.load()  # before any code here compiles or loads
-
-
-@njit(cache=True, nogil=True)
-def _same_lower(buf: np.ndarray, a: int, b: int, length: int) -> bool:
-    """buf[a:a+length] equals buf[b:b+length] with ASCII letters lowercased."""
-    for j in range(length):
-        x = buf[a + j]
-        y = buf[b + j]
-        if 65 <= x <= 90:
-            x += 32
-        if 65 <= y <= 90:
-            y += 32
-        if x != y:
-            return False
-    return True
 
 
 @njit(cache=True, nogil=True)
@@ -65,7 +51,7 @@ def merge_hashed(
                 break
             j = first[code]
             same = hashes[j] == h and lens[j] == lens[i]
-            if same and _same_lower(buf, starts[j], starts[i], lens[i]):
+            if same and _same(buf, starts[j], starts[i], lens[i], True):
                 out[i] = code
                 break
             k = (k + 1) & mask

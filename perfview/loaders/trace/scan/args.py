@@ -17,10 +17,10 @@ from perfview.loaders.trace import fields
 from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan.byte_ops import move_bytes
 from perfview.loaders.trace.scan.digits import number
+from perfview.loaders.trace.scan.keys import key_table, match_key
 from perfview.loaders.trace.scan.tokens import (
     MAX_DEPTH,
     literal,
-    match,
     skip_value,
     skip_ws,
     string,
@@ -44,14 +44,14 @@ def compact(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> int:
     return o
 
 
-MEM_WORDS, MEM_OFFS = fields.words(fields.MEMORY_ARGS)
+MEM_KEYS = key_table([f.key for f in fields.MEMORY_ARGS])
 
 
 @njit(cache=True, nogil=True)
 def int_args(
     buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, values: np.ndarray, ok: np.ndarray
 ) -> bool:
-    """Integer args of memory events: values[k, w] / ok[k, w] for each MEM_WORDS key w of the
+    """Integer args of memory events: values[k, w] / ok[k, w] for each MEM_KEYS word w of the
     args object buf[starts[k]:starts[k]+lens[k]]. False when a key holds anything but an
     integer literal or null (or is repeated), so the caller uses the general path."""
     stack = np.empty(MAX_DEPTH, dtype=np.uint8)
@@ -70,7 +70,7 @@ def int_args(
             i, kf = string(buf, i, n)
             if i < 0 or kf & 1:
                 return False
-            w = match(buf, ks, i - 1 - ks, MEM_WORDS, MEM_OFFS)
+            w = match_key(buf, ks, i - 1 - ks, n, MEM_KEYS)
             i = skip_ws(buf, i, n)
             if i >= n or buf[i] != 58:
                 return False
@@ -159,4 +159,4 @@ class ArgsCompaction:
         return self.blob, new
 
 
-__all__ = ["MEM_WORDS", "ArgsCompaction", "compact", "int_args"]
+__all__ = ["MEM_KEYS", "ArgsCompaction", "compact", "int_args"]

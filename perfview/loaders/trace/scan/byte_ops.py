@@ -22,6 +22,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 from numba.extending import intrinsic
 
 F = TypeVar("F", bound=Callable[..., Any])
+HIGHS = np.uint64(0x8080808080808080)  # the high bit of each byte of a word
+LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)  # the other seven bits of each byte
 
 
 def leaf(fn: F) -> F:

@@ -14,18 +14,16 @@ import sys
 import numpy as np
 from numba import njit
 
-from perfview.loaders.trace.scan.byte_ops import leaf, load_u64, trailing_zeros
+from perfview.loaders.trace.scan.byte_ops import HIGHS, LOW7, leaf, load_u64, trailing_zeros
 
 INT_DIGITS = 18  # integer parts longer than this go to the general path (as parse_decimal)
 LIMIT_US = (2**63 - 1 - 1000) // 1000  # whole µs whose ns fit int64
 SWAR = sys.byteorder == "little"
-HIGHS = np.uint64(0x8080808080808080)
 POW10 = np.array([10**k for k in range(19)], dtype=np.int64)
 ZEROS = np.uint64(0x3030303030303030)
 HIGH_NIBBLES = np.uint64(0xF0F0F0F0F0F0F0F0)
 SIXES = np.uint64(0x0606060606060606)
 SIXTEENS = np.uint64(0x1010101010101010)
-LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 PAIRS = np.uint64(0x00FF00FF00FF00FF)
 QUADS = np.uint64(0x0000FFFF0000FFFF)
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.trace.scan.byte_ops import load_u64, prefetch
+from perfview.loaders.trace.scan.byte_ops import HIGHS, LOW7, load_u64, prefetch
 
 N_TABLES = 6  # rows of the table arrays: the scanner's T_* tables
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)
-LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
-HIGHS = np.uint64(0x8080808080808080)
 AT_LEAST_A = np.uint64(0x3F3F3F3F3F3F3F3F)  # + a 7-bit byte: high bit set when >= 'A' (0x41)
 ABOVE_Z = np.uint64(0x2525252525252525)  # high bit set when > 'Z' (0x5A)
 

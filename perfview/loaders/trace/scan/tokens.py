@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from perfview.core import numba_registries
-from perfview.loaders.trace.scan.byte_ops import leaf, load_u64, trailing_zeros
+from perfview.loaders.trace.scan.byte_ops import HIGHS, leaf, load_u64, trailing_zeros
 from perfview.loaders.trace.scan.digits import number
 
 numba_registries.load()
@@ -28,7 +28,6 @@ STRING_STOP[34] = True
 STRING_STOP[92] = True
 SWAR = sys.byteorder == "little"  # 8 string bytes per step (see `string`)
 ONES = np.uint64(0x0101010101010101)
-HIGHS = np.uint64(0x8080808080808080)
 QUOTES = np.uint64(0x2222222222222222)
 BACKSLASHES = np.uint64(0x5C5C5C5C5C5C5C5C)
 CONTROLS = np.uint64(0x2020202020202020)
@@ -266,23 +265,6 @@ def key_colon(buf: np.ndarray, i: int, n: int) -> int:
     if buf[i] != 58:
         return -1
     return i + 1
-
-
-@leaf
-def match(buf: np.ndarray, s: int, length: int, words: np.ndarray, offs: np.ndarray) -> int:
-    """Index of the word equal to buf[s:s+length], -1 when none."""
-    for k in range(len(offs) - 1):
-        a = offs[k]
-        if offs[k + 1] - a != length:
-            continue
-        same = True
-        for j in range(length):
-            if buf[s + j] != words[a + j]:
-                same = False
-                break
-        if same:
-            return k
-    return -1
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.trace import fields
 from perfview.loaders.trace.scan.events import ODD, TRUNC
-from perfview.loaders.trace.scan.tokens import MAX_DEPTH, match, skip_value, skip_ws, string
+from perfview.loaders.trace.scan.keys import key_table, match_key
+from perfview.loaders.trace.scan.tokens import MAX_DEPTH, skip_value, skip_ws, string
 
 TOP_FOUND, TOP_DONE = 0, 1  # `members` statuses besides ODD / TRUNC
-TRACE_EVENTS, TE_OFFS = fields.pack("traceEvents")
+TRACE_EVENTS = key_table(["traceEvents"])
 
 
 @njit(cache=True, nogil=True)
@@ -63,7 +63,7 @@ def members(buf: np.ndarray, i: int, first: bool, out: np.ndarray) -> tuple[int,
         i = skip_ws(buf, i + 1, n)
         if i >= n:
             return TRUNC, i, count
-        if ke - ks == len(TRACE_EVENTS) and match(buf, ks, ke - ks, TRACE_EVENTS, TE_OFFS) == 0:
+        if match_key(buf, ks, ke - ks, n, TRACE_EVENTS) == 0:
             return (TOP_FOUND if buf[i] == 91 else ODD), i, count
         vs = i
         i = skip_value(buf, i, n, stack)
