@@ -26,8 +26,6 @@ import contextlib
 import functools
 import hashlib
 import logging
-import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +39,7 @@ from perfview.core.layout.timeline_layout import TimelineData, TrackLayout
 from perfview.core.layout.timeline_marks import InstantMarks
 from perfview.core.model import Bundle, Timeline
 from perfview.loaders import artifacts, cache, cache_writes
+from perfview.loaders.derived_cache import DerivedCache
 
 log = logging.getLogger(__name__)
 SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
@@ -98,60 +97,15 @@ def timeline_data(bundle: Bundle, write_delay_s: float = 0.0) -> TimelineData:
     assert timeline is not None
     if not cacheable(bundle):
         return timeline_layout.prepare_timeline(timeline)
-    path = Path(bundle.path)
-    data = get(path, timeline)
-    if data is None:
-        data = timeline_layout.prepare_timeline(timeline)
-        put_later(path, data, timeline, write_delay_s)
-    return data
+    compute = functools.partial(timeline_layout.prepare_timeline, timeline)
+    return _CACHE.get_or_compute(Path(bundle.path), timeline, compute, write_delay_s)
 
 
-def get(path: Path, timeline: Timeline) -> TimelineData | None:
-    """`path`'s cached default layout when it was made from `timeline`'s tables, else None
-    (absent, stale or damaged: then deleted)."""
-    try:
-        entry = entry_for(path)
-    except OSError:
-        return None
-    if not entry.is_dir():
-        return None
-    try:
-        data = _read(entry, timeline)
-    except Exception as exc:  # damaged, stale or odd: dropped, laid out again, never fatal
-        log.info("timeline layout %s dropped: %s", entry, exc)
-        shutil.rmtree(entry, ignore_errors=True)
-        return None
-    with contextlib.suppress(OSError):
-        (entry / artifacts.MANIFEST).touch()  # most recently used
-    return data
-
-
-def put(path: Path, data: TimelineData, timeline: Timeline) -> Path | None:
-    """Store `data` (the default layout of `timeline`, loaded from `path`); None if not."""
-    try:
-        entry = entry_for(path)
-        arrays, meta = _pack(data, timeline)
-        blob, meta["arrays"] = _concatenate(arrays)
-        artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
-    except (OSError, TypeError, ValueError, RuntimeError):  # disk full, gone file: no entry
-        return None
-    cache.evict(keep=entry)
-    return entry
-
-
-def put_later(path: Path, data: TimelineData, timeline: Timeline, delay_s: float = 0.0) -> None:
-    """`put` on a background thread (after `delay_s`, so the page is drawn first); `flush`
-    waits for it. Not a daemon, for the same reason as `cache.put_later`."""
-
-    def run() -> None:
-        if delay_s > 0:
-            time.sleep(delay_s)
-        put(path, data, timeline)
-
-    cache_writes.start("perfview-layout-put", run)
-
-
-flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
+def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
+    """Store the layout's arrays in one data file, its shape and fingerprint in the manifest."""
+    arrays, meta = _pack(data, timeline)
+    blob, meta["arrays"] = _concatenate(arrays)
+    artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
 
 
 def _concatenate(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, list[Any]]]:
@@ -281,6 +235,11 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
         samples,
         instants,
     )
+
+
+_CACHE: DerivedCache[TimelineData] = DerivedCache("timeline layout", entry_for, _read, _write)
+get, put, put_later = _CACHE.get, _CACHE.put, _CACHE.put_later
+flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
 
 
 __all__ = [

@@ -18,8 +18,6 @@ import functools
 import hashlib
 import json
 import logging
-import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.model import Bundle, Timeline
 from perfview.core.pages.data import OverviewData
 from perfview.loaders import artifacts, cache, cache_writes, layout_cache
+from perfview.loaders.derived_cache import DerivedCache
 
 log = logging.getLogger(__name__)
 SUFFIX = "overview"
@@ -63,63 +62,30 @@ def overview_data(bundle: Bundle, write_delay_s: float = 0.0) -> OverviewData:
     assert timeline is not None
     if not layout_cache.cacheable(bundle):
         return OverviewData.compute(timeline, findings=False)
-    data = get(bundle.path, timeline)
-    if data is None:
-        data = OverviewData.compute(timeline, findings=False)
-        put_later(bundle.path, data, timeline, write_delay_s)
-    return data
+    compute = functools.partial(OverviewData.compute, timeline, findings=False)
+    return _CACHE.get_or_compute(Path(bundle.path), timeline, compute, write_delay_s)
 
 
-def get(path: Path, timeline: Timeline) -> OverviewData | None:
-    """The cached Overview data of `path` if made from `timeline`'s tables, else None
-    (absent, stale or damaged: then deleted)."""
-    try:
-        entry = entry_for(path)
-    except OSError:
-        return None
-    if not entry.is_dir():
-        return None
-    try:
-        meta = artifacts.open_folder(entry, verify=cache.verifying()).meta
-        if meta.get("code") != code_id():
-            raise ValueError("computed by other code")
-        if meta.get("fingerprint") != layout_cache.fingerprint(timeline):
-            raise ValueError("computed from other tables")
-        data = _unpack(meta["data"])
-    except Exception as exc:  # damaged, stale or odd: dropped, computed again, never fatal
-        log.info("overview data %s dropped: %s", entry, exc)
-        shutil.rmtree(entry, ignore_errors=True)
-        return None
-    with contextlib.suppress(OSError):
-        (entry / artifacts.MANIFEST).touch()  # most recently used
-    return data
+def _read(entry: Path, timeline: Timeline) -> OverviewData:
+    """The data in `entry`, checked against `timeline` (raises on anything odd)."""
+    meta = artifacts.open_folder(entry, verify=cache.verifying()).meta
+    if meta.get("code") != code_id():
+        raise ValueError("computed by other code")
+    if meta.get("fingerprint") != layout_cache.fingerprint(timeline):
+        raise ValueError("computed from other tables")
+    return _unpack(meta["data"])
 
 
-def put(path: Path, data: OverviewData, timeline: Timeline) -> Path | None:
-    """Store `data` (without findings) for `path`; None when not stored (a table that does
-    not round-trip exactly, a full disk, a file that is gone)."""
-    try:
-        packed = _pack(data)
-        entry = entry_for(path)
-        meta = {"code": code_id(), "fingerprint": layout_cache.fingerprint(timeline)}
-        artifacts.write_folder(entry, {}, {}, {**meta, "data": packed})
-    except (OSError, TypeError, ValueError, RuntimeError):
-        return None
-    cache.evict(keep=entry)
-    return entry
+def _write(entry: Path, data: OverviewData, timeline: Timeline) -> None:
+    """Store `data` without findings (NotExact, a ValueError: a table that would not
+    round-trip exactly, so nothing is stored)."""
+    packed = _pack(data)
+    meta = {"code": code_id(), "fingerprint": layout_cache.fingerprint(timeline)}
+    artifacts.write_folder(entry, {}, {}, {**meta, "data": packed})
 
 
-def put_later(path: Path, data: OverviewData, timeline: Timeline, delay_s: float = 0.0) -> None:
-    """`put` on a background thread after `delay_s`; `flush` waits for it."""
-
-    def run() -> None:
-        if delay_s > 0:
-            time.sleep(delay_s)
-        put(path, data, timeline)
-
-    cache_writes.start("perfview-overview-put", run)
-
-
+_CACHE: DerivedCache[OverviewData] = DerivedCache("overview data", entry_for, _read, _write)
+get, put, put_later = _CACHE.get, _CACHE.put, _CACHE.put_later
 flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
 
 
