@@ -43,6 +43,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("  counters table", "perfview.loaders.trace.build", "counters_table"),
     ("  memory table", "perfview.loaders.trace.build", "memory_table"),
     ("  flows table", "perfview.loaders.trace.build", "flows_table"),
+    ("  flow pairs", "perfview.loaders.trace.build", "flow_pairs"),
     ("  schema coerce", "perfview.loaders.trace.build", "schema"),
     ("build + args compaction", "perfview.loaders.trace.loader", "_build_scanned"),
     ("bundle + validate", "perfview.loaders.trace.loader", "_bundle"),

@@ -16,7 +16,11 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.ancestors import nearest_ancestor, same_name_above
+from perfview.core.analysis.ancestors import (
+    drop_duplicate_chains,
+    nearest_ancestor,
+    same_name_above,
+)
 from perfview.core.analysis.profile_tables import (
     callers_table,
     functions_table,
@@ -82,17 +86,8 @@ def drop_nested_duplicates(events: pd.DataFrame, member: np.ndarray) -> np.ndarr
     """
     codes = name_codes(events)  # equal codes, equal names (the categorical's own codes)
     parent = events["parent"].to_numpy(dtype=np.int64)
-    member = np.asarray(member, dtype=bool).copy()
-    for _ in range(int(events["depth"].max()) + 1 if len(events) else 0):
-        anc = nearest_ancestor(parent, member)
-        nested = np.flatnonzero(member & (anc >= 0))
-        up = anc[nested]
-        children = np.bincount(up, minlength=len(parent))
-        dup = nested[(codes[up] == codes[nested]) & (children[up] == 1)]
-        if not dup.size:
-            break
-        member[dup] = False
-    return member
+    rounds = int(events["depth"].max()) + 1 if len(events) else 0
+    return drop_duplicate_chains(parent, codes, np.asarray(member, dtype=bool), rounds)
 
 
 def _kind_mask(events: pd.DataFrame, kinds: Iterable[str]) -> np.ndarray:

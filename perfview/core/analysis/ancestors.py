@@ -51,7 +51,41 @@ def _same_name_pass(above: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> n
     return out
 
 
-def kernels() -> tuple[Any, Any]:
+def _drop_duplicates_pass(
+    parent: np.ndarray, codes: np.ndarray, member: np.ndarray, rounds: int
+) -> np.ndarray:
+    """`aggregate.drop_nested_duplicates`' rounds, each one pass per step instead of numpy
+    temporaries: a member whose nearest member ancestor has its code and no other member
+    child leaves the members; rounds go on until none does (at most `rounds`)."""
+    n = len(parent)
+    member = member.copy()
+    anc = np.empty(n, dtype=np.int64)
+    children = np.zeros(n, dtype=np.int64)
+    for _ in range(rounds):
+        for i in range(n):
+            p = parent[i]
+            if p < 0:
+                anc[i] = -1
+            elif member[p]:
+                anc[i] = p
+            else:
+                anc[i] = anc[p]
+        children[:] = 0
+        for i in range(n):
+            if member[i] and anc[i] >= 0:
+                children[anc[i]] += 1
+        dropped = False
+        for i in range(n):  # a row's test reads only this round's anc/children: drop in place
+            u = anc[i]
+            if member[i] and u >= 0 and codes[u] == codes[i] and children[u] == 1:
+                member[i] = False
+                dropped = True
+        if not dropped:
+            break
+    return member
+
+
+def kernels() -> tuple[Any, Any, Any]:
     """The compiled passes (numba's dispatchers; compiled or loaded from disk on first use)."""
     if not _COMPILED:
         from numba import njit
@@ -63,15 +97,17 @@ def kernels() -> tuple[Any, Any]:
         options: dict[str, Any] = {"cache": True, "nogil": True}
         _COMPILED["nearest"] = njit(**options)(_nearest_member_pass)
         _COMPILED["same"] = njit(**options)(_same_name_pass)
-    return _COMPILED["nearest"], _COMPILED["same"]
+        _COMPILED["drop"] = njit(**options)(_drop_duplicates_pass)
+    return _COMPILED["nearest"], _COMPILED["same"], _COMPILED["drop"]
 
 
 def warm() -> None:
     """Load the compiled passes now (the trace scanner's warm-up calls this)."""
     parent = np.full(1, -1, dtype=np.int64)
     yes = np.ones(1, dtype=np.bool_)
-    nearest, same = kernels()
+    nearest, same, drop = kernels()
     same(nearest(parent, yes), np.zeros(1, dtype=np.int64), yes)
+    drop(parent, np.zeros(1, dtype=np.int64), yes, 1)
 
 
 def _one_pass(parent: np.ndarray) -> bool:
@@ -100,11 +136,43 @@ def same_name_above(parent: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> 
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     if _one_pass(parent):
-        nearest, same = kernels()
+        nearest, same, _drop = kernels()
         out: np.ndarray = same(nearest(parent, mask), codes, mask)
         return out
     hits = _walk(parent, mask, codes)
     return hits >= 0
+
+
+def drop_duplicate_chains(
+    parent: np.ndarray, codes: np.ndarray, member: np.ndarray, rounds: int
+) -> np.ndarray:
+    """`member` less each row whose nearest member ancestor has its code and no other member
+    child, round after round until none is left (at most `rounds`): what torch folds into a
+    parent before aggregating (see `aggregate.drop_nested_duplicates`). One compiled kernel
+    where the one-pass answers hold (1 GB NCCL trace: 0.11 -> 0.02 s), else numpy rounds."""
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    member = np.ascontiguousarray(member, dtype=np.bool_)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    if _one_pass(parent):
+        out: np.ndarray = kernels()[2](parent, codes, member, rounds)
+        return out
+    return _drop_rounds(parent, codes, member, rounds)
+
+
+def _drop_rounds(
+    parent: np.ndarray, codes: np.ndarray, member: np.ndarray, rounds: int
+) -> np.ndarray:
+    member = member.copy()
+    for _ in range(rounds):
+        anc = nearest_ancestor(parent, member)
+        nested = np.flatnonzero(member & (anc >= 0))
+        up = anc[nested]
+        children = np.bincount(up, minlength=len(parent))
+        dup = nested[(codes[up] == codes[nested]) & (children[up] == 1)]
+        if not dup.size:
+            break
+        member[dup] = False
+    return member
 
 
 def _walk(parent: np.ndarray, member: np.ndarray, codes: np.ndarray | None) -> np.ndarray:
@@ -128,4 +196,4 @@ def _walk(parent: np.ndarray, member: np.ndarray, codes: np.ndarray | None) -> n
     return result
 
 
-__all__ = ["kernels", "nearest_ancestor", "same_name_above", "warm"]
+__all__ = ["drop_duplicate_chains", "kernels", "nearest_ancestor", "same_name_above", "warm"]

@@ -10,8 +10,10 @@ producers give them ts 0).
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,8 +31,10 @@ from perfview.loaders.trace.lanes import (
 )
 from perfview.loaders.trace.slices import Phases, Slices, slices
 from perfview.loaders.trace.tables import (
+    FlowPairs,
     SortedSlices,
     counters_table,
+    flow_pairs,
     flows_table,
     memory_table,
 )
@@ -90,6 +94,10 @@ def build(
     `settle`: called once the times are read, before the bigger tables: the scanner path
     waits there for its args compaction (a thread), which so runs beside the first stage
     instead of before it, and gives the text's other pages back before the peak.
+    The tables that need only the times (flow matching, counters, memory) are made on a
+    second thread beside the slices and lanes, and the flows and instants tables beside the
+    events table: numpy and the compiled steps let go of the GIL, so a second core halves
+    those stages' wall time, and the result is the same whichever thread ends first.
     """
     ph = Phases(cols)
     warnings: list[str] = []
@@ -107,10 +115,52 @@ def build(
     )  # fmt: skip
     if settle is not None:
         settle()
-    sl, tracks = slices(
-        ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
+    with ThreadPoolExecutor(2, thread_name_prefix="perfview-build") as beside:
+        early = beside.submit(_time_only_tables, ev)
+        sl, tracks = slices(
+            ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
+        )
+        del dur
+        labels = beside.submit(_event_labels, ev, sl)
+        lanes, s, order, inst, scope = _lanes_sorted(
+            ev, sl, tracks, key_id, key_text, compiled, warnings, counts
+        )
+        pairs, counters, memory = early.result()
+        late = beside.submit(_flows_and_instants, ev, pairs, lanes, s, inst, scope)
+        arg_index = _arg_index(cols, sl.src[order], fast)
+        events = _events_table(ev, sl, order, s, fast, labels.result())
+        del order
+        slices_end = int(sl.end.max()) if len(sl.end) else 0
+        del sl
+        flows, instants = late.result()
+    warnings.extend(pairs.warnings)
+    _report(ev, warnings)
+    counts.update(
+        instants=len(instants), counters=int(ph("C").sum()), counter_samples=len(counters),
+        lanes=len(lanes), memory_events=len(memory), metadata=int(ph("M").sum()), **pairs.counts,
+    )  # fmt: skip
+    return Built(
+        events=schema.coerce(events, schema.EVENTS),
+        lanes=schema.coerce(lanes, schema.LANES),
+        instants=schema.coerce(instants, schema.INSTANTS),
+        counters=counters,
+        flows=flows,
+        memory=memory,
+        arg_index=arg_index,
+        t0_ns=t0,
+        duration_ns=_duration(max(trace_end, slices_end), instants, counters, memory),
+        counts=counts,
+        warnings=warnings,
     )
-    del dur
+
+
+def _lanes_sorted(
+    ev: _Events, sl: Slices, tracks: dict[int, object], key_id: np.ndarray,
+    key_text: dict[int, str], compiled: bool, warnings: list[str], counts: dict[str, int],
+) -> tuple[pd.DataFrame, SortedSlices, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """The slices' overlap rows and lanes, then the slices sorted and nested: (lanes, sorted
+    slices with depth and parent, their order, instant rows, the instants' scopes)."""
+    cols = ev.cols
     inst, scope = _instant_rows(ev)
     thread_inst = inst[scope == ord("t")]
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
@@ -127,37 +177,27 @@ def build(
     del lane_pid, lane_tid, pair_all, sub
     order, s = _sorted_slices(lane_all[: len(sl.src)], o1, sl)
     del o1, lane_all
-    depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
-    _lane_stats(lanes, s.lane, depth)
-    events = _events_table(ev, sl, order, s, depth, fast)
-    del depth
-    arg_index = _arg_index(cols, sl.src[order], fast)
-    del order
-    slices_end = int(sl.end.max()) if len(sl.end) else 0
-    del sl
-    instants = _instants_table(ev, inst, scope)
-    counters = counters_table(cols, ts, ok, ev.pid)
-    memory = memory_table(cols, ts, ok, ev.pid, ev.tid)
-    flows, fwarn, fcounts = flows_table(ph, cols, ts, ok, ev.pid, ev.tid, ev.name, ev.cat, lanes, s)
-    warnings.extend(fwarn)
-    _report(ev, warnings)
-    counts.update(
-        instants=len(instants), counters=int(ph("C").sum()), counter_samples=len(counters),
-        lanes=len(lanes), memory_events=len(memory), metadata=int(ph("M").sum()), **fcounts,
-    )  # fmt: skip
-    return Built(
-        events=schema.coerce(events, schema.EVENTS),
-        lanes=schema.coerce(lanes, schema.LANES),
-        instants=schema.coerce(instants, schema.INSTANTS),
-        counters=counters,
-        flows=flows,
-        memory=memory,
-        arg_index=arg_index,
-        t0_ns=t0,
-        duration_ns=_duration(max(trace_end, slices_end), instants, counters, memory),
-        counts=counts,
-        warnings=warnings,
-    )
+    s.depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
+    _lane_stats(lanes, s.lane, s.depth)
+    return lanes, s, order, inst, scope
+
+
+def _time_only_tables(ev: _Events) -> tuple[FlowPairs, pd.DataFrame, pd.DataFrame]:
+    """What needs only the times (run beside the slices and lanes): flow arrows matched, the
+    counters and the memory tables."""
+    pairs = flow_pairs(ev.ph, ev.cols, ev.ts, ev.ok, ev.cat)
+    counters = counters_table(ev.cols, ev.ts, ev.ok, ev.pid)
+    memory = memory_table(ev.cols, ev.ts, ev.ok, ev.pid, ev.tid)
+    return pairs, counters, memory
+
+
+def _flows_and_instants(
+    ev: _Events, pairs: FlowPairs, lanes: pd.DataFrame, s: SortedSlices, inst: np.ndarray,
+    scope: np.ndarray,
+) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The flows (bound to the sorted slices) and instants tables, beside the events table."""
+    flows = flows_table(pairs, ev.ph, ev.cols, ev.ts, ev.pid, ev.tid, ev.name, ev.cat, lanes, s)
+    return flows, _instants_table(ev, inst, scope)
 
 
 def _sorted_slices(
@@ -263,14 +303,31 @@ def _overlap_rows(
     return o1, sub
 
 
+def _event_labels(ev: _Events, sl: Slices) -> dict[str, Any]:
+    """The events table's categorical columns (name, cat, kind, shape) in the slices' order
+    as found: each factorizes its codes, so they are made beside the lanes, and only their
+    small codes are put in the final order (`_events_table`)."""
+    cols, src = ev.cols, sl.src
+    kind = kinds_for(ev.cat[src], cols.cats.values, ev.name[src], cols.names.values)
+    kind[sl.is_async] = schema.KINDS.index("async")
+    return {
+        "name": categorical(ev.name[src], cols.names.values),
+        "cat": categorical(ev.cat[src], cols.cats.values),
+        "kind": pd.Categorical.from_codes(kind, categories=pd.Index(list(schema.KINDS))),
+        "shape": categorical(cols.cat_all("shape")[src], cols.shapes.values),
+    }
+
+
+def _reordered(labels: pd.Categorical, order: np.ndarray) -> pd.Categorical:
+    return pd.Categorical.from_codes(labels.codes[order], dtype=labels.dtype, validate=False)
+
+
 def _events_table(
-    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, depth: np.ndarray,
-    fast: ModuleType | None,
+    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, fast: ModuleType | None,
+    labels: dict[str, Any],
 ) -> pd.DataFrame:  # fmt: skip
-    cols, name, cat = ev.cols, ev.name, ev.cat
+    cols = ev.cols
     src = sl.src[order]
-    kind = kinds_for(cat[src], cols.cats.values, name[src], cols.names.values)
-    kind[sl.is_async[order]] = schema.KINDS.index("async")
     slice_ph = ev.ph("X") | ev.ph("B")  # X or B: the others (async) have no corr / ext id
 
     def ids(column: str) -> np.ndarray:
@@ -284,17 +341,17 @@ def _events_table(
         {
             "ts": s.start,
             "dur": s.end - s.start,
-            "name": categorical(name[src], cols.names.values),
-            "cat": categorical(cat[src], cols.cats.values),
-            "kind": pd.Categorical.from_codes(kind, categories=pd.Index(list(schema.KINDS))),
+            "name": _reordered(labels["name"], order),
+            "cat": _reordered(labels["cat"], order),
+            "kind": _reordered(labels["kind"], order),
             "pid": sl.pid[order],
             "tid": sl.tid[order],
             "lane": s.lane.astype(np.int32),
-            "depth": depth,
+            "depth": s.depth,
             "parent": s.parent,
             "corr": ids("corr"),
             "ext_id": ids("ext"),
-            "shape": categorical(cols.cat_all("shape")[src], cols.shapes.values),
+            "shape": _reordered(labels["shape"], order),
         },
         copy=False,
     )

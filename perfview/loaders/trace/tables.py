@@ -6,7 +6,7 @@ binding searches the sorted slices with `core.intervals`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -73,12 +73,13 @@ def memory_table(
 
 @dataclass
 class SortedSlices:
-    """The events table's arrays that flow binding searches."""
+    """The events table's arrays that flow binding searches (depth: the events table's)."""
 
     lane: np.ndarray
     start: np.ndarray
     end: np.ndarray
     parent: np.ndarray
+    depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
 
 
 def _lane_lookup(lanes: pd.DataFrame, pid: np.ndarray, tid: np.ndarray, sub: int) -> np.ndarray:
@@ -130,19 +131,21 @@ def bind(
     return out
 
 
-def flows_table(
-    phase_mask: Any,
-    cols: Columns,
-    ts: np.ndarray,
-    ts_ok: np.ndarray,
-    pid: np.ndarray,
-    tid: np.ndarray,
-    name: np.ndarray,
-    cat: np.ndarray,
-    lanes: pd.DataFrame,
-    sl: SortedSlices,
-) -> tuple[pd.DataFrame, list[str], dict[str, int]]:
-    """Flow arrows s -> (t ->)* f, matched by (cat, id) in time order, bound to slices."""
+@dataclass
+class FlowPairs:
+    """Flow arrows matched by (cat, id) in time order, before they are bound to slices:
+    matching needs only the times, so `build` runs it beside the slices and lanes."""
+
+    src: np.ndarray  # event where each arrow starts
+    dst: np.ndarray  # event where it ends, -1 when none
+    counts: dict[str, int]
+    warnings: list[str]
+
+
+def flow_pairs(
+    phase_mask: Any, cols: Columns, ts: np.ndarray, ts_ok: np.ndarray, cat: np.ndarray
+) -> FlowPairs:
+    """Flow arrows s -> (t ->)* f, matched by (cat, id) in time order."""
     fid = cols.cat_all("fid")  # int32 codes (-1: none); widened only where they are output
     is_s, is_t, is_f = phase_mask("s"), phase_mask("t"), phase_mask("f")
     idx = np.flatnonzero((is_s | is_t | is_f) & ts_ok & (fid >= 0))
@@ -164,15 +167,39 @@ def flows_table(
     dst_k = np.where(linked[src_k], src_k + 1, -1)
     src = e[src_k]
     dst = np.where(dst_k >= 0, e[np.maximum(dst_k, 0)], -1)
+    warnings = []
+    if orphan:
+        warnings.append(f"{orphan:,} flow ends have no start (orphan flow ends)")
+    no_end = int((is_s[src] & (dst < 0)).sum())
+    counts["flows_without_end"] = no_end
+    if no_end:
+        warnings.append(f"{no_end:,} flow starts have no end (the other side was not recorded)")
+    return FlowPairs(src, dst, counts, warnings)
+
+
+def flows_table(
+    pairs: FlowPairs,
+    phase_mask: Any,
+    cols: Columns,
+    ts: np.ndarray,
+    pid: np.ndarray,
+    tid: np.ndarray,
+    name: np.ndarray,
+    cat: np.ndarray,
+    lanes: pd.DataFrame,
+    sl: SortedSlices,
+) -> pd.DataFrame:
+    """The flows table: `pairs` with each end bound to the slice it starts or lands in."""
+    src, dst = pairs.src, pairs.dst
     has_dst = dst >= 0
     d = dst[has_dst]
     src_event = bind(lanes, sl, pid[src], tid[src], ts[src], np.ones(len(src), dtype=bool))
     dst_event = np.full(len(src), -1, dtype=I64)
     bp = cols.cat_all("bp_e").astype(bool, copy=False)
-    dst_event[has_dst] = bind(lanes, sl, pid[d], tid[d], ts[d], bp[d] | is_t[d])
+    dst_event[has_dst] = bind(lanes, sl, pid[d], tid[d], ts[d], bp[d] | phase_mask("t")[d])
     flows = pd.DataFrame(
         {
-            "flow_id": fid[src].astype(I64, copy=False),
+            "flow_id": cols.cat_all("fid")[src].astype(I64, copy=False),
             "cat": categorical(cat[src], cols.cats.values),
             "name": categorical(name[src], cols.names.values),
             "src_ts": ts[src],
@@ -181,11 +208,4 @@ def flows_table(
             "dst_event": dst_event,
         }
     )
-    warnings = []
-    if orphan:
-        warnings.append(f"{orphan:,} flow ends have no start (orphan flow ends)")
-    no_end = int((is_s[src] & ~has_dst).sum())
-    counts["flows_without_end"] = no_end
-    if no_end:
-        warnings.append(f"{no_end:,} flow starts have no end (the other side was not recorded)")
-    return schema.coerce(flows, schema.FLOWS), warnings, counts
+    return schema.coerce(flows, schema.FLOWS)

@@ -29,7 +29,7 @@ def test_one_pass_equals_the_walk_on_random_forests(seed: int) -> None:
     rng = np.random.default_rng(seed + 10)
     member = rng.random(3000) < 0.4
     codes = rng.integers(0, 6, 3000)
-    nearest, same = ancestors.kernels()
+    nearest, same, _drop = ancestors.kernels()
     assert np.array_equal(nearest(parent, member), ancestors._walk(parent, member, None))
     walked = ancestors._walk(parent, member, codes) >= 0
     assert np.array_equal(same(nearest(parent, member), codes, member), walked)
@@ -42,10 +42,40 @@ def test_one_pass_equals_the_walk_on_samples(rel: str) -> None:
     assert np.all(parent < np.arange(len(parent)))  # the events table lists parents first
     member = (events["kind"] == "cpu_op").to_numpy()
     codes = events["name"].cat.codes.to_numpy(dtype=np.int64)
-    nearest, same = ancestors.kernels()
+    nearest, same, _drop = ancestors.kernels()
     assert np.array_equal(nearest(parent, member), ancestors._walk(parent, member, None))
     walked = ancestors._walk(parent, member, codes) >= 0
     assert np.array_equal(same(nearest(parent, member), codes, member), walked)
+
+
+def _chains_forest(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A forest with only-child chains of one name (what the rounds fold), fans and roots."""
+    rng = np.random.default_rng(seed)
+    parent = _random_forest(n, seed)
+    codes = rng.integers(0, 3, n)  # few names: many same-name parents
+    member = rng.random(n) < 0.7
+    return parent, codes, member
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_compiled_duplicate_drop_equals_the_numpy_rounds(seed: int) -> None:
+    parent, codes, member = _chains_forest(4000, seed)
+    for rounds in (1, 2, 50):
+        expected = ancestors._drop_rounds(parent, codes, member, rounds)
+        got = ancestors.kernels()[2](parent, codes, member, rounds)
+        assert np.array_equal(got, expected)
+    assert not np.array_equal(expected, member)  # the forests do have chains to fold
+
+
+@pytest.mark.parametrize("rel", TRACE_SAMPLES)
+def test_compiled_duplicate_drop_equals_the_numpy_rounds_on_samples(rel: str) -> None:
+    events = load(sample(rel)).timeline.events  # type: ignore[union-attr]
+    parent = events["parent"].to_numpy(dtype=np.int64)
+    member = (events["kind"] == "cpu_op").to_numpy()
+    codes = events["name"].cat.codes.to_numpy(dtype=np.int64)
+    rounds = int(events["depth"].max()) + 1 if len(events) else 0
+    expected = ancestors._drop_rounds(parent, codes, member, rounds)
+    assert np.array_equal(ancestors.drop_duplicate_chains(parent, codes, member, rounds), expected)
 
 
 def test_a_parent_after_its_child_takes_the_walk() -> None:
