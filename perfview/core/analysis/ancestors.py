@@ -51,38 +51,23 @@ def _same_name_pass(above: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> n
     return out
 
 
-def _drop_duplicates_pass(
-    parent: np.ndarray, codes: np.ndarray, member: np.ndarray, rounds: int
-) -> np.ndarray:
-    """`aggregate.drop_nested_duplicates`' rounds, each one pass per step instead of numpy
-    temporaries: a member whose nearest member ancestor has its code and no other member
-    child leaves the members; rounds go on until none does (at most `rounds`)."""
-    n = len(parent)
-    member = member.copy()
-    anc = np.empty(n, dtype=np.int64)
+def _drop_round(anc: np.ndarray, codes: np.ndarray, member: np.ndarray) -> bool:
+    """One round of `drop_duplicate_chains` given each row's nearest member ancestor: drops
+    (in `member`) each member whose ancestor has its code and no other member child; True
+    when it dropped any. A row's test reads only `anc` and the counts, so dropping in place
+    is the same as dropping after the pass."""
+    n = len(anc)
     children = np.zeros(n, dtype=np.int64)
-    for _ in range(rounds):
-        for i in range(n):
-            p = parent[i]
-            if p < 0:
-                anc[i] = -1
-            elif member[p]:
-                anc[i] = p
-            else:
-                anc[i] = anc[p]
-        children[:] = 0
-        for i in range(n):
-            if member[i] and anc[i] >= 0:
-                children[anc[i]] += 1
-        dropped = False
-        for i in range(n):  # a row's test reads only this round's anc/children: drop in place
-            u = anc[i]
-            if member[i] and u >= 0 and codes[u] == codes[i] and children[u] == 1:
-                member[i] = False
-                dropped = True
-        if not dropped:
-            break
-    return member
+    for i in range(n):
+        if member[i] and anc[i] >= 0:
+            children[anc[i]] += 1
+    dropped = False
+    for i in range(n):
+        u = anc[i]
+        if member[i] and u >= 0 and codes[u] == codes[i] and children[u] == 1:
+            member[i] = False
+            dropped = True
+    return dropped
 
 
 def kernels() -> tuple[Any, Any, Any]:
@@ -97,7 +82,7 @@ def kernels() -> tuple[Any, Any, Any]:
         options: dict[str, Any] = {"cache": True, "nogil": True}
         _COMPILED["nearest"] = njit(**options)(_nearest_member_pass)
         _COMPILED["same"] = njit(**options)(_same_name_pass)
-        _COMPILED["drop"] = njit(**options)(_drop_duplicates_pass)
+        _COMPILED["drop"] = njit(**options)(_drop_round)
     return _COMPILED["nearest"], _COMPILED["same"], _COMPILED["drop"]
 
 
@@ -107,7 +92,7 @@ def warm() -> None:
     yes = np.ones(1, dtype=np.bool_)
     nearest, same, drop = kernels()
     same(nearest(parent, yes), np.zeros(1, dtype=np.int64), yes)
-    drop(parent, np.zeros(1, dtype=np.int64), yes, 1)
+    drop(parent, np.zeros(1, dtype=np.int64), yes.copy())
 
 
 def _one_pass(parent: np.ndarray) -> bool:
@@ -154,8 +139,12 @@ def drop_duplicate_chains(
     member = np.ascontiguousarray(member, dtype=np.bool_)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     if _one_pass(parent):
-        out: np.ndarray = kernels()[2](parent, codes, member, rounds)
-        return out
+        nearest, _same, drop_round = kernels()
+        member = member.copy()
+        for _ in range(rounds):  # few rounds (at most the depth): each is two compiled passes
+            if not drop_round(nearest(parent, member), codes, member):
+                break
+        return member
     return _drop_rounds(parent, codes, member, rounds)
 
 
