@@ -9,7 +9,10 @@ CPU seconds of the whole process during it (all threads) and calls. Nested stage
 indented under the stage that calls them. With --summary the `perfview summary` tables after
 the load are timed too. The parsed-column cache is off (a cold parse) and the scanner's
 compiled code is loaded before the clock starts; the import and start-up cost is printed on
-its own line. For the issue notes ("where the time went"), not for CI.
+its own line. Build stages marked "(2nd thread)" run beside the main thread's (see
+`trace.build`): their wall time overlaps the others', and the CPU columns, being the whole
+process's, count both threads while they overlap. For the issue notes ("where the time
+went"), not for CI.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ STAGES: list[tuple[str, str, str]] = [
     ("  lanes", "perfview.loaders.trace.build", "build_lanes"),
     ("  nesting", "perfview.core.analysis.nesting", "nest"),
     ("  events table", "perfview.loaders.trace.build", "_events_table"),
+    ("  events table labels (2nd thread)", "perfview.loaders.trace.build", "_event_labels"),
     ("  counters table", "perfview.loaders.trace.build", "counters_table"),
     ("  memory table", "perfview.loaders.trace.build", "memory_table"),
-    ("  flows table", "perfview.loaders.trace.build", "flows_table"),
-    ("  flow pairs", "perfview.loaders.trace.build", "flow_pairs"),
+    ("  flows table (2nd thread)", "perfview.loaders.trace.build", "flows_table"),
+    ("  flow pairs (2nd thread)", "perfview.loaders.trace.build", "flow_pairs"),
     ("  schema coerce", "perfview.loaders.trace.build", "schema"),
     ("build + args compaction", "perfview.loaders.trace.loader", "_build_scanned"),
     ("bundle + validate", "perfview.loaders.trace.loader", "_bundle"),
