@@ -158,10 +158,21 @@ def open_and_wait(
     return result
 
 
+HOG = """
+import os
+parent = os.getppid()
+while os.getppid() == parent:
+    for _ in range(1_000_000):
+        pass
+"""
+
+
 @contextlib.contextmanager
 def hogs(count: int) -> Iterator[None]:
-    """`count` busy processes (one spinning loop each) for as long as the block runs."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    """`count` busy processes (one spinning loop each) for as long as the block runs. Each
+    also ends by itself once this process is gone (killed by a timeout, say), so no hog
+    outlives the probe and skews later measurements."""
+    procs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(count)]
     try:
         yield
     finally:
