@@ -121,14 +121,14 @@ def build(
             ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
         )
         del dur
-        labels = beside.submit(_event_labels, ev, sl)
+        labels = [beside.submit(_event_labels, ev, sl, part) for part in (0, 1)]
         lanes, s, order, inst, scope = _lanes_sorted(
             ev, sl, tracks, key_id, key_text, compiled, warnings, counts
         )
         pairs, counters, memory = early.result()
         late = beside.submit(_flows_and_instants, ev, pairs, lanes, s, inst, scope)
         arg_index = _arg_index(cols, sl.src[order], fast)
-        events = _events_table(ev, sl, order, s, fast, labels.result())
+        events = _events_table(ev, sl, order, s, fast, labels[0].result() | labels[1].result())
         del order
         slices_end = int(sl.end.max()) if len(sl.end) else 0
         del sl
@@ -303,18 +303,22 @@ def _overlap_rows(
     return o1, sub
 
 
-def _event_labels(ev: _Events, sl: Slices) -> dict[str, Any]:
-    """The events table's categorical columns (name, cat, kind, shape) in the slices' order
-    as found: each factorizes its codes, so they are made beside the lanes, and only their
-    small codes are put in the final order (`_events_table`)."""
+def _event_labels(ev: _Events, sl: Slices, part: int) -> dict[str, Any]:
+    """The events table's categorical columns in the slices' order as found, in two parts
+    (0: name and kind, 1: cat and shape) for the two threads beside the lanes: each
+    factorizes its codes, and only their small codes are put in the final order later
+    (`_events_table`)."""
     cols, src = ev.cols, sl.src
+    if part == 1:
+        return {
+            "cat": categorical(ev.cat[src], cols.cats.values),
+            "shape": categorical(cols.cat_all("shape")[src], cols.shapes.values),
+        }
     kind = kinds_for(ev.cat[src], cols.cats.values, ev.name[src], cols.names.values)
     kind[sl.is_async] = schema.KINDS.index("async")
     return {
         "name": categorical(ev.name[src], cols.names.values),
-        "cat": categorical(ev.cat[src], cols.cats.values),
         "kind": pd.Categorical.from_codes(kind, categories=pd.Index(list(schema.KINDS))),
-        "shape": categorical(cols.cat_all("shape")[src], cols.shapes.values),
     }
 
 
