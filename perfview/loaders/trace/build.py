@@ -13,7 +13,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,13 +20,12 @@ import pandas as pd
 from perfview.core.analysis import intervals, nesting
 from perfview.core.model import schema
 from perfview.loaders.trace.columns import Columns
+from perfview.loaders.trace.event_table import Events, event_labels, events_table, instants_table
 from perfview.loaders.trace.lanes import (
     LaneInfo,
     build_lanes,
-    categorical,
     joint_codes,
     key_ids,
-    kinds_for,
 )
 from perfview.loaders.trace.slices import Phases, Slices, slices
 from perfview.loaders.trace.tables import (
@@ -69,20 +67,6 @@ def _rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-@dataclass
-class _Events:
-    """The per-event columns every stage of `build` reads (times relative to t0)."""
-
-    cols: Columns
-    ph: Phases
-    ts: np.ndarray
-    ok: np.ndarray  # a valid timestamp
-    pid: np.ndarray
-    tid: np.ndarray
-    name: np.ndarray  # interner codes (int32 or int64)
-    cat: np.ndarray
-
-
 def build(
     cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None
 ) -> Built:
@@ -106,7 +90,7 @@ def build(
     fast = _kernels() if compiled else None
     ts, dur, t0, trace_end = _times(cols, ph, ok, warnings, fast)
     key_id, key_text = key_ids(cols.keys.values)
-    ev = _Events(
+    ev = Events(
         cols, ph, ts, ok,
         pid=_lookup(key_id, cols.cat_all("pid"), fast),
         tid=_lookup(key_id, cols.cat_all("tid"), fast),
@@ -121,14 +105,14 @@ def build(
             ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
         )
         del dur
-        labels = [beside.submit(_event_labels, ev, sl, part) for part in (0, 1)]
+        labels = [beside.submit(event_labels, ev, sl, part) for part in (0, 1)]
         lanes, s, order, inst, scope = _lanes_sorted(
             ev, sl, tracks, key_id, key_text, compiled, warnings, counts
         )
         pairs, counters, memory = early.result()
         late = beside.submit(_flows_and_instants, ev, pairs, lanes, s, inst, scope)
         arg_index = _arg_index(cols, sl.src[order], fast)
-        events = _events_table(ev, sl, order, s, fast, labels[0].result() | labels[1].result())
+        events = events_table(ev, sl, order, s, fast, labels[0].result() | labels[1].result())
         del order
         slices_end = int(sl.end.max()) if len(sl.end) else 0
         del sl
@@ -155,7 +139,7 @@ def build(
 
 
 def _lanes_sorted(
-    ev: _Events, sl: Slices, tracks: dict[int, object], key_id: np.ndarray,
+    ev: Events, sl: Slices, tracks: dict[int, object], key_id: np.ndarray,
     key_text: dict[int, str], compiled: bool, warnings: list[str], counts: dict[str, int],
 ) -> tuple[pd.DataFrame, SortedSlices, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """The slices' overlap rows and lanes, then the slices sorted and nested: (lanes, sorted
@@ -182,7 +166,7 @@ def _lanes_sorted(
     return lanes, s, order, inst, scope
 
 
-def _time_only_tables(ev: _Events) -> tuple[FlowPairs, pd.DataFrame, pd.DataFrame]:
+def _time_only_tables(ev: Events) -> tuple[FlowPairs, pd.DataFrame, pd.DataFrame]:
     """What needs only the times (run beside the slices and lanes): flow arrows matched, the
     counters and the memory tables."""
     pairs = flow_pairs(ev.ph, ev.cols, ev.ts, ev.ok, ev.cat)
@@ -192,12 +176,12 @@ def _time_only_tables(ev: _Events) -> tuple[FlowPairs, pd.DataFrame, pd.DataFram
 
 
 def _flows_and_instants(
-    ev: _Events, pairs: FlowPairs, lanes: pd.DataFrame, s: SortedSlices, inst: np.ndarray,
+    ev: Events, pairs: FlowPairs, lanes: pd.DataFrame, s: SortedSlices, inst: np.ndarray,
     scope: np.ndarray,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """The flows (bound to the sorted slices) and instants tables, beside the events table."""
     flows = flows_table(pairs, ev.ph, ev.cols, ev.ts, ev.pid, ev.tid, ev.name, ev.cat, lanes, s)
-    return flows, _instants_table(ev, inst, scope)
+    return flows, instants_table(ev, inst, scope)
 
 
 def _sorted_slices(
@@ -272,7 +256,7 @@ def _negative_warning(negative: int, warnings: list[str]) -> None:
         warnings.append(f"{negative:,} slices have a negative duration; shown with zero length")
 
 
-def _instant_rows(ev: _Events) -> tuple[np.ndarray, np.ndarray]:
+def _instant_rows(ev: Events) -> tuple[np.ndarray, np.ndarray]:
     """Rows of the instants (torch's memory instants are the memory table's) and their
     scope letter (t, p or g)."""
     mem_rows = np.zeros(ev.cols.n, dtype=bool)
@@ -303,81 +287,7 @@ def _overlap_rows(
     return o1, sub
 
 
-def _event_labels(ev: _Events, sl: Slices, part: int) -> dict[str, Any]:
-    """The events table's categorical columns in the slices' order as found, in two parts
-    (0: name and kind, 1: cat and shape) for the two threads beside the lanes: each
-    factorizes its codes, and only their small codes are put in the final order later
-    (`_events_table`)."""
-    cols, src = ev.cols, sl.src
-    if part == 1:
-        return {
-            "cat": categorical(ev.cat[src], cols.cats.values),
-            "shape": categorical(cols.cat_all("shape")[src], cols.shapes.values),
-        }
-    kind = kinds_for(ev.cat[src], cols.cats.values, ev.name[src], cols.names.values)
-    kind[sl.is_async] = schema.KINDS.index("async")
-    return {
-        "name": categorical(ev.name[src], cols.names.values),
-        "kind": pd.Categorical.from_codes(kind, categories=pd.Index(list(schema.KINDS))),
-    }
-
-
-def _reordered(labels: pd.Categorical, order: np.ndarray) -> pd.Categorical:
-    return pd.Categorical.from_codes(labels.codes[order], dtype=labels.dtype, validate=False)
-
-
-def _events_table(
-    ev: _Events, sl: Slices, order: np.ndarray, s: SortedSlices, fast: ModuleType | None,
-    labels: dict[str, Any],
-) -> pd.DataFrame:  # fmt: skip
-    cols = ev.cols
-    src = sl.src[order]
-    slice_ph = ev.ph("X") | ev.ph("B")  # X or B: the others (async) have no corr / ext id
-
-    def ids(column: str) -> np.ndarray:
-        values = cols.cat_all(column).astype(I64, copy=False)
-        if fast is not None:
-            out: np.ndarray = fast.gather_where(values, src, slice_ph)
-            return out
-        return np.where(slice_ph[src], values[src], -1)
-
-    return pd.DataFrame(
-        {
-            "ts": s.start,
-            "dur": s.end - s.start,
-            "name": _reordered(labels["name"], order),
-            "cat": _reordered(labels["cat"], order),
-            "kind": _reordered(labels["kind"], order),
-            "pid": sl.pid[order],
-            "tid": sl.tid[order],
-            "lane": s.lane.astype(np.int32),
-            "depth": s.depth,
-            "parent": s.parent,
-            "corr": ids("corr"),
-            "ext_id": ids("ext"),
-            "shape": _reordered(labels["shape"], order),
-        },
-        copy=False,
-    )
-
-
-def _instants_table(ev: _Events, inst: np.ndarray, scope: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "ts": ev.ts[inst],
-            "name": categorical(ev.name[inst], ev.cols.names.values),
-            "cat": categorical(ev.cat[inst], ev.cols.cats.values),
-            "pid": ev.pid[inst],
-            "tid": ev.tid[inst],
-            "scope": pd.Categorical(
-                [chr(c) for c in scope.tolist()] if len(scope) < 1000 else _chars(scope),
-                categories=["t", "p", "g"],
-            ),
-        }
-    )
-
-
-def _report(ev: _Events, warnings: list[str]) -> None:
+def _report(ev: Events, warnings: list[str]) -> None:
     """Warnings about events no table shows: unsupported phases, no valid timestamp."""
     unsupported = ev.ph.unsupported()
     if unsupported:
@@ -392,10 +302,6 @@ def _report(ev: _Events, warnings: list[str]) -> None:
 
 def _by_count(item: tuple[str, int]) -> tuple[int, str]:
     return -item[1], item[0]
-
-
-def _chars(codes: np.ndarray) -> np.ndarray:
-    return codes.view("S1").astype(str)
 
 
 def _lane_stats(lanes: pd.DataFrame, lane_sorted: np.ndarray, depth: np.ndarray) -> None:
