@@ -51,6 +51,10 @@ class Pending:
     name: str
     future: Future[Any]
 
+    def ready(self) -> bool:
+        """True once the data is there (not an error: that is shown where the page is)."""
+        return self.future.done() and self.future.exception() is None
+
     def result(self) -> Any:
         """The page's data (blocks until it is laid out); re-raises the thread's error."""
         return self.future.result()

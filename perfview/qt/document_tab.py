@@ -89,10 +89,10 @@ class DocumentTab(QWidget):
         self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
         for name, data in (pages or {}).items():
-            if isinstance(data, Pending):
+            if isinstance(data, Pending) and not data.ready():
                 self._pending[name] = data
-            else:
-                self._adopt(name, data)
+            else:  # laid out already (a Pending done without error): no worker round trip
+                self._adopt(name, data.result() if isinstance(data, Pending) else data)
         document.seed_tables(self._tables)
 
         self.info_bar = InfoBar(self)

@@ -82,6 +82,47 @@ def test_a_small_file_leaves_the_timeline_to_the_tab(counted_layouts: list[int])
     assert counted_layouts == []
 
 
+def test_a_layout_done_before_the_tab_is_adopted_at_once(qtbot: Any) -> None:
+    from perfview.core.layout import timeline_layout
+    from perfview.loaders import FRESH, load
+    from perfview.qt.document import Document
+    from perfview.qt.document_ahead import Pending
+    from perfview.qt.document_tab import DocumentTab
+
+    bundle = load(sample(RESNET), options=FRESH)
+    assert bundle.timeline is not None
+    done: Future[Any] = Future()
+    data = timeline_layout.prepare_timeline(bundle.timeline)
+    done.set_result(data)
+    tab = DocumentTab(Document(bundle), pages={"timeline": Pending("timeline", done)})
+    qtbot.addWidget(tab)
+    assert tab._data["timeline"] is data  # no worker, no "Preparing…"
+    assert not tab.is_preparing("timeline")
+    assert tab.show_view("timeline")
+
+
+def test_a_layout_still_running_is_waited_for_off_the_gui_thread(qtbot: Any) -> None:
+    import threading
+
+    from perfview.core.layout import timeline_layout
+    from perfview.loaders import FRESH, load
+    from perfview.qt.document import Document
+    from perfview.qt.document_ahead import Pending
+    from perfview.qt.document_tab import DocumentTab
+
+    bundle = load(sample(RESNET), options=FRESH)
+    assert bundle.timeline is not None
+    data = timeline_layout.prepare_timeline(bundle.timeline)
+    running: Future[Any] = Future()
+    tab = DocumentTab(Document(bundle), pages={"timeline": Pending("timeline", running)})
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: tab.is_preparing("timeline"), timeout=10_000)  # "Preparing…"
+    assert "timeline" not in tab._data
+    threading.Thread(target=running.set_result, args=(data,)).start()  # the layout ends
+    qtbot.waitUntil(lambda: "timeline" in tab._views and not tab.is_preparing(), timeout=60_000)
+    assert tab._data["timeline"] is data
+
+
 def test_a_layout_that_failed_is_shown_in_place(qtbot: Any) -> None:
     from perfview.loaders import FRESH, load
     from perfview.qt.document import Document
