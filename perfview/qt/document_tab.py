@@ -19,6 +19,7 @@ the bundle was built (`document_ahead`, a big file), else as soon as the tab exi
 from __future__ import annotations
 
 import traceback
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,11 +89,15 @@ class DocumentTab(QWidget):
         self._ahead_scheduled = False
         self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
+        laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
             if isinstance(data, Pending) and not data.ready():
                 self._pending[name] = data
-            else:  # laid out already (a Pending done without error): no worker round trip
-                self._adopt(name, data.result() if isinstance(data, Pending) else data)
+            elif isinstance(data, Pending):  # no worker round trip for it
+                self._adopt(name, data.result())
+                laid_out.add(name)
+            else:
+                self._adopt(name, data)
         document.seed_tables(self._tables)
 
         self.info_bar = InfoBar(self)
@@ -117,9 +122,9 @@ class DocumentTab(QWidget):
             self._on_tab(0)
         self._async = True
         ahead = [n for n in AHEAD if n in self._pages and n not in self._views]
-        if any(self._needs_data(n) for n in ahead):
+        if any(self._needs_data(n) or n in laid_out for n in ahead):
             self._ahead_scheduled = True
-            later(self, lambda: self._prepare_ahead(ahead))
+            later(self, lambda: self._prepare_ahead(ahead, laid_out))
         else:
             self._run_after_ahead()
 
@@ -221,11 +226,15 @@ class DocumentTab(QWidget):
         for other, value in page_registry.derived(name, data).items():
             self._data.setdefault(other, value)
 
-    def _prepare_ahead(self, names: list[str]) -> None:
+    def _prepare_ahead(self, names: list[str], laid_out: Collection[str] = ()) -> None:
+        """Prepare the AHEAD pages in the background, or build those laid out already (as
+        a prepared page is built, `_on_prepared`), before other background work starts."""
         self._ahead_scheduled = False
         for name in names:
             if name not in self._views and self._needs_data(name):
                 self._prepare_in_background(name)
+            elif name not in self._views and name in laid_out:
+                self._build(name)
         if not self._ahead_busy():
             self._run_after_ahead()
 

@@ -98,6 +98,8 @@ def test_a_layout_done_before_the_tab_is_adopted_at_once(qtbot: Any) -> None:
     qtbot.addWidget(tab)
     assert tab._data["timeline"] is data  # no worker, no "Preparing…"
     assert not tab.is_preparing("timeline")
+    qtbot.waitUntil(lambda: "timeline" in tab._views, timeout=10_000)  # built on a later turn
+    assert tab.current_view() != "timeline"
     assert tab.show_view("timeline")
 
 
