@@ -146,3 +146,14 @@ def test_small_inputs_stay_numpy_until_numba_is_loaded(monkeypatch: pytest.Monke
 
     monkeypatch.delitem(sys.modules, "numba", raising=False)
     assert not layout_kernels.ready(layout_kernels.MIN_SLICES - 1)
+
+
+def test_the_window_compiles_them_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    import inspect
+
+    from perfview.loaders import service
+
+    assert not service.layout_compile_pending()  # compiled by the fixture above
+    monkeypatch.setattr(layout_kernels, "compiled", lambda: False)
+    assert service.layout_compile_pending()  # compile_ahead's child is started for it
+    assert "layout_kernels.warm()" in inspect.getsource(service._compile_all)
