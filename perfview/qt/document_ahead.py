@@ -72,9 +72,14 @@ def wanted(bundle: Bundle, skip: Sequence[str] = ()) -> list[str]:
 
 def start(bundle: Bundle, skip: Sequence[str] = ()) -> dict[str, Pending]:
     """Lay out `bundle`'s AHEAD pages (`wanted`) on a thread each, now; their data is stored
-    in the layout cache as when the tab prepares them."""
+    in the layout cache as when the tab prepares them. Never fails the load: a page it
+    cannot start is left to the tab (which shows any error in place)."""
     pending: dict[str, Pending] = {}
-    for name in wanted(bundle, skip):
+    try:
+        names = wanted(bundle, skip)
+    except Exception:
+        return pending
+    for name in names:
         future: Future[Any] = Future()
         future.set_running_or_notify_cancel()
         thread = threading.Thread(

@@ -143,6 +143,20 @@ def test_a_layout_that_failed_is_shown_in_place(qtbot: Any) -> None:
     assert "no room for the rows" in text
 
 
+def test_a_page_registry_error_never_fails_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfview.core import pages as page_registry
+    from perfview.loaders import FRESH, load
+    from perfview.qt import document_ahead
+
+    bundle = load(sample(RESNET), options=FRESH)
+
+    def broken(_bundle: Any) -> Any:
+        raise KeyError("no such page")
+
+    monkeypatch.setattr(page_registry, "tabs_for", broken)
+    assert document_ahead.start(bundle) == {}
+
+
 def test_wanted_names_only_pages_the_tab_shows_and_lacks() -> None:
     from perfview.loaders import FRESH, load
     from perfview.qt import document_ahead
