@@ -178,6 +178,14 @@ def memray_compile_pending() -> bool:
     return not warm.compiled()
 
 
+def layout_compile_pending() -> bool:
+    """True when the Timeline layout's compiled steps (`core.layout.layout_kernels`) are not
+    on disk yet (until then a layout takes the numpy way)."""
+    from perfview.core.layout import layout_kernels
+
+    return not layout_kernels.compiled()
+
+
 def compile_ahead() -> bool:
     """Compile the trace scanner and the CUDA snapshot walker in a child process unless they
     are on disk or compiling already (compiling holds the GIL for most of ~15-20 s each: a
@@ -186,7 +194,12 @@ def compile_ahead() -> bool:
     with _compiler_lock:
         if _compiler is not None and _compiler.is_alive():
             return True
-        if not (compile_pending() or snapshot_compile_pending() or memray_compile_pending()):
+        if not (
+            compile_pending()
+            or snapshot_compile_pending()
+            or memray_compile_pending()
+            or layout_compile_pending()
+        ):
             return False
         context = multiprocessing.get_context("spawn")  # the child gets this sys.path
         _compiler = context.Process(target=_compile_all, name="perfview-compile", daemon=True)
@@ -195,12 +208,15 @@ def compile_ahead() -> bool:
 
 
 def _compile_all() -> None:
-    """The compile-ahead child: the trace scanner first (the format most opened big)."""
+    """The compile-ahead child: the trace scanner first (the format most opened big), then
+    the Timeline layout's steps (what a big trace shows next)."""
+    from perfview.core.layout import layout_kernels
     from perfview.loaders import cuda_snapshot_fast
     from perfview.loaders.memray_stream import warm
     from perfview.loaders.trace.scan import parallel
 
     parallel.warm()
+    layout_kernels.warm()
     cuda_snapshot_fast.warm()
     warm.warm()
 
@@ -317,6 +333,7 @@ __all__ = [
     "compiling",
     "guarded",
     "in_child",
+    "layout_compile_pending",
     "load",
     "scanner_wanted",
     "wait_for_compile",

@@ -11,13 +11,15 @@ Pages with heavy data (timeline geometry, torch Overview/Kernels/Memory/Recommen
 compute it on the GUI thread when the user switches to them: the page shows "Preparing…" while a
 worker task computes the data (`pages.prepare`), then builds its widgets from it. The load task
 prepares the first page (`tasks.first_page`), so a new tab appears drawn; the Timeline (`AHEAD`)
-is prepared in the background as soon as the tab exists, before anyone clicks it.
+is prepared in the background before anyone clicks it: by a thread the load task started once
+the bundle was built (`document_ahead`, a big file), else as soon as the tab exists.
 `view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
 """
 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,12 +32,11 @@ from perfview.core import pages as page_registry
 from perfview.core.model import Bundle
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
+from perfview.qt.document_ahead import AHEAD, Pending, page_data
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import Task, uses_tree
 from perfview.qt.widgets.info_bar import InfoBar
-
-AHEAD = ("timeline",)  # the view a trace is opened for: prepared once the tab is drawn
 
 
 @dataclass(frozen=True)
@@ -53,25 +54,6 @@ def _with_tree(bundle: Bundle, then: Any, tree: bool = True) -> Any:
 
         bundle_tree.tree_for(bundle)
     return then()
-
-
-LAYOUT_WRITE_DELAY_S = 2.0  # a new layout is stored once the Timeline is drawn
-
-
-def _prepare(name: str, bundle: Bundle, tables: dict[str, pd.DataFrame], store: bool) -> Any:
-    """`pages.prepare`, except that a big trace's Timeline comes from its cached layout
-    (`loaders.layout_cache`: ~20-50 ms at 1 GB instead of 0.3-1 s of CPU); with `store`, a
-    layout computed here is cached in the background for the next open."""
-    if name == "timeline" and bundle.format == "trace" and bundle.timeline is not None:
-        from perfview.loaders import layout_cache
-
-        if layout_cache.cacheable(bundle):
-            if store:
-                return layout_cache.timeline_data(bundle, LAYOUT_WRITE_DELAY_S)
-            cached = layout_cache.get(bundle.path, bundle.timeline)
-            if cached is not None:
-                return cached
-    return page_registry.prepare(name, bundle, tables)
 
 
 def _summary(bundle: Bundle, table: str) -> _Table:
@@ -106,8 +88,16 @@ class DocumentTab(QWidget):
         self._async = False  # switches prepare in the background once the tab is built
         self._ahead_scheduled = False
         self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
+        self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
+        laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
-            self._adopt(name, data)
+            if isinstance(data, Pending) and not data.ready():
+                self._pending[name] = data
+            elif isinstance(data, Pending):  # no worker round trip for it
+                self._adopt(name, data.result())
+                laid_out.add(name)
+            else:
+                self._adopt(name, data)
         document.seed_tables(self._tables)
 
         self.info_bar = InfoBar(self)
@@ -132,9 +122,9 @@ class DocumentTab(QWidget):
             self._on_tab(0)
         self._async = True
         ahead = [n for n in AHEAD if n in self._pages and n not in self._views]
-        if any(self._needs_data(n) for n in ahead):
+        if any(self._needs_data(n) or n in laid_out for n in ahead):
             self._ahead_scheduled = True
-            later(self, lambda: self._prepare_ahead(ahead))
+            later(self, lambda: self._prepare_ahead(ahead, laid_out))
         else:
             self._run_after_ahead()
 
@@ -174,7 +164,7 @@ class DocumentTab(QWidget):
             if name not in self._data and page_registry.needs_data(name, self.document.bundle):
                 # asked for now: compute here, not in the background (a missing summary
                 # table is computed by the view itself)
-                self._adopt(name, _prepare(name, self.document.bundle, self._tables, False))
+                self._adopt(name, self._compute(name))
             self._build(name)
         return self._views.get(name)
 
@@ -222,17 +212,29 @@ class DocumentTab(QWidget):
         table = next((tab.table for tab in self.page_tabs if tab.name == name), None)
         return table if table and not self.document.has_table(table) else None
 
+    def _compute(self, name: str) -> Any:
+        """Page `name`'s data, here and now: the load's thread's result when it laid it out
+        (`document_ahead`), else computed (from the layout cache when it has it)."""
+        pending = self._pending.pop(name, None)
+        if pending is not None:
+            return pending.result()
+        return page_data(name, self.document.bundle, self._tables, False)
+
     def _adopt(self, name: str, data: Any) -> None:
         """Keep page `name`'s prepared data (and what other pages get from it for free)."""
         self._data[name] = data
         for other, value in page_registry.derived(name, data).items():
             self._data.setdefault(other, value)
 
-    def _prepare_ahead(self, names: list[str]) -> None:
+    def _prepare_ahead(self, names: list[str], laid_out: Collection[str] = ()) -> None:
+        """Prepare the AHEAD pages in the background, or build those laid out already (as
+        a prepared page is built, `_on_prepared`), before other background work starts."""
         self._ahead_scheduled = False
         for name in names:
             if name not in self._views and self._needs_data(name):
                 self._prepare_in_background(name)
+            elif name not in self._views and name in laid_out:
+                self._build(name)
         if not self._ahead_busy():
             self._run_after_ahead()
 
@@ -270,10 +272,13 @@ class DocumentTab(QWidget):
                     lambda _progress: _with_tree(bundle, lambda: _summary(bundle, table), tree),
                     name=name,
                 )
+        elif name in self._pending:  # being laid out since the load built the bundle
+            pending = self._pending.pop(name)
+            task = Task(lambda _progress: _with_tree(bundle, pending.result, tree), name=name)
         else:
             task = Task(
                 lambda _progress: _with_tree(
-                    bundle, lambda: _prepare(name, bundle, tables, True), tree
+                    bundle, lambda: page_data(name, bundle, tables, True), tree
                 ),
                 name=name,
             )

@@ -28,6 +28,7 @@ from perfview import preload
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
+from perfview.qt import document_ahead
 from perfview.qt.warmup import warm_imports
 
 # Tasks alive right now; holding them here keeps their QObject (the signal sender) alive until
@@ -141,7 +142,8 @@ class LoadResult:
     bundle: Bundle
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     seconds: float = 0.0
-    pages: dict[str, Any] = field(default_factory=dict)  # core.pages.prepare, by page name
+    # core.pages.prepare by page name; a `document_ahead.Pending` for a page still laid out
+    pages: dict[str, Any] = field(default_factory=dict)
 
 
 _PAUSED = 0
@@ -220,6 +222,8 @@ def load_and_prepare(
         raise error from exc
     tables: dict[str, pd.DataFrame] = {}
     first = list(pages_for(bundle)) if pages_for is not None else []
+    # the Timeline is laid out on a thread of its own from now on, beside the first page
+    ahead = document_ahead.start(bundle, first) if pages_for is not None and _big(path) else {}
     if bundle.format == "trace" and bundle.tree is None and _tree_first(bundle, first):
         progress(0.92, "building the call tree")
         try:
@@ -237,15 +241,15 @@ def load_and_prepare(
             tables[view] = summary.summarize(bundle, view)
         except (ImportError, LoadError, ValueError, KeyError):
             continue  # the tab computes (and reports) it again when shown
-    pages = prepare_pages(bundle, tables, first, progress)
+    pages: dict[str, Any] = {**ahead, **prepare_pages(bundle, tables, first, progress)}
     progress(1.0, "done")
     return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
 
 
 def first_page(bundle: Bundle) -> list[str]:
     """The pages whose data the load task prepares: the one the tab opens on. The Timeline
-    (`pages.prepared_pages` adds it) is prepared by the tab right after it is drawn
-    (`DocumentTab`), so a reopened 1 GB trace's first page does not wait ~0.4 s for it."""
+    is laid out beside it on a thread of its own (`document_ahead`, a big file) or by the
+    tab once it is drawn, so a reopened 1 GB trace's first page does not wait for it."""
     from perfview.core import pages as page_registry
 
     tabs = page_registry.tabs_for(bundle)

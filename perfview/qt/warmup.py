@@ -77,6 +77,10 @@ def _warm_scanner() -> None:
             service.compile_ahead()  # a child compiles what is not on disk yet
             if not service.compile_pending():  # the scanner is: load it now
                 trace_parallel.warm()
+            if not service.layout_compile_pending():  # and the Timeline layout's steps
+                from perfview.core.layout import layout_kernels
+
+                layout_kernels.warm()
     finally:
         _SCANNER_DECIDED = True
 

@@ -147,6 +147,24 @@ def merge(rects: Rects, px_per_unit: float, min_px: float = 1.0) -> Rects:
     return Rects(x0, x1, row, node, bucket, count.astype(np.int64))
 
 
+def _merged(rects: Rects, px_per_unit: float) -> Rects:
+    """`merge(rects, px_per_unit, 1.0)`, compiled for a big level (`layout_kernels`: the
+    same rects, in two passes instead of a dozen temporaries, without the GIL)."""
+    from perfview.core.layout import layout_kernels
+
+    if not len(rects) or px_per_unit <= 0 or not layout_kernels.ready(len(rects)):
+        return merge(rects, px_per_unit, 1.0)
+    _by_row, compiled = layout_kernels.kernels()
+    plain = layout_kernels.plain
+    min_px = 1.0
+    *arrays, groups = compiled(
+        plain(rects.x0, np.float64), plain(rects.x1, np.float64), plain(rects.row, np.int32),
+        plain(rects.node, np.int64), plain(rects.bucket, np.int32),
+        plain(rects.count, np.int64), px_per_unit, px_per_unit / min_px, min_px, _DENSE_LIMIT,
+    )  # fmt: skip
+    return rects if groups < 0 else Rects(*arrays)
+
+
 def visible(
     rects: Rects,
     x_lo: float,
@@ -263,7 +281,7 @@ class FlameIndex:
         while len(self._levels) <= k:
             j = len(self._levels)
             cell = self.base_cell * 2.0 ** (j - 1)
-            self._levels.append(_Level(merge(self._levels[-1].rects, 1.0 / cell, 1.0)))
+            self._levels.append(_Level(_merged(self._levels[-1].rects, 1.0 / cell)))
         return self._levels[k]
 
     def build_levels(self, up_to: int | None = None) -> int:

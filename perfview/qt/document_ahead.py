@@ -1,0 +1,100 @@
+"""The pages a trace is opened for (the Timeline), laid out on their own thread as soon as the
+load has built the bundle, beside the rest of the load's work.
+
+The Timeline's layout is the biggest step between Open and a drawn Timeline (0.5-1 s of CPU
+at 1 GB). It used to start only once the tab was built and drawn, after the load task had
+prepared the first page (the Overview, 0.2-0.7 s), so the two ran one after the other on a
+2-core machine whose second core sat idle. Now the load task starts it (`start`) before it
+prepares the first page, the tab finds it running (`Pending`) and waits for it instead of
+laying it out again. Pure threading: no Qt here, so the load task (a worker) can call it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from perfview.core.model import Bundle
+
+AHEAD = ("timeline",)  # the view a trace is opened for: prepared before anyone clicks it
+LAYOUT_WRITE_DELAY_S = 2.0  # a new layout is stored once the Timeline is drawn
+
+
+def page_data(name: str, bundle: Bundle, tables: dict[str, pd.DataFrame], store: bool) -> Any:
+    """`pages.prepare`, except that a big trace's Timeline comes from its cached layout
+    (`loaders.layout_cache`: ~20-50 ms at 1 GB instead of 0.3-1 s of CPU); with `store`, a
+    layout computed here is cached in the background for the next open."""
+    from perfview.core import pages as page_registry
+
+    if name == "timeline" and bundle.format == "trace" and bundle.timeline is not None:
+        from perfview.loaders import layout_cache
+
+        if layout_cache.cacheable(bundle):
+            if store:
+                return layout_cache.timeline_data(bundle, LAYOUT_WRITE_DELAY_S)
+            cached = layout_cache.get(bundle.path, bundle.timeline)
+            if cached is not None:
+                return cached
+    return page_registry.prepare(name, bundle, tables)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """Page data a thread is computing (`start`): the tab waits for it (on a worker) instead
+    of computing it a second time."""
+
+    name: str
+    future: Future[Any]
+
+    def ready(self) -> bool:
+        """True once the data is there (not an error: that is shown where the page is)."""
+        return self.future.done() and self.future.exception() is None
+
+    def result(self) -> Any:
+        """The page's data (blocks until it is laid out); re-raises the thread's error."""
+        return self.future.result()
+
+
+def wanted(bundle: Bundle, skip: Sequence[str] = ()) -> list[str]:
+    """The AHEAD pages `bundle`'s tab shows and has no data for yet (`skip`: prepared already)."""
+    from perfview.core import pages as page_registry
+
+    names = {tab.name for tab in page_registry.tabs_for(bundle)}
+    return [
+        n for n in AHEAD if n in names and n not in skip and page_registry.needs_data(n, bundle)
+    ]
+
+
+def start(bundle: Bundle, skip: Sequence[str] = ()) -> dict[str, Pending]:
+    """Lay out `bundle`'s AHEAD pages (`wanted`) on a thread each, now; their data is stored
+    in the layout cache as when the tab prepares them. Never fails the load: a page it
+    cannot start is left to the tab (which shows any error in place)."""
+    pending: dict[str, Pending] = {}
+    try:
+        names = wanted(bundle, skip)
+    except Exception:
+        return pending
+    for name in names:
+        future: Future[Any] = Future()
+        future.set_running_or_notify_cancel()
+        thread = threading.Thread(
+            target=_run, args=(future, name, bundle), name=f"perfview-ahead-{name}", daemon=True
+        )
+        thread.start()
+        pending[name] = Pending(name, future)
+    return pending
+
+
+def _run(future: Future[Any], name: str, bundle: Bundle) -> None:
+    try:
+        future.set_result(page_data(name, bundle, {}, True))
+    except BaseException as exc:  # handed to whoever waits (the tab shows it in place)
+        future.set_exception(exc)
+
+
+__all__ = ["AHEAD", "LAYOUT_WRITE_DELAY_S", "Pending", "page_data", "start", "wanted"]

@@ -1,0 +1,166 @@
+"""A big trace's Timeline is laid out on its own thread as soon as the load has built the
+bundle (`qt/document_ahead.py`), and the tab uses that layout instead of laying it out again."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from tests.conftest import sample
+
+pytestmark = pytest.mark.gui
+
+RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
+
+
+@pytest.fixture
+def counted_layouts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every Timeline layout computed from now on (one entry each); a private cache."""
+    from perfview.core.layout import timeline_layout
+
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    calls: list[int] = []
+    real = timeline_layout.prepare_timeline
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timeline_layout, "prepare_timeline", counted)
+    return calls
+
+
+def test_the_load_lays_out_the_timeline_and_the_tab_uses_it(
+    qtbot: Any, counted_layouts: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from perfview.core.layout import timeline_layout
+    from perfview.core.pages import first_tables
+    from perfview.qt import tasks
+    from perfview.qt.document import Document
+    from perfview.qt.document_ahead import Pending
+    from perfview.qt.document_tab import DocumentTab
+
+    monkeypatch.setattr(tasks, "WARM_MIN_BYTES", 0)  # the sample counts as big
+    result = tasks.load_and_prepare(
+        sample(RESNET), lambda f, m: None, first_tables, tasks.first_page
+    )
+    pending = result.pages["timeline"]
+    assert isinstance(pending, Pending)
+    assert "overview" in result.pages  # the first page, prepared as before
+    data = pending.result()
+    assert counted_layouts == [1]
+
+    tab = DocumentTab(Document(result.bundle), result.tables, pages=result.pages)
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: "timeline" in tab._data and not tab.is_preparing(), timeout=60_000)
+    assert tab._data["timeline"] is data  # the load's layout, not a second one
+    assert counted_layouts == [1]
+    assert tab.show_view("timeline")
+    view = tab.view_widget("timeline")
+    assert view is not None
+    assert view.grab().width() > 0
+    assert result.bundle.timeline is not None
+    fresh = timeline_layout.prepare_timeline(result.bundle.timeline)
+    assert np.array_equal(data.event_row, fresh.event_row)
+
+
+def test_a_small_file_leaves_the_timeline_to_the_tab(counted_layouts: list[int]) -> None:
+    from perfview.core.pages import first_tables
+    from perfview.qt import tasks
+
+    result = tasks.load_and_prepare(
+        sample(RESNET), lambda f, m: None, first_tables, tasks.first_page
+    )
+    assert "timeline" not in result.pages
+    assert counted_layouts == []
+
+
+def test_a_layout_done_before_the_tab_is_adopted_at_once(qtbot: Any) -> None:
+    from perfview.core.layout import timeline_layout
+    from perfview.loaders import FRESH, load
+    from perfview.qt.document import Document
+    from perfview.qt.document_ahead import Pending
+    from perfview.qt.document_tab import DocumentTab
+
+    bundle = load(sample(RESNET), options=FRESH)
+    assert bundle.timeline is not None
+    done: Future[Any] = Future()
+    data = timeline_layout.prepare_timeline(bundle.timeline)
+    done.set_result(data)
+    tab = DocumentTab(Document(bundle), pages={"timeline": Pending("timeline", done)})
+    qtbot.addWidget(tab)
+    assert tab._data["timeline"] is data  # no worker, no "Preparing…"
+    assert not tab.is_preparing("timeline")
+    qtbot.waitUntil(lambda: "timeline" in tab._views, timeout=10_000)  # built on a later turn
+    assert tab.current_view() != "timeline"
+    assert tab.show_view("timeline")
+
+
+def test_a_layout_still_running_is_waited_for_off_the_gui_thread(qtbot: Any) -> None:
+    import threading
+
+    from perfview.core.layout import timeline_layout
+    from perfview.loaders import FRESH, load
+    from perfview.qt.document import Document
+    from perfview.qt.document_ahead import Pending
+    from perfview.qt.document_tab import DocumentTab
+
+    bundle = load(sample(RESNET), options=FRESH)
+    assert bundle.timeline is not None
+    data = timeline_layout.prepare_timeline(bundle.timeline)
+    running: Future[Any] = Future()
+    tab = DocumentTab(Document(bundle), pages={"timeline": Pending("timeline", running)})
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: tab.is_preparing("timeline"), timeout=10_000)  # "Preparing…"
+    assert "timeline" not in tab._data
+    threading.Thread(target=running.set_result, args=(data,)).start()  # the layout ends
+    qtbot.waitUntil(lambda: "timeline" in tab._views and not tab.is_preparing(), timeout=60_000)
+    assert tab._data["timeline"] is data
+
+
+def test_a_layout_that_failed_is_shown_in_place(qtbot: Any) -> None:
+    from perfview.loaders import FRESH, load
+    from perfview.qt.document import Document
+    from perfview.qt.document_ahead import Pending
+    from perfview.qt.document_tab import DocumentTab
+
+    failed: Future[Any] = Future()
+    failed.set_exception(ValueError("no room for the rows"))
+    bundle = load(sample(RESNET), options=FRESH)
+    tab = DocumentTab(Document(bundle), pages={"timeline": Pending("timeline", failed)})
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: "timeline" in tab._views and not tab.is_preparing(), timeout=60_000)
+    shown: Any = tab._views["timeline"]  # the placeholder label
+    text = shown.text()
+    assert "could not be built" in text
+    assert "no room for the rows" in text
+
+
+def test_a_page_registry_error_never_fails_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfview.core import pages as page_registry
+    from perfview.loaders import FRESH, load
+    from perfview.qt import document_ahead
+
+    bundle = load(sample(RESNET), options=FRESH)
+
+    def broken(_bundle: Any) -> Any:
+        raise KeyError("no such page")
+
+    monkeypatch.setattr(page_registry, "tabs_for", broken)
+    assert document_ahead.start(bundle) == {}
+
+
+def test_wanted_names_only_pages_the_tab_shows_and_lacks() -> None:
+    from perfview.loaders import FRESH, load
+    from perfview.qt import document_ahead
+
+    bundle = load(sample(RESNET), options=FRESH)
+    assert document_ahead.wanted(bundle) == ["timeline"]
+    assert document_ahead.wanted(bundle, skip=["timeline"]) == []
