@@ -18,6 +18,7 @@ import pandas as pd
 
 from perfview.core.analysis.ancestors import (
     drop_duplicate_chains,
+    member_child_sums,
     nearest_ancestor,
     same_name_above,
 )
@@ -46,13 +47,9 @@ def self_times(events: pd.DataFrame, member: np.ndarray | None = None) -> np.nda
     """
     dur = events["dur"].to_numpy(dtype=np.int64)
     parent = events["parent"].to_numpy(dtype=np.int64)
-    n = len(dur)
-    mask = np.ones(n, dtype=bool) if member is None else np.asarray(member, dtype=bool)
-    anc = parent if member is None else nearest_ancestor(parent, mask)
-    counted = mask & (anc >= 0)
-    nested = np.zeros(n, dtype=np.int64)
-    np.add.at(nested, anc[counted], dur[counted])
-    return dur - nested
+    mask = np.ones(len(dur), dtype=bool) if member is None else np.asarray(member, dtype=bool)
+    out: np.ndarray = dur - member_child_sums(parent, mask, dur)
+    return out
 
 
 def name_codes(events: pd.DataFrame) -> np.ndarray:

@@ -70,7 +70,26 @@ def _drop_round(anc: np.ndarray, codes: np.ndarray, member: np.ndarray) -> bool:
     return dropped
 
 
-def kernels() -> tuple[Any, Any, Any]:
+def _member_child_sums(parent: np.ndarray, member: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Per row, the summed `dur` of the members whose nearest member ancestor it is (one
+    pass: the nearest member ancestor as in `_nearest_member_pass`, added to at once)."""
+    n = len(parent)
+    anc = np.empty(n, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        p = parent[i]
+        if p < 0:
+            anc[i] = -1
+        elif member[p]:
+            anc[i] = p
+        else:
+            anc[i] = anc[p]
+        if member[i] and anc[i] >= 0:
+            out[anc[i]] += dur[i]
+    return out
+
+
+def kernels() -> tuple[Any, Any, Any, Any]:
     """The compiled passes (numba's dispatchers; compiled or loaded from disk on first use)."""
     if not _COMPILED:
         from numba import njit
@@ -83,16 +102,18 @@ def kernels() -> tuple[Any, Any, Any]:
         _COMPILED["nearest"] = njit(**options)(_nearest_member_pass)
         _COMPILED["same"] = njit(**options)(_same_name_pass)
         _COMPILED["drop"] = njit(**options)(_drop_round)
-    return _COMPILED["nearest"], _COMPILED["same"], _COMPILED["drop"]
+        _COMPILED["sums"] = njit(**options)(_member_child_sums)
+    return _COMPILED["nearest"], _COMPILED["same"], _COMPILED["drop"], _COMPILED["sums"]
 
 
 def warm() -> None:
     """Load the compiled passes now (the trace scanner's warm-up calls this)."""
     parent = np.full(1, -1, dtype=np.int64)
     yes = np.ones(1, dtype=np.bool_)
-    nearest, same, drop = kernels()
+    nearest, same, drop, sums = kernels()
     same(nearest(parent, yes), np.zeros(1, dtype=np.int64), yes)
     drop(parent, np.zeros(1, dtype=np.int64), yes.copy())
+    sums(parent, yes, np.zeros(1, dtype=np.int64))
 
 
 def _one_pass(parent: np.ndarray) -> bool:
@@ -121,11 +142,28 @@ def same_name_above(parent: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> 
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     if _one_pass(parent):
-        nearest, same, _drop = kernels()
+        nearest, same, *_ = kernels()
         out: np.ndarray = same(nearest(parent, mask), codes, mask)
         return out
     hits = _walk(parent, mask, codes)
     return hits >= 0
+
+
+def member_child_sums(parent: np.ndarray, member: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Per row, the summed `dur` of the `member` rows whose nearest member ancestor it is:
+    what a slice's self time subtracts (`aggregate.self_times`). One compiled pass where the
+    one-pass answers hold, else the walk and a scatter-add."""
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    member = np.ascontiguousarray(member, dtype=np.bool_)
+    dur = np.ascontiguousarray(dur, dtype=np.int64)
+    if _one_pass(parent):
+        out: np.ndarray = kernels()[3](parent, member, dur)
+        return out
+    anc = _walk(parent, member, None)
+    counted = member & (anc >= 0)
+    nested = np.zeros(len(parent), dtype=np.int64)
+    np.add.at(nested, anc[counted], dur[counted])
+    return nested
 
 
 def drop_duplicate_chains(
@@ -139,7 +177,7 @@ def drop_duplicate_chains(
     member = np.ascontiguousarray(member, dtype=np.bool_)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     if _one_pass(parent):
-        nearest, _same, drop_round = kernels()
+        nearest, _same, drop_round, _sums = kernels()
         member = member.copy()
         for _ in range(rounds):  # few rounds (at most the depth): each is two compiled passes
             if not drop_round(nearest(parent, member), codes, member):
@@ -185,4 +223,11 @@ def _walk(parent: np.ndarray, member: np.ndarray, codes: np.ndarray | None) -> n
     return result
 
 
-__all__ = ["drop_duplicate_chains", "kernels", "nearest_ancestor", "same_name_above", "warm"]
+__all__ = [
+    "drop_duplicate_chains",
+    "kernels",
+    "member_child_sums",
+    "nearest_ancestor",
+    "same_name_above",
+    "warm",
+]

@@ -29,7 +29,7 @@ def test_one_pass_equals_the_walk_on_random_forests(seed: int) -> None:
     rng = np.random.default_rng(seed + 10)
     member = rng.random(3000) < 0.4
     codes = rng.integers(0, 6, 3000)
-    nearest, same, _drop = ancestors.kernels()
+    nearest, same, *_ = ancestors.kernels()
     assert np.array_equal(nearest(parent, member), ancestors._walk(parent, member, None))
     walked = ancestors._walk(parent, member, codes) >= 0
     assert np.array_equal(same(nearest(parent, member), codes, member), walked)
@@ -42,7 +42,7 @@ def test_one_pass_equals_the_walk_on_samples(rel: str) -> None:
     assert np.all(parent < np.arange(len(parent)))  # the events table lists parents first
     member = (events["kind"] == "cpu_op").to_numpy()
     codes = events["name"].cat.codes.to_numpy(dtype=np.int64)
-    nearest, same, _drop = ancestors.kernels()
+    nearest, same, *_ = ancestors.kernels()
     assert np.array_equal(nearest(parent, member), ancestors._walk(parent, member, None))
     walked = ancestors._walk(parent, member, codes) >= 0
     assert np.array_equal(same(nearest(parent, member), codes, member), walked)
@@ -78,6 +78,35 @@ def test_compiled_duplicate_drop_equals_the_numpy_rounds_on_samples(rel: str) ->
     assert np.array_equal(ancestors.drop_duplicate_chains(parent, codes, member, rounds), expected)
 
 
+def _child_sums_by_walk(parent: np.ndarray, member: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    anc = ancestors._walk(parent, member, None)
+    counted = member & (anc >= 0)
+    nested = np.zeros(len(parent), dtype=np.int64)
+    np.add.at(nested, anc[counted], dur[counted])
+    return nested
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compiled_child_sums_equal_the_walk_on_random_forests(seed: int) -> None:
+    parent = _random_forest(3000, seed)
+    rng = np.random.default_rng(seed + 20)
+    member = rng.random(3000) < 0.5
+    dur = rng.integers(0, 1 << 40, 3000)
+    got = ancestors.kernels()[3](parent, member, dur)
+    assert np.array_equal(got, _child_sums_by_walk(parent, member, dur))
+    assert got.any()
+
+
+@pytest.mark.parametrize("rel", TRACE_SAMPLES)
+def test_compiled_child_sums_equal_the_walk_on_samples(rel: str) -> None:
+    events = load(sample(rel)).timeline.events  # type: ignore[union-attr]
+    parent = events["parent"].to_numpy(dtype=np.int64)
+    dur = events["dur"].to_numpy(dtype=np.int64)
+    for member in ((events["kind"] == "cpu_op").to_numpy(), np.ones(len(parent), dtype=bool)):
+        expected = _child_sums_by_walk(parent, member, dur)
+        assert np.array_equal(ancestors.member_child_sums(parent, member, dur), expected)
+
+
 def test_a_parent_after_its_child_takes_the_walk() -> None:
     """A table that does not list parents first (not what the loaders make) is still right."""
     parent = np.array([2, -1, 1, 2], dtype=np.int64)
@@ -85,3 +114,6 @@ def test_a_parent_after_its_child_takes_the_walk() -> None:
     expected = ancestors._walk(parent, member, None)
     assert np.array_equal(ancestors.nearest_ancestor(parent, member), expected)
     assert expected.tolist() == [2, -1, 1, 2]
+    dur = np.array([5, 100, 40, 7], dtype=np.int64)
+    sums = ancestors.member_child_sums(parent, member, dur)  # the walk and a scatter-add
+    assert np.array_equal(sums, _child_sums_by_walk(parent, member, dur))

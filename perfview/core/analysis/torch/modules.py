@@ -16,7 +16,14 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.aggregate import nearest_ancestor
-from perfview.core.analysis.torch.common import I64, decode_args, kind_mask, name_mask, text
+from perfview.core.analysis.torch.common import (
+    I64,
+    decode_args,
+    kind_mask,
+    name_mask,
+    names_at,
+    text,
+)
 from perfview.core.model import Timeline
 
 MODULE_PREFIX = "nn.Module: "
@@ -41,7 +48,7 @@ def _paths(tl: Timeline, mod: np.ndarray) -> np.ndarray:
     is_mod = np.zeros(n, dtype=bool)
     is_mod[mod] = True
     short = np.full(n, "", dtype=object)
-    short[mod] = [s[len(MODULE_PREFIX) :] for s in text(ev["name"].to_numpy()[mod])]
+    short[mod] = [s[len(MODULE_PREFIX) :] for s in text(names_at(ev, mod))]
     up = nearest_ancestor(ev["parent"].to_numpy(dtype=I64), is_mod)
     path = np.full(n, "", dtype=object)
     # modules nest a few levels deep: build each path from its parent's, outermost first

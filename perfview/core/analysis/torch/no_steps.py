@@ -21,6 +21,7 @@ from perfview.core.analysis.torch.common import (
     gpu_lane_mask,
     kind_mask,
     name_mask,
+    names_at,
     partition,
     per_events,
     text,
@@ -68,7 +69,7 @@ def pseudo_steps(tl: Timeline) -> pd.DataFrame:
             last = int(end[r])
     if keep:
         k = np.asarray(keep, dtype=I64)
-        labels = text(ev["name"].to_numpy()[k])
+        labels = text(names_at(ev, k))
         start, stop = ts[k], end[k]
     else:
         k = np.asarray([-1], dtype=I64)

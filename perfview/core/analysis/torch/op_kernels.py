@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis import aggregate
-from perfview.core.analysis.torch.common import GPU_KINDS, I64, kind_mask, text
+from perfview.core.analysis.torch.common import GPU_KINDS, I64, kind_mask, names_at, text
 from perfview.core.model import Timeline
 
 
@@ -145,10 +145,8 @@ def op_kernels_table(
     links = launches(timeline)
     rows = links["gpu_row"].to_numpy(dtype=I64)
     op_row = links["op_row"].to_numpy(dtype=I64)
-    names = text(ev["name"].to_numpy()[rows])
-    op_names = np.where(
-        op_row >= 0, text(ev["name"].to_numpy()[np.clip(op_row, 0, None)]), "(no op)"
-    )
+    names = text(names_at(ev, rows))
+    op_names = np.where(op_row >= 0, text(names_at(ev, np.clip(op_row, 0, None))), "(no op)")
     op_shapes = np.where(op_row >= 0, text(ev["shape"].to_numpy()[np.clip(op_row, 0, None)]), "")
     frame = pd.DataFrame(
         {

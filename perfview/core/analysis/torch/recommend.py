@@ -24,6 +24,7 @@ from perfview.core.analysis.torch.common import (
     lane_devices,
     merge_intervals,
     name_mask,
+    names_at,
     text,
 )
 from perfview.core.analysis.torch.findings import SEVERITIES, Finding
@@ -162,7 +163,7 @@ def fp32_matmuls(tl: Timeline) -> Finding | None:
     if not pct > FP32_GEMM_PCT:
         return None
     top = (
-        pd.Series(dur[plain], index=text(ev["name"].to_numpy()[plain]))
+        pd.Series(dur[plain], index=text(names_at(ev, plain)))
         .groupby(level=0)
         .sum()
         .sort_values(ascending=False)
@@ -225,7 +226,7 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
         return None
     overlap = _covered_before(gs, ge, end[top_level]) - _covered_before(gs, ge, ts[top_level])
     by_op = (
-        pd.Series(overlap, index=text(ev["name"].to_numpy()[top_level]))
+        pd.Series(overlap, index=text(names_at(ev, top_level)))
         .groupby(level=0)
         .sum()
         .sort_values(ascending=False)

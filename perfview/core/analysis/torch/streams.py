@@ -31,6 +31,7 @@ from perfview.core.analysis.torch.common import (
     kind_mask,
     lane_devices,
     merge_intervals,
+    names_at,
     text,
 )
 from perfview.core.analysis.torch.ranks import rank_from_meta
@@ -184,7 +185,7 @@ def launch_delays(tl: Timeline) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "row": gpu.astype(I64),
-            "name": text(ev["name"].to_numpy()[gpu]),
+            "name": text(names_at(ev, gpu)),
             "device": lane_devices(tl)[gpu].astype(str),
             "stream": _stream_labels(tl, gpu),
             "launch_ns": ts[launch],
