@@ -13,24 +13,39 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop, QObject, QTimer
 
-_pending: dict[int, Callable[[], None]] = {}
+_pending: dict[int, Callable[[], None]] = {}  # in the order they were put off
 _next_id = 0
+_armed = False
 
 
 def later(context: QObject, fn: Callable[[], None]) -> None:
     """Run `fn` on a coming event-loop turn, after the timers already due; never when
-    `context` is deleted first."""
+    `context` is deleted first. One piece per turn, in the order they were put off: two
+    views' pieces never add up to one stall (the window's timers and paints run between)."""
     global _next_id
     _next_id += 1
     key = _next_id
-
-    def run() -> None:
-        if _pending.pop(key, None) is not None:
-            fn()
-
     _pending[key] = fn
     context.destroyed.connect(lambda *_: _pending.pop(key, None))
-    QTimer.singleShot(1, context, run)
+    _arm()
+
+
+def _arm() -> None:
+    global _armed
+    if _pending and not _armed and QCoreApplication.instance() is not None:
+        _armed = True
+        QTimer.singleShot(1, _run_one)
+
+
+def _run_one() -> None:
+    global _armed
+    _armed = False
+    if _pending:
+        fn = _pending.pop(next(iter(_pending)))
+        try:
+            fn()
+        finally:
+            _arm()
 
 
 def in_turns(context: QObject, *steps: Callable[[], None]) -> None:
