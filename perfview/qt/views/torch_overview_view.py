@@ -180,12 +180,14 @@ class TorchOverviewView(QScrollArea, deferred.BuiltInTurns):
     def _fill_chart(self, holder: QWidget, steps: pd.DataFrame) -> None:
         """The chart's plot now, its bars and its legend each on a later turn (~10 ms each)."""
         chart = StepBreakdownChart(steps, holder, fill=False)
+        chart.setUpdatesEnabled(False)  # painted once, complete (its axes size to its ticks)
         layout = holder.layout()
         if layout is not None:
             layout.addWidget(chart)
 
         def legend() -> None:
             chart.add_legend()
+            chart.setUpdatesEnabled(True)
             self.chart = chart
             self.chart_ready.emit()
 
