@@ -198,6 +198,7 @@ def open_and_wait(
     loop = QEventLoop()
     result: dict[str, float] = {"close_s": time.perf_counter() - closing}
     t0 = time.perf_counter()
+    cpu0 = time.process_time()  # the whole process: every thread's CPU for this open
 
     def opened(tab: object) -> None:
         result["opened_s"] = time.perf_counter() - t0
@@ -263,6 +264,7 @@ def open_and_wait(
     window.open_path(path, remember=False)  # type: ignore[attr-defined]
     loop.exec()
     gaps = probe.stop()
+    result["process_cpu_s"] = time.process_time() - cpu0
     for signal, slot in (("document_opened", opened), ("load_failed", failed)):
         getattr(window, signal).disconnect(slot)
     window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
