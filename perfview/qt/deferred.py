@@ -64,12 +64,13 @@ def in_turns(context: QObject, *steps: Callable[[], None]) -> None:
 
 
 class BuiltInTurns:
-    """A widget built in steps: `build_in_turns(steps, defer)` runs them now, or (`defer`)
-    one per coming event-loop turn; `ensure_built` runs what is left at once, for a caller
-    that needs the whole widget before then (a click, a document request, a test)."""
+    """A widget built in steps: `build_in_turns(steps, defer, done)` runs them now, or
+    (`defer`) one per coming event-loop turn, then `done` on a turn of its own (it usually
+    lets the widget paint: the paint then comes after a turn of the window's own, not right
+    after the last step); `ensure_built` runs what is left at once, for a caller that needs
+    the whole widget before then (a click, a document request, a test)."""
 
     _unbuilt: list[Callable[[], None]]
-    _built_hook: Callable[[], None] | None = None
 
     def build_in_turns(
         self,
@@ -77,12 +78,12 @@ class BuiltInTurns:
         defer: bool,
         done: Callable[[], None] | None = None,
     ) -> None:
-        self._unbuilt, self._built_hook = list(steps), done
+        self._unbuilt = [*steps, done] if done is not None else list(steps)
         if not defer:
             self.ensure_built()
             return
         assert isinstance(self, QObject)
-        in_turns(self, *(self._build_next for _ in steps))
+        in_turns(self, *(self._build_next for _ in self._unbuilt))
 
     def ensure_built(self) -> None:
         while self._unbuilt:
@@ -91,8 +92,6 @@ class BuiltInTurns:
     def _build_next(self) -> None:
         if self._unbuilt:
             self._unbuilt.pop(0)()
-            if not self._unbuilt and self._built_hook is not None:
-                self._built_hook()
 
 
 def pending() -> int:

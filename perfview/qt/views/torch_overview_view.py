@@ -185,13 +185,12 @@ class TorchOverviewView(QScrollArea, deferred.BuiltInTurns):
         if layout is not None:
             layout.addWidget(chart)
 
-        def legend() -> None:
-            chart.add_legend()
+        def shown() -> None:  # on a turn of its own: the paint comes after a window turn
             chart.setUpdatesEnabled(True)
             self.chart = chart
             self.chart_ready.emit()
 
-        deferred.in_turns(chart, lambda: chart.add_bars(steps), legend)
+        deferred.in_turns(chart, lambda: chart.add_bars(steps), chart.add_legend, shown)
 
     def _add_utilization(self, body: QWidget) -> None:
         self.body_layout.addWidget(_section("GPU utilization", body))
