@@ -81,3 +81,14 @@ def test_built_in_turns_builds_the_rest_at_once_when_asked(qtbot: Any) -> None:
     now = Widget()
     now.build_in_turns([lambda: ran.append("c")], False)
     assert ran[-1] == "c"
+
+
+def test_work_put_off_after_a_widgets_turns_waits_for_all_of_them(qtbot: Any) -> None:
+    """A worker started through `later` after a view queued its turns (the Timeline, then
+    the findings) starts only once the view is complete."""
+    ran: list[str] = []
+    context = QObject()
+    deferred.in_turns(context, lambda: ran.append("a"), lambda: ran.append("b"))
+    deferred.later(context, lambda: ran.append("worker"))
+    deferred.flush()
+    assert ran == ["a", "b", "worker"]
