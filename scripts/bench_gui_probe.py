@@ -269,20 +269,7 @@ def open_and_wait(
         getattr(window, signal).disconnect(slot)
     window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
     window._on_loaded = build  # type: ignore[attr-defined]
-    result["max_gap_ms"] = max(gaps) if gaps else 0.0
-    if gaps:  # when the worst stall ended, in seconds since the open started
-        result["max_gap_ended_s"] = probe.ticks[gaps.index(max(gaps)) + 1] - t0
-    result["p99_gap_ms"] = statistics.quantiles(gaps, n=100)[98] if len(gaps) > 2 else 0.0
-    result["gaps_over_100ms"] = float(sum(g > 100 for g in gaps))
-    # Where the long gaps were (ended at, seconds since the open): set against opened_s /
-    # drawn_s / <view>_drawn_s this says which step stalled.
-    long = [(round(probe.ticks[i + 1] - t0, 2), round(g)) for i, g in enumerate(gaps) if g > 50]
-    print(f"  gaps > 50 ms (ended at s, ms): {long}", flush=True)
-    if sampler is not None:
-        for i, g in enumerate(gaps):
-            if g > GAP_TRACE_MS:
-                why = sampler.explain(probe.ticks[i], probe.ticks[i + 1])
-                print(f"    {probe.ticks[i + 1] - t0:.2f}s {g:.0f} ms: {why}", flush=True)
+    result.update(gap_figures(probe, gaps, t0, sampler))
     if "result_at_s" in result:  # the GUI-thread stall around the tab's construction
         at = t0 + result["result_at_s"]
         before = max((t for t in probe.ticks if t <= at), default=at)
@@ -291,6 +278,26 @@ def open_and_wait(
         result["tab_stall_ms"] = (after - before) * 1000
     result["ticks"] = float(len(gaps))
     return result
+
+
+def gap_figures(
+    probe: Probe, gaps: list[float], t0: float, sampler: StackSampler | None
+) -> dict[str, float]:
+    """The longest gap, when it ended, p99 and how many over 100 ms; prints where the long
+    gaps were (ended at, seconds since the open: set against opened_s / drawn_s /
+    <view>_drawn_s this says which step stalled) and, with a sampler, what ran in each."""
+    out = {"max_gap_ms": max(gaps) if gaps else 0.0}
+    if gaps:  # when the worst stall ended, in seconds since the open started
+        out["max_gap_ended_s"] = probe.ticks[gaps.index(max(gaps)) + 1] - t0
+    out["p99_gap_ms"] = statistics.quantiles(gaps, n=100)[98] if len(gaps) > 2 else 0.0
+    out["gaps_over_100ms"] = float(sum(g > 100 for g in gaps))
+    long = [(round(probe.ticks[i + 1] - t0, 2), round(g)) for i, g in enumerate(gaps) if g > 50]
+    print(f"  gaps > 50 ms (ended at s, ms): {long}", flush=True)
+    for i, g in enumerate(gaps):
+        if sampler is not None and g > GAP_TRACE_MS:
+            why = sampler.explain(probe.ticks[i], probe.ticks[i + 1])
+            print(f"    {probe.ticks[i + 1] - t0:.2f}s {g:.0f} ms: {why}", flush=True)
+    return out
 
 
 HOG = """
