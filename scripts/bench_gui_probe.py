@@ -2,6 +2,7 @@
 """GUI responsiveness while a big trace loads: a 10 ms timer probe on the GUI thread.
 
     python3 scripts/bench_gui_probe.py FILE [--cancel-after S] [--warm] [--view NAME] [--hog N]
+        [--trace-gaps]
     python3 scripts/bench_gui_probe.py --startup FILE [FILE…] [--runs 5] [--hog N] [--preload both]
 
 Opens the real main window offscreen, loads FILE through the real load task (`open_path`),
@@ -14,7 +15,10 @@ around the tab's construction (`result_at_s`: when the load's result reached the
 --cancel-after S it presses Cancel S seconds into the load and reports how long the load took
 to stop (target < 1 s). The parsed-column cache is pointed at a fresh temp folder unless
 --warm (then a second open of the same file is timed too). --hog N runs N busy processes
-beside the probe (a loaded machine). --startup times fresh `perfview FILE` processes instead:
+beside the probe (a loaded machine). --trace-gaps samples the GUI thread's stack and CPU clock
+every 3 ms and prints, for each gap over 70 ms, the GUI thread's CPU ms within it and where it
+was (a gap with little GUI CPU was spent waiting for the GIL or a core). --startup times
+fresh `perfview FILE` processes instead:
 launch → window shown → first page drawn, medians of --runs (scripts/startup_probe.py).
 Not part of CI.
 """
@@ -28,7 +32,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +45,117 @@ if "--startup" not in sys.argv:
 
 from PySide6.QtCore import QEvent, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
+
+GAP_TRACE_MS = float(os.environ.get("PROBE_GAP_TRACE_MS", "70"))
+
+
+class StackSampler:
+    """With --trace-gaps: a thread that every 3 ms notes the GUI thread's CPU clock and its
+    Python stack, so each long gap can be told apart: the GUI thread ran (its CPU ms, and in
+    which functions) or it was not running (waiting for the GIL or for a core)."""
+
+    def __init__(self) -> None:
+        self.tid = threading.get_ident()
+        self.clock = time.pthread_getcpuclockid(self.tid)
+        self.native = threading.get_native_id()
+        self.samples: list[tuple[float, float, str]] = []
+        self.sched: list[tuple[float, dict[int, tuple[int, int]]]] = []
+        self.stalls: list[tuple[float, float, list[str]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="probe-sampler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        last = time.perf_counter()
+        while not self._stop.wait(0.003):
+            frames = sys._current_frames()
+            now = time.perf_counter()
+            where = _where(frames.get(self.tid))
+            if now - last > 0.05:  # this thread waited for the GIL: who had it, and doing what
+                names = {t.ident: t.name for t in threading.enumerate()}
+                self.stalls.append(
+                    (
+                        now,
+                        now - last,
+                        [
+                            f"{names.get(t, t)}: {_where(f)}"
+                            for t, f in frames.items()
+                            if t not in (self.tid, threading.get_ident())
+                        ],
+                    )
+                )
+            last = now
+            self.samples.append((now, time.clock_gettime(self.clock), where))
+            self.sched.append((now, _schedstats()))
+
+    def explain(self, start: float, end: float) -> str:
+        """GUI-thread CPU ms in [start, end] and the distinct stacks seen then."""
+        stalls = [
+            f"sampler stalled {ms * 1000:.0f} ms; then {' ; '.join(w)}"
+            for at, ms, w in self.stalls
+            if start <= at <= end + 0.05
+        ]
+        inside = [s for s in self.samples if start <= s[0] <= end]
+        inside = [s for s in self.samples if s[0] < start][-1:] + inside
+        inside += [s for s in self.samples if s[0] > end][:1]
+        if len(inside) < 2:
+            return "no samples"
+        cpu = (inside[-1][1] - inside[0][1]) * 1000
+        seen: dict[str, int] = {}
+        for _, _, where in inside:
+            seen[where or "(idle/Qt)"] = seen.get(where or "(idle/Qt)", 0) + 1
+        top = sorted(seen.items(), key=lambda kv: -kv[1])[:4]
+        sched = [s for s in self.sched if s[0] < start][-1:]
+        sched += [s for s in self.sched if start <= s[0] <= end]
+        sched += [s for s in self.sched if s[0] > end][:1]
+        ran = ""
+        if len(sched) >= 2:
+            first, last = sched[0][1], sched[-1][1]
+            gui = [(last[self.native][i] - first[self.native][i]) / 1e6 for i in (0, 1)]
+            others = sorted(
+                ((b[0] - first.get(t, (b[0], 0))[0]) / 1e6, t) for t, b in last.items()
+            )[::-1]
+            busy = ", ".join(
+                f"{_comm(t)} {ms:.0f}" for ms, t in others if ms >= 5 and t != self.native
+            )
+            ran = f" (ran {gui[0]:.0f}, queued {gui[1]:.0f}; others ran: {busy})"
+        text = f"gui cpu {cpu:.0f} ms{ran}; " + " | ".join(f"{n}x {w}" for w, n in top)
+        return text + "".join(f"\n        {s}" for s in stalls)
+
+
+def _where(frame: object) -> str:
+    """The innermost perfview / pyqtgraph frames of a thread's stack."""
+    if frame is None:
+        return ""
+    stack = [
+        f"{Path(f.filename).stem}.{f.name}:{f.lineno}"
+        for f in traceback.extract_stack(frame)  # type: ignore[arg-type]
+        if "perfview" in f.filename or "pyqtgraph" in f.filename or "numba" in f.filename
+    ]
+    return " > ".join(stack[-4:])
+
+
+def _schedstats() -> dict[int, tuple[int, int]]:
+    """Per thread of this process: ns on a CPU and ns runnable but waiting for one."""
+    out: dict[int, tuple[int, int]] = {}
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError), open(f"/proc/self/task/{tid}/schedstat") as f:
+            run, wait, _ = f.read().split()
+            out[int(tid)] = (int(run), int(wait))
+    return out
+
+
+def _comm(tid: int) -> str:
+    try:
+        return Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+    except OSError:
+        return str(tid)
 
 
 class Probe:
@@ -61,7 +178,11 @@ class Probe:
 
 
 def open_and_wait(
-    window: object, path: Path, cancel_after: float | None, view: str = ""
+    window: object,
+    path: Path,
+    cancel_after: float | None,
+    view: str = "",
+    sampler: StackSampler | None = None,
 ) -> dict[str, float]:
     """Open `path`; return seconds to open and draw (or to stop, when cancelled) and gaps.
 
@@ -77,9 +198,15 @@ def open_and_wait(
     loop = QEventLoop()
     result: dict[str, float] = {"close_s": time.perf_counter() - closing}
     t0 = time.perf_counter()
+    cpu0 = time.process_time()  # the whole process: every thread's CPU for this open
 
     def opened(tab: object) -> None:
         result["opened_s"] = time.perf_counter() - t0
+        # painted on a turn of its own, as a window paints (a posted update) after the slot
+        # that built the tab returns; a grab inside this slot would add the paint to its gap
+        QTimer.singleShot(1, lambda: drawn(tab))
+
+    def drawn(tab: object) -> None:
         window.grab()  # type: ignore[attr-defined]  # paint everything once: the first page
         result["drawn_s"] = time.perf_counter() - t0
         if view and view in tab.view_names() and tab.current_view() != view:  # type: ignore[attr-defined]
@@ -94,7 +221,7 @@ def open_and_wait(
         tab.tabs.setCurrentIndex(tab.view_names().index(view))  # type: ignore[attr-defined]
 
         def check() -> None:
-            if tab.is_preparing(view):  # type: ignore[attr-defined]
+            if tab.is_preparing(view) or deferred.pending():  # type: ignore[attr-defined]
                 QTimer.singleShot(5, check)
                 return
             window.grab()  # type: ignore[attr-defined]
@@ -112,6 +239,8 @@ def open_and_wait(
     def cancelled(_path: str) -> None:
         result["stopped_after_cancel_s"] = time.perf_counter() - result["cancel_at"]
         loop.quit()
+
+    from perfview.qt import deferred  # the page may be built over several turns
 
     build = window._on_loaded  # type: ignore[attr-defined]
 
@@ -135,19 +264,12 @@ def open_and_wait(
     window.open_path(path, remember=False)  # type: ignore[attr-defined]
     loop.exec()
     gaps = probe.stop()
+    result["process_cpu_s"] = time.process_time() - cpu0
     for signal, slot in (("document_opened", opened), ("load_failed", failed)):
         getattr(window, signal).disconnect(slot)
     window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
     window._on_loaded = build  # type: ignore[attr-defined]
-    result["max_gap_ms"] = max(gaps) if gaps else 0.0
-    if gaps:  # when the worst stall ended, in seconds since the open started
-        result["max_gap_ended_s"] = probe.ticks[gaps.index(max(gaps)) + 1] - t0
-    result["p99_gap_ms"] = statistics.quantiles(gaps, n=100)[98] if len(gaps) > 2 else 0.0
-    result["gaps_over_100ms"] = float(sum(g > 100 for g in gaps))
-    # Where the long gaps were (ended at, seconds since the open): set against opened_s /
-    # drawn_s / <view>_drawn_s this says which step stalled.
-    long = [(round(probe.ticks[i + 1] - t0, 2), round(g)) for i, g in enumerate(gaps) if g > 50]
-    print(f"  gaps > 50 ms (ended at s, ms): {long}", flush=True)
+    result.update(gap_figures(probe, gaps, t0, sampler))
     if "result_at_s" in result:  # the GUI-thread stall around the tab's construction
         at = t0 + result["result_at_s"]
         before = max((t for t in probe.ticks if t <= at), default=at)
@@ -156,6 +278,26 @@ def open_and_wait(
         result["tab_stall_ms"] = (after - before) * 1000
     result["ticks"] = float(len(gaps))
     return result
+
+
+def gap_figures(
+    probe: Probe, gaps: list[float], t0: float, sampler: StackSampler | None
+) -> dict[str, float]:
+    """The longest gap, when it ended, p99 and how many over 100 ms; prints where the long
+    gaps were (ended at, seconds since the open: set against opened_s / drawn_s /
+    <view>_drawn_s this says which step stalled) and, with a sampler, what ran in each."""
+    out = {"max_gap_ms": max(gaps) if gaps else 0.0}
+    if gaps:  # when the worst stall ended, in seconds since the open started
+        out["max_gap_ended_s"] = probe.ticks[gaps.index(max(gaps)) + 1] - t0
+    out["p99_gap_ms"] = statistics.quantiles(gaps, n=100)[98] if len(gaps) > 2 else 0.0
+    out["gaps_over_100ms"] = float(sum(g > 100 for g in gaps))
+    long = [(round(probe.ticks[i + 1] - t0, 2), round(g)) for i, g in enumerate(gaps) if g > 50]
+    print(f"  gaps > 50 ms (ended at s, ms): {long}", flush=True)
+    for i, g in enumerate(gaps):
+        if sampler is not None and g > GAP_TRACE_MS:
+            why = sampler.explain(probe.ticks[i], probe.ticks[i + 1])
+            print(f"    {probe.ticks[i + 1] - t0:.2f}s {g:.0f} ms: {why}", flush=True)
+    return out
 
 
 HOG = """
@@ -190,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
         "--view", default="timeline", help="page to click once open ('' for none; default timeline)"
     )
     parser.add_argument("--hog", type=int, default=0, metavar="N", help="N busy processes beside")
+    parser.add_argument(
+        "--trace-gaps", action="store_true", help="sample the GUI thread: what ran in each gap"
+    )
     parser.add_argument("--startup", action="store_true", help="time fresh `perfview FILE` starts")
     parser.add_argument("--runs", type=int, default=5, help="--startup: launches per file")
     parser.add_argument(
@@ -238,13 +383,18 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
         runs = [("open", args.cancel_after)]
         if args.cancel_after is None:
             runs.append(("reopen (cache)", None))
+        sampler = StackSampler() if args.trace_gaps else None
+        if sampler is not None:
+            sampler.start()
         for label, cancel_after in runs:
-            res = open_and_wait(window, file, cancel_after, args.view)
+            res = open_and_wait(window, file, cancel_after, args.view, sampler)
             cache.flush()
             layout_cache.flush()  # the Timeline's layout and the Overview's tables, stored
             page_cache.flush()  # for the reopen
             shown = {k: round(v, 3) for k, v in res.items() if k != "cancel_at"}
             print(f"{label}: {shown}", flush=True)
+        if sampler is not None:
+            sampler.stop()
         window.close()
 
 

@@ -5,6 +5,7 @@ files are conservative; the module stays import-cheap."""
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -140,3 +141,26 @@ def test_import_cheap() -> None:
     code = "import sys, perfview.readahead; print(sorted({'numpy', 'pandas'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="MADV_POPULATE_WRITE is Linux")
+def test_populate_maps_a_piece_in_small_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages of a piece (not a multiple of the step) are all mapped, a step per call, so
+    the GIL that `mmap.madvise` holds is given up between steps (the window's GUI thread)."""
+    monkeypatch.setattr(readahead, "POPULATE_STEP", 1 << 20)
+    page = mmap.PAGESIZE
+    size = (5 << 20) + 3 * page
+    mm = readahead.anonymous_map(size + page)
+    populate = readahead.populator(mm)
+    assert populate is not None
+
+    def resident_pages() -> int:
+        return int(Path("/proc/self/statm").read_text().split()[1])
+
+    before = resident_pages()
+    try:
+        populate(page, size)
+    except OSError:
+        pytest.skip("kernel without MADV_POPULATE_WRITE")
+    assert resident_pages() - before >= size // page - 16  # every page of the piece mapped
+    mm.close()

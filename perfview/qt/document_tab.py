@@ -311,7 +311,9 @@ class DocumentTab(QWidget):
             label.hide()
             label.deleteLater()
         if name in AHEAD and self._after_ahead and not self._ahead_busy():
-            self._run_after_ahead()
+            # after the page's own put-off pieces (a deferred Timeline): a worker running
+            # Python beside them takes the GIL from the GUI thread (its steps 2-3x longer)
+            later(self, self._run_after_ahead)
 
     def _build(self, name: str) -> None:
         try:

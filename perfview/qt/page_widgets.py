@@ -59,7 +59,7 @@ def _timeline(host: PageHost, name: str, data: Any) -> QWidget:
     timeline = host.document.bundle.timeline
     if timeline is None:
         return placeholder("This file has no timeline.")
-    return TimelineView(timeline, host.document, data=data)
+    return TimelineView(timeline, host.document, data=data, defer=True)
 
 
 def _icicle(host: PageHost, _name: str, _data: Any) -> QWidget:

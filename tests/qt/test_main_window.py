@@ -379,3 +379,24 @@ def test_ops_row_selects_op_in_document(qtbot: object, window: MainWindow) -> No
     text = QGuiApplication.clipboard().text()
     assert text.splitlines()[0].startswith("name,")
     assert text.splitlines()[1].startswith(str(table["name"].iat[0]))
+
+
+def test_the_window_gives_the_gui_thread_the_gil_back_sooner(qtbot: object) -> None:
+    """A worker running Python keeps the GIL at most the switch interval each time the GUI
+    thread asks for it: the window shortens it (never lengthens a shorter one)."""
+    import sys
+
+    from perfview.qt import main_window
+
+    was = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        window = MainWindow(Settings.ephemeral())
+        qtbot.addWidget(window)  # type: ignore[attr-defined]
+        assert sys.getswitchinterval() == pytest.approx(main_window.GUI_SWITCH_INTERVAL_S)
+        sys.setswitchinterval(0.0005)
+        other = MainWindow(Settings.ephemeral())
+        qtbot.addWidget(other)  # type: ignore[attr-defined]
+        assert sys.getswitchinterval() == pytest.approx(0.0005)
+    finally:
+        sys.setswitchinterval(was)

@@ -267,3 +267,45 @@ def test_hover_says_how_many_slices_a_merged_rect_holds(qtbot) -> None:
     text = view.hover_text(ts[row] + dur / 2, float(view.event_row[row]) + 0.5)
     assert "merged" not in text
     assert text.startswith("<b>")
+
+
+def test_a_deferred_view_is_built_over_turns_and_matches(qtbot) -> None:
+    """`defer=True` (a new tab): the plot at once, the tracks and the side tabs on later
+    event-loop turns, painted once when all is there; the result is the view built at once."""
+    from perfview.qt import deferred
+    from perfview.qt.views.timeline_view import TimelineView
+
+    tl = make_timeline()
+    now = TimelineView(tl)
+    later = TimelineView(tl, defer=True)
+    for w in (now, later):
+        qtbot.addWidget(w)
+    assert "tracks" not in later.__dict__
+    assert later.side.count() == 0
+    assert not later.updatesEnabled()
+    deferred.flush()
+    assert later.updatesEnabled()
+    assert later.tracks.offset.tolist() == now.tracks.offset.tolist() == [0, 4, 8]
+    assert later.total_rows == now.total_rows
+    assert later.side.count() == now.side.count() == 4
+    assert later.x_range() == now.x_range()
+
+
+def test_a_deferred_view_asked_for_its_parts_builds_them_at_once(qtbot) -> None:
+    from perfview.core.model import Bundle
+    from perfview.qt.document import Document, Selection
+    from perfview.qt.views.timeline_view import TimelineView
+
+    tl = make_timeline(n_top=10)
+    doc = Document(Bundle(format="trace", path=__import__("pathlib").Path("x.json"), timeline=tl))
+    view = TimelineView(tl, doc, defer=True)
+    qtbot.addWidget(view)
+    assert hasattr(view, "tracks_panel")  # e.g. a workspace restored into a new tab
+    assert view.side.count() == 4
+    fresh = TimelineView(tl, doc, defer=True)
+    qtbot.addWidget(fresh)
+    doc.select(Selection(kind="event", name="x", event=9))  # before its turns came
+    assert fresh.selected_row == 9
+    assert fresh.details is fresh.side.currentWidget()
+    with pytest.raises(AttributeError):
+        _ = fresh.no_such_attribute

@@ -78,6 +78,27 @@ def test_overview_in_a_tab_builds_its_chart_a_turn_later(qtbot: Any) -> None:
     assert view.chart is not None
     heights = sum(bar.opts["height"] for bar in view.chart.bars.values())
     assert heights == pytest.approx(view.data.steps["dur_ns"].to_numpy() / 1e9)
+    assert view.chart.legend is not None  # the plot, its bars, its legend: one turn each
+    assert len(view.chart.legend.items) == len(view.chart.bars)
+
+
+def test_overview_in_a_tab_adds_its_tables_on_later_turns(qtbot: Any) -> None:
+    """The GPU utilization table and the findings come on later turns (a few ms each)."""
+    from perfview.qt import deferred
+    from perfview.qt.views.torch_overview_view import TorchOverviewView
+
+    doc = _document(NCCL)
+    view = TorchOverviewView(doc.bundle.timeline, doc, defer_chart=True)
+    qtbot.addWidget(view)
+    assert "utilization_table" not in view.__dict__
+    deferred.flush()
+    assert view.utilization_table is not None
+    assert view.utilization_table.table.model().rowCount() == len(view.data.utilization)
+    asked = TorchOverviewView(doc.bundle.timeline, doc, defer_chart=True)
+    qtbot.addWidget(asked)
+    asked.ensure_built()  # a caller that needs the whole page (findings found early)
+    assert asked.utilization_table is not None
+    assert "findings" in asked.__dict__
 
 
 def test_document_tab_orders_torch_pages(qtbot: Any) -> None:

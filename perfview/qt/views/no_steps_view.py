@@ -8,6 +8,7 @@ overview, off the GUI thread).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -93,7 +94,7 @@ class NoStepsPanel(QWidget):
         row.addWidget(py_box, 1)
         layout.addLayout(row)
         parts = [
-            lambda: self._fill_chart(chart_box),
+            *self._chart_parts(chart_box),
             lambda: self._fill(ops_box, data.operators, "Top operators by self time"),
             lambda: self._fill(py_box, data.python, "Top Python frames by self time"),
         ]
@@ -108,19 +109,37 @@ class NoStepsPanel(QWidget):
         QVBoxLayout(box).setContentsMargins(0, 0, 0, 0)
         return box
 
-    def _fill_chart(self, holder: QWidget) -> None:
+    def _chart_parts(self, holder: QWidget) -> list[Callable[[], None]]:
+        """The chart in pieces of a few ms (a turn each when deferred): its plot, its bars,
+        its legend, then shown (painted once, complete)."""
         from perfview.qt.views.step_chart import StepBreakdownChart
 
         steps = self.data.steps
-        self.chart = StepBreakdownChart(steps, holder)
-        axis = self.chart.getPlotItem().getAxis("bottom")
-        axis.setTicks([[(float(s), str(lbl)[:24]) for s, lbl in zip(steps["step"], steps["label"],
-                                                                    strict=True)]])  # fmt: skip
-        self.chart.getPlotItem().setLabel("bottom", "recording / top-level annotation")
-        box_layout = holder.layout()
-        if box_layout is not None:
-            box_layout.addWidget(self.chart)
-        self.chart_ready.emit()
+        made: list[StepBreakdownChart] = []
+
+        def plot() -> None:
+            chart = StepBreakdownChart(steps, holder, fill=False)
+            chart.setUpdatesEnabled(False)
+            box_layout = holder.layout()
+            if box_layout is not None:
+                box_layout.addWidget(chart)
+            made.append(chart)
+
+        def bars() -> None:
+            chart = made[0]
+            chart.add_bars(steps)
+            axis = chart.getPlotItem().getAxis("bottom")
+            axis.setTicks([[(float(s), str(lbl)[:24]) for s, lbl in zip(steps["step"],
+                                                                        steps["label"],
+                                                                        strict=True)]])  # fmt: skip
+            chart.getPlotItem().setLabel("bottom", "recording / top-level annotation")
+
+        def shown() -> None:
+            made[0].setUpdatesEnabled(True)
+            self.chart = made[0]
+            self.chart_ready.emit()
+
+        return [plot, bars, lambda: made[0].add_legend(), shown]
 
     def _fill(self, holder: QWidget, frame: pd.DataFrame, title: str) -> None:
         box_layout = holder.layout()

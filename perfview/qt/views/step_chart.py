@@ -39,7 +39,9 @@ BREAKDOWN_LABELS = {
 class StepBreakdownChart(pg.PlotWidget):
     """Stacked bars, one per step, one colour per BREAKDOWN category (ms on the y axis)."""
 
-    def __init__(self, steps: pd.DataFrame, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, steps: pd.DataFrame, parent: QWidget | None = None, *, fill: bool = True
+    ) -> None:
         super().__init__(parent)
         style_plot(self)
         self.setMenuEnabled(False)
@@ -48,8 +50,18 @@ class StepBreakdownChart(pg.PlotWidget):
         item = self.getPlotItem()
         item.setLabel("left", "step time", units="s")
         item.setLabel("bottom", "ProfilerStep")
-        self.legend = item.addLegend(offset=(-10, 10), colCount=4)
         self.bars: dict[str, pg.BarGraphItem] = {}
+        self.legend: pg.LegendItem | None = None
+        self.setMinimumHeight(260)
+        if fill:
+            self.add_bars(steps)
+            self.add_legend()
+
+    def add_bars(self, steps: pd.DataFrame) -> None:
+        """The stacked bars and the axes' ranges (`fill=False` leaves this to the caller, so
+        that the plot's set-up, its bars and its legend can run on separate event-loop turns:
+        ~10 ms of GUI-thread work each)."""
+        item = self.getPlotItem()
         x = steps["step"].to_numpy(dtype=np.float64)
         bottom = np.zeros(len(steps), dtype=np.float64)
         for name in overview.BREAKDOWN:
@@ -59,14 +71,18 @@ class StepBreakdownChart(pg.PlotWidget):
                 x=x, y0=bottom.copy(), height=height, width=0.7, brush=color, pen=pg.mkPen(None)
             )
             item.addItem(bar)
-            self.legend.addItem(bar, BREAKDOWN_LABELS[name])
             self.bars[name] = bar
             bottom += height
         if len(x):
             item.getAxis("bottom").setTicks([[(float(s), f"#{int(s)}") for s in x]])
             item.setXRange(float(x.min()) - 0.6, float(x.max()) + 0.6, padding=0)
             item.setYRange(0, float(bottom.max()) * 1.35 or 1.0, padding=0)
-        self.setMinimumHeight(260)
+
+    def add_legend(self) -> None:
+        """The legend of the bars `add_bars` drew."""
+        self.legend = self.getPlotItem().addLegend(offset=(-10, 10), colCount=4)
+        for name, bar in self.bars.items():
+            self.legend.addItem(bar, BREAKDOWN_LABELS[name])
 
 
 __all__ = ["BREAKDOWN_COLORS", "BREAKDOWN_LABELS", "StepBreakdownChart"]

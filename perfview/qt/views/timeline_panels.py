@@ -21,8 +21,30 @@ from perfview.qt.views.search_results import SearchResults
 RANGE_ROWS = 300
 
 
+def assemble(view: Any) -> None:
+    """The view's layout: the search bar over the plot, beside `view.side`, an empty tab
+    widget here that `build_side` fills (possibly a turn later: `TimelineView(defer=True)`)."""
+    view.side = QtWidgets.QTabWidget()
+    view.side.setMinimumWidth(260)
+    splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+    left = QtWidgets.QWidget()
+    lay = QtWidgets.QVBoxLayout(left)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(0)
+    lay.addWidget(view.search_bar)
+    lay.addWidget(view.plot)
+    splitter.addWidget(left)
+    splitter.addWidget(view.side)
+    splitter.setStretchFactor(0, 1)
+    splitter.setSizes([1100, 340])
+    outer = QtWidgets.QVBoxLayout(view)
+    outer.setContentsMargins(0, 0, 0, 0)
+    outer.addWidget(splitter)
+
+
 def build_side(view: Any) -> None:
-    """The side tabs, as `view.side`, with `view.details`, `view.range_table`, `view.results`."""
+    """The side tabs, into `view.side` (an empty QTabWidget), with `view.details`,
+    `view.range_table`, `view.results`."""
     view.details = DetailsPanel()
     view.details.event_activated.connect(view.select_event)
     view.range_label = QtWidgets.QLabel("Shift+drag (or right-drag) to select a time range")
@@ -44,8 +66,6 @@ def build_side(view: Any) -> None:
     lay.setContentsMargins(6, 6, 6, 6)
     lay.addWidget(view.range_label)
     lay.addWidget(view.range_table)
-    view.side = QtWidgets.QTabWidget()
-    view.side.setMinimumWidth(260)
     view.side.addTab(view.details, "Details")
     view.side.addTab(range_page, "Range")
     view.results = SearchResults()  # names and args (core.search), F3 steps through

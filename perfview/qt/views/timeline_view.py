@@ -11,6 +11,7 @@ Views never compute aggregates themselves: range tables, links and layouts come 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -19,6 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from perfview.core.layout import colors, timeline_layout
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_ns
+from perfview.qt import deferred
 from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
@@ -29,14 +31,18 @@ from perfview.qt.views.details_panel import DetailsPanel
 ROW_PX = 18.0
 CURVE_ROWS = timeline_layout.CURVE_ROWS  # height of a counter / memory track in rows
 MAX_COUNTER_TRACKS = timeline_layout.MAX_COUNTER_TRACKS
+# What a deferred view (`defer`) sets on a later turn: asking for one builds the rest at once.
+_LATE = {"tracks", "event_row", "curves", "instant_item", "total_rows", "details", "results"}
+_LATE |= {"range_label", "range_table", "tracks_panel", "bookmarks", "flow_mode"}
 
 
-class TimelineView(QtWidgets.QWidget):
+class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
     """Tracks × time. Construct as `TimelineView(timeline, document)`; document may be None.
 
     `data` is `timeline_layout.prepare_timeline(timeline)`, computed on a worker thread by the
     document tab so that building this widget does no work proportional to the trace; without
-    it the view prepares it itself (tests, compare and bench scripts).
+    it the view prepares it itself (tests, compare and bench scripts). With `defer` the
+    tracks and the side tabs are added on the next event-loop turns (`ensure_built`).
     """
 
     selected = QtCore.Signal(int)  # event row (also sent to the document)
@@ -53,6 +59,8 @@ class TimelineView(QtWidgets.QWidget):
         document: Document | None = None,
         parent: QtWidgets.QWidget | None = None,
         data: timeline_layout.TimelineData | None = None,
+        *,
+        defer: bool = False,
     ) -> None:
         super().__init__(parent)
         self.timeline = timeline
@@ -66,25 +74,30 @@ class TimelineView(QtWidgets.QWidget):
         self._ts = self.data.ts
         self._dur = self.data.dur
         self._build_plot()
-        timeline_panels.build_side(self)  # Details, Range, Search, Tracks, Bookmarks tabs
         timeline_find.build_search_bar(self)
+        timeline_panels.assemble(self)  # the plot beside the (empty) side tabs
+        self._connect_document()  # now: a request may come before the rest is built
+        if defer:  # painted once, when all of it is there
+            self.setUpdatesEnabled(False)
+        # With `defer`, the rest on the coming event-loop turns, ~10 ms of GUI-thread work
+        # each: on a busy machine each ms stretches 3-5x (one 25 ms step was a 100+ ms stall).
+        self.build_in_turns(
+            [self._finish_plot, self._finish_side], defer, lambda: self.setUpdatesEnabled(True)
+        )
+
+    def _finish_plot(self) -> None:
         self._layout_tracks()
-        splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
-        left = QtWidgets.QWidget()
-        lay = QtWidgets.QVBoxLayout(left)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(0)
-        lay.addWidget(self.search_bar)
-        lay.addWidget(self.plot)
-        splitter.addWidget(left)
-        splitter.addWidget(self.side)
-        splitter.setStretchFactor(0, 1)
-        splitter.setSizes([1100, 340])
-        outer = QtWidgets.QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(splitter)
-        self._connect_document()
         self.fit_all()
+
+    def _finish_side(self) -> None:
+        timeline_panels.build_side(self)  # Details, Range, Search, Tracks, Bookmarks tabs
+
+    def __getattr__(self, name: str) -> Any:
+        """An attribute a later turn sets (`defer`), asked for sooner: build the rest now."""
+        if name in _LATE and self.__dict__.get("_unbuilt"):
+            self.ensure_built()
+            return object.__getattribute__(self, name)
+        raise AttributeError(name)
 
     # --- construction -------------------------------------------------------------------------
     def _build_plot(self) -> None:
@@ -191,6 +204,7 @@ class TimelineView(QtWidgets.QWidget):
 
     def fit_event(self, row: int) -> None:
         """Zoom so slice `row` fills the view (with a small margin) and scroll to its track."""
+        self.ensure_built()
         ts, dur = float(self._ts[row]), float(max(self._dur[row], 1))
         self.viewbox.setXRange(ts - dur * 0.05, ts + dur * 1.05, padding=0)
         self._scroll_to_row(int(self.event_row[row]))
@@ -233,11 +247,13 @@ class TimelineView(QtWidgets.QWidget):
         return (hi - lo) / max(self.viewbox.width(), 1.0) * px
 
     def _on_click(self, x: float, y: float) -> None:
+        self.ensure_built()
         row = self.batch.node_at(x, y, self._pixel_tolerance())
         if row >= 0:
             self.select_event(row, fit=False)
 
     def _on_double_click(self, x: float, y: float) -> None:
+        self.ensure_built()
         row = self.batch.node_at(x, y, self._pixel_tolerance())
         if row >= 0:
             self.select_event(row, fit=True)
@@ -252,6 +268,7 @@ class TimelineView(QtWidgets.QWidget):
 
     def hover_text(self, x: float, y: float) -> str:
         """Tooltip at data point (x, y): the slice there, or how many slices a merged rect holds."""
+        self.ensure_built()
         extra = marks.hover_text(self, x, y)  # instant markers, counter values
         if extra:
             return extra
@@ -272,6 +289,7 @@ class TimelineView(QtWidgets.QWidget):
 
     def select_event(self, row: int, fit: bool = False) -> None:
         """Select slice `row`: outline it, describe it, draw its flows, tell the document."""
+        self.ensure_built()
         row = int(row)
         self.selected_row = row
         self.batch.set_selected(row)
@@ -306,6 +324,7 @@ class TimelineView(QtWidgets.QWidget):
 
     def select_range(self, lo: float, hi: float) -> None:
         """Select [lo, hi] ns: show it, fill the range table, tell the document."""
+        self.ensure_built()
         lo_i, hi_i = round(min(lo, hi)), round(max(lo, hi))
         self._show_region(lo_i, hi_i)
         self._fill_range_table(lo_i, hi_i)
@@ -325,10 +344,12 @@ class TimelineView(QtWidgets.QWidget):
     def set_search(self, text: str) -> int:
         """Highlight and list the slices matching `text` (names or args: text, /regex/,
         key=value; see core.search); returns the count."""
+        self.ensure_built()
         return timeline_find.set_search(self, text)
 
     def next_match(self, step: int = 1) -> int:
         """Select the next (or previous) match; returns its row or -1."""
+        self.ensure_built()
         return timeline_find.next_match(self, step)
 
     def previous_match(self) -> int:
@@ -337,10 +358,12 @@ class TimelineView(QtWidgets.QWidget):
     def select_events(self, rows: object) -> int:
         """Highlight `rows` together (Enter in the search bar steps through them), select the
         first and zoom to it; returns how many were valid. For a recommendation's evidence."""
+        self.ensure_built()
         return timeline_find.select_events(self, rows)
 
     # --- document -----------------------------------------------------------------------------
     def _on_document_selection(self, selection: Selection | None) -> None:
+        self.ensure_built()
         if selection is None or selection.source is self:
             return
         if selection.kind == "event" and selection.event is not None:
@@ -352,6 +375,7 @@ class TimelineView(QtWidgets.QWidget):
             self.batch.set_highlight(np.flatnonzero(np.isin(self._codes, code)))
 
     def _on_document_range(self, lo: int, hi: int) -> None:
+        self.ensure_built()
         self._show_region(lo, hi)
         self._fill_range_table(lo, hi)
 

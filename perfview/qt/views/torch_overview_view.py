@@ -62,7 +62,7 @@ def _section(text: str, parent: QWidget) -> QLabel:
     return label
 
 
-class TorchOverviewView(QScrollArea):
+class TorchOverviewView(QScrollArea, deferred.BuiltInTurns):
     """The Overview tab. `open_recommendations` asks the document tab for the full list."""
 
     open_recommendations = Signal()
@@ -88,10 +88,14 @@ class TorchOverviewView(QScrollArea):
         self.body_layout.setContentsMargins(12, 8, 12, 12)
         self._add_cards(body)
         self._add_breakdown(body)
-        self._add_utilization(body)
-        self._add_findings(body)
-        self.body_layout.addStretch(1)
         self.setWidget(body)
+        # In a new tab the rest comes on the next event-loop turns, a few ms each: on a busy
+        # machine every ms of GUI-thread work stretches 3-5x.
+        self.build_in_turns(
+            [lambda: self._add_utilization(body), lambda: self._add_findings(body)],
+            defer_chart,
+            lambda: self.body_layout.addStretch(1),
+        )
 
     # --- sections ----------------------------------------------------------------------------
     def _add_cards(self, body: QWidget) -> None:
@@ -174,11 +178,19 @@ class TorchOverviewView(QScrollArea):
         deferred.later(holder, lambda: self._fill_chart(holder, steps))
 
     def _fill_chart(self, holder: QWidget, steps: pd.DataFrame) -> None:
-        self.chart = StepBreakdownChart(steps, holder)
+        """The chart's plot now, its bars and its legend each on a later turn (~10 ms each)."""
+        chart = StepBreakdownChart(steps, holder, fill=False)
+        chart.setUpdatesEnabled(False)  # painted once, complete (its axes size to its ticks)
         layout = holder.layout()
         if layout is not None:
-            layout.addWidget(self.chart)
-        self.chart_ready.emit()
+            layout.addWidget(chart)
+
+        def shown() -> None:  # on a turn of its own: the paint comes after a window turn
+            chart.setUpdatesEnabled(True)
+            self.chart = chart
+            self.chart_ready.emit()
+
+        deferred.in_turns(chart, lambda: chart.add_bars(steps), chart.add_legend, shown)
 
     def _add_utilization(self, body: QWidget) -> None:
         self.body_layout.addWidget(_section("GPU utilization", body))
@@ -219,6 +231,7 @@ class TorchOverviewView(QScrollArea):
 
     def set_findings(self, data: OverviewData) -> None:
         """Show the findings a worker found after the page was drawn (`with_findings`)."""
+        self.ensure_built()
         if self.findings is not None or data.findings is None:
             return
         self.data = data
