@@ -13,8 +13,10 @@ how long the GUI thread could not run: the target is < 100 ms. `tab_stall_ms` is
 around the tab's construction (`result_at_s`: when the load's result reached the GUI thread);
 "gaps > 50 ms" lists each long gap with when it ended, to set against those times. With
 --cancel-after S it presses Cancel S seconds into the load and reports how long the load took
-to stop (target < 1 s). The parsed-column cache is pointed at a fresh temp folder unless
---warm (then a second open of the same file is timed too). --hog N runs N busy processes
+to stop (target < 1 s). Without --cancel-after the file is opened twice: the first open parses
+it, the second (the reopen) comes from the caches the first wrote. Those caches are a fresh
+temp folder, unless --warm points them at the user's (then the first open may hit them too,
+from an earlier run). --hog N runs N busy processes
 beside the probe (a loaded machine). --trace-gaps samples the GUI thread's stack and CPU clock
 every 3 ms and prints, for each gap over 70 ms, the GUI thread's CPU ms within it and where it
 was (a gap with little GUI CPU was spent waiting for the GIL or a core). --startup times
@@ -301,8 +303,8 @@ def gap_figures(
 
 
 HOG = """
-import os
-parent = os.getppid()
+import os, sys
+parent = int(sys.argv[1])  # the probe's pid, given: reading getppid() could already see init
 while os.getppid() == parent:
     for _ in range(1_000_000):
         pass
@@ -314,7 +316,7 @@ def hogs(count: int) -> Iterator[None]:
     """`count` busy processes (one spinning loop each) for as long as the block runs. Each
     also ends by itself once this process is gone (killed by a timeout, say), so no hog
     outlives the probe and skews later measurements."""
-    procs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(count)]
+    procs = [subprocess.Popen([sys.executable, "-c", HOG, str(os.getpid())]) for _ in range(count)]
     try:
         yield
     finally:
@@ -327,7 +329,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path, nargs="+")
     parser.add_argument("--cancel-after", type=float, help="press Cancel after S seconds")
-    parser.add_argument("--warm", action="store_true", help="keep the user's cache; time a reopen")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="use the user's cache (the first open may hit it) instead of a fresh one",
+    )
     parser.add_argument(
         "--view", default="timeline", help="page to click once open ('' for none; default timeline)"
     )
