@@ -21,7 +21,7 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.loaders import trace
 from perfview.loaders.trace.numbers import parse_decimal
-from perfview.loaders.trace.read import read_bytes
+from perfview.loaders.trace.read import anonymous_map, read_bytes
 from perfview.loaders.trace.scan import args as scan_args
 from perfview.loaders.trace.scan import digits, tokens
 from perfview.loaders.trace.scan import parallel as trace_parallel
@@ -581,3 +581,20 @@ def test_ranges_give_the_same_columns_on_edge_cases(
     with monkeypatch.context() as m:  # the whole load over `threads` ranges
         m.setattr(trace_parallel, "threads_for", lambda _n: threads)
         _both(path, m)
+
+
+def test_the_text_past_the_args_is_given_back_in_pieces_and_the_args_stay() -> None:
+    """`_release_tail` (before the map is resized, so the GUI thread never waits on one long
+    GIL-holding call) frees only what lies past the args, from the next page on."""
+    import mmap
+
+    size, total = 9 * scan_args.POPULATE_STEP + 12_345, 3 * mmap.PAGESIZE + 17
+    mm = anonymous_map(size)  # private, as the loader's text (shared memory is not freed)
+    pattern = (np.arange(size) % 251).astype(np.uint8)
+    mm[:] = pattern.tobytes()
+    scan_args._release_tail(mm, total)
+    page_end = 4 * mmap.PAGESIZE
+    assert mm[:page_end] == pattern[:page_end].tobytes()  # the args' last page is kept whole
+    assert mm[page_end:] == bytes(size - page_end)  # the rest was handed back (reads as zeros)
+    mm.resize(total)
+    assert mm[:] == pattern[:total].tobytes()
