@@ -86,10 +86,12 @@ def main(argv: list[str]) -> int:
     install()
     probe = bench_gui_probe.open_and_wait
 
-    def timed_open(window: object, path: Path, cancel_after: float | None, view: str = "") -> Any:
+    def timed_open(
+        window: object, path: Path, cancel_after: float | None, view: str = "", *more: Any
+    ) -> Any:
         EVENTS.clear()
         t0, cpu0 = time.perf_counter(), _cpu()
-        result = probe(window, path, cancel_after, view)
+        result = probe(window, path, cancel_after, view, *more)
         print(f"  process CPU, Open → Timeline drawn: {_cpu() - cpu0:.2f} s")
         print(f"  {'stage':<30} {'from':>6} {'to':>6} {'wall':>6} {'cpu':>6} {'own':>6}  thread")
         for label, start, end, cpu, own, thread in sorted(EVENTS, key=lambda e: e[1]):
