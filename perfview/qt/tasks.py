@@ -220,6 +220,22 @@ def load_and_prepare(
         error = LoadError(internal_error(exc))
         error.details = traceback.format_exc()  # type: ignore[attr-defined]
         raise error from exc
+    with document_ahead.heap_kept(bundle):  # the first pages' temporaries reuse the heap
+        tables, pages = _derived(bundle, path, views_for, pages_for, progress)
+    progress(1.0, "done")
+    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
+
+
+def _derived(
+    bundle: Bundle,
+    path: Path,
+    views_for: Callable[[Bundle], Sequence[str]] | None,
+    pages_for: Callable[[Bundle], Sequence[str]] | None,
+    progress: Progress,
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """What the tab shows first, derived from the loaded `bundle`: the call tree when the
+    first page draws from it, the summary tables of its views and its first pages' data (the
+    Timeline's on a thread of its own, `document_ahead`)."""
     tables: dict[str, pd.DataFrame] = {}
     first = list(pages_for(bundle)) if pages_for is not None else []
     # the Timeline is laid out on a thread of its own from now on, beside the first page
@@ -242,8 +258,7 @@ def load_and_prepare(
         except (ImportError, LoadError, ValueError, KeyError):
             continue  # the tab computes (and reports) it again when shown
     pages: dict[str, Any] = {**ahead, **prepare_pages(bundle, tables, first, progress)}
-    progress(1.0, "done")
-    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
+    return tables, pages
 
 
 def first_page(bundle: Bundle) -> list[str]:
