@@ -70,20 +70,11 @@ def _drop_round(anc: np.ndarray, codes: np.ndarray, member: np.ndarray) -> bool:
     return dropped
 
 
-def _member_child_sums(parent: np.ndarray, member: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    """Per row, the summed `dur` of the members whose nearest member ancestor it is (one
-    pass: the nearest member ancestor as in `_nearest_member_pass`, added to at once)."""
-    n = len(parent)
-    anc = np.empty(n, dtype=np.int64)
-    out = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        p = parent[i]
-        if p < 0:
-            anc[i] = -1
-        elif member[p]:
-            anc[i] = p
-        else:
-            anc[i] = anc[p]
+def _sum_into_ancestors(anc: np.ndarray, member: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Per row, the summed `dur` of the members whose nearest member ancestor (`anc`) it is:
+    a scatter-add in one compiled loop (numpy's `add.at` was 5x slower here)."""
+    out = np.zeros(len(anc), dtype=np.int64)
+    for i in range(len(anc)):
         if member[i] and anc[i] >= 0:
             out[anc[i]] += dur[i]
     return out
@@ -102,7 +93,7 @@ def kernels() -> tuple[Any, Any, Any, Any]:
         _COMPILED["nearest"] = njit(**options)(_nearest_member_pass)
         _COMPILED["same"] = njit(**options)(_same_name_pass)
         _COMPILED["drop"] = njit(**options)(_drop_round)
-        _COMPILED["sums"] = njit(**options)(_member_child_sums)
+        _COMPILED["sums"] = njit(**options)(_sum_into_ancestors)
     return _COMPILED["nearest"], _COMPILED["same"], _COMPILED["drop"], _COMPILED["sums"]
 
 
@@ -113,7 +104,7 @@ def warm() -> None:
     nearest, same, drop, sums = kernels()
     same(nearest(parent, yes), np.zeros(1, dtype=np.int64), yes)
     drop(parent, np.zeros(1, dtype=np.int64), yes.copy())
-    sums(parent, yes, np.zeros(1, dtype=np.int64))
+    sums(nearest(parent, yes), yes, np.zeros(1, dtype=np.int64))
 
 
 def _one_pass(parent: np.ndarray) -> bool:
@@ -151,13 +142,14 @@ def same_name_above(parent: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> 
 
 def member_child_sums(parent: np.ndarray, member: np.ndarray, dur: np.ndarray) -> np.ndarray:
     """Per row, the summed `dur` of the `member` rows whose nearest member ancestor it is:
-    what a slice's self time subtracts (`aggregate.self_times`). One compiled pass where the
-    one-pass answers hold, else the walk and a scatter-add."""
+    what a slice's self time subtracts (`aggregate.self_times`). Two compiled passes where the
+    one-pass answers hold, else the walk and numpy's scatter-add."""
     parent = np.ascontiguousarray(parent, dtype=np.int64)
     member = np.ascontiguousarray(member, dtype=np.bool_)
     dur = np.ascontiguousarray(dur, dtype=np.int64)
     if _one_pass(parent):
-        out: np.ndarray = kernels()[3](parent, member, dur)
+        nearest, _same, _drop, sums = kernels()
+        out: np.ndarray = sums(nearest(parent, member), member, dur)
         return out
     anc = _walk(parent, member, None)
     counted = member & (anc >= 0)
