@@ -14,7 +14,7 @@ import pytest
 
 from perfview.core.model import Bundle
 from perfview.loaders import cache, load, trace
-from tests.conftest import sample
+from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"
@@ -23,18 +23,7 @@ TABLES = ("events", "lanes", "instants", "counters", "flows", "memory")
 
 @pytest.fixture(autouse=True)
 def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(root))
-    monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")  # cache even the small samples
-    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "100")
-    return root
-
-
-def _copy(rel: str, tmp_path: Path) -> Path:
-    src = sample(rel)
-    dst = tmp_path / src.name
-    dst.write_bytes(src.read_bytes())
-    return dst
+    return use_cache_dir(tmp_path, monkeypatch, max_mb=100)
 
 
 def assert_same(a: Bundle, b: Bundle) -> None:
@@ -61,7 +50,7 @@ def assert_same(a: Bundle, b: Bundle) -> None:
 
 
 def test_reopen_comes_from_cache_and_equals_parse(tmp_path: Path, cache_env: Path) -> None:
-    path = _copy(RESNET, tmp_path)
+    path = sample_copy(RESNET, tmp_path)
     first = load(path)
     cache.flush()
     entries = list(cache_env.iterdir())
@@ -76,7 +65,7 @@ def test_reopen_comes_from_cache_and_equals_parse(tmp_path: Path, cache_env: Pat
 
 
 def test_changed_file_misses(tmp_path: Path, cache_env: Path) -> None:
-    path = _copy(NCCL, tmp_path)
+    path = sample_copy(NCCL, tmp_path)
     load(path)
     cache.flush()
     old_key = cache.key(path)
@@ -87,7 +76,7 @@ def test_changed_file_misses(tmp_path: Path, cache_env: Path) -> None:
 
 
 def test_corrupt_entry_is_dropped_and_rebuilt(tmp_path: Path, cache_env: Path) -> None:
-    path = _copy(NCCL, tmp_path)
+    path = sample_copy(NCCL, tmp_path)
     fresh = load(path)
     cache.flush()
     entry = cache_env / cache.key(path)
@@ -105,7 +94,7 @@ def test_corrupt_entry_is_dropped_and_rebuilt(tmp_path: Path, cache_env: Path) -
 
 
 def test_lru_eviction_keeps_the_bound(tmp_path: Path, cache_env: Path) -> None:
-    a, b = _copy(NCCL, tmp_path), _copy(RESNET, tmp_path)
+    a, b = sample_copy(NCCL, tmp_path), sample_copy(RESNET, tmp_path)
     cache.put(a, trace.load(a))
     cache.put(b, trace.load(b))
     sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in cache_env.iterdir()}
@@ -119,7 +108,7 @@ def test_lru_eviction_keeps_the_bound(tmp_path: Path, cache_env: Path) -> None:
 def test_disabled_and_non_trace_files_are_not_cached(
     tmp_path: Path, cache_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _copy(NCCL, tmp_path)
+    path = sample_copy(NCCL, tmp_path)
     monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
     load(path)
     cache.flush()
@@ -135,7 +124,7 @@ def test_cache_writes_from_daemon_threads_finish_before_exit(
     monkeypatch.setattr(
         cache, "put", lambda path, bundle: started.append(threading.current_thread())
     )
-    path = _copy(NCCL, tmp_path)
+    path = sample_copy(NCCL, tmp_path)
     bundle = trace.load(path)
     loader = threading.Thread(target=cache.put_later, args=(path, bundle), daemon=True)
     loader.start()

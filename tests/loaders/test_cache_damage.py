@@ -24,7 +24,7 @@ import perfview
 from perfview.core.model import Bundle
 from perfview.core.pages.summary import available_views, summarize
 from perfview.loaders import artifacts, cache, load, trace
-from tests.conftest import sample
+from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 MEMORY = "kineto_cpu/dtu_gabriellanaro_cpu_mem_trace.json"  # memory events, instants
 COUNTERS = "chrome_trace/catapult_simple_trace.json"  # counters
@@ -34,19 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(autouse=True)
 def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(root))
-    monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")  # cache even the small samples
-    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "100")
     monkeypatch.delenv("PERFVIEW_CACHE_VERIFY", raising=False)
-    return root
-
-
-def _copy(rel: str, tmp_path: Path) -> Path:
-    src = sample(rel)
-    dst = tmp_path / src.name
-    dst.write_bytes(src.read_bytes())
-    return dst
+    return use_cache_dir(tmp_path, monkeypatch, max_mb=100)
 
 
 def tables(bundle: Bundle) -> dict[str, pd.DataFrame]:
@@ -117,7 +106,7 @@ def test_every_damage_to_every_file_rereads_the_file(
     every file but those of its empty counters and flows tables; two more fill those in).
     Each time: the tables equal a fresh parse, the warning names the file. The summary
     tables are compared on the first and last case (they are functions of the tables)."""
-    path = _copy(rel, tmp_path)
+    path = sample_copy(rel, tmp_path)
     fresh_bundle = trace.load(path)
     fresh = tables(fresh_bundle)
     cache.put(path, trace.load(path))
@@ -161,7 +150,7 @@ def test_every_damage_to_every_file_rereads_the_file(
 
 def test_the_issues_flipped_duration_bits(tmp_path: Path, cache_env: Path) -> None:
     """The reported case: bits flipped in events/dur made `summary --view ops` print 1.17e18."""
-    path = _copy(FLOWS, tmp_path)
+    path = sample_copy(FLOWS, tmp_path)
     fresh = trace.load(path)
     cache.put(path, trace.load(path))
     flip(cache_env / cache.key(path) / "events.dur")
@@ -189,7 +178,7 @@ def test_the_issue_end_to_end_with_the_cli(tmp_path: Path, cache_env: Path) -> N
     """`perfview summary --view ops` writes the entry as it exits (a background write racing
     the interpreter's exit); bits flipped in its events/dur column are then reported, and the
     table is the fresh parse's, not a self time of 1e18 ns."""
-    path = _copy(FLOWS, tmp_path)
+    path = sample_copy(FLOWS, tmp_path)
     first, _ = _summary(path, cache_env)
     entry = cache_env / cache.key(path)
     assert (entry / artifacts.MANIFEST).is_file()
@@ -208,7 +197,7 @@ def test_damage_in_any_block_of_a_big_part_is_found(
     """Big parts carry one checksum per block (checked on several threads): a flipped byte in
     a later block, or a block count that does not fit, is found like any other damage."""
     monkeypatch.setattr(artifacts, "BLOCK", 4096)  # the args blob spans dozens of blocks
-    path = _copy(MEMORY, tmp_path)
+    path = sample_copy(MEMORY, tmp_path)
     fresh_bundle = trace.load(path)
     cache.put(path, trace.load(path))
     entry = cache_env / cache.key(path)
@@ -242,7 +231,7 @@ def test_damage_in_any_block_of_a_big_part_is_found(
 def test_garbled_metadata_rereads_the_file(
     garble: Callable[[bytes], bytes], tmp_path: Path, cache_env: Path
 ) -> None:
-    path = _copy(MEMORY, tmp_path)
+    path = sample_copy(MEMORY, tmp_path)
     fresh = tables(trace.load(path))
     cache.put(path, trace.load(path))
     manifest = cache_env / cache.key(path) / artifacts.MANIFEST
@@ -255,7 +244,7 @@ def test_garbled_metadata_rereads_the_file(
 def test_entry_of_the_older_layout_is_not_read(tmp_path: Path, cache_env: Path) -> None:
     """An entry as the previous cache wrote it (meta.json + .npy files, `"version": 2`) found
     under the current key: not trusted, re-parsed, reported."""
-    path = _copy(MEMORY, tmp_path)
+    path = sample_copy(MEMORY, tmp_path)
     fresh_bundle = trace.load(path)
     fresh = tables(fresh_bundle)
     entry = cache_env / cache.key(path)
@@ -276,7 +265,7 @@ def test_entry_of_an_older_perfview_is_never_looked_up(
 ) -> None:
     """The key holds perfview's version and the schema's and loaders' digest: an entry an
     older perfview wrote is simply not found (and ages out), without a warning."""
-    path = _copy(MEMORY, tmp_path)
+    path = sample_copy(MEMORY, tmp_path)
     fresh = tables(trace.load(path))
     monkeypatch.setattr(perfview, "__version__", "0.0.1")
     cache.build_id.cache_clear()
@@ -314,7 +303,7 @@ def test_unchecked_damage_still_meets_the_invariants(
     """With checksums off (PERFVIEW_CACHE_VERIFY=0, benchmarks only), the schema's invariants
     still catch numbers no parse can give; the entry is dropped and the file re-read."""
     monkeypatch.setenv("PERFVIEW_CACHE_VERIFY", "0")
-    path = _copy(MEMORY, tmp_path)
+    path = sample_copy(MEMORY, tmp_path)
     fresh = tables(trace.load(path))
     cache.put(path, trace.load(path))
     file = cache_env / cache.key(path) / column
@@ -340,7 +329,7 @@ def test_writer_killed_at_any_step_leaves_nothing_wrong(tmp_path: Path, cache_en
     file), half of them replacing an entry, half writing a new one.
     The next start removes the dead writer's temp folder, and every load equals a fresh parse.
     Chunks are 4 KiB here so that kills land inside files."""
-    path = _copy(MEMORY, tmp_path)
+    path = sample_copy(MEMORY, tmp_path)
     bundle = trace.load(path)
     fresh = tables(bundle)
     steps: list[str] = []

@@ -14,9 +14,8 @@ import pytest
 from perfview.core.layout import timeline_layout
 from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TimelineData
-from perfview.core.model import Bundle
 from perfview.loaders import cache, layout_cache, load
-from tests.conftest import sample
+from tests.loaders.cache_setup import loaded_copy, use_cache_dir
 
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
@@ -24,20 +23,7 @@ RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
 
 @pytest.fixture(autouse=True)
 def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(root))
-    monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")  # cache even the small samples
-    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "500")
-    return root
-
-
-def _loaded(rel: str, tmp_path: Path) -> Bundle:
-    src = sample(rel)
-    dst = tmp_path / src.name
-    dst.write_bytes(src.read_bytes())
-    bundle = load(dst)
-    cache.flush()
-    return bundle
+    return use_cache_dir(tmp_path, monkeypatch, max_mb=500)
 
 
 def _same_index(a: FlameIndex, b: FlameIndex) -> None:
@@ -85,7 +71,7 @@ def assert_same_layout(a: TimelineData, b: TimelineData) -> None:
 
 @pytest.mark.parametrize("rel", [NCCL, RESNET])
 def test_hit_equals_a_fresh_layout(rel: str, tmp_path: Path) -> None:
-    bundle = _loaded(rel, tmp_path)
+    bundle = loaded_copy(rel, tmp_path)
     assert bundle.timeline is not None
     fresh = timeline_layout.prepare_timeline(bundle.timeline)
     # the samples are drawn directly (< 50k slices): give them the level-of-detail chain a
@@ -122,7 +108,7 @@ def test_hit_equals_a_fresh_layout(rel: str, tmp_path: Path) -> None:
 
 
 def test_timeline_data_stores_then_reads_back(tmp_path: Path, cache_env: Path) -> None:
-    bundle = _loaded(NCCL, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     first = layout_cache.timeline_data(bundle)
     layout_cache.flush()
@@ -136,7 +122,7 @@ def test_timeline_data_stores_then_reads_back(tmp_path: Path, cache_env: Path) -
 
 
 def test_other_layout_code_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bundle = _loaded(NCCL, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     data = timeline_layout.prepare_timeline(bundle.timeline)
     entry = layout_cache.put(bundle.path, data, bundle.timeline)
@@ -151,7 +137,7 @@ def test_other_layout_code_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_changed_file_misses(tmp_path: Path) -> None:
-    bundle = _loaded(NCCL, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     data = timeline_layout.prepare_timeline(bundle.timeline)
     assert layout_cache.put(bundle.path, data, bundle.timeline) is not None
@@ -163,8 +149,8 @@ def test_changed_file_misses(tmp_path: Path) -> None:
 def test_layout_of_other_tables_is_not_used(tmp_path: Path) -> None:
     """A layout stored under a file's key but made from other tables (the file changed
     between the load and the write) never lands on the timeline it does not fit."""
-    bundle = _loaded(NCCL, tmp_path)
-    other = _loaded(RESNET, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
+    other = loaded_copy(RESNET, tmp_path)
     assert bundle.timeline is not None
     assert other.timeline is not None
     wrong = timeline_layout.prepare_timeline(other.timeline)
@@ -175,7 +161,7 @@ def test_layout_of_other_tables_is_not_used(tmp_path: Path) -> None:
 
 
 def test_damaged_entry_is_dropped_and_laid_out_again(tmp_path: Path) -> None:
-    bundle = _loaded(NCCL, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     fresh = timeline_layout.prepare_timeline(bundle.timeline)
     entry = layout_cache.put(bundle.path, fresh, bundle.timeline)
@@ -193,7 +179,7 @@ def test_damaged_entry_is_dropped_and_laid_out_again(tmp_path: Path) -> None:
 
 
 def test_small_files_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bundle = _loaded(NCCL, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
     monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", str(10**12))
     assert not layout_cache.cacheable(bundle)
     layout_cache.timeline_data(bundle)

@@ -11,10 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfview.core.model import Bundle
 from perfview.core.pages.data import OverviewData
-from perfview.loaders import cache, load, page_cache
-from tests.conftest import sample
+from perfview.loaders import load, page_cache
+from tests.loaders.cache_setup import loaded_copy, use_cache_dir
 
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"  # steps, GPUs, utilisation
 CPU = "kineto_cpu/dtu_jc_resnet18_cpu_trace.json"  # no steps: the stand-in tables
@@ -22,20 +21,7 @@ CPU = "kineto_cpu/dtu_jc_resnet18_cpu_trace.json"  # no steps: the stand-in tabl
 
 @pytest.fixture(autouse=True)
 def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(root))
-    monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
-    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "500")
-    return root
-
-
-def _loaded(rel: str, tmp_path: Path) -> Bundle:
-    src = sample(rel)
-    dst = tmp_path / src.name
-    dst.write_bytes(src.read_bytes())
-    bundle = load(dst)
-    cache.flush()
-    return bundle
+    return use_cache_dir(tmp_path, monkeypatch, max_mb=500)
 
 
 def _same_frame(a: pd.DataFrame, b: pd.DataFrame) -> None:
@@ -59,7 +45,7 @@ def assert_same(a: OverviewData, b: OverviewData) -> None:
 
 @pytest.mark.parametrize("rel", [NCCL, CPU])
 def test_reopen_reads_back_the_same_overview(rel: str, tmp_path: Path, cache_env: Path) -> None:
-    bundle = _loaded(rel, tmp_path)
+    bundle = loaded_copy(rel, tmp_path)
     assert bundle.timeline is not None
     first = page_cache.overview_data(bundle)  # computed, stored in the background
     page_cache.flush()
@@ -79,8 +65,8 @@ def test_reopen_reads_back_the_same_overview(rel: str, tmp_path: Path, cache_env
 
 
 def test_changes_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bundle = _loaded(NCCL, tmp_path)
-    other = _loaded(CPU, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
+    other = loaded_copy(CPU, tmp_path)
     assert bundle.timeline is not None
     assert other.timeline is not None
     data = OverviewData.compute(bundle.timeline, findings=False)
@@ -105,7 +91,7 @@ def test_changes_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_damaged_entry_is_dropped(tmp_path: Path) -> None:
-    bundle = _loaded(NCCL, tmp_path)
+    bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     entry = page_cache.put(
         bundle.path, OverviewData.compute(bundle.timeline, findings=False), bundle.timeline
