@@ -6,8 +6,9 @@ be loaded produces one message in the error bar at the top of the window (non-mo
 window stays usable and tests can read it) and the `load_failed` signal.
 
 Menu commands on the current tab (`window_menus.py`), Compare and the Profile menu
-(`window_runs.py`) and the status bar's task tracking (`window_status.py`) are mixins in their
-own modules, so this one stays about opening files and managing tabs.
+(`window_runs.py`), the status bar's task tracking (`window_status.py`) and the tabs' own
+bookkeeping (finding, closing, switching: `window_tabs.py`) are mixins in their own modules,
+so this one stays about opening files.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from PySide6.QtWidgets import (
 )
 
 from perfview import startup_stamps
-from perfview.core.model.units import format_ns
 from perfview.core.pages import first_tables
 from perfview.qt import actions as action_table
 from perfview.qt import export, workspace_actions
@@ -45,7 +45,6 @@ from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
 from perfview.qt.settings import Settings
-from perfview.qt.snakeviz_server import SnakevizServer
 from perfview.qt.tasks import LoadResult, Task, first_page, load_task
 from perfview.qt.warmup import warm_imports, warm_in_background
 from perfview.qt.widgets.info_bar import InfoBar
@@ -53,6 +52,7 @@ from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.window_menus import WindowMenusMixin
 from perfview.qt.window_runs import WindowRunsMixin
 from perfview.qt.window_status import StatusTasksMixin
+from perfview.qt.window_tabs import WindowTabsMixin
 
 if TYPE_CHECKING:
     from perfview.qt.run_dock import RunDock
@@ -70,7 +70,7 @@ WELCOME = (
 )
 
 
-class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindow):
+class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindow):
     """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path)."""
 
     document_opened = Signal(object)
@@ -291,73 +291,6 @@ class MainWindow(WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindo
             return
         self.statusBar().showMessage(f"Loading {path.name} was cancelled", 5000)
         self.load_cancelled.emit(str(path))
-
-    # --- tabs ------------------------------------------------------------------------------
-    def document_tabs(self) -> list[DocumentTab]:
-        tabs = (self.tabs.widget(i) for i in range(self.tabs.count()))
-        return [t for t in tabs if isinstance(t, DocumentTab)]
-
-    def current_tab(self) -> DocumentTab | None:
-        widget = self.tabs.currentWidget()
-        return widget if isinstance(widget, DocumentTab) else None
-
-    def tab_for_path(self, path: Path) -> DocumentTab | None:
-        target = path.resolve() if path.exists() else path
-        for tab in self.document_tabs():
-            if tab.document.path.resolve() == target:
-                return tab
-        return None
-
-    def _drop_placeholder(self, task: Task) -> None:
-        """Remove the loading tab of a finished, failed or cancelled load."""
-        for i in range(self.tabs.count()):
-            widget = self.tabs.widget(i)
-            if isinstance(widget, LoadingTab) and widget.task is task:
-                self.tabs.removeTab(i)
-                widget.deleteLater()
-                break
-        if not self.tabs.count():
-            self.stack.setCurrentWidget(self.welcome)
-
-    def close_tab(self, index: int) -> None:
-        widget = self.tabs.widget(index)
-        if widget is None:
-            return
-        if isinstance(widget, LoadingTab):  # closing a file still loading cancels its load
-            widget.task.cancel()
-        if isinstance(widget, DocumentTab):
-            widget.save_state()
-            for server in widget.findChildren(SnakevizServer):
-                server.stop()
-        self.tabs.removeTab(index)
-        widget.deleteLater()
-        if not self.tabs.count():
-            self.stack.setCurrentWidget(self.welcome)
-        self._update_actions()
-
-    def close_current(self) -> None:
-        if self.tabs.count():
-            self.close_tab(self.tabs.currentIndex())
-
-    def _on_current_tab(self, _index: int) -> None:
-        tab = self.current_tab()
-        self.setWindowTitle(f"{tab.document.title} — perfview" if tab else "perfview")
-        self._sync_view_menu(tab)
-        self._update_actions()
-        if tab is not None:
-            bundle = tab.document.bundle
-            span = f", {format_ns(bundle.duration_ns)}" if bundle.duration_ns else ""
-            self.info_label.setText(f"{bundle.format}{span}")
-        else:
-            self.info_label.setText("")
-
-    def _update_actions(self) -> None:
-        tab = self.current_tab()
-        keys = ("close", "reload", "copy_table", "export_table", "next_view", "prev_view", "find")
-        for key in keys:
-            self.actions_by_id[key].setEnabled(tab is not None)
-        pstats = tab is not None and tab.document.bundle.format == "pstats"
-        self.actions_by_id["snakeviz"].setEnabled(pstats)
 
     # --- drag and drop ---------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
