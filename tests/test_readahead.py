@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from perfview import cli, readahead
@@ -164,3 +165,96 @@ def test_populate_maps_a_piece_in_small_steps(monkeypatch: pytest.MonkeyPatch) -
         pytest.skip("kernel without MADV_POPULATE_WRITE")
     assert resident_pages() - before >= size // page - 16  # every page of the piece mapped
     mm.close()
+
+
+def _aged(path: Path) -> Path:
+    """Written long ago, as far as `map_file` can tell (a file changed in the last
+    FRESH_S seconds may still be written, and is copied)."""
+    os.utime(path, ns=(1, 1))
+    return path
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="maps on Linux")
+
+
+@linux_only
+@pytest.mark.parametrize("tail", [0, 1, mmap.PAGESIZE - readahead.PAD, mmap.PAGESIZE - 3])
+def test_an_old_file_is_mapped_with_room_after_it(tmp_path: Path, tail: int) -> None:
+    """Whatever room the file's last page leaves, the PAD bytes after the content can be
+    written (the scanner brackets its batches there), and the file is never written."""
+    data = bytes((np.arange(3 * mmap.PAGESIZE + tail) * 7 % 251).astype(np.uint8))
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    _aged(path)
+    with open(path, "rb") as fh:
+        mm = readahead.map_file(fh.fileno(), len(data))
+    assert mm is not None
+    assert readahead.is_file_map(mm)
+    assert len(mm) == len(data) + readahead.PAD
+    assert bytes(mm[: len(data)]) == data
+    mm[len(data) :] = b" " * readahead.PAD
+    mm[:5] = b"XXXXX"  # private: the scanner's edits stay in this process
+    assert path.read_bytes() == data
+    mm.close()
+
+
+@linux_only
+def test_a_fresh_file_is_copied_not_mapped(tmp_path: Path) -> None:
+    path = _trace(tmp_path / "t.json", 50)
+    with open(path, "rb") as fh:
+        assert readahead.map_file(fh.fileno(), path.stat().st_size) is None
+        assert readahead.map_file(fh.fileno(), path.stat().st_size + 1) is None  # not its size
+    mm, _ = read.read_mapped(path)
+    assert not readahead.is_file_map(mm)
+
+
+MAPPED_THEN_CUT = """
+import os, sys
+from pathlib import Path
+from perfview import readahead
+from perfview.loaders import FRESH, load
+path = Path(sys.argv[1])
+maps = []
+real = readahead.map_file
+readahead.map_file = lambda *a: maps.append(real(*a)) or maps[-1]
+bundle = load(path, options=FRESH)
+assert maps and maps[0] is not None, "the file was not mapped"
+assert not readahead.is_file_map(bundle.timeline.args.blob)
+before = path.read_bytes()
+os.truncate(path, 0)  # the file is cut after the load: what the load kept is its own
+blob = bytes(bundle.timeline.args.blob)
+Path(sys.argv[2]).write_bytes(blob)
+print(len(blob), len(before))
+"""
+
+
+@linux_only
+def test_a_mapped_trace_loads_the_same_and_keeps_nothing_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scanner's path on a mapped file gives the same tables and args as on a copy, and
+    the args it keeps are its own pages: cutting the file after the load (which would make
+    reading a page still mapped from it a bus error) changes nothing. In a child process,
+    so that a bus error fails this test and not the suite."""
+    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")
+    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
+    rows = [
+        {"ph": "X", "name": f"op{k % 7}", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": k,
+         "dur": 1, "args": {"External id": k, "note": "x" * (k % 50)}}
+        for k in range(20_000)
+    ]  # fmt: skip
+    copy = tmp_path / "copy.json"
+    copy.write_text(json.dumps({"traceEvents": rows}))
+    want = load(copy, options=FRESH)
+    mapped = tmp_path / "mapped.json"
+    mapped.write_bytes(copy.read_bytes())
+    _aged(mapped)
+    out = tmp_path / "blob.bin"
+    done = subprocess.run(
+        [sys.executable, "-c", MAPPED_THEN_CUT, str(mapped), str(out)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert want.timeline is not None
+    assert out.read_bytes() == bytes(want.timeline.args.blob)
+    assert mapped.stat().st_size == 0

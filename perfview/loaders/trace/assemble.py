@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from perfview.loaders.trace.scan.intern import Tables
 
 _VALUES = msgspec.json.Decoder(list[Any])
-_ARG_PC = fields.phase_table(fields.ARG_PHASES)  # one-letter phases whose args are kept
+ARG_PC = fields.phase_table(fields.ARG_PHASES)  # one-letter phases whose args are kept
 _INSTANT_PC = fields.phase_table("iI")
 
 
@@ -152,7 +152,7 @@ def _assemble(
     merged, offsets = ids.result()
     cols.fid.append(_fids(merged, offsets, codes[ts.C_ID], bounds))
     _numbers(cols, i64, u8)
-    keep = np.flatnonzero(_ARG_PC[pc])
+    keep = np.flatnonzero(ARG_PC[pc])
     cols.arg_rows.append(keep)
     cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
     cols.arg_starts.append(i64[ts.I_ARGS][keep])

@@ -43,6 +43,7 @@ from perfview.loaders.trace.read import read_bytes, read_mapped
 from perfview.loaders.trace.split import split_events
 
 if TYPE_CHECKING:
+    from perfview.loaders.trace.scan.args import ArgsCompaction
     from perfview.loaders.trace.scan.parallel import Scanned
 
 NAME: Final = "trace"
@@ -159,10 +160,10 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
         mapped, text = text, bytearray(text)
         mapped.close()
     if scanned is not None:  # the compiled scanner read it all
-        cols, top = scanned.cols, scanned.top
+        cols, top, early = scanned.cols, scanned.top, scanned.args
         warnings += scanned.warnings
         del scanned
-        built, args = _build_scanned(text, cols, progress)
+        built, args = _build_scanned(text, cols, progress, early)
         del text
     else:
         assert isinstance(text, bytearray)  # maps were turned into bytearrays above
@@ -173,20 +174,24 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
 
 
 def _build_scanned(
-    text: bytearray | mmap.mmap, cols: Columns, progress: Progress
-) -> tuple[Built, ArgsStore]:
+    text: bytearray | mmap.mmap, cols: Columns, progress: Progress,
+    early: ArgsCompaction | None = None,
+) -> tuple[Built, ArgsStore]:  # fmt: skip
     """Build from the scanner's columns; the file text becomes the args blob, in place, on
     a thread beside the build's first stage (times, pid/tid: 0.1 s each at 1 GB), and gives
     the rest of its pages back before the build's bigger tables (a 1 GB NCCL trace holds
     0.3 GB of args): building them before that made the text and the build's temporaries
-    peak together, 2.5x the file."""
+    peak together, 2.5x the file. A mapped file's args were copied out from the scan on
+    (`early`)."""
     from perfview.loaders.trace.scan.args import ArgsCompaction
 
     _check_events(cols)
     progress(0.85, "building the timeline")
     lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
-    compaction = ArgsCompaction(text, cols.cat_all("arg_starts"), lens)
-    del text
+    starts = cols.cat_all("arg_starts")
+    cols.arg_starts.clear()  # the compaction's alone: it drops them once the args are moved
+    compaction = early or ArgsCompaction(text, (starts, lens))
+    del text, starts
     with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries
         built = build(cols, compiled=True, settle=compaction.shrink)
     blob, starts = compaction.finish()

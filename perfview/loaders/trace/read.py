@@ -2,8 +2,9 @@
 
 * `read_bytes` stream-decompresses gzip into one bytearray (the compressed file is never held
   whole), tolerating a truncated or corrupt stream (the general path edits this text in place);
-* `read_mapped` does the same into a private anonymous map (the scanner path), read by a
-  thread per core, so the text can later shrink to the args blob and give its pages back.
+* `read_mapped` maps a plain file copy-on-write (`readahead.map_file`), or reads it (and
+  inflates gzip) into a private anonymous map, read by a thread per core: the scanner path,
+  whose text later becomes the args blob and gives its other pages back.
 
 Both leave PAD spaces after the content, so a batch can be bracketed in place.
 """
@@ -46,7 +47,10 @@ def read_bytes(path: Path, progress: Progress = noop, share: float = 0.3) -> tup
 
 
 def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> tuple[mmap.mmap, str]:
-    """The (decompressed) content plus PAD spaces in an anonymous memory map, and a warning.
+    """The (decompressed) content plus PAD spaces in a memory map, and a warning.
+
+    A plain file written more than a few seconds ago is mapped (`readahead.map_file`: no
+    copy, 0.08 s instead of 0.5 s of CPU for 1 GB); otherwise it is read into an anonymous map.
 
     Used by the scanner path: unlike a bytearray, a map can hand the pages past the args back
     to the system when the text becomes the args blob (`mmap.resize`), so a 1 GB trace does
@@ -65,7 +69,11 @@ def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> tu
             mm, got = ahead
             size = len(mm) - PAD
         else:
-            mm, got = readahead.read_plain(fh.fileno(), size, READ_PIECE)
+            mapped = readahead.map_file(fh.fileno(), size)
+            if mapped is not None:
+                mm, got = mapped, size
+            else:
+                mm, got = readahead.read_plain(fh.fileno(), size, READ_PIECE)
     if got < size:  # the file shrank while it was read
         mm = shrink_map(mm, got + PAD)
     mm[got : got + PAD] = b" " * PAD

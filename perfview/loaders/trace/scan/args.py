@@ -7,12 +7,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import threading
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit
 
+from perfview import readahead
 from perfview.loaders.trace import fields
 from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan.byte_ops import move_bytes
@@ -26,6 +29,9 @@ from perfview.loaders.trace.scan.tokens import (
     string,
 )
 from perfview.readahead import POPULATE_STEP
+
+Spans = tuple[np.ndarray, np.ndarray]  # starts and lengths of the args objects in the text
+GATHER_SPANS = 1 << 16  # spans per `gather` call: the source read so far goes back between calls
 
 
 @njit(cache=True, nogil=True)
@@ -43,6 +49,41 @@ def compact(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> int:
             move_bytes(buf, o, starts[k], m)
         o += m
     return o
+
+
+@njit(cache=True, nogil=True)
+def gather(src: np.ndarray, dst: np.ndarray, starts: np.ndarray, lens: np.ndarray, o: int) -> int:
+    """Copy the spans src[starts[k]:starts[k]+lens[k]] back to back into dst from `o` on;
+    returns where the next span goes (`compact` from one array into another)."""
+    for k in range(len(starts)):
+        m = lens[k]
+        dst[o : o + m] = src[starts[k] : starts[k] + m]
+        o += m
+    return o
+
+
+def gather_from_file(src: mmap.mmap, starts: np.ndarray, lens: np.ndarray) -> mmap.mmap:
+    """The args blob of a mapped file (`readahead.map_file`) in an anonymous map of its own.
+
+    Not compacted in place as a copy of the file is: the blob must not share the file's
+    mapping, whose pages, even those copied on write, a file cut shorter takes away (a bus
+    error when an event's args are shown later). The source pages read so far are given back
+    as the copy goes, so the file's pages and the blob are never all resident at once."""
+    total = int(lens.sum())
+    dst = readahead.anonymous_map(total)
+    source, target = np.frombuffer(src, dtype=np.uint8), np.frombuffer(dst, dtype=np.uint8)
+    dontneed = getattr(mmap, "MADV_DONTNEED", None)
+    o = released = 0
+    for a in range(0, len(starts), GATHER_SPANS):
+        b = min(a + GATHER_SPANS, len(starts))
+        o = gather(source, target, starts[a:b], lens[a:b], o)
+        read_to = (int(starts[b]) if b < len(starts) else len(src)) // mmap.PAGESIZE * mmap.PAGESIZE
+        if dontneed is not None and read_to - released >= POPULATE_STEP:
+            for at in range(released, read_to, POPULATE_STEP):
+                src.madvise(dontneed, at, min(POPULATE_STEP, read_to - at))
+            released = read_to
+    del source, target
+    return dst
 
 
 MEM_KEYS = key_table([f.key for f in fields.MEMORY_ARGS])
@@ -125,22 +166,38 @@ class ArgsCompaction:
     The kept args are moved back to back, in file order, to the front of `buf` (peak memory
     stays at one copy of the file); the move runs compiled code without the GIL, so it
     overlaps with `build.build`, which does not need the text. `finish` waits for it
-    and returns the blob and each kept event's start in it.
+    and returns the blob and each kept event's start in it. A mapped file's args are
+    gathered into a map of their own instead (`gather_from_file`), and the file's map is
+    closed by `shrink`.
     """
 
-    def __init__(self, buf: Text, starts: np.ndarray, lens: np.ndarray) -> None:
+    def __init__(self, buf: Text, spans: Spans | Callable[[], Spans]) -> None:
+        """`spans`: the kept args' starts in `buf` and their lengths, or what finds them on
+        the thread."""
         self.buf = buf
-        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
-        self.lens = np.ascontiguousarray(lens, dtype=np.int64)
+        self.spans = spans
+        self.starts = self.lens = np.zeros(0, dtype=np.int64)
         self.total = -1
         self.blob: bytes | Text | None = None
         self.error: BaseException | None = None
+        self.gathered: mmap.mmap | None = None  # the blob of a mapped file (`gather_from_file`)
         self.thread = threading.Thread(target=self._run, name="perfview-args", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         try:
-            self.total = compact(np.frombuffer(self.buf, dtype=np.uint8), self.starts, self.lens)
+            starts, lens = self.spans() if callable(self.spans) else self.spans
+            del self.spans  # and what it holds: the columns it read the spans from
+            self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+            self.lens = np.ascontiguousarray(lens, dtype=np.int64)
+            if readahead.is_file_map(self.buf) and len(self.lens) and self.lens.sum() > 0:
+                assert isinstance(self.buf, mmap.mmap)
+                self.gathered = gather_from_file(self.buf, self.starts, self.lens)
+                self.total = len(self.gathered)
+            else:
+                text = np.frombuffer(self.buf, dtype=np.uint8)
+                self.total = compact(text, self.starts, self.lens)
+            self.starts = np.zeros(0, dtype=np.int64)  # moved: the build's peak is better off
         except BaseException as exc:
             self.error = exc
 
@@ -154,6 +211,12 @@ class ArgsCompaction:
             raise self.error
         buf, total = self.buf, self.total
         del self.buf
+        if self.gathered is not None:
+            assert isinstance(buf, mmap.mmap)  # only a mapped file is gathered
+            with contextlib.suppress(BufferError):  # a view still alive: freed with it
+                buf.close()
+            self.blob = self.gathered
+            return
         try:
             if isinstance(buf, mmap.mmap):
                 if total == 0:
@@ -166,6 +229,14 @@ class ArgsCompaction:
         except (BufferError, ValueError, OSError):  # a view is still alive somewhere
             self.blob = bytes(memoryview(buf)[:total])
 
+    def cancel(self) -> None:
+        """Wait for the thread and drop what it made, leaving the text as it is (the
+        general path reads it next)."""
+        self.thread.join()
+        if self.gathered is not None:
+            self.gathered.close()
+            self.gathered = None
+
     def finish(self) -> tuple[bytes | Text, np.ndarray]:
         self.shrink()
         assert self.blob is not None
@@ -174,4 +245,4 @@ class ArgsCompaction:
         return self.blob, new
 
 
-__all__ = ["MEM_KEYS", "ArgsCompaction", "compact", "int_args"]
+__all__ = ["MEM_KEYS", "ArgsCompaction", "compact", "gather", "gather_from_file", "int_args"]

@@ -10,7 +10,8 @@ Each range interns strings into its own hash tables (`scan.intern`); `assemble` 
 decodes each distinct value once and maps every range's codes onto one set of `Interner`s in
 first-appearance order, which is what the general path (`general.decode_events`) builds
 too. The result is the same `Columns` the general path gives, except that the args stay in the
-file (`arg_starts`): `scan.args.ArgsCompaction` later moves them, in place, into the blob.
+file (`arg_starts`): `scan.args.ArgsCompaction` later moves them, in place, into the blob
+(a mapped file's are copied out into a blob of their own, from the end of the scan on).
 
 A file that ends inside the events array keeps its complete events, with the general path's
 warning. `scan` returns None whenever the file needs the general path (odd values, invalid
@@ -31,12 +32,13 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from perfview import readahead
 from perfview.core.analysis import ancestors, nesting
 from perfview.core.model.progress import Progress
 from perfview.loaders.trace import idmerge
 from perfview.loaders.trace import kernels as build_kernels
 from perfview.loaders.trace import read as read_text
-from perfview.loaders.trace.assemble import assemble
+from perfview.loaders.trace.assemble import ARG_PC, assemble
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan import args as scan_args
@@ -129,6 +131,7 @@ class Scanned:
     cols: Columns
     top: dict[str, msgspec.Raw]
     warnings: list[str] = field(default_factory=list)  # a truncated file
+    args: scan_args.ArgsCompaction | None = None  # a mapped file's args, copied out early
 
 
 def _no_hugepage_advice() -> None:
@@ -164,6 +167,7 @@ def warm() -> None:
     intern_spans(tiny, one, one, True)
     scan_args.int_args(tiny, one, one, np.zeros((1, 6), np.int64), np.zeros((1, 6), np.bool_))
     scan_args.compact(np.frombuffer(bytearray(4), np.uint8), one, one)
+    scan_args.gather(tiny, np.zeros(4, np.uint8), one, one, 0)
     nesting.warm()
     ancestors.warm()
     idmerge.warm()
@@ -176,8 +180,8 @@ def compiled() -> bool:
     try:
         kernels: tuple[Any, ...] = (
             ts.scan_events, top_level.members, rehash, intern_spans, scan_args.int_args,
-            scan_args.compact, *nesting.kernels(), *ancestors.kernels(), *idmerge.kernels(),
-            *build_kernels.kernels(),
+            scan_args.compact, scan_args.gather, *nesting.kernels(), *ancestors.kernels(),
+            *idmerge.kernels(), *build_kernels.kernels(),
         )  # fmt: skip
         return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels)
     except Exception:  # numba's cache layout is not an API: assume it is there
@@ -237,14 +241,37 @@ def scan(
         return None
     del arr
     bounds = np.cumsum([0] + [r.rows() for r in accepted])
-    cols = assemble(buf, [r.tables for r in accepted], bounds, _columns(accepted))
+    columns = _columns(accepted)
+    early = _gather_early(buf, columns)
+    cols = assemble(buf, [r.tables for r in accepted], bounds, columns)
     if cols is None:
+        if early is not None:
+            early.cancel()  # the general path copies the map: the gather must let go first
         return None
     top = {
         bytes(buf[ks:ke]).decode("utf-8", "replace"): msgspec.Raw(bytes(buf[vs:ve]))
         for ks, ke, vs, ve in members
     }
-    return Scanned(cols, top, warnings)
+    return Scanned(cols, top, warnings, early)
+
+
+def _gather_early(
+    buf: Text, columns: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]
+) -> scan_args.ArgsCompaction | None:
+    """A mapped file's args, copied out (`scan_args.gather_from_file`) on a thread from
+    here on, beside `assemble`: that copy first-touches the blob's pages (0.3-0.4 s for a
+    1 GB NCCL trace), which would otherwise hold up the build. A copy of the file is
+    compacted in place later, which is quick."""
+    if not readahead.is_file_map(buf):
+        return None
+    _codes, i64, u8 = columns
+    starts, lens, pc = i64[ts.I_ARGS], i64[ts.I_ARGLEN], u8[ts.U_PC]
+
+    def spans() -> tuple[np.ndarray, np.ndarray]:  # as `assemble` keeps them
+        keep = np.flatnonzero(ARG_PC[pc])
+        return starts[keep], lens[keep]
+
+    return scan_args.ArgsCompaction(buf, spans)
 
 
 def _truncation(buf: Text, ranges: list[_Range]) -> str | None:
