@@ -224,6 +224,8 @@ before = path.read_bytes()
 os.truncate(path, 0)  # the file is cut after the load: what the load kept is its own
 blob = bytes(bundle.timeline.args.blob)
 Path(sys.argv[2]).write_bytes(blob)
+args = bundle.timeline.args
+Path(sys.argv[2] + ".spans").write_text(repr((args.starts.tolist(), args.lens.tolist())))
 print(len(blob), len(before))
 """
 
@@ -257,4 +259,6 @@ def test_a_mapped_trace_loads_the_same_and_keeps_nothing_of_the_file(
     assert done.returncode == 0, done.stderr
     assert want.timeline is not None
     assert out.read_bytes() == bytes(want.timeline.args.blob)
+    spans = (want.timeline.args.starts.tolist(), want.timeline.args.lens.tolist())
+    assert Path(f"{out}.spans").read_text() == repr(spans)
     assert mapped.stat().st_size == 0

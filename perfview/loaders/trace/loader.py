@@ -187,13 +187,17 @@ def _build_scanned(
 
     _check_events(cols)
     progress(0.85, "building the timeline")
-    lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
+    if early is not None:  # it found the same lengths: one array at the build's peak, not two
+        lens = early.lengths()
+    else:
+        lens = cols.cat_all("arg_lens").astype(np.int64, copy=False)
     starts = cols.cat_all("arg_starts")
     cols.arg_starts.clear()  # the compaction's alone: it drops them once the args are moved
+    cols.arg_lens.clear()
     compaction = early or ArgsCompaction(text, (starts, lens))
     del text, starts
     with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries
-        built = build(cols, compiled=True, settle=compaction.shrink)
+        built = build(cols, compiled=True, settle=compaction.settle)
     blob, starts = compaction.finish()
     index = built.arg_index
     return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
