@@ -136,3 +136,23 @@ def test_warm_up_compiles_the_signatures_a_load_uses(tmp_path: Path) -> None:
     )  # fmt: skip
     counts = json.loads(out.stdout.strip().splitlines()[-1])
     assert counts == [1] * len(counts)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pair_codes_equal_joint_codes(seed: int) -> None:
+    """First-appearance codes of (pid, tid) id pairs, as `lanes.joint_codes` (pandas'
+    factorize) gives them: ids big, negative (string pids) and repeated; too many distinct
+    values for the table is refused, not wrong."""
+    from perfview.loaders.trace.lanes import joint_codes
+
+    rng = np.random.default_rng(seed)
+    pool = np.array([0, 1, -1, -7, 2**40, 12345, 3, 2**61], dtype=np.int64)
+    pid = pool[rng.integers(0, len(pool), 50_000)]
+    tid = rng.integers(-50, 10**6, 50_000) if seed else pool[rng.integers(0, 3, 50_000)]
+    size = 1 << (2 * len(np.unique(np.concatenate([pid, tid]))) + 1).bit_length()
+    got, ok = kernels.pair_codes(pid, tid, size)
+    assert ok
+    assert np.array_equal(got, joint_codes(pid, tid))
+    assert not kernels.pair_codes(pid, tid, 8)[1]
+    empty = np.zeros(0, dtype=np.int64)
+    assert len(kernels.pair_codes(empty, empty, 16)[0]) == 0

@@ -97,7 +97,53 @@ def lookup(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return out
 
 
-_KERNELS = (times, rank_among, gather_where, lookup)  # bound before any test replaces a name
+@njit(cache=True, nogil=True)
+def _first_seen(values: np.ndarray, out: np.ndarray, size: int) -> int:
+    """out[i] = the number of distinct values before values[i] first appears (pandas'
+    `factorize` codes) through an open-addressing table of `size` (a power of two) slots;
+    returns the number of distinct values, or -1 when more than half the slots fill."""
+    keys = np.empty(size, dtype=np.int64)
+    code_of = np.full(size, -1, dtype=np.int64)
+    mask = size - 1
+    seen = 0
+    for i in range(len(values)):
+        x = values[i]
+        slot = ((x * np.int64(-7046029254386353131)) >> np.int64(20)) & mask
+        while code_of[slot] >= 0 and keys[slot] != x:
+            slot = (slot + 1) & mask
+        if code_of[slot] < 0:
+            if 2 * seen >= size:
+                return -1
+            keys[slot] = x
+            code_of[slot] = seen
+            seen += 1
+        out[i] = code_of[slot]
+    return seen
+
+
+@njit(cache=True, nogil=True)
+def pair_codes(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray, bool]:
+    """`lanes.joint_codes(a, b)` for int64 columns with at most size/2 distinct values each
+    (pid and tid ids: fewer than the trace's keys), in two passes with no temporaries but
+    one column; (codes, False) when a column has more distinct values."""
+    out = np.empty(len(a), dtype=np.int64)
+    fb = np.empty(len(b), dtype=np.int64)
+    nb = _first_seen(b, fb, size)
+    if nb < 0 or _first_seen(a, out, size) < 0:
+        return out, False
+    width = max(nb, 1)
+    for i in range(len(out)):
+        out[i] = out[i] * width + fb[i]
+    return out, True
+
+
+_KERNELS = (
+    times,
+    rank_among,
+    gather_where,
+    lookup,
+    pair_codes,
+)  # bound before any test replaces a name
 
 
 def kernels() -> tuple[object, ...]:
@@ -132,6 +178,9 @@ def warm() -> None:
     rank_among(one, one, 1)
     gather_where(one, one, flag)
     lookup(one, np.zeros(1, dtype=np.int32))
+    pair_codes(one, one, 4)
 
 
-__all__ = ["gather_where", "kernels", "lookup", "rank_among", "ready", "times", "warm"]
+__all__ = [
+    "gather_where", "kernels", "lookup", "pair_codes", "rank_among", "ready", "times", "warm",
+]  # fmt: skip
