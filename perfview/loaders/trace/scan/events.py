@@ -71,6 +71,8 @@ A_CORR, A_EXT, A_EXTL, A_DIMS, A_DIMSL = (
 assert (A_CORR, A_EXT, A_EXTL, A_DIMS, A_DIMSL) == (0, 1, 2, 3, 4), "KINETO_ARGS order"
 # one-letter phases whose event keeps or needs an id / a scope (as the general path)
 _ID_PC = fields.phase_table(fields.ID_PHASES)
+WHOLE_PHASES = "MCiI"  # events `assemble` may decode whole: only theirs have I_START / I_END
+_WHOLE_PC = fields.phase_table(WHOLE_PHASES)
 _SCOPE_PC = fields.phase_table(fields.SCOPE_PHASES)
 
 
@@ -318,8 +320,9 @@ def _event(
     i64[I_DUR, m] = dur
     i64[I_CORR, m] = corr
     i64[I_EXT, m] = ext if ext != -1 else extl
-    i64[I_START, m] = start
-    i64[I_END, m] = end
+    if _WHOLE_PC[pc]:  # M, C, i and I: Python may decode these events whole (`assemble`);
+        i64[I_START, m] = start  # the other rows' pages are never touched (parallel._columns)
+        i64[I_END, m] = end
     i64[I_ARGS, m] = sp[K_ARGS] if sp[K_ARGS] >= 0 else 0
     i64[I_ARGLEN, m] = sl[K_ARGS]
     u8[U_TSOK, m] = ts_ok

@@ -35,7 +35,7 @@ import numpy as np
 from perfview import readahead
 from perfview.core.analysis import ancestors, nesting
 from perfview.core.model.progress import Progress
-from perfview.loaders.trace import idmerge
+from perfview.loaders.trace import fields, idmerge
 from perfview.loaders.trace import kernels as build_kernels
 from perfview.loaders.trace import read as read_text
 from perfview.loaders.trace.assemble import ARG_PC, assemble
@@ -46,6 +46,9 @@ from perfview.loaders.trace.scan import events as ts
 from perfview.loaders.trace.scan import top as top_level
 from perfview.loaders.trace.scan.intern import Tables, intern_spans, rehash
 
+# the scanner writes these rows for `ts.WHOLE_PHASES` only (the events Python may decode)
+SPARSE_I64 = (ts.I_START, ts.I_END)
+_WHOLE_PC = fields.phase_table(ts.WHOLE_PHASES)
 BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
@@ -228,7 +231,7 @@ def scan(
     accepted, end_pos, status = end
     warnings: list[str] = []
     if status == ts.TRUNC:
-        warning = _truncation(buf, accepted)
+        warning = _truncation(buf, accepted, end_pos)
         if warning is None:
             return None
         warnings.append(warning)
@@ -274,14 +277,14 @@ def _gather_early(
     return scan_args.ArgsCompaction(buf, spans)
 
 
-def _truncation(buf: Text, ranges: list[_Range]) -> str | None:
+def _truncation(buf: Text, ranges: list[_Range], stop: int) -> str | None:
     """The warning for a file that ends inside the events array (as the general path words
-    it), or None when not one event is complete (the general path reports that)."""
+    it), or None when not one event is complete (the general path reports that). `stop`:
+    where the scanner stopped, at the start of the incomplete event or at the end."""
     n = sum(r.rows() for r in ranges)
-    last = next((b for r in reversed(ranges) for b in reversed(r.batches) if b[1].shape[1]), None)
-    if n == 0 or last is None:
+    if n == 0:
         return None
-    tail = bytes(buf[int(last[1][ts.I_END, -1]) :]).strip(_WS + b",")
+    tail = bytes(buf[stop:]).strip(_WS + b",")
     if not tail:
         return "the event array is not closed (chrome://tracing accepts this)"
     return f"the file is truncated after {n:,} events; loaded what was complete"
@@ -388,6 +391,8 @@ def _columns(
     total = sum(r.rows() for r in ranges)
     kinds = [(ts.N_CODES, np.int32), (ts.N_I64, np.int64), (ts.N_U8, np.uint8)]
     out = [[np.empty(total, dtype=dtype) for _ in range(height)] for height, dtype in kinds]
+    for row in SPARSE_I64:  # zeros: pages first touched where a row is written
+        out[1][row] = np.zeros(total, dtype=np.int64)
     firsts = np.cumsum([0] + [r.rows() for r in ranges])
 
     def copy(k: int) -> None:
@@ -398,7 +403,11 @@ def _columns(
             m = batch[0].shape[1]
             for kind, rows in enumerate(out):
                 for row, column in enumerate(rows):
-                    column[o : o + m] = batch[kind][row]
+                    if kind != 1 or row not in SPARSE_I64:
+                        column[o : o + m] = batch[kind][row]
+            at = np.flatnonzero(_WHOLE_PC[batch[2][ts.U_PC]])
+            for row in SPARSE_I64:
+                out[1][row][o + at] = batch[1][row][at]
             o += m
             del batch
 
