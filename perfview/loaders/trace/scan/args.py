@@ -78,9 +78,15 @@ def gather_from_file(
     dst = readahead.anonymous_map(total)
     source, target = np.frombuffer(src, dtype=np.uint8), np.frombuffer(dst, dtype=np.uint8)
     dontneed = getattr(mmap, "MADV_DONTNEED", None)
+    populate = readahead.populator(dst)
     o = released = 0
     for a in range(0, len(starts), GATHER_SPANS):
         b = min(a + GATHER_SPANS, len(starts))
+        if populate is not None:  # the blob's next pages in a few calls, not a fault each
+            # (0.41 -> 0.36 s of CPU for a 1 GB NCCL trace's 0.3 GB of args)
+            page = o // mmap.PAGESIZE * mmap.PAGESIZE
+            with contextlib.suppress(OSError, ValueError):
+                populate(page, min(o + int(lens[a:b].sum()), total) - page)
         o = gather(source, target, starts[a:b], lens[a:b], o)
         read_to = (int(starts[b]) if b < len(starts) else len(src)) // mmap.PAGESIZE * mmap.PAGESIZE
         if dontneed is not None and read_to - released >= POPULATE_STEP:
@@ -267,7 +273,8 @@ class ArgsCompaction:
         general path reads it next)."""
         self.thread.join()
         if self.gathered is not None:
-            self.gathered.close()
+            with contextlib.suppress(BufferError):  # a view still alive: freed with it
+                self.gathered.close()
             self.gathered = None
 
     def finish(self) -> tuple[bytes | Text, np.ndarray]:
