@@ -194,12 +194,26 @@ def read_plain(
 
 
 class _Ahead:
-    def __init__(self, key: Key) -> None:
+    def __init__(self, key: Key, then: Callable[[mmap.mmap], object] | None) -> None:
         self.key = key
+        self.then = then
         self.result: tuple[mmap.mmap, int] | None = None
+        self.read = threading.Event()
+        self.followed: tuple[bool, object] = (False, None)  # (ran, what `then` returned)
         self.thread = threading.Thread(target=self._run, name="perfview-readahead", daemon=True)
 
     def _run(self) -> None:
+        try:
+            self._read()
+        finally:
+            self.read.set()
+        if self.then is not None and self.result is not None:
+            try:
+                self.followed = (True, self.then(self.result[0]))
+            except Exception:
+                self.followed = (False, None)
+
+    def _read(self) -> None:
         # any failure: the loader reads the file itself and meets the error there
         with contextlib.suppress(OSError, ValueError, MemoryError), open(self.key[0], "rb") as fh:
             # one reader: the imports it runs beside hold the GIL on the other core, and
@@ -209,6 +223,8 @@ class _Ahead:
                 self.result = (mapped, self.key[1])
             else:
                 self.result = read_plain(fh.fileno(), self.key[1], workers=1)
+            mm, got = self.result
+            mm[got : got + PAD] = b" " * PAD  # as the loader's `read_mapped` leaves it
 
 
 _ahead: _Ahead | None = None
@@ -282,15 +298,17 @@ def maybe_cached(path: str) -> bool:
     return False
 
 
-def start(path: str) -> bool:
+def start(path: str, then: Callable[[mmap.mmap], object] | None = None) -> bool:
     """Start reading `path` on a thread (at most one read-ahead per process); True when it
-    started. The caller decides it is worth it (`worth_it`, and no cached copy)."""
+    started. The caller decides it is worth it (`worth_it`, and no cached copy). `then(map)`
+    runs on that thread after the read, and the loader that takes the map gets what it
+    returned (`followed`): the CLI scans the file there while its imports finish."""
     global _ahead
     key = file_key(path)
     with _lock:
         if key is None or _ahead is not None:
             return False
-        _ahead = _Ahead(key)
+        _ahead = _Ahead(key, then)
         _ahead.thread.start()
     return True
 
@@ -311,13 +329,33 @@ def take(path: str | os.PathLike[str]) -> tuple[mmap.mmap, int] | None:
         ahead, _ahead = _ahead, None
     if ahead is None:
         return None
-    ahead.thread.join()
+    ahead.read.wait()
     if ahead.result is None:
         return None
     if file_key(path) != ahead.key:  # another file, or it changed meanwhile: read it again
-        ahead.result[0].close()
+        ahead.thread.join()  # its follow-up reads the map too
+        with contextlib.suppress(BufferError):
+            ahead.result[0].close()
         return None
+    if ahead.then is not None:
+        with _lock:
+            _following[id(ahead.result[0])] = ahead
     return ahead.result
+
+
+_following: dict[int, _Ahead] = {}  # taken maps whose follow-up may still run, by id
+
+
+def followed(mm: object) -> tuple[bool, object]:
+    """For a map `take` handed out: (True, what `then` returned) once it has run, waiting
+    for it; (False, None) for any other map, or when `then` failed (the caller then does
+    the work itself). Asked once per map."""
+    with _lock:
+        ahead = _following.pop(id(mm), None)
+    if ahead is None or ahead.result is None or ahead.result[0] is not mm:
+        return False, None
+    ahead.thread.join()
+    return ahead.followed
 
 
 __all__ = [
@@ -326,6 +364,7 @@ __all__ = [
     "cache_root",
     "discard",
     "file_key",
+    "followed",
     "is_file_map",
     "map_file",
     "maybe_cached",

@@ -262,3 +262,75 @@ def test_a_mapped_trace_loads_the_same_and_keeps_nothing_of_the_file(
     spans = (want.timeline.args.starts.tolist(), want.timeline.args.lens.tolist())
     assert Path(f"{out}.spans").read_text() == repr(spans)
     assert mapped.stat().st_size == 0
+
+
+@pytest.mark.usefixtures("small_min")
+def test_a_follow_up_result_goes_to_whoever_takes_the_map(tmp_path: Path) -> None:
+    """`then` runs on the read-ahead thread after the read; the one who takes the map gets
+    what it returned, once; a failing follow-up hands nothing over."""
+    path = _trace(tmp_path / "t.json", 100)
+    assert readahead.start(str(path), then=lambda mm: len(mm))
+    taken = readahead.take(path)
+    assert taken is not None
+    assert readahead.followed(taken[0]) == (True, len(taken[0]))
+    assert readahead.followed(taken[0]) == (False, None)  # asked once
+    assert readahead.followed(bytearray(b"other")) == (False, None)
+
+    def fail(mm: mmap.mmap) -> object:
+        raise ValueError("no")
+
+    assert readahead.start(str(path), then=fail)
+    taken = readahead.take(path)
+    assert taken is not None
+    assert readahead.followed(taken[0]) == (False, None)
+
+
+@pytest.mark.usefixtures("small_min")
+def test_the_loader_takes_the_cli_scan_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`perfview summary`'s scan-ahead (`cli._scan_ahead`, while the imports run) is what
+    the loader uses: the same tables and args as its own scan, and it does not scan again."""
+    from perfview.loaders.trace.scan import parallel
+
+    path = _trace(tmp_path / "t.json", 5000)
+    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")
+    want = load(path, options=FRESH)
+    assert readahead.start(str(path), then=cli._scan_ahead)
+    readahead._ahead.thread.join()  # type: ignore[union-attr]
+    scans: list[int] = []
+    real = parallel.scan
+    monkeypatch.setattr(parallel, "scan", lambda *a, **k: scans.append(1) or real(*a, **k))
+    got = load(path, options=FRESH)
+    assert scans == []
+    assert got.timeline is not None
+    assert want.timeline is not None
+    assert got.timeline.events.equals(want.timeline.events)
+    assert bytes(got.timeline.args.blob) == bytes(want.timeline.args.blob)
+
+
+def test_summary_prints_the_same_with_and_without_the_read_and_scan_ahead(
+    tmp_path: Path,
+) -> None:
+    """The whole one-shot command on a file big enough for the read- and scan-ahead (and old
+    enough to be mapped) prints what it prints with them turned off."""
+    rows = [
+        {"ph": "X", "name": f"aten::op{k % 13}", "cat": "cpu_op", "pid": 1, "tid": k % 3,
+         "ts": k * 3, "dur": 2, "args": {"External id": k}}
+        for k in range(170_000)
+    ]  # fmt: skip
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"traceEvents": rows}))
+    assert path.stat().st_size >= readahead.MIN_BYTES
+    _aged(path)
+    outs = []
+    for ahead in ("1", "0"):
+        env = {**os.environ, "PERFVIEW_READAHEAD": ahead, "PERFVIEW_CACHE_MAX_MB": "0"}
+        done = subprocess.run(
+            [sys.executable, "-m", "perfview", "summary", str(path), "--top", "5"],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout)
+    assert outs[0] == outs[1]
+    assert "aten::op" in outs[0]

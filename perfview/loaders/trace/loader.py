@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import msgspec
 import numpy as np
 
+from perfview import readahead
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
@@ -311,6 +312,9 @@ def _scan(buf: bytearray | mmap.mmap, progress: Progress, *, force: bool) -> Sca
         from perfview.loaders.trace.scan import parallel as trace_parallel
     except ImportError:  # pragma: no cover - numba is a dependency, but keep working without
         return None
+    ran, ahead = readahead.followed(buf)
+    if ran and (ahead is None or isinstance(ahead, trace_parallel.Scanned)):
+        return ahead  # the CLI scanned it while importing (`cli._scan_ahead`)
     progress(0.2, "scanning events")
     return trace_parallel.scan(buf, progress, 0.2, 0.8)
 

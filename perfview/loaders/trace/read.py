@@ -16,12 +16,14 @@ import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfview import readahead
-from perfview.core.model.errors import LoadError
-from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import GZIP_MAGIC
+
+if TYPE_CHECKING:  # at run time neither: the scanner's imports stay free of pandas
+    from perfview.core.model.progress import Progress
+
+GZIP_MAGIC = readahead.GZIP_MAGIC
 
 Text = bytearray | mmap.mmap  # a file's bytes: `read_mapped`'s map, or a bytearray
 CHUNK = 1 << 20
@@ -30,7 +32,11 @@ READ_PIECE = readahead.READ_PIECE
 anonymous_map = readahead.anonymous_map
 
 
-def read_bytes(path: Path, progress: Progress = noop, share: float = 0.3) -> tuple[bytearray, str]:
+def _noop(fraction: float, message: str) -> None:
+    """`core.model.progress.noop` (importing it would import pandas: `core.model`)."""
+
+
+def read_bytes(path: Path, progress: Progress = _noop, share: float = 0.3) -> tuple[bytearray, str]:
     """The whole (decompressed) content plus PAD spaces, and a warning ('' when none)."""
     size = max(path.stat().st_size, 1)
     with open(path, "rb") as fh:
@@ -46,7 +52,9 @@ def read_bytes(path: Path, progress: Progress = noop, share: float = 0.3) -> tup
         return _gunzip(fh, size, progress, share)
 
 
-def read_mapped(path: Path, progress: Progress = noop, share: float = 0.2) -> tuple[mmap.mmap, str]:
+def read_mapped(
+    path: Path, progress: Progress = _noop, share: float = 0.2
+) -> tuple[mmap.mmap, str]:
     """The (decompressed) content plus PAD spaces in a memory map, and a warning.
 
     A plain file written more than a few seconds ago is mapped (`readahead.map_file`: no
@@ -161,6 +169,8 @@ def _inflate(
                 data += dec.decompress(rest)
         except zlib.error:
             if not wrote:
+                from perfview.core.model.errors import LoadError
+
                 raise LoadError("the gzip file is corrupt") from None
             return "the gzip stream is corrupt; loaded what was decompressed before the damage"
         if data:

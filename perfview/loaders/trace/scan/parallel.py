@@ -27,14 +27,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
 
 from perfview import readahead
 from perfview.core.analysis import ancestors, nesting
-from perfview.core.model.progress import Progress
 from perfview.loaders.trace import fields, idmerge
 from perfview.loaders.trace import kernels as build_kernels
 from perfview.loaders.trace import read as read_text
@@ -49,6 +48,9 @@ from perfview.loaders.trace.scan.intern import Tables, intern_spans, rehash
 # the scanner writes these rows for `ts.WHOLE_PHASES` only (the events Python may decode)
 SPARSE_I64 = (ts.I_START, ts.I_END)
 _WHOLE_PC = fields.phase_table(ts.WHOLE_PHASES)
+if TYPE_CHECKING:  # not at run time: the scanner's imports stay free of pandas
+    from perfview.core.model.progress import Progress
+
 BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
