@@ -15,6 +15,7 @@ from perfview import startup_gc
 # loads, keeps their import time (pyqtgraph alone is 0.2-0.45 s) off the GUI thread: module
 # code only defines classes, it creates no widgets, so it is safe on a worker.
 WARM_IMPORTS = (
+    "perfview.loaders.service",  # the registry, every loader, pandas
     "perfview.loaders.trace.scan.parallel",  # numba: its import is the biggest of all
     "pyqtgraph",
     "perfview.qt.views.timeline_view",
