@@ -292,7 +292,7 @@ def _scan_ahead(text: Any) -> object:
 
         if not parallel.compiled():
             raise LookupError("the scanner is not compiled yet")
-        parallel.warm()
+        parallel.warm(scan_only=True)
     finally:
         _SCANNING.set()
     return parallel.scan(text, lambda fraction, message: None, 0.2, 0.8)

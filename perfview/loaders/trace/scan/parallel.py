@@ -158,9 +158,11 @@ def _no_hugepage_advice() -> None:
 _no_hugepage_advice()
 
 
-def warm() -> None:
+def warm(*, scan_only: bool = False) -> None:
     """Load the compiled code now (numba's first call initialises its JIT, ~0.3 s): run on a
-    thread while the file is read, so the two overlap."""
+    thread while the file is read, so the two overlap. `scan_only`: just what the scan
+    itself runs (the CLI's scan-ahead, which waits for it; the loader's warm-up thread
+    loads the rest during the scan, ~45 ms)."""
     tiny = np.frombuffer(bytearray(b'{"traceEvents":[{"ph":"X","name":"a","ts":1}]}  '), np.uint8)
     out = np.zeros((4, 4), dtype=np.int64)
     _status, pos, _count = top_level.members(tiny, 0, True, out)
@@ -168,6 +170,8 @@ def warm() -> None:
     tables = Tables()
     _SCAN_EVENTS(tiny, pos, True, -1, *tables.args(), codes, i64, u8, 0)
     tables.grow()  # rehash
+    if scan_only:
+        return
     one = np.zeros(1, dtype=np.int64)
     intern_spans(tiny, one, one, True)
     scan_args.int_args(tiny, one, one, np.zeros((1, 6), np.int64), np.zeros((1, 6), np.bool_))
