@@ -98,6 +98,24 @@ def gather_from_file(
     return dst
 
 
+def gather_early(
+    buf: Text, starts: np.ndarray, lens: np.ndarray, pc: np.ndarray, kept: np.ndarray
+) -> ArgsCompaction | None:
+    """A mapped file's args (`gather_from_file`), gathered on a thread from the end of the
+    scan on, beside `assemble`: that copy first-touches the blob's pages (0.3-0.4 s for a
+    1 GB NCCL trace), which would otherwise hold up the build. `starts` / `lens` / `pc`: the
+    scanner's columns; `kept`: which one-letter phases keep their args (as `assemble`). A
+    copy of the file is compacted in place later, which is quick: None then."""
+    if not readahead.is_file_map(buf):
+        return None
+
+    def spans() -> Spans:
+        keep = np.flatnonzero(kept[pc])
+        return starts[keep], lens[keep]
+
+    return ArgsCompaction(buf, spans)
+
+
 MEM_KEYS = key_table([f.key for f in fields.MEMORY_ARGS])
 
 
@@ -285,4 +303,7 @@ class ArgsCompaction:
         return self.blob, new
 
 
-__all__ = ["MEM_KEYS", "ArgsCompaction", "compact", "gather", "gather_from_file", "int_args"]
+__all__ = [
+    "MEM_KEYS", "ArgsCompaction", "compact", "gather", "gather_early", "gather_from_file",
+    "int_args",
+]  # fmt: skip

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from perfview import readahead
 from perfview.core.analysis import ancestors, nesting
 from perfview.loaders.trace import fields, idmerge
 from perfview.loaders.trace import kernels as build_kernels
@@ -251,7 +250,8 @@ def scan(
     del arr
     bounds = np.cumsum([0] + [r.rows() for r in accepted])
     columns = _columns(accepted)
-    early = _gather_early(buf, columns)
+    _codes, i64, u8 = columns
+    early = scan_args.gather_early(buf, i64[ts.I_ARGS], i64[ts.I_ARGLEN], u8[ts.U_PC], ARG_PC)
     cols = assemble(buf, [r.tables for r in accepted], bounds, columns)
     if cols is None:
         if early is not None:
@@ -262,25 +262,6 @@ def scan(
         for ks, ke, vs, ve in members
     }
     return Scanned(cols, top, warnings, early)
-
-
-def _gather_early(
-    buf: Text, columns: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]
-) -> scan_args.ArgsCompaction | None:
-    """A mapped file's args, copied out (`scan_args.gather_from_file`) on a thread from
-    here on, beside `assemble`: that copy first-touches the blob's pages (0.3-0.4 s for a
-    1 GB NCCL trace), which would otherwise hold up the build. A copy of the file is
-    compacted in place later, which is quick."""
-    if not readahead.is_file_map(buf):
-        return None
-    _codes, i64, u8 = columns
-    starts, lens, pc = i64[ts.I_ARGS], i64[ts.I_ARGLEN], u8[ts.U_PC]
-
-    def spans() -> tuple[np.ndarray, np.ndarray]:  # as `assemble` keeps them
-        keep = np.flatnonzero(ARG_PC[pc])
-        return starts[keep], lens[keep]
-
-    return scan_args.ArgsCompaction(buf, spans)
 
 
 def _truncation(buf: Text, ranges: list[_Range], stop: int) -> str | None:
