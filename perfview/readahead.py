@@ -50,18 +50,23 @@ def anonymous_map(size: int) -> mmap.mmap:
 POPULATE_STEP = 4 << 20  # bytes mapped per madvise call (a multiple of the page size)
 
 
+def advise(mm: mmap.mmap, advice: int, start: int, end: int) -> None:
+    """madvise(advice) over mm[start:end] (`start` on a page boundary) in POPULATE_STEP
+    calls, not one: Python's `mmap.madvise` holds the GIL, and 64 MB took 20-60 ms, a stall
+    of the window's GUI thread (100+ ms on a busy machine); 4 MB takes 1-4 ms. The system's
+    refusal (an older kernel without the advice) is raised to the caller."""
+    for at in range(start, end, POPULATE_STEP):
+        mm.madvise(advice, at, min(POPULATE_STEP, end - at))
+
+
 def populator(mm: mmap.mmap) -> Callable[[int, int], object] | None:
     """Map a piece's pages before it is read into (Linux): faulting them in one by one from
-    the copy cost 0.55 s of system time for 1 GB here, this 0.41-0.45 s. In POPULATE_STEP
-    calls, not one per piece: Python's `mmap.madvise` holds the GIL, and 64 MB took 20-60 ms,
-    a stall of the window's GUI thread (100+ ms on a busy machine); 4 MB takes 1-4 ms."""
+    the copy cost 0.55 s of system time for 1 GB here, this 0.41-0.45 s (`advise` steps)."""
     if not sys.platform.startswith("linux") or not hasattr(mm, "madvise"):
         return None
 
     def populate(start: int, length: int) -> None:
-        end = start + length
-        for at in range(start, end, POPULATE_STEP):
-            mm.madvise(MADV_POPULATE_WRITE, at, min(POPULATE_STEP, end - at))
+        advise(mm, MADV_POPULATE_WRITE, start, start + length)
 
     return populate
 
@@ -118,22 +123,14 @@ def map_file(fd: int, size: int) -> mmap.mmap | None:
         mm.close()  # unmaps the whole range, whatever is mapped in it
         return None
     _mapped_files.add(mm)
-    _populate(mm, MADV_POPULATE_READ, 0, size)
+    with contextlib.suppress(OSError, ValueError):  # an older kernel: pages fault in on use
+        advise(mm, MADV_POPULATE_READ, 0, size)
     return mm
 
 
 def is_file_map(mm: object) -> bool:
     """True for a map made by `map_file` (its pages may still be the file's)."""
     return isinstance(mm, mmap.mmap) and mm in _mapped_files
-
-
-def _populate(mm: mmap.mmap, advice: int, start: int, length: int) -> None:
-    """madvise(advice) over [start, start + length) in POPULATE_STEP calls (see
-    `populator`); an older kernel (no such advice) leaves the pages to fault in on use."""
-    end = start + length
-    with contextlib.suppress(OSError, ValueError):
-        for at in range(start, end, POPULATE_STEP):
-            mm.madvise(advice, at, min(POPULATE_STEP, end - at))
 
 
 def read_parallel(
@@ -362,6 +359,7 @@ def followed(mm: object) -> tuple[bool, object]:
 
 __all__ = [
     "PAD",
+    "advise",
     "anonymous_map",
     "cache_root",
     "discard",

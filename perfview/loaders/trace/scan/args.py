@@ -90,8 +90,7 @@ def gather_from_file(
         o = gather(source, target, starts[a:b], lens[a:b], o)
         read_to = (int(starts[b]) if b < len(starts) else len(src)) // mmap.PAGESIZE * mmap.PAGESIZE
         if dontneed is not None and read_to - released >= POPULATE_STEP:
-            for at in range(released, read_to, POPULATE_STEP):
-                src.madvise(dontneed, at, min(POPULATE_STEP, read_to - at))
+            readahead.advise(src, dontneed, released, read_to)
             released = read_to
         done(b / len(starts))
     del source, target
@@ -185,9 +184,7 @@ def _release_tail(buf: mmap.mmap, total: int) -> None:
     dontneed = getattr(mmap, "MADV_DONTNEED", None)
     if dontneed is None or not hasattr(buf, "madvise"):
         return
-    start = -(-total // mmap.PAGESIZE) * mmap.PAGESIZE
-    for at in range(start, len(buf), POPULATE_STEP):
-        buf.madvise(dontneed, at, min(POPULATE_STEP, len(buf) - at))
+    readahead.advise(buf, dontneed, -(-total // mmap.PAGESIZE) * mmap.PAGESIZE, len(buf))
 
 
 class ArgsCompaction:
