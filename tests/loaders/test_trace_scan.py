@@ -23,6 +23,7 @@ from perfview.loaders import trace
 from perfview.loaders.trace.numbers import parse_decimal
 from perfview.loaders.trace.read import anonymous_map, read_bytes
 from perfview.loaders.trace.scan import args as scan_args
+from perfview.loaders.trace.scan import batches as scan_batches
 from perfview.loaders.trace.scan import digits, tokens
 from perfview.loaders.trace.scan import parallel as trace_parallel
 from tests.conftest import sample
@@ -249,7 +250,7 @@ def test_splits_inside_strings_are_detected(
 
 def test_small_batches_and_growing_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Many FULL and GROW stops (tiny batches, > 4096 distinct names) change nothing."""
-    monkeypatch.setattr(trace_parallel, "BATCH_ROWS", 7)
+    monkeypatch.setattr(scan_batches, "BATCH_ROWS", 7)
     events = [
         {"ph": "X", "name": f"unique{k}", "cat": f"c{k % 50}", "pid": 1, "tid": k % 9,
          "ts": k, "dur": 0.5, "id": k}

@@ -321,7 +321,7 @@ def _event(
     i64[I_CORR, m] = corr
     i64[I_EXT, m] = ext if ext != -1 else extl
     if _WHOLE_PC[pc]:  # M, C, i and I: Python may decode these events whole (`assemble`);
-        i64[I_START, m] = start  # the other rows' pages are never touched (parallel._columns)
+        i64[I_START, m] = start  # the other rows' pages are never touched (batches.to_columns)
         i64[I_END, m] = end
     i64[I_ARGS, m] = sp[K_ARGS] if sp[K_ARGS] >= 0 else 0
     i64[I_ARGLEN, m] = sl[K_ARGS]

@@ -25,7 +25,6 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,24 +32,20 @@ import msgspec
 import numpy as np
 
 from perfview.core.analysis import ancestors, nesting
-from perfview.loaders.trace import fields, idmerge
+from perfview.loaders.trace import idmerge
 from perfview.loaders.trace import kernels as build_kernels
-from perfview.loaders.trace import read as read_text
 from perfview.loaders.trace.assemble import ARG_PC, assemble
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan import args as scan_args
 from perfview.loaders.trace.scan import events as ts
 from perfview.loaders.trace.scan import top as top_level
+from perfview.loaders.trace.scan.batches import Batch, new_batch, to_columns
 from perfview.loaders.trace.scan.intern import Tables, intern_spans, rehash
 
-# the scanner writes these rows for `ts.WHOLE_PHASES` only (the events Python may decode)
-SPARSE_I64 = (ts.I_START, ts.I_END)
-_WHOLE_PC = fields.phase_table(ts.WHOLE_PHASES)
 if TYPE_CHECKING:  # not at run time: the scanner's imports stay free of pandas
     from perfview.core.model.progress import Progress
 
-BATCH_ROWS = 1 << 15  # rows per scanner call: ~15 MB of kineto JSON, tens of ms
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
@@ -68,7 +63,7 @@ class _Range:
     first: bool  # start is the array's '[' (else an event's '{')
     stop_at: int  # -1: run to the end of the array
     tables: Tables = field(default_factory=Tables)
-    batches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    batches: list[Batch] = field(default_factory=list)
     status: int = -1
     pos: int = 0
     done_bytes: int = 0
@@ -82,7 +77,7 @@ class _Range:
 
     def _run(self, buf: np.ndarray, stop: threading.Event) -> None:
         pos, first = self.start, self.first
-        codes, i64, u8 = _new_batch()
+        codes, i64, u8 = new_batch()
         m = 0
         while not stop.is_set():
             status, pos, m = _SCAN_EVENTS(
@@ -92,7 +87,7 @@ class _Range:
             self.done_bytes = pos - self.start
             if status == ts.FULL:
                 self.batches.append((codes, i64, u8))
-                codes, i64, u8 = _new_batch()
+                codes, i64, u8 = new_batch()
                 m = 0
             elif status == ts.GROW:
                 self.tables.grow()
@@ -106,26 +101,10 @@ class _Range:
     def rows(self) -> int:
         return sum(b[0].shape[1] for b in self.batches)
 
-
-_BATCH_SHAPES = ((ts.N_CODES, np.int32), (ts.N_I64, np.int64), (ts.N_U8, np.uint8))
-_BATCH_BYTES = [h * BATCH_ROWS * np.dtype(t).itemsize for h, t in _BATCH_SHAPES]
-
-
-def _new_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One batch's three arrays in one anonymous map of their own.
-
-    malloc would serve these 3 MB blocks from its heap, and memory freed there stays with
-    the process: the batches freed while `_columns` copies them out could not be given back,
-    and a 1 GB NCCL trace peaked 440 MB higher. A map is returned to the system as soon as
-    its last array is dropped."""
-    mm = read_text.anonymous_map(sum(_BATCH_BYTES))
-    out = []
-    offset = 0
-    for (height, dtype), nbytes in zip(_BATCH_SHAPES, _BATCH_BYTES, strict=True):
-        flat = np.frombuffer(mm, dtype=dtype, count=height * BATCH_ROWS, offset=offset)
-        out.append(flat.reshape(height, BATCH_ROWS))
-        offset += nbytes
-    return out[0], out[1], out[2]
+    def take_batches(self) -> list[Batch]:
+        """The batches, handed over: `to_columns` frees each once it is copied."""
+        batches, self.batches = self.batches, []
+        return batches
 
 
 @dataclass
@@ -165,7 +144,7 @@ def warm(*, scan_only: bool = False) -> None:
     tiny = np.frombuffer(bytearray(b'{"traceEvents":[{"ph":"X","name":"a","ts":1}]}  '), np.uint8)
     out = np.zeros((4, 4), dtype=np.int64)
     _status, pos, _count = top_level.members(tiny, 0, True, out)
-    codes, i64, u8 = _new_batch()
+    codes, i64, u8 = new_batch()
     tables = Tables()
     _SCAN_EVENTS(tiny, pos, True, -1, *tables.args(), codes, i64, u8, 0)
     tables.grow()  # rehash
@@ -249,7 +228,7 @@ def scan(
         return None
     del arr
     bounds = np.cumsum([0] + [r.rows() for r in accepted])
-    columns = _columns(accepted)
+    columns = to_columns([r.take_batches() for r in accepted])
     _codes, i64, u8 = columns
     early = scan_args.gather_early(buf, i64[ts.I_ARGS], i64[ts.I_ARGLEN], u8[ts.U_PC], ARG_PC)
     cols = assemble(buf, [r.tables for r in accepted], bounds, columns)
@@ -364,46 +343,6 @@ def _run_first(arr: np.ndarray, r: _Range, stop: threading.Event, tick: Callable
 def _report(ranges: list[_Range], total: int, progress: Progress, lo: float, hi: float) -> None:
     done = sum(max(r.done_bytes, 0) for r in ranges)
     progress(lo + (hi - lo) * min(done / total, 1.0), f"scanned {done / 1e6:,.0f} MB")
-
-
-def _columns(
-    ranges: list[_Range],
-) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-    """Every column as one contiguous array over all ranges.
-
-    Each range copies its batches into its rows of the columns on a thread of its own (numpy
-    copies without the GIL; most of the cost is first-touching the new pages) and drops every
-    batch once copied, so memory peaks at the batches plus about one batch per range.
-    """
-    total = sum(r.rows() for r in ranges)
-    kinds = [(ts.N_CODES, np.int32), (ts.N_I64, np.int64), (ts.N_U8, np.uint8)]
-    out = [[np.empty(total, dtype=dtype) for _ in range(height)] for height, dtype in kinds]
-    for row in SPARSE_I64:  # zeros: pages first touched where a row is written
-        out[1][row] = np.zeros(total, dtype=np.int64)
-    firsts = np.cumsum([0] + [r.rows() for r in ranges])
-
-    def copy(k: int) -> None:
-        batches, ranges[k].batches = ranges[k].batches, []
-        o = int(firsts[k])
-        while batches:
-            batch = batches.pop(0)
-            m = batch[0].shape[1]
-            for kind, rows in enumerate(out):
-                for row, column in enumerate(rows):
-                    if kind != 1 or row not in SPARSE_I64:
-                        column[o : o + m] = batch[kind][row]
-            at = np.flatnonzero(_WHOLE_PC[batch[2][ts.U_PC]])
-            for row in SPARSE_I64:
-                out[1][row][o + at] = batch[1][row][at]
-            o += m
-            del batch
-
-    with ThreadPoolExecutor(max(len(ranges) - 1, 1), thread_name_prefix="perfview-columns") as pool:
-        others = [pool.submit(copy, k) for k in range(1, len(ranges))]
-        copy(0)
-        for done in others:
-            done.result()  # re-raises what the copy raised
-    return out[0], out[1], out[2]
 
 
 __all__ = ["Scanned", "compiled", "scan", "threads_for", "warm"]
