@@ -35,7 +35,7 @@ STAGES: list[tuple[str, str, str]] = [
     # (label, module, attribute) — the attribute is replaced where the caller looks it up
     ("read", "perfview.loaders.trace.loader", "read_mapped"),
     ("scan (compiled, threads)", "perfview.loaders.trace.scan.parallel", "_run"),
-    ("copy batches to columns", "perfview.loaders.trace.scan.parallel", "_columns"),
+    ("copy batches to columns", "perfview.loaders.trace.scan.batches", "to_columns"),
     ("assemble (intern, decode)", "perfview.loaders.trace.scan.parallel", "assemble"),
     ("build", "perfview.loaders.trace.loader", "build"),
     ("  slices", "perfview.loaders.trace.build", "slices"),

@@ -19,6 +19,7 @@ import pandas as pd
 from perfview.core.analysis.ancestors import (
     drop_duplicate_chains,
     member_child_sums,
+    member_totals,
     nearest_ancestor,
     same_name_above,
 )
@@ -88,7 +89,17 @@ def drop_nested_duplicates(events: pd.DataFrame, member: np.ndarray) -> np.ndarr
 
 
 def _kind_mask(events: pd.DataFrame, kinds: Iterable[str]) -> np.ndarray:
-    return np.asarray(events["kind"].isin(list(kinds)), dtype=bool)
+    """Rows whose kind is one of `kinds`; on the categorical column, a comparison of its codes
+    (pandas' isin hashed every row: 0.02 s at 5M rows)."""
+    kind = events["kind"]
+    if isinstance(kind.dtype, pd.CategoricalDtype):
+        wanted = set(kinds)
+        picked = [i for i, c in enumerate(kind.cat.categories) if c in wanted]
+        codes = kind.cat.codes.to_numpy()
+        if len(picked) == 1:
+            return np.asarray(codes == picked[0])
+        return np.isin(codes, picked)
+    return np.asarray(kind.isin(list(kinds)), dtype=bool)
 
 
 def _text(series: pd.Series) -> pd.Series:
@@ -118,6 +129,11 @@ def ops_table(
         member = ~_kind_mask(events, _NOT_OPS)
     elif timeline.is_torch if torch_dedup is None else torch_dedup:
         member = drop_nested_duplicates(events, member)
+    names = events["name"]
+    if not by_shape and isinstance(names.dtype, pd.CategoricalDtype):
+        fused = _ops_by_name(events, member)
+        if fused is not None:
+            return fused
     selft = self_times(events, member)
     keys = ["name", "shape"] if by_shape else ["name"]
     frame = events.loc[member, keys].copy()
@@ -135,12 +151,47 @@ def ops_table(
     ).reset_index()
     for key in keys:
         out[key] = _text(out[key])
+    return _ops_columns(out, keys)
+
+
+def _ops_columns(out: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The operators table's derived columns, column order and row order."""
     out["calls"] = out["calls"].astype(np.int64)
     out["mean_ns"] = _mean_ns(out["sum_ns"], out["calls"])
     total_self = float(out["self_ns"].sum())
     out["self_pct"] = out["self_ns"] * 100.0 / total_self if total_self else 0.0
     out = out[[*keys, "calls", "self_ns", "total_ns", "mean_ns", "max_ns", "self_pct"]]
     return _sorted(out, "total_ns", keys)
+
+
+def _ops_by_name(events: pd.DataFrame, member: np.ndarray) -> pd.DataFrame | None:
+    """`ops_table` by name from one compiled pass over the categorical name codes
+    (`ancestors.member_totals`) instead of the separate ancestor passes and pandas' groupby:
+    the same numbers, ~0.1 s less at 1 GB. None where the one-pass answers do not hold."""
+    names = events["name"]
+    categories = names.cat.categories
+    totals = member_totals(
+        events["parent"].to_numpy(dtype=np.int64),
+        names.cat.codes.to_numpy(dtype=np.int64),
+        member,
+        events["dur"].to_numpy(dtype=np.int64),
+        len(categories),
+    )
+    if totals is None:
+        return None
+    calls, self_ns, stack_ns, sum_ns, max_ns = totals
+    seen = np.flatnonzero(calls)
+    out = pd.DataFrame(
+        {
+            "name": pd.Series(np.asarray(categories, dtype=object)[seen], dtype=object).astype(str),
+            "calls": calls[seen],
+            "self_ns": self_ns[seen],
+            "total_ns": stack_ns[seen],
+            "sum_ns": sum_ns[seen],
+            "max_ns": max_ns[seen],
+        }
+    )
+    return _ops_columns(out, ["name"])
 
 
 def kernels_table(timeline: Timeline, kinds: Iterable[str] = ("kernel",)) -> pd.DataFrame:

@@ -80,6 +80,51 @@ def _sum_into_ancestors(anc: np.ndarray, member: np.ndarray, dur: np.ndarray) ->
     return out
 
 
+def _parents_first(parent: np.ndarray) -> bool:
+    """True when every row's parent comes before it (the one-pass precondition), without
+    numpy's temporary `arange` and comparison (three 37 MB arrays per query at 1 GB)."""
+    for i in range(len(parent)):  # noqa: SIM110 - numba compiles the loop, not all(generator)
+        if parent[i] >= i:
+            return False
+    return True
+
+
+def _member_totals(
+    parent: np.ndarray, codes: np.ndarray, member: np.ndarray, dur: np.ndarray, n_codes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per code, over the `member` rows: calls, self time (dur less the member children's),
+    time on the stack (dur, unless a member ancestor has the same code), summed dur and the
+    longest dur. The passes of `nearest_ancestor`, `member_child_sums` and `same_name_above`
+    fused with the group sums: one walk over the rows, no per-row temporaries but two."""
+    n = len(parent)
+    anc = np.empty(n, dtype=np.int64)
+    below = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        p = parent[i]
+        anc[i] = -1 if p < 0 else (p if member[p] else anc[p])
+        if member[i] and anc[i] >= 0:
+            below[anc[i]] += dur[i]
+    calls = np.zeros(n_codes, dtype=np.int64)
+    self_ns = np.zeros(n_codes, dtype=np.int64)
+    stack_ns = np.zeros(n_codes, dtype=np.int64)
+    sum_ns = np.zeros(n_codes, dtype=np.int64)
+    max_ns = np.full(n_codes, np.iinfo(np.int64).min, dtype=np.int64)
+    for i in range(n):
+        g = codes[i]
+        if not member[i] or g < 0:
+            continue
+        calls[g] += 1
+        self_ns[g] += dur[i] - below[i]
+        sum_ns[g] += dur[i]
+        max_ns[g] = max(max_ns[g], dur[i])
+        j = anc[i]
+        while j >= 0 and codes[j] != g:
+            j = anc[j]
+        if j < 0:
+            stack_ns[g] += dur[i]
+    return calls, self_ns, stack_ns, sum_ns, max_ns
+
+
 def kernels() -> tuple[Any, Any, Any, Any]:
     """The compiled passes (numba's dispatchers; compiled or loaded from disk on first use)."""
     if not _COMPILED:
@@ -94,6 +139,8 @@ def kernels() -> tuple[Any, Any, Any, Any]:
         _COMPILED["same"] = njit(**options)(_same_name_pass)
         _COMPILED["drop"] = njit(**options)(_drop_round)
         _COMPILED["sums"] = njit(**options)(_sum_into_ancestors)
+        _COMPILED["first"] = njit(**options)(_parents_first)
+        _COMPILED["totals"] = njit(**options)(_member_totals)
     return _COMPILED["nearest"], _COMPILED["same"], _COMPILED["drop"], _COMPILED["sums"]
 
 
@@ -105,6 +152,9 @@ def warm() -> None:
     same(nearest(parent, yes), np.zeros(1, dtype=np.int64), yes)
     drop(parent, np.zeros(1, dtype=np.int64), yes.copy())
     sums(nearest(parent, yes), yes, np.zeros(1, dtype=np.int64))
+    zero = np.zeros(1, dtype=np.int64)
+    _COMPILED["first"](parent)
+    _COMPILED["totals"](parent, zero, yes, zero, 1)
 
 
 def _one_pass(parent: np.ndarray) -> bool:
@@ -113,7 +163,8 @@ def _one_pass(parent: np.ndarray) -> bool:
     n = len(parent)
     if n < INTERPRET_MAX and "numba" not in sys.modules:
         return False
-    return bool(np.all(parent < np.arange(n)))
+    kernels()
+    return bool(_COMPILED["first"](parent))
 
 
 def nearest_ancestor(parent: np.ndarray, member: np.ndarray) -> np.ndarray:
@@ -156,6 +207,27 @@ def member_child_sums(parent: np.ndarray, member: np.ndarray, dur: np.ndarray) -
     nested = np.zeros(len(parent), dtype=np.int64)
     np.add.at(nested, anc[counted], dur[counted])
     return nested
+
+
+def member_totals(
+    parent: np.ndarray, codes: np.ndarray, member: np.ndarray, dur: np.ndarray, n_codes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per code in range(n_codes), over the `member` rows (a code < 0 is in no group): calls,
+    self time, time on the stack (a row nested in a member of its own code counts 0), summed
+    and longest duration (int64 min where a code has no call): what the operators table
+    groups, in one compiled pass (the table of a 1 GB NCCL trace: 0.14 -> 0.07 s against the
+    separate passes and pandas' groupby). None where the one-pass answers do not hold."""
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    if not _one_pass(parent):
+        return None
+    out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] = _COMPILED["totals"](
+        parent,
+        np.ascontiguousarray(codes, dtype=np.int64),
+        np.ascontiguousarray(member, dtype=np.bool_),
+        np.ascontiguousarray(dur, dtype=np.int64),
+        n_codes,
+    )
+    return out
 
 
 def drop_duplicate_chains(
@@ -219,6 +291,7 @@ __all__ = [
     "drop_duplicate_chains",
     "kernels",
     "member_child_sums",
+    "member_totals",
     "nearest_ancestor",
     "same_name_above",
     "warm",

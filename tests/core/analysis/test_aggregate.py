@@ -441,3 +441,24 @@ def test_trace_memory_table_rebuilds_totals_for_old_files() -> None:
     (row,) = aggregate.trace_memory_table(make_timeline(memory=memory)).to_dict("records")
     assert (row["peak_allocated_bytes"], row["peak_ts_ns"]) == (400, 2)
     assert row["final_allocated_bytes"] == 350
+
+
+@pytest.mark.parametrize(
+    "rel", ["kineto_gpu/hta_nccl_data.json.gz", "kineto_cpu/dtu_jc_resnet18_cpu_trace.json"]
+)
+@pytest.mark.parametrize("kinds", [("cpu_op",), ("cpu_op", "python_function"), ("kernel",)])
+def test_fused_ops_table_equals_the_grouped_one(
+    rel: str, kinds: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one-pass operators table (`_ops_by_name`) gives pandas' groupby's table exactly:
+    rows, order, values and dtypes."""
+    from perfview.core.analysis import ancestors
+    from tests.conftest import sample
+
+    ancestors.kernels()  # numba loaded: the compiled passes apply to a small table too
+    timeline = _load(sample(rel)).timeline
+    fused = aggregate.ops_table(timeline, kinds=kinds)
+    monkeypatch.setattr(aggregate, "_ops_by_name", lambda events, member: None)
+    grouped = aggregate.ops_table(timeline, kinds=kinds)
+    assert len(fused) > 0
+    pd.testing.assert_frame_equal(fused, grouped, check_exact=True)

@@ -117,3 +117,42 @@ def test_a_parent_after_its_child_takes_the_walk() -> None:
     dur = np.array([5, 100, 40, 7], dtype=np.int64)
     sums = ancestors.member_child_sums(parent, member, dur)  # the walk and a scatter-add
     assert np.array_equal(sums, _child_sums_by_walk(parent, member, dur))
+
+
+def _totals_by_walk(
+    parent: np.ndarray, codes: np.ndarray, member: np.ndarray, dur: np.ndarray, n_codes: int
+) -> list[np.ndarray]:
+    """`member_totals` from the walk, the scatter-adds and numpy's grouping."""
+    below = _child_sums_by_walk(parent, member, dur)
+    nested = ancestors._walk(parent, member, codes) >= 0
+    rows = member & (codes >= 0)
+    g = codes[rows]
+    calls = np.bincount(g, minlength=n_codes)
+    sums = []
+    for values in (dur - below, np.where(nested, 0, dur), dur):
+        total = np.zeros(n_codes, dtype=np.int64)
+        np.add.at(total, g, values[rows])
+        sums.append(total)
+    longest = np.full(n_codes, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(longest, g, dur[rows])
+    return [calls, *sums, longest]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fused_member_totals_equal_the_separate_passes(seed: int) -> None:
+    parent = _random_forest(3000, seed)
+    rng = np.random.default_rng(seed + 30)
+    member = rng.random(3000) < 0.5
+    codes = rng.integers(-1, 5, 3000)  # -1: a row in no group (a missing name)
+    dur = rng.integers(0, 1 << 40, 3000)
+    got = ancestors.member_totals(parent, codes, member, dur, 5)
+    assert got is not None
+    for fused, expected in zip(got, _totals_by_walk(parent, codes, member, dur, 5), strict=True):
+        assert np.array_equal(fused, expected)
+    assert got[2].sum() < got[3].sum()  # some rows are nested in their own code
+
+
+def test_fused_member_totals_refuse_a_parent_after_its_child() -> None:
+    parent = np.array([2, -1, 1, 2], dtype=np.int64)
+    ones = np.ones(4, dtype=np.int64)
+    assert ancestors.member_totals(parent, ones, np.ones(4, dtype=bool), ones, 2) is None
