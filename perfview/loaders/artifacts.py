@@ -43,6 +43,7 @@ from typing import Any, cast
 import numpy as np
 import xxhash
 
+from perfview import readahead
 from perfview.core.atomic import fsync_dir
 
 try:
@@ -258,7 +259,8 @@ class Folder:
         return range(n) if self.verify else range(0)
 
     def array(self, name: str) -> np.ndarray:
-        """The part `name` as a fresh array, after checking its size and checksums."""
+        """The part `name` as an array of its own (a copy-on-write map of the file: writes
+        to it stay in this process), after checking its size and checksums."""
         info = self._info(name)
         try:
             dtype = np.dtype(info["dtype"])
@@ -267,14 +269,11 @@ class Folder:
                 size = os.fstat(fh.fileno()).st_size
                 if size != length * dtype.itemsize or size != info["bytes"]:
                     raise Damaged(name, f"{size} bytes, the manifest says {info['bytes']}")
-                arr = np.empty(length, dtype=dtype)
-                got = fh.readinto(_raw(arr))
+                arr = _private_array(fh, dtype, length)
         except FileNotFoundError as exc:
             raise Damaged(name, "missing") from exc
         except (TypeError, KeyError, ValueError) as exc:
             raise Damaged(name, f"odd manifest entry ({exc})") from exc
-        if got != size:
-            raise Damaged(name, "short read")
         data = _raw(arr)
         for k in self._blocks(data, info, name):
             self._check_block(name, data, info, k)
@@ -320,6 +319,26 @@ class Folder:
     def blob(self, name: str) -> bytes | mmap.mmap:
         """The byte part `name`, memory-mapped (read-only), after checking its checksums."""
         return cast("bytes | mmap.mmap", self.read([], [name])[name])
+
+
+def _private_array(fh: Any, dtype: np.dtype[Any], length: int) -> np.ndarray:
+    """The file's `length` items mapped copy-on-write with its pages mapped in one call:
+    the page cache's pages themselves, not a copy into fresh memory (a 1 GB trace's cached
+    columns, 390 MB: 0.1 s of copying and 95k page faults on reopen). Safe because a
+    published part is never rewritten in place: a new entry is a new folder, and a removed
+    one stays readable while mapped. Where the platform has no private map, it is read."""
+    if length == 0:
+        return np.empty(0, dtype=dtype)
+    if not hasattr(mmap, "MAP_PRIVATE"):  # pragma: no cover - Windows
+        arr = np.empty(length, dtype=dtype)
+        if fh.readinto(_raw(arr)) != arr.nbytes:
+            raise ValueError("short read")
+        return arr
+    view = mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    # not MAP_POPULATE: on a writable private map it copies every page (a write fault each)
+    with contextlib.suppress(OSError):  # a kernel before 5.14: the pages fault in as read
+        readahead.advise(view, readahead.MADV_POPULATE_READ, 0, len(view))
+    return np.frombuffer(view, dtype=dtype, count=length)
 
 
 def open_folder(path: Path, *, verify: bool = True) -> Folder:

@@ -303,7 +303,8 @@ def _write(entry: Path, bundle: Bundle, tl: Timeline) -> None:
 
 def _read(folder: Path, path: Path) -> Bundle:
     """The entry's Bundle; raises artifacts.Damaged (a file failed its check) or another
-    exception (tables that break the schema's invariants, an odd manifest)."""
+    exception (an odd manifest; with checksums off, tables that break the schema's
+    invariants)."""
     entry = artifacts.open_folder(folder, verify=verifying())
     meta = entry.meta
     if meta.get("build") != build_id():
@@ -337,9 +338,14 @@ def _read(folder: Path, path: Path) -> Bundle:
             raise ValueError(f"{name}: row count differs")
         frames[name] = frame
     starts, lens, blob = parts["args.starts"], parts["args.lens"], parts[_BLOB]
-    if len(starts) != len(lens) or (len(lens) and int((starts + lens).max()) > len(blob)):
-        raise ValueError("args spans do not fit the blob")
-    schema.validate_tables(frames)
+    if len(starts) != len(lens):
+        raise ValueError("args spans and lengths differ in number")
+    if not entry.verify:
+        # checked bytes are the bytes this build wrote from a parse that met the schema
+        # (0.03 s of a 1 GB trace's 0.07 s reopen); unchecked ones may be anything
+        if len(lens) and int((starts + lens).max()) > len(blob):
+            raise ValueError("args spans do not fit the blob")
+        schema.validate_tables(frames)
     timeline = Timeline(
         **frames,
         args=ArgsStore(blob=cast(bytes, blob), starts=starts, lens=lens),
