@@ -77,10 +77,10 @@ FRESH_S = 3.0  # a file changed this recently may still be written: copied, neve
 _mapped_files: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()
 
 
-def map_file(fd: int, size: int) -> mmap.mmap | None:
+def map_file(fd: int, size: int, *, complete: bool = False) -> mmap.mmap | None:
     """A plain file's `size` bytes mapped copy-on-write, in a map of size + PAD, or None
-    where that cannot be done (not Linux, a file changed in the last FRESH_S seconds, or the
-    system refused): the caller then reads a copy (`read_plain`).
+    where that cannot be done (not Linux, a file changed in the last FRESH_S seconds unless
+    the caller knows it `complete`, or the system refused): the caller then reads a copy.
 
     Why: copying 1 GB from the page cache into fresh anonymous pages cost 0.50 s of CPU here
     (244k page faults, every page zeroed then overwritten); mapping the cached pages costs
@@ -98,7 +98,7 @@ def map_file(fd: int, size: int) -> mmap.mmap | None:
         return None
     try:
         st = os.fstat(fd)
-        if st.st_size != size or time.time() - st.st_mtime < FRESH_S:
+        if st.st_size != size or (not complete and time.time() - st.st_mtime < FRESH_S):
             return None
         mm = anonymous_map(size + PAD)
     except (OSError, ValueError):

@@ -3,22 +3,36 @@ survive the folder's removal or replacement, and writing to them never reaches t
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 
+from perfview import readahead
 from perfview.loaders import artifacts
 
 
-def _publish(folder: Path, values: np.ndarray) -> Path:
-    return artifacts.write_folder(folder, {"col": values, "none": values[:0]}, {}, {"n": 1})
+def _publish(folder: Path, values: np.ndarray, age_s: float = 60.0) -> Path:
+    """A published folder whose parts were written `age_s` ago."""
+    artifacts.write_folder(folder, {"col": values, "none": values[:0]}, {}, {"n": 1})
+    then = time.time() - age_s
+    for part in folder.iterdir():
+        os.utime(part, (then, then))
+    return folder
+
+
+def _mapped(arr: np.ndarray) -> bool:
+    """True when `arr` lies in a map of its file (numpy's base is a view of the map)."""
+    return readahead.is_file_map(getattr(arr.base, "obj", arr.base))
 
 
 def test_arrays_are_private_and_outlive_their_folder(tmp_path: Path) -> None:
     values = np.arange(1_000_000, dtype=np.int64) * 3
     folder = _publish(tmp_path / "entry", values)
     arr = artifacts.open_folder(folder).read(["col", "none"], [])["col"]
+    assert _mapped(arr)  # the page cache's pages, not a copy
     assert np.array_equal(arr, values)
     assert arr.flags.writeable
     arr[:10] = -1  # the process's own copy of those pages
@@ -37,3 +51,13 @@ def test_an_empty_part_reads_as_an_empty_array(tmp_path: Path) -> None:
     empty = artifacts.open_folder(folder).array("none")
     assert empty.dtype == np.int32
     assert len(empty) == 0
+
+
+def test_a_part_just_published_is_mapped_too(tmp_path: Path) -> None:
+    """A published part is complete (written, synced, then renamed into place), so the
+    read-ahead's guard for files still being written does not apply to it."""
+    values = np.arange(100_000, dtype=np.int64)
+    folder = _publish(tmp_path / "entry", values, age_s=0.0)
+    arr = artifacts.open_folder(folder).array("col")
+    assert _mapped(arr)
+    assert np.array_equal(arr, values)
