@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import mmap
 import threading
 from pathlib import Path
 from typing import Any
@@ -248,9 +249,14 @@ def test_splits_inside_strings_are_detected(
     _both(path, monkeypatch)
 
 
-def test_small_batches_and_growing_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many FULL and GROW stops (tiny batches, > 4096 distinct names) change nothing."""
+@pytest.mark.parametrize("reserve", [True, False])
+def test_small_batches_and_growing_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reserve: bool
+) -> None:
+    """Many FULL and GROW stops (tiny batches, > 4096 distinct names) change nothing, with
+    the first range's rows written in place (`reserved_batch`) or in batches too."""
     monkeypatch.setattr(scan_batches, "BATCH_ROWS", 7)
+    monkeypatch.setattr(scan_batches, "RESERVE", reserve)
     events = [
         {"ph": "X", "name": f"unique{k}", "cat": f"c{k % 50}", "pid": 1, "tid": k % 9,
          "ts": k, "dur": 0.5, "id": k}
@@ -599,3 +605,22 @@ def test_the_text_past_the_args_is_given_back_in_pieces_and_the_args_stay() -> N
     assert mm[page_end:] == bytes(size - page_end)  # the rest was handed back (reads as zeros)
     mm.resize(total)
     assert mm[:] == pattern[:total].tobytes()
+
+
+def test_a_reserved_batch_gives_back_only_the_rows_it_is_told() -> None:
+    """`Room.release` frees the named rows' pages (they read as zeros after) and leaves
+    every other row's values as they were."""
+    room = scan_batches.reserved_batch(64 << 20)
+    assert room is not None
+    codes, i64, u8 = room.batch
+    count = 100_000
+    for arr in room.batch:
+        arr[:, :count] = 7
+    room.release([(1, 2), (2, 4)], count)
+    page_items = mmap.PAGESIZE // 8
+    assert not i64[2, page_items : count - page_items].any()  # whole pages of it: freed
+    assert (i64[1, :count] == 7).all()
+    assert (i64[3, :count] == 7).all()
+    assert (u8[3, :count] == 7).all()
+    assert (codes[:, :count] == 7).all()
+    assert not u8[4, mmap.PAGESIZE : count - mmap.PAGESIZE].any()

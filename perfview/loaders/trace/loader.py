@@ -162,9 +162,10 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
         mapped.close()
     if scanned is not None:  # the compiled scanner read it all
         cols, top, early = scanned.cols, scanned.top, scanned.args
+        release = scanned.release_unkept
         warnings += scanned.warnings
         del scanned
-        built, args = _build_scanned(text, cols, progress, early)
+        built, args = _build_scanned(text, cols, progress, early, release)
         del text
     else:
         assert isinstance(text, bytearray)  # maps were turned into bytearrays above
@@ -176,7 +177,7 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
 
 def _build_scanned(
     text: bytearray | mmap.mmap, cols: Columns, progress: Progress,
-    early: ArgsCompaction | None = None,
+    early: ArgsCompaction | None = None, release_unkept: Callable[[], None] | None = None,
 ) -> tuple[Built, ArgsStore]:  # fmt: skip
     """Build from the scanner's columns; the file text becomes the args blob, in place, on
     a thread beside the build's first stage (times, pid/tid: 0.1 s each at 1 GB), and gives
@@ -195,6 +196,8 @@ def _build_scanned(
     starts = cols.cat_all("arg_starts")
     cols.arg_starts.clear()  # the compaction's alone: it drops them once the args are moved
     cols.arg_lens.clear()
+    if release_unkept is not None:  # the args' spans are read: nothing reads those rows now
+        release_unkept()
     compaction = early or ArgsCompaction(text, (starts, lens))
     del text, starts
     with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries

@@ -21,6 +21,7 @@ JSON); the caller then parses it there.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import threading
@@ -40,7 +41,13 @@ from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan import args as scan_args
 from perfview.loaders.trace.scan import events as ts
 from perfview.loaders.trace.scan import top as top_level
-from perfview.loaders.trace.scan.batches import Batch, new_batch, to_columns
+from perfview.loaders.trace.scan.batches import (
+    Batch,
+    Room,
+    new_batch,
+    reserved_batch,
+    to_columns,
+)
 from perfview.loaders.trace.scan.intern import Tables, intern_spans, rehash
 
 if TYPE_CHECKING:  # not at run time: the scanner's imports stay free of pandas
@@ -50,6 +57,8 @@ MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 MAX_THREADS = 8
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+# the scanner's rows that no column of `assemble` keeps: read by it and by the args' spans
+UNKEPT_ROWS = ((1, ts.I_START), (1, ts.I_END), (1, ts.I_ARGS), (1, ts.I_ARGLEN), (2, ts.U_PC))
 _SCAN_EVENTS: Any = ts.scan_events  # numba's Dispatcher type hides the real signature
 _WS = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
@@ -68,6 +77,7 @@ class _Range:
     pos: int = 0
     done_bytes: int = 0
     error: BaseException | None = None
+    room: Room | None = None  # its reserved batch, while that holds all its rows
 
     def run(self, buf: np.ndarray, stop: threading.Event) -> None:
         try:
@@ -77,7 +87,11 @@ class _Range:
 
     def _run(self, buf: np.ndarray, stop: threading.Event) -> None:
         pos, first = self.start, self.first
-        codes, i64, u8 = new_batch()
+        # the first range reserves room for all its rows (`to_columns` then copies only the
+        # others'); a range run again after a failed guess (batches already) takes batches
+        reserved = reserved_batch(len(buf) - pos) if self.first and not self.batches else None
+        codes, i64, u8 = reserved.batch if reserved is not None else new_batch()
+        self.room = reserved
         m = 0
         while not stop.is_set():
             status, pos, m = _SCAN_EVENTS(
@@ -88,6 +102,7 @@ class _Range:
             if status == ts.FULL:
                 self.batches.append((codes, i64, u8))
                 codes, i64, u8 = new_batch()
+                self.room = None
                 m = 0
             elif status == ts.GROW:
                 self.tables.grow()
@@ -115,6 +130,9 @@ class Scanned:
     top: dict[str, msgspec.Raw]
     warnings: list[str] = field(default_factory=list)  # a truncated file
     args: scan_args.ArgsCompaction | None = None  # a mapped file's args, copied out early
+    # gives back the scanner's rows `assemble` does not keep (`UNKEPT_ROWS`), once the args'
+    # spans were read from them (`args.lengths()`); None when they are arrays of their own
+    release_unkept: Callable[[], None] | None = None
 
 
 def _no_hugepage_advice() -> None:
@@ -228,7 +246,8 @@ def scan(
         return None
     del arr
     bounds = np.cumsum([0] + [r.rows() for r in accepted])
-    columns = to_columns([r.take_batches() for r in accepted])
+    room, accepted[0].room = accepted[0].room, None
+    columns = to_columns([r.take_batches() for r in accepted], room)
     _codes, i64, u8 = columns
     early = scan_args.gather_early(buf, i64[ts.I_ARGS], i64[ts.I_ARGLEN], u8[ts.U_PC], ARG_PC)
     cols = assemble(buf, [r.tables for r in accepted], bounds, columns)
@@ -240,7 +259,10 @@ def scan(
         bytes(buf[ks:ke]).decode("utf-8", "replace"): msgspec.Raw(bytes(buf[vs:ve]))
         for ks, ke, vs, ve in members
     }
-    return Scanned(cols, top, warnings, early)
+    release = None
+    if room is not None and room.used:
+        release = functools.partial(room.release, UNKEPT_ROWS, int(bounds[-1]))
+    return Scanned(cols, top, warnings, early, release)
 
 
 def _truncation(buf: Text, ranges: list[_Range], stop: int) -> str | None:
