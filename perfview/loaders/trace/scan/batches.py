@@ -127,33 +127,49 @@ def to_columns(per_range: list[list[Batch]], room: Room | None = None) -> Column
         out = [[np.empty(total, dtype=t) for _ in range(h)] for h, t in _BATCH_SHAPES]
         for row in SPARSE_I64:  # zeros: pages first touched where a row is written
             out[1][row] = np.zeros(total, dtype=np.int64)
-    firsts = np.cumsum([0, *counts])
+    # every batch left to copy and the row it goes to, in shares of about equal rows, one
+    # per thread: with the first range in place, the second's copy is split in two too
+    jobs: list[Batch | None] = []
+    at: list[int] = []
+    for k, batches in enumerate(per_range):
+        o = sum(counts[:k])
+        for batch in batches:
+            jobs.append(batch)
+            at.append(o)
+            o += batch[0].shape[1]
+        batches.clear()  # `jobs` holds them now, until each is copied
+    if not jobs:
+        return out[0], out[1], out[2]
+    shares = max(len(per_range), 2)
+    ends = np.cumsum([b[0].shape[1] for b in jobs if b is not None])
+    cuts = [0, *np.searchsorted(ends, [ends[-1] * (j + 1) // shares for j in range(shares - 1)])]
+    bounds = [(a, b) for a, b in zip(cuts, [*cuts[1:], len(jobs)], strict=True) if b > a]
 
-    def copy(k: int) -> None:
-        batches = per_range[k]
-        o = int(firsts[k])
-        while batches:
-            batch = batches.pop(0)
-            m = batch[0].shape[1]
-            for kind, rows in enumerate(out):
-                for row, column in enumerate(rows):
-                    if kind != 1 or row not in SPARSE_I64:
-                        column[o : o + m] = batch[kind][row]
-            at = np.flatnonzero(_WHOLE_PC[batch[2][ts.U_PC]])
-            for row in SPARSE_I64:
-                out[1][row][o + at] = batch[1][row][at]
-            o += m
+    def copy(first: int, stop: int) -> None:
+        for j in range(first, stop):
+            batch, jobs[j] = jobs[j], None  # freed once copied
+            assert batch is not None
+            _copy_batch(batch, out, at[j])
             del batch
 
-    todo = [k for k, batches in enumerate(per_range) if batches]
-    if not todo:
-        return out[0], out[1], out[2]
-    with ThreadPoolExecutor(max(len(todo) - 1, 1), thread_name_prefix="perfview-columns") as pool:
-        others = [pool.submit(copy, k) for k in todo[1:]]
-        copy(todo[0])
+    with ThreadPoolExecutor(max(len(bounds) - 1, 1), thread_name_prefix="perfview-columns") as pool:
+        others = [pool.submit(copy, a, b) for a, b in bounds[1:]]
+        copy(*bounds[0])
         for done in others:
             done.result()  # re-raises what the copy raised
     return out[0], out[1], out[2]
+
+
+def _copy_batch(batch: Batch, out: list[list[np.ndarray]], o: int) -> None:
+    """One batch's rows into the columns from row `o` (the SPARSE_I64 rows where written)."""
+    m = batch[0].shape[1]
+    for kind, rows in enumerate(out):
+        for row, column in enumerate(rows):
+            if kind != 1 or row not in SPARSE_I64:
+                column[o : o + m] = batch[kind][row]
+    whole = np.flatnonzero(_WHOLE_PC[batch[2][ts.U_PC]])
+    for row in SPARSE_I64:
+        out[1][row][o + whole] = batch[1][row][whole]
 
 
 __all__ = [
