@@ -98,6 +98,13 @@ def lookup(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def lookup_into(lut: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
+    """out[:] = lut[codes], into an array the caller made (see `build._lookup_beside`)."""
+    for i in range(len(codes)):
+        out[i] = lut[codes[i]]
+
+
+@njit(cache=True, nogil=True)
 def _first_seen(values: np.ndarray, out: np.ndarray, size: int) -> int:
     """out[i] = the number of distinct values before values[i] first appears (pandas'
     `factorize` codes) through an open-addressing table of `size` (a power of two) slots;
@@ -142,6 +149,7 @@ _KERNELS = (
     rank_among,
     gather_where,
     lookup,
+    lookup_into,
     pair_codes,
 )  # bound before any test replaces a name
 
@@ -178,9 +186,11 @@ def warm() -> None:
     rank_among(one, one, 1)
     gather_where(one, one, flag)
     lookup(one, np.zeros(1, dtype=np.int32))
+    lookup_into(one, np.zeros(1, dtype=np.int32), one.copy())
     pair_codes(one, one, 4)
 
 
 __all__ = [
-    "gather_where", "kernels", "lookup", "pair_codes", "rank_among", "ready", "times", "warm",
+    "gather_where", "kernels", "lookup", "lookup_into", "pair_codes", "rank_among", "ready",
+    "times", "warm",
 ]  # fmt: skip
