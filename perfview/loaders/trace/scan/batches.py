@@ -4,7 +4,11 @@ The scanner (`scan.events`) fills one *batch* per call: BATCH_ROWS rows of three
 (int32 codes, int64 numbers, uint8 flags; the row numbers are `scan.events`' C_* / I_* / U_*).
 Each range of the file (`scan.parallel`) keeps a list of them, since how many events a range
 holds is known only at its end. `to_columns` then copies every range's batches into one
-contiguous array per column, a thread per range, freeing each batch as it goes.
+contiguous array per column, on every core, freeing each batch as it goes.
+
+The first range instead writes into one batch with room for every event the file can hold
+(`reserved_batch`: address space, not memory), whose rows become the columns themselves:
+only the other ranges' rows are copied, after its own.
 """
 
 from __future__ import annotations
