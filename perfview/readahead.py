@@ -85,10 +85,10 @@ def map_file(fd: int, size: int, *, complete: bool = False) -> mmap.mmap | None:
     (244k page faults, every page zeroed then overwritten); mapping the cached pages costs
     next to nothing, and reading them ~15k faults. The map is private, so the scanner's
     in-place edits and the args compaction copy only the pages they write, and the file is
-    never written. The PAD spare
-    bytes after the content lie past the file's end, where no page of it may be mapped: the
-    file is mapped over the start of an anonymous map of size + PAD (MAP_FIXED), whose own
-    pages hold the PAD where the file's last page has no room for it.
+    never written. The PAD spare bytes after the content lie past the file's end, where no
+    page of it may be mapped: the file is mapped over the start of an anonymous map of
+    size + PAD (MAP_FIXED), whose own pages hold the PAD where the file's last page has no
+    room for it.
 
     The cost of a map: a file cut shorter while it is mapped makes reading its lost pages
     a bus error, so a file changed in the last FRESH_S seconds (being written) is copied;
