@@ -2,8 +2,8 @@
 
 `perfview summary BIG.json` spends its first ~0.7 s importing pandas, numba and the loaders,
 holding the GIL on one core. The CLI starts the read here first (`start`): a plain file
-written more than a few seconds ago is mapped copy-on-write (`map_file`: 0.08 s of CPU per GB,
-against 0.5 s to copy it), anything else is read into an anonymous map. On the same thread
+written more than a few seconds ago is mapped copy-on-write (`map_file`: no copy, 0.5 s of CPU
+per GB saved), anything else is read into an anonymous map. On the same thread
 the CLI's follow-up (`then`: it scans the file) runs while the main thread finishes its
 imports. The trace loader takes the map (`take`) instead of reading again, when it is the
 same unchanged file, and what the follow-up made (`followed`).

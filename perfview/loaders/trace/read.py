@@ -58,7 +58,7 @@ def read_mapped(
     """The (decompressed) content plus PAD spaces in a memory map, and a warning.
 
     A plain file written more than a few seconds ago is mapped (`readahead.map_file`: no
-    copy, 0.08 s instead of 0.5 s of CPU for 1 GB); otherwise it is read into an anonymous map.
+    copy, 0.5 s of CPU per GB saved); otherwise it is read into an anonymous map.
 
     Used by the scanner path: unlike a bytearray, a map can hand the pages past the args back
     to the system when the text becomes the args blob (`mmap.resize`), so a 1 GB trace does
