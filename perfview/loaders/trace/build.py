@@ -261,21 +261,14 @@ def _pair_codes(pid: np.ndarray, tid: np.ndarray, keys: int, compiled: bool) -> 
     return joint_codes(pid, tid)
 
 
-def _lookup(lut: np.ndarray, codes: np.ndarray, fast: ModuleType | None) -> np.ndarray:
-    """lut[codes] (codes of any integer type), compiled without a widened copy of `codes`."""
-    if fast is not None:
-        out: np.ndarray = fast.lookup(lut, codes)
-        return out
-    return lut[codes.astype(I64, copy=False)]
-
-
 def _lookup_beside(
     pool: ThreadPoolExecutor, lut: np.ndarray, codes: np.ndarray, fast: ModuleType | None
 ) -> Callable[[], np.ndarray]:
-    """`_lookup` started on `pool` (compiled: into an array made on this thread); what it
-    returns gives the result."""
+    """lut[codes] (codes of any integer type) started on `pool`: compiled, without a widened
+    copy of `codes`, into an array made on this thread (see `build`); what this returns
+    gives the result. Without the compiled kernels, numpy's gather here and now."""
     if fast is None:
-        result = _lookup(lut, codes, fast)
+        result = lut[codes.astype(I64, copy=False)]
         return lambda: result
     out = np.empty(len(codes), dtype=lut.dtype)
     done = pool.submit(fast.lookup_into, lut, codes, out)

@@ -89,17 +89,9 @@ def gather_where(values: np.ndarray, src: np.ndarray, keep: np.ndarray) -> np.nd
 
 
 @njit(cache=True, nogil=True)
-def lookup(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """lut[codes] in one pass (numpy first widens int32 codes to a copy of their own)."""
-    out = np.empty(len(codes), dtype=lut.dtype)
-    for i in range(len(codes)):
-        out[i] = lut[codes[i]]
-    return out
-
-
-@njit(cache=True, nogil=True)
 def lookup_into(lut: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
-    """out[:] = lut[codes], into an array the caller made (see `build._lookup_beside`)."""
+    """out[:] = lut[codes] in one pass (numpy first widens int32 codes to a copy of their
+    own), into an array the caller made (see `build._lookup_beside`)."""
     for i in range(len(codes)):
         out[i] = lut[codes[i]]
 
@@ -148,7 +140,6 @@ _KERNELS = (
     times,
     rank_among,
     gather_where,
-    lookup,
     lookup_into,
     pair_codes,
 )  # bound before any test replaces a name
@@ -185,12 +176,11 @@ def warm() -> None:
     times(one, flag, mask, mask, one, flag)
     rank_among(one, one, 1)
     gather_where(one, one, flag)
-    lookup(one, np.zeros(1, dtype=np.int32))
     lookup_into(one, np.zeros(1, dtype=np.int32), one.copy())
     pair_codes(one, one, 4)
 
 
 __all__ = [
-    "gather_where", "kernels", "lookup", "lookup_into", "pair_codes", "rank_among", "ready",
-    "times", "warm",
+    "gather_where", "kernels", "lookup_into", "pair_codes", "rank_among", "ready", "times",
+    "warm",
 ]  # fmt: skip
