@@ -8,6 +8,9 @@ threads and child processes can be seen. Two ways to run it:
   child, which ptrace rules allow without privileges). py-spy always exits 0, so the script
   runs under a two-line shim that saves its exit code; the shim's frames (`<string>`, runpy)
   are removed from the profile afterwards, so stacks start at the script's `<module>`.
+  py-spy sometimes exits 1 with "No child process" after a complete recording (a race in
+  its own wait, benfred/py-spy#759): with the shim's exit code and the profile there, that
+  is taken as the recording it is (`_reaped_race`).
 - `perfview record --mode sample --pid PID [--duration S]`: attach to a running process,
   which needs ptrace permission; a refusal is explained in one sentence.
 
@@ -41,6 +44,7 @@ SHIM = (
     "except BaseException:import traceback;traceback.print_exc();c=1\n"
     "open(os.environ['" + STATUS_ENV + "'],'w').write(str(c));sys.exit(c)\n"
 )
+ECHILD_RACE = "no child process (os error 10)"  # see `_reaped_race`
 PTRACE_MESSAGE = (
     "py-spy was not allowed to read process {pid}: attaching needs ptrace permission "
     "(run as the same user with /proc/sys/kernel/yama/ptrace_scope set to 0, as root, "
@@ -109,9 +113,25 @@ def record(spec: RunSpec, run: ScriptRunner) -> ScriptResult:
             finally:  # a cancelled run keeps its partial profile, cleaned the same way
                 if spec.options.pid is None:
                     _strip_shim(tmp, spec.script)
+            if spec.options.pid is None and _reaped_race(code, stderr, tmp, Path(status)):
+                code = 0
+                stderr = "".join(
+                    ln for ln in stderr.splitlines(keepends=True) if ECHILD_RACE not in ln.lower()
+                )
         return _result(spec, code, stderr, Path(status))
     finally:
         Path(status).unlink(missing_ok=True)
+
+
+def _reaped_race(code: int, stderr: str, output: Path, status: Path) -> bool:
+    """True for py-spy's known race (benfred/py-spy#759): its sampler thread reaps the script
+    that ended, its main thread's wait then finds no child, and it exits 1 with "No child
+    process (os error 10)" after writing the whole profile. The script did end (the shim
+    wrote its exit code) and the profile is there: that is a recording, not a failure."""
+    if code == 0 or ECHILD_RACE not in stderr.lower():
+        return False
+    ended = status.is_file() and status.read_text().strip() != ""
+    return ended and output.is_file() and output.stat().st_size > 0
 
 
 def _wait(proc: subprocess.Popen[str]) -> tuple[int, str]:

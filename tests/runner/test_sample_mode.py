@@ -113,6 +113,47 @@ def test_ptrace_refusal_is_one_sentence(tmp_path: Path, monkeypatch: pytest.Monk
     assert not out.exists()
 
 
+FAKE_PYSPY = """#!{python}
+# py-spy losing its race with the script's exit (benfred/py-spy#759): the script runs to its
+# end, the profile is written, then py-spy exits 1 with ECHILD
+import json, subprocess, sys
+args = sys.argv[1:]
+out = args[args.index("-o") + 1]
+subprocess.run(args[args.index("--") + 1 :], check=False)
+frames = [{{"name": "main", "file": "x.py", "line": 1}}]
+profile = {{"type": "sampled", "name": "p", "unit": "none", "startValue": 0, "endValue": 1,
+           "samples": [[0]], "weights": [1]}}
+if {write}:
+    json.dump({{"shared": {{"frames": frames}}, "profiles": [profile]}}, open(out, "w"))
+sys.stderr.write("Error: No child process (os error 10)\\n")
+sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize("written", [True, False])
+def test_pyspy_losing_the_race_with_the_scripts_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: bool
+) -> None:
+    """py-spy's known ECHILD race after a complete recording is a success (the script's own
+    exit code, py-spy's error line dropped); with no profile written it stays a failure."""
+    fake = tmp_path / "py-spy"
+    fake.write_text(FAKE_PYSPY.format(python=sys.executable, write=written))
+    fake.chmod(0o755)
+    monkeypatch.setattr(sample_mode, "binary", lambda: str(fake))
+    out = tmp_path / "race.speedscope.json"
+    script = tmp_path / "ends.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    code, err = _run(RunSpec("sample", str(script), output=str(out)))
+    if written:
+        assert code == 3, err  # the script's exit code, as for any recording
+        assert "No child process" not in err
+        assert out.stat().st_size > 0
+    else:
+        assert code == 2
+        assert "py-spy could not record: No child process (os error 10)" in err
+        assert "Traceback" not in err
+
+
 def test_spec_carries_sample_options() -> None:
     spec = RunSpec(
         "sample", "/x/s.py",
