@@ -9,16 +9,18 @@ number must never be drawn as if it were real. So:
   manifest records each part's dtype, length and xxHash3-128 of its bytes; file contents (all
   at once, see `_sync_files`) and the folder are fsync'ed, then one rename publishes the folder
   and the parent is fsync'ed. A crash at any point leaves the previous folder, or none, or the
-  new one complete, plus perhaps a temp folder that `sweep` removes. Single files perfview
-  writes for the user (exports, recordings, run records) use `perfview.core.atomic`, the same
-  temp + fsync + rename + folder fsync; `fsync_dir` is shared from there.
+  new one complete, plus perhaps a temp folder that `temp_folders.sweep` removes. Single
+  files perfview writes for the user (exports, recordings, run records) use
+  `perfview.core.atomic`, the same temp + fsync + rename + folder fsync; `fsync_dir` is
+  shared from there.
 * Reading (`open_folder`): the manifest carries a checksum of its own text; `Folder.array` and
   `Folder.read` check length and checksums of each part before handing it out and raise
   `Damaged` naming the part. xxHash3 runs at ~28 GB/s here (`scripts/bench_hash.py`: 8x crc32,
   30x blake2b) and releases the GIL, so parts are checked synchronously, on several threads
   (a big part in 32 MB blocks): no lazy scheme is needed, and nothing unchecked is handed out.
-* Temp folders are locked (`flock`) by their writer while it lives: `sweep` removes those whose
-  writer died (or, where there is no flock, those older than an hour) and leaves live ones.
+* Temp folders are locked (`flock`) by their writer while it lives: `temp_folders.sweep`
+  removes those whose writer died (or, where there is no flock, those older than an hour)
+  and leaves live ones.
 
 Columns are raw little-endian arrays, not `.npy`: the manifest already holds dtype and length,
 and one less header format to trust.
@@ -26,16 +28,14 @@ and one less header format to trust.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import mmap
 import os
 import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -45,17 +45,11 @@ import xxhash
 
 from perfview import readahead
 from perfview.core.atomic import fsync_dir
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: temp folders are swept by age
-    fcntl = None  # type: ignore[assignment]
+from perfview.loaders.temp_folders import TEMP_PREFIX, locked_temp
 
 FORMAT = 1  # the layout of this module's folders; an older or newer one is not read
 MANIFEST = "manifest.json"
 MAGIC = b"perfview-artifact"
-TEMP_PREFIX = ".tmp-"
-STALE_S = 3600.0  # temp folders whose writer cannot be asked (no flock) are swept after this
 CHUNK = 64 * 1024 * 1024  # writes go out in chunks (a checkpoint after each: crash tests)
 BLOCK = 32 * 1024 * 1024  # one checksum per block (see `block_digests`)
 
@@ -160,23 +154,6 @@ def run_parallel(tasks: list[Callable[[], Any]], workers: int) -> list[Any]:
     return results
 
 
-@contextlib.contextmanager
-def _locked_temp(parent: Path) -> Iterator[Path]:
-    """A new temp folder in `parent`, flock'ed while the block runs (its writer is alive)."""
-    tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=parent))
-    fd = -1
-    try:
-        if fcntl is not None:
-            with contextlib.suppress(OSError):
-                fd = os.open(tmp, os.O_RDONLY)
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        yield tmp
-    finally:
-        if fd >= 0:
-            os.close(fd)
-        shutil.rmtree(tmp, ignore_errors=True)  # gone already when it was published
-
-
 def write_folder(
     dest: Path,
     arrays: Mapping[str, np.ndarray],
@@ -189,7 +166,7 @@ def write_folder(
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     parts: dict[str, dict[str, Any]] = {}
-    with _locked_temp(dest.parent) as tmp:
+    with locked_temp(dest.parent) as tmp:
         for name, arr in arrays.items():
             data = _bytes_of(arr)
             _write_part(tmp, name, data)
@@ -363,46 +340,6 @@ def open_folder(path: Path, *, verify: bool = True) -> Folder:
         raise Damaged(MANIFEST, f"unreadable ({exc})") from exc
 
 
-def sweep(parent: Path, *, max_age_s: float = STALE_S) -> int:
-    """Remove temp folders in `parent` left by writers that died; return how many.
-
-    A live writer holds a flock on its temp folder, so it is left alone; without flock
-    (Windows) only folders older than `max_age_s` go."""
-    removed = 0
-    now = time.time()
-    for entry in parent.iterdir() if parent.is_dir() else []:
-        if not entry.name.startswith(TEMP_PREFIX):
-            continue
-        try:
-            dead = _writer_gone(entry) if fcntl is not None else None
-            if dead is None:
-                dead = now - entry.stat().st_mtime > max_age_s
-        except OSError:
-            continue
-        if dead:
-            shutil.rmtree(entry, ignore_errors=True)
-            removed += not entry.exists()
-    return removed
-
-
-def _writer_gone(entry: Path) -> bool | None:
-    """True when no live process holds the temp folder's lock (None: cannot tell)."""
-    assert fcntl is not None
-    try:
-        fd = os.open(entry, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError:
-        return None
-    finally:
-        os.close(fd)  # closing releases the lock we may have taken
-    return True
-
-
 __all__ = [
     "FORMAT",
     "MANIFEST",
@@ -410,6 +347,5 @@ __all__ = [
     "Folder",
     "digest",
     "open_folder",
-    "sweep",
     "write_folder",
 ]

@@ -16,7 +16,7 @@ counts, warnings, trace metadata and a checksum of every file.
   invariants (`schema.validate_tables`). A damaged entry is deleted, the file is parsed again
   and the Bundle says so in its warnings ("the cached copy was damaged (column events/dur);
   perfview re-read the file"). Entries are written durably (fsync before the publishing
-  rename); temp folders of writers that died are removed on the next start (`artifacts.sweep`).
+  rename); temp folders of writers that died are removed on the next start (`temp_folders.sweep`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import pandas as pd
 
 import perfview
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
-from perfview.loaders import artifacts, cache_writes
+from perfview.loaders import artifacts, cache_writes, temp_folders
 
 DEFAULT_MAX_MB = 2048
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
@@ -176,7 +176,7 @@ def _sweep_once(root: Path) -> None:
             return
         _SWEPT.add(root)
     with contextlib.suppress(OSError):
-        artifacts.sweep(root)
+        temp_folders.sweep(root)
 
 
 def put(path: Path, bundle: Bundle) -> Path | None:
@@ -239,8 +239,8 @@ def evict(keep: Path | None = None, limit: int | None = None) -> None:
     root = cache_dir()
     entries: list[tuple[float, int, Path]] = []
     for entry in root.iterdir() if root.is_dir() else []:
-        if entry.name.startswith(artifacts.TEMP_PREFIX):
-            continue  # a writer's, live or dead: `artifacts.sweep` decides
+        if entry.name.startswith(temp_folders.TEMP_PREFIX):
+            continue  # a writer's, live or dead: `temp_folders.sweep` decides
         try:
             used = _last_used(entry)
             size = sum(f.stat().st_size for f in entry.iterdir())

@@ -23,7 +23,7 @@ import pytest
 import perfview
 from perfview.core.model import Bundle
 from perfview.core.pages.summary import available_views, summarize
-from perfview.loaders import artifacts, cache, load, trace
+from perfview.loaders import artifacts, cache, load, temp_folders, trace
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 MEMORY = "kineto_cpu/dtu_gabriellanaro_cpu_mem_trace.json"  # memory events, instants
@@ -383,11 +383,11 @@ def test_sweep_spares_a_live_writer(tmp_path: Path) -> None:
     """A temp folder whose writer still runs (it holds the flock) is not swept."""
     if sys.platform == "win32":
         pytest.skip("flock is POSIX")
-    with artifacts._locked_temp(tmp_path) as tmp:
+    with temp_folders.locked_temp(tmp_path) as tmp:
         (tmp / "part").write_bytes(b"x")
-        assert artifacts.sweep(tmp_path) == 0
+        assert temp_folders.sweep(tmp_path) == 0
         assert tmp.exists()
     dead = tmp_path / ".tmp-dead"
     dead.mkdir()
-    assert artifacts.sweep(tmp_path) == 1
+    assert temp_folders.sweep(tmp_path) == 1
     assert not dead.exists()
