@@ -111,11 +111,11 @@ def _batch_in(mm: mmap.mmap, rows: int) -> Batch:
 def to_columns(per_range: list[list[Batch]], room: Room | None = None) -> Columns3:
     """Every column as one contiguous array over all ranges (each range's batches in order).
 
-    Each range copies its batches into its rows of the columns on a thread of its own (numpy
-    copies without the GIL; most of the cost is first-touching the new pages) and drops every
-    batch once copied (the lists are emptied), so memory peaks at the batches plus about one
-    batch per range. The SPARSE_I64 rows start as zeros and only the rows the scanner wrote
-    are copied, so their other pages are never touched.
+    The batches are copied into their rows of the columns in shares of about equal rows, a
+    thread per share (numpy copies without the GIL; most of the cost is first-touching the
+    new pages), and each is dropped once copied, so memory peaks at the batches plus about
+    one batch per thread. The SPARSE_I64 rows start as zeros and only the rows the scanner
+    wrote are copied, so their other pages are never touched.
 
     `room`: the first range's reserved batch (`reserved_batch`), which holds all its rows:
     when it has room for every row, the columns are its rows (`room.used`), the first
@@ -134,7 +134,7 @@ def to_columns(per_range: list[list[Batch]], room: Room | None = None) -> Column
     # every batch left to copy and the row it goes to, in shares of about equal rows, one
     # per thread: with the first range in place, the second's copy is split in two too
     jobs: list[Batch | None] = []
-    at: list[int] = []
+    at: list[int] = []  # the first row of each job's batch in the columns
     for k, batches in enumerate(per_range):
         o = sum(counts[:k])
         for batch in batches:
@@ -145,7 +145,7 @@ def to_columns(per_range: list[list[Batch]], room: Room | None = None) -> Column
     if not jobs:
         return out[0], out[1], out[2]
     shares = max(len(per_range), 2)
-    ends = np.cumsum([b[0].shape[1] for b in jobs if b is not None])
+    ends = np.asarray([*at[1:], total]) - at[0]  # rows copied up to the end of each job
     cuts = [0, *np.searchsorted(ends, [ends[-1] * (j + 1) // shares for j in range(shares - 1)])]
     bounds = [(a, b) for a, b in zip(cuts, [*cuts[1:], len(jobs)], strict=True) if b > a]
 
