@@ -183,7 +183,7 @@ def _ops_by_name(events: pd.DataFrame, member: np.ndarray) -> pd.DataFrame | Non
     seen = np.flatnonzero(calls)
     out = pd.DataFrame(
         {
-            "name": pd.Series(np.asarray(categories, dtype=object)[seen], dtype=object).astype(str),
+            "name": _text(pd.Series(categories[seen])),
             "calls": calls[seen],
             "self_ns": self_ns[seen],
             "total_ns": stack_ns[seen],
