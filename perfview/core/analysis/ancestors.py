@@ -95,7 +95,8 @@ def _member_totals(
     """Per code, over the `member` rows: calls, self time (dur less the member children's),
     time on the stack (dur, unless a member ancestor has the same code), summed dur and the
     longest dur. The passes of `nearest_ancestor`, `member_child_sums` and `same_name_above`
-    fused with the group sums: one walk over the rows, no per-row temporaries but two."""
+    fused with the group sums: two walks over the rows (ancestors and child sums, then the
+    groups), no per-row temporaries but those two arrays."""
     n = len(parent)
     anc = np.empty(n, dtype=np.int64)
     below = np.zeros(n, dtype=np.int64)
