@@ -61,6 +61,7 @@ class StackSampler:
         self.clock = time.pthread_getcpuclockid(self.tid)
         self.native = threading.get_native_id()
         self.samples: list[tuple[float, float, str]] = []
+        self.others: list[tuple[float, list[str]]] = []  # other threads' stacks, each sample
         self.sched: list[tuple[float, dict[int, tuple[int, int]]]] = []
         self.stalls: list[tuple[float, float, list[str]]] = []
         self._stop = threading.Event()
@@ -94,6 +95,17 @@ class StackSampler:
                 )
             last = now
             self.samples.append((now, time.clock_gettime(self.clock), where))
+            names = {t.ident: t.name for t in threading.enumerate()}
+            self.others.append(
+                (
+                    now,
+                    [
+                        f"{names.get(t, t)}: {w}"
+                        for t, f in frames.items()
+                        if t not in (self.tid, threading.get_ident()) and (w := _where(f))
+                    ],
+                )
+            )
             self.sched.append((now, _schedstats()))
 
     def explain(self, start: float, end: float) -> str:
@@ -128,6 +140,13 @@ class StackSampler:
             )
             ran = f" (ran {gui[0]:.0f}, queued {gui[1]:.0f}; others ran: {busy})"
         text = f"gui cpu {cpu:.0f} ms{ran}; " + " | ".join(f"{n}x {w}" for w, n in top)
+        busy_seen: dict[str, int] = {}
+        for at, stacks in self.others:
+            if start <= at <= end:
+                for w in stacks:
+                    busy_seen[w] = busy_seen.get(w, 0) + 1
+        workers = sorted(busy_seen.items(), key=lambda kv: -kv[1])[:4]
+        text += "".join(f"\n        other {n}x {w}" for w, n in workers)
         return text + "".join(f"\n        {s}" for s in stalls)
 
 
