@@ -1,6 +1,11 @@
 """The Overview page's data cached beside a trace's parsed columns, so a reopened big trace
 draws its first page without analysing it again.
 
+Its findings (`recommend.recommendations`, ~1 s of CPU at 1 GB, found by a worker once the
+page is drawn) are a second entry, written once they are found: a reopen then shows the
+whole page at once, and no worker analyses the trace while the user's first clicks are drawn
+(that worker held the GIL beside the Timeline's first paint: 70-97 ms gaps on reopen).
+
 On a 1 GB trace the Overview's tables (`core.pages.data.OverviewData`, without its findings,
 as a load prepares it) cost 0.2-1.5 s of CPU, more than reading the columns back; what they
 come to is a few small tables. They are stored as JSON in a verified folder
@@ -23,7 +28,8 @@ from typing import Any
 
 import pandas as pd
 
-from perfview.core.analysis.torch import overview
+from perfview.core.analysis.torch import overview, recommend
+from perfview.core.analysis.torch.findings import Finding
 from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.model import Bundle, Timeline
 from perfview.core.pages.data import OverviewData
@@ -32,6 +38,7 @@ from perfview.loaders.derived_cache import DerivedCache
 
 log = logging.getLogger(__name__)
 SUFFIX = "overview"
+FINDINGS_SUFFIX = "findings"
 
 
 class NotExact(ValueError):
@@ -55,25 +62,49 @@ def entry_for(path: Path) -> Path:
     return cache.cache_dir() / f"{cache.key(path)}-{SUFFIX}-{code_id()}"
 
 
+def findings_entry_for(path: Path) -> Path:
+    return cache.cache_dir() / f"{cache.key(path)}-{FINDINGS_SUFFIX}-{code_id()}"
+
+
 def overview_data(bundle: Bundle, write_delay_s: float = 0.0) -> OverviewData:
     """`OverviewData.compute(findings=False)` of `bundle`: from the cache when it holds it,
-    else computed and stored in the background (`write_delay_s` later)."""
+    else computed and stored in the background (`write_delay_s` later); with its findings
+    when the cache holds those too (a reopen: nothing left for `with_findings`)."""
     timeline = bundle.timeline
     assert timeline is not None
     if not layout_cache.cacheable(bundle):
         return OverviewData.compute(timeline, findings=False)
+    path = Path(bundle.path)
     compute = functools.partial(OverviewData.compute, timeline, findings=False)
-    return _CACHE.get_or_compute(Path(bundle.path), timeline, compute, write_delay_s)
+    data = _CACHE.get_or_compute(path, timeline, compute, write_delay_s)
+    found = _FINDINGS.get(path, timeline)
+    return data if found is None else dataclasses.replace(data, findings=found)
 
 
-def _read(entry: Path, timeline: Timeline) -> OverviewData:
-    """The data in `entry`, checked against `timeline` (raises on anything odd)."""
+def with_findings(bundle: Bundle, data: OverviewData, write_delay_s: float = 0.0) -> OverviewData:
+    """`data.with_findings`: from the cache when it holds them, else found and stored in the
+    background (`write_delay_s` later)."""
+    timeline = bundle.timeline
+    assert timeline is not None
+    if data.findings is not None or not layout_cache.cacheable(bundle):
+        return data.with_findings(timeline)
+    find = functools.partial(recommend.recommendations, timeline)
+    found = _FINDINGS.get_or_compute(Path(bundle.path), timeline, find, write_delay_s)
+    return dataclasses.replace(data, findings=found)
+
+
+def _checked_meta(entry: Path, timeline: Timeline) -> dict[str, Any]:
+    """`entry`'s metadata, checked against this code and `timeline` (raises on anything odd)."""
     meta = artifacts.open_folder(entry, verify=cache.verifying()).meta
     if meta.get("code") != code_id():
         raise ValueError("computed by other code")
     if meta.get("fingerprint") != layout_cache.fingerprint(timeline):
         raise ValueError("computed from other tables")
-    return _unpack(meta["data"])
+    return meta
+
+
+def _read(entry: Path, timeline: Timeline) -> OverviewData:
+    return _unpack(_checked_meta(entry, timeline)["data"])
 
 
 def _write(entry: Path, data: OverviewData, timeline: Timeline) -> None:
@@ -84,7 +115,19 @@ def _write(entry: Path, data: OverviewData, timeline: Timeline) -> None:
     artifacts.write_folder(entry, {}, {}, {**meta, "data": packed})
 
 
+def _read_findings(entry: Path, timeline: Timeline) -> list[Finding]:
+    return findings_from_json(_checked_meta(entry, timeline)["findings"])
+
+
+def _write_findings(entry: Path, found: list[Finding], timeline: Timeline) -> None:
+    meta = {"code": code_id(), "fingerprint": layout_cache.fingerprint(timeline)}
+    artifacts.write_folder(entry, {}, {}, {**meta, "findings": findings_to_json(found)})
+
+
 _CACHE: DerivedCache[OverviewData] = DerivedCache("overview data", entry_for, _read, _write)
+_FINDINGS: DerivedCache[list[Finding]] = DerivedCache(
+    "findings", findings_entry_for, _read_findings, _write_findings
+)
 get, put, put_later = _CACHE.get, _CACHE.put, _CACHE.put_later
 flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
 
@@ -107,6 +150,20 @@ def frame_to_json(frame: pd.DataFrame) -> dict[str, Any]:
     return doc
 
 
+def findings_to_json(found: list[Finding]) -> list[dict[str, Any]]:
+    """Findings as JSON-able data; raises NotExact unless they read back equal (a NaN
+    metric, for one, never does: such findings are found again on the next open)."""
+    packed = [{**dataclasses.asdict(f), "rows": [int(r) for r in f.rows]} for f in found]
+    doc: list[dict[str, Any]] = json.loads(json.dumps(packed, allow_nan=False))
+    if findings_from_json(doc) != found:
+        raise NotExact("findings")
+    return doc
+
+
+def findings_from_json(doc: list[dict[str, Any]]) -> list[Finding]:
+    return [Finding(**{**item, "rows": tuple(item["rows"])}) for item in doc]
+
+
 def frame_from_json(doc: dict[str, Any]) -> pd.DataFrame:
     columns = {
         name: pd.Series(values, dtype=dtype)
@@ -117,7 +174,7 @@ def frame_from_json(doc: dict[str, Any]) -> pd.DataFrame:
 
 def _pack(data: OverviewData) -> dict[str, Any]:
     if data.findings is not None:
-        raise NotExact("findings are not cached")  # only the first page's data, as loaded
+        raise NotExact("findings are an entry of their own")  # the first page's data, as loaded
     no_steps = data.no_steps
     return {
         "devices": frame_to_json(data.devices),
@@ -158,6 +215,9 @@ __all__ = [
     "NotExact",
     "code_id",
     "entry_for",
+    "findings_entry_for",
+    "findings_from_json",
+    "findings_to_json",
     "flush",
     "frame_from_json",
     "frame_to_json",
@@ -165,4 +225,5 @@ __all__ = [
     "overview_data",
     "put",
     "put_later",
+    "with_findings",
 ]

@@ -44,6 +44,19 @@ def page_data(name: str, bundle: Bundle, tables: dict[str, pd.DataFrame], store:
     return page_registry.prepare(name, bundle, tables)
 
 
+def completed(bundle: Bundle, data: Any) -> Any:
+    """`data.with_findings(timeline)`, for a page drawn before its findings were found (the
+    Overview); a big trace's come from the page cache, or are stored there once found, so
+    the next open shows them at once without analysing the trace on a worker again."""
+    from perfview.core.pages.data import OverviewData
+
+    if isinstance(data, OverviewData):
+        from perfview.loaders import page_cache
+
+        return page_cache.with_findings(bundle, data)
+    return data.with_findings(bundle.timeline)
+
+
 @dataclass(frozen=True)
 class Pending:
     """Page data a thread is computing (`start`): the tab waits for it (on a worker) instead
@@ -114,6 +127,7 @@ __all__ = [
     "AHEAD",
     "LAYOUT_WRITE_DELAY_S",
     "Pending",
+    "completed",
     "heap_kept",
     "page_data",
     "start",

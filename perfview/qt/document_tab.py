@@ -32,7 +32,7 @@ from perfview.core import pages as page_registry
 from perfview.core.model import Bundle
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
-from perfview.qt.document_ahead import AHEAD, Pending, page_data
+from perfview.qt.document_ahead import AHEAD, Pending, completed, page_data
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import Task, uses_tree
@@ -336,12 +336,13 @@ class DocumentTab(QWidget):
         """A page drawn from partial data (an Overview without its findings, as a load
         prepares it: `pages.prepare_first`) gets the rest from a worker."""
         data = self._data.get(name)
-        finish = getattr(data, "with_findings", None)
-        timeline = self.document.bundle.timeline
-        if finish is None or getattr(data, "findings", ()) is not None or timeline is None:
+        bundle = self.document.bundle
+        if not hasattr(data, "with_findings") or bundle.timeline is None:
+            return
+        if getattr(data, "findings", ()) is not None:  # found already (or cached: a reopen)
             return
         release = hold(widget)
-        task = Task(lambda _progress: finish(timeline), name=f"{name}: findings")
+        task = Task(lambda _progress: completed(bundle, data), name=f"{name}: findings")
         task.finished.connect(lambda full, n=name, w=widget: self._on_completed(n, w, full))
         task.done.connect(release)
         if self._ahead_busy():

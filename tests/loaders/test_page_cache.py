@@ -1,6 +1,6 @@
 """The cached Overview data: a hit equals a fresh computation table by table (values, dtypes),
 a change of code, file or tables misses, and a table that would not read back exactly is
-never stored."""
+never stored. Its findings, found once, come back equal to a fresh search."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from perfview.core.analysis.torch import recommend
+from perfview.core.analysis.torch.findings import Finding
 from perfview.core.pages.data import OverviewData
 from perfview.loaders import load, page_cache
 from tests.loaders.cache_setup import loaded_copy, use_cache_dir
@@ -121,3 +123,56 @@ def test_only_exact_tables_are_stored() -> None:
         page_cache.frame_to_json(pd.DataFrame({"x": pd.Series([(1, 2)], dtype=object)}))
     with pytest.raises(TypeError):  # not JSON at all: not stored (`put` returns None)
         page_cache.frame_to_json(pd.DataFrame({"x": pd.Series([object()], dtype=object)}))
+
+
+@pytest.mark.parametrize("rel", [NCCL, CPU])
+def test_findings_found_once_read_back_equal(rel: str, tmp_path: Path) -> None:
+    bundle = loaded_copy(rel, tmp_path)
+    assert bundle.timeline is not None
+    first = page_cache.overview_data(bundle)
+    assert first.findings is None  # not found yet: the tab's worker finds them
+    done = page_cache.with_findings(bundle, first)  # found, stored in the background
+    page_cache.flush()
+    assert done.findings is not None
+    assert page_cache.findings_entry_for(bundle.path).is_dir()
+    again = load(bundle.path)
+    assert again.timeline is not None
+    reopened = page_cache.overview_data(again)  # the whole page, findings included
+    fresh = recommend.recommendations(again.timeline)
+    assert reopened.findings == fresh == done.findings
+    assert all(isinstance(f.rows, tuple) for f in reopened.findings)
+    assert page_cache.with_findings(again, reopened) is reopened  # nothing left to find
+    if rel == NCCL:
+        assert fresh  # the sample has findings to store (their rows included)
+        assert any(f.rows for f in fresh)
+
+
+def test_findings_of_other_tables_or_code_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = loaded_copy(NCCL, tmp_path)
+    other = loaded_copy(CPU, tmp_path)
+    assert bundle.timeline is not None
+    assert other.timeline is not None
+    data = OverviewData.compute(bundle.timeline, findings=False)
+    page_cache.with_findings(bundle, data)
+    page_cache.flush()
+    entry = page_cache.findings_entry_for(bundle.path)
+    assert entry.is_dir()
+    monkeypatch.setattr(page_cache, "code_id", lambda: "0123456789abcdef")
+    assert page_cache.overview_data(bundle).findings is None  # other code: not these
+    monkeypatch.undo()
+    use_cache_dir(tmp_path, monkeypatch, max_mb=500)
+    assert page_cache.overview_data(other).findings is None  # never found for that file
+    moved = page_cache.findings_entry_for(other.path)
+    entry.rename(moved)  # another file's findings under this file's key: dropped
+    assert page_cache.overview_data(other).findings is None
+    assert not moved.exists()
+
+
+def test_only_exact_findings_are_stored() -> None:
+    plain = Finding("t", "high", "e", "m", 0.25, 0.1, (1, 2**40), "f.py:3")
+    found = [plain, Finding("u", "low", "e", "m", np.float64(1.5), 2.0)]
+    assert page_cache.findings_from_json(page_cache.findings_to_json(found)) == found
+    with pytest.raises(ValueError, match="JSON"):  # NaN is not JSON: found again on the next open
+        page_cache.findings_to_json([Finding("t", "low", "e", "m", float("nan"), 1.0)])

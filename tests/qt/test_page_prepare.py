@@ -8,6 +8,7 @@ load task hands the first page and the Timeline over already prepared; the synch
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,6 +90,50 @@ def test_show_view_stays_synchronous_and_adopts_derived_data(qtbot: Any) -> None
     recs = tab.view_widget("recommendations")
     assert isinstance(recs, RecommendationsView)
     assert recs.titles() == [f.title for f in overview.findings]
+
+
+def test_a_reopened_trace_shows_its_findings_at_once(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The findings a worker found after the first open's Overview was drawn are stored: the
+    reopen's Overview has them when its tab is built, and no worker searches again."""
+    from perfview.core.pages import first_tables as table_views
+    from perfview.core.pages import prepared_pages
+    from perfview.loaders import cache, page_cache
+    from perfview.qt.document import Document
+    from perfview.qt.document_tab import DocumentTab
+    from perfview.qt.tasks import load_task
+    from perfview.qt.views.torch_overview_view import TorchOverviewView
+    from tests.loaders.cache_setup import sample_copy, use_cache_dir
+
+    use_cache_dir(tmp_path, monkeypatch, max_mb=500)
+    path = sample_copy(RESNET, tmp_path)
+
+    def opened() -> Any:
+        task = load_task(path, table_views, prepared_pages)
+        with qtbot.waitSignal(task.finished, timeout=60_000) as blocker:
+            task.start()
+        result = blocker.args[0]
+        tab = DocumentTab(Document(result.bundle), result.tables, pages=result.pages)
+        qtbot.addWidget(tab)
+        return result, tab
+
+    first, tab = opened()
+    assert first.pages["overview"].findings is None  # found by a worker once drawn
+    qtbot.waitUntil(lambda: tab._data["overview"].findings is not None, timeout=60_000)
+    found = tab._data["overview"].findings
+    assert found  # resnet50's trace has findings, so the test shows them coming back
+    cache.flush()
+    page_cache.flush()
+    again, tab = opened()
+    assert again.pages["overview"].findings == found
+    view = tab.view_widget("overview")
+    assert isinstance(view, TorchOverviewView)
+    assert not tab._after_ahead
+    assert not tab.is_preparing()
+    qtbot.waitUntil(lambda: getattr(view, "findings", None) is not None, timeout=10_000)
+    assert view._finding_label is None  # built with them: never "Looking for…"
+    assert len(view.findings.cards) == len(found)
 
 
 def test_a_table_page_computes_its_table_in_the_background(qtbot: Any) -> None:
