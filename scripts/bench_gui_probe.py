@@ -19,7 +19,8 @@ temp folder, unless --warm points them at the user's (then the first open may hi
 from an earlier run). --hog N runs N busy processes
 beside the probe (a loaded machine). --trace-gaps samples the GUI thread's stack and CPU clock
 every 3 ms and prints, for each gap over 70 ms, the GUI thread's CPU ms within it and where it
-was (a gap with little GUI CPU was spent waiting for the GIL or a core). --startup times
+was (a gap with little GUI CPU was spent waiting for the GIL or a core), what the other threads
+ran meanwhile, and the CPU time the hypervisor took from this machine then (steal). --startup times
 fresh `perfview FILE` processes instead:
 launch → window shown → first page drawn, medians of --runs (scripts/startup_probe.py).
 Not part of CI.
@@ -63,6 +64,7 @@ class StackSampler:
         self.samples: list[tuple[float, float, str]] = []
         self.others: list[tuple[float, list[str]]] = []  # other threads' stacks, each sample
         self.sched: list[tuple[float, dict[int, tuple[int, int]]]] = []
+        self.steal: list[tuple[float, float]] = []  # the machine's stolen CPU ms, each sample
         self.stalls: list[tuple[float, float, list[str]]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="probe-sampler", daemon=True)
@@ -107,6 +109,7 @@ class StackSampler:
                 )
             )
             self.sched.append((now, _schedstats()))
+            self.steal.append((now, _steal_ms()))
 
     def explain(self, start: float, end: float) -> str:
         """GUI-thread CPU ms in [start, end] and the distinct stacks seen then."""
@@ -139,6 +142,10 @@ class StackSampler:
                 f"{_comm(t)} {ms:.0f}" for ms, t in others if ms >= 5 and t != self.native
             )
             ran = f" (ran {gui[0]:.0f}, queued {gui[1]:.0f}; others ran: {busy})"
+        steal = [s for s in self.steal if s[0] < start][-1:]
+        steal += [s for s in self.steal if s[0] > end][:1]
+        if len(steal) == 2:
+            ran += f"; stolen by the host {steal[1][1] - steal[0][1]:.0f} ms (all CPUs)"
         text = f"gui cpu {cpu:.0f} ms{ran}; " + " | ".join(f"{n}x {w}" for w, n in top)
         busy_seen: dict[str, int] = {}
         for at, stacks in self.others:
@@ -170,6 +177,17 @@ def _schedstats() -> dict[int, tuple[int, int]]:
             run, wait, _ = f.read().split()
             out[int(tid)] = (int(run), int(wait))
     return out
+
+
+def _steal_ms() -> float:
+    """CPU ms the hypervisor gave to other guests, all CPUs summed (/proc/stat, 10 ms ticks):
+    a gap in which the GUI thread sat queued while this process's threads barely ran."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return float(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _comm(tid: int) -> str:
