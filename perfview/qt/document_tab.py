@@ -25,11 +25,12 @@ from typing import Any
 
 import pandas as pd
 import shiboken6
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from perfview.core import pages as page_registry
 from perfview.core.model import Bundle
+from perfview.qt import deferred
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
 from perfview.qt.document_ahead import AHEAD, Pending, completed, page_data
@@ -62,6 +63,9 @@ def _summary(bundle: Bundle, table: str) -> _Table:
     return _Table(table, summary.summarize(bundle, table))
 
 
+QUIET_MS = 300  # background work not for the page on screen waits this long (`_run_after_ahead`)
+
+
 class DocumentTab(QWidget):
     """Info bar + view tabs for one `Document`. `view_changed(name)` fires on a switch."""
 
@@ -88,6 +92,7 @@ class DocumentTab(QWidget):
         self._async = False  # switches prepare in the background once the tab is built
         self._ahead_scheduled = False
         self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
+        self._quiet: QTimer | None = None  # then for a quiet window (`_run_after_ahead`)
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
         laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
@@ -194,6 +199,8 @@ class DocumentTab(QWidget):
             self._prepare_in_background(name)
         else:
             self.view_widget(name)
+        if self._quiet is not None and self._quiet.isActive():
+            self._quiet.start()  # a page shown now is built and painted first
         self.view_changed.emit(name)
 
     def _needs_data(self, name: str) -> bool:
@@ -247,6 +254,23 @@ class DocumentTab(QWidget):
         return any(n in self._preparing for n in AHEAD)
 
     def _run_after_ahead(self) -> None:
+        """Start the background work that waited for the AHEAD pages once the window has
+        been quiet for QUIET_MS: no page switched to and no put-off piece left. An Overview's
+        findings (a second of numpy and pandas at 1 GB, holding the GIL in stretches) started
+        as the user clicked the Timeline doubled its first paint (165 ms gaps)."""
+        if not self._after_ahead:
+            return
+        if self._quiet is None:
+            self._quiet = QTimer(self)
+            self._quiet.setSingleShot(True)
+            self._quiet.setInterval(QUIET_MS)
+            self._quiet.timeout.connect(self._start_after_ahead)
+        self._quiet.start()
+
+    def _start_after_ahead(self) -> None:
+        if deferred.pending() and self._quiet is not None:  # a page is still being built
+            self._quiet.start()
+            return
         starts, self._after_ahead = self._after_ahead, []
         for start in starts:
             start()
