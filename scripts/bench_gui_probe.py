@@ -13,7 +13,9 @@ how long the GUI thread could not run: the target is < 100 ms. `tab_stall_ms` is
 around the tab's construction (`result_at_s`: when the load's result reached the GUI thread);
 "gaps > 50 ms" lists each long gap with when it ended, to set against those times. With
 --cancel-after S it presses Cancel S seconds into the load and reports how long the load took
-to stop (target < 1 s). Without --cancel-after the file is opened twice: the first open parses
+to stop (target < 1 s). `host_steal_ms` is the CPU time the hypervisor gave to other guests
+during the open (all CPUs, /proc/stat): a slow open with a high figure ran in a slow phase of the
+host, not of perfview. Without --cancel-after the file is opened twice: the first open parses
 it, the second (the reopen) comes from the caches the first wrote. Those caches are a fresh
 temp folder, unless --warm points them at the user's (then the first open may hit them too,
 from an earlier run). --hog N runs N busy processes
@@ -238,6 +240,7 @@ def open_and_wait(
     result: dict[str, float] = {"close_s": time.perf_counter() - closing}
     t0 = time.perf_counter()
     cpu0 = time.process_time()  # the whole process: every thread's CPU for this open
+    steal0 = _steal_ms()  # the host's share of the machine meanwhile (a slow phase, or not)
 
     def opened(tab: object) -> None:
         result["opened_s"] = time.perf_counter() - t0
@@ -304,6 +307,7 @@ def open_and_wait(
     loop.exec()
     gaps = probe.stop()
     result["process_cpu_s"] = time.process_time() - cpu0
+    result["host_steal_ms"] = _steal_ms() - steal0
     for signal, slot in (("document_opened", opened), ("load_failed", failed)):
         getattr(window, signal).disconnect(slot)
     window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
