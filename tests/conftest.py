@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Nothing a test does may touch the user's real settings, caches, runs or crash log.
 _SANDBOX = Path(tempfile.mkdtemp(prefix="perfview-tests-"))
+atexit.register(shutil.rmtree, _SANDBOX, ignore_errors=True)  # a run leaves nothing behind
 for _var, _sub in (
     ("PERFVIEW_STATE_DIR", "state"),
     ("PERFVIEW_CACHE_DIR", "cache"),

@@ -7,7 +7,9 @@ Everything goes through one `QSettings` made by `open_settings()`. When the envi
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -38,8 +40,10 @@ class Settings:
     @classmethod
     def ephemeral(cls) -> Settings:
         """Settings in a fresh temporary INI file: for screenshots and scripted runs, which
-        must neither read nor overwrite the user's window geometry and recent files."""
+        must neither read nor overwrite the user's window geometry and recent files. The
+        file's folder goes at exit: a scripted run leaves nothing in the temp folder."""
         folder = tempfile.mkdtemp(prefix="perfview-settings-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         return cls(QSettings(str(Path(folder) / "perfview.ini"), QSettings.Format.IniFormat))
 
     # --- recent files --------------------------------------------------------------------
