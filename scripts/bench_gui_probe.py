@@ -22,7 +22,10 @@ from an earlier run). --hog N runs N busy processes
 beside the probe (a loaded machine). --trace-gaps samples the GUI thread's stack and CPU clock
 every 3 ms and prints, for each gap over 70 ms, the GUI thread's CPU ms within it and where it
 was (a gap with little GUI CPU was spent waiting for the GIL or a core), what the other threads
-ran meanwhile, and the CPU time the hypervisor took from this machine then (steal). --startup times
+ran meanwhile, and the CPU time the hypervisor took from this machine then (steal). Reading
+other threads' frames every 3 ms is not safe on CPython 3.11 (frame lifetimes,
+python/cpython#111363): 10-20 % of --trace-gaps runs here die of a segfault in the event
+loop, so a run without a result line is run again; no plain probe did (334 runs). --startup times
 fresh `perfview FILE` processes instead:
 launch → window shown → first page drawn, medians of --runs (scripts/startup_probe.py).
 Not part of CI.
@@ -420,6 +423,7 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
 
         app = QApplication.instance() or QApplication([])
         from perfview.loaders import cache, layout_cache, page_cache
+        from perfview.qt import deferred
         from perfview.qt.main_window import MainWindow
 
         window = MainWindow()
@@ -435,6 +439,10 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
             sampler.start()
         for label, cancel_after in runs:
             res = open_and_wait(window, file, cancel_after, args.view, sampler)
+            # the Overview's findings, found by a worker once the window is quiet: done (and
+            # cached, as a user's first open would have them) before the reopen closes the
+            # tab, and before this run's cache folder is removed
+            deferred.flush(60_000)
             cache.flush()
             layout_cache.flush()  # the Timeline's layout and the Overview's tables, stored
             page_cache.flush()  # for the reopen
