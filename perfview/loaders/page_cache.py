@@ -4,7 +4,7 @@ draws its first page without analysing it again.
 Its findings (`recommend.recommendations`, ~1 s of CPU at 1 GB, found by a worker once the
 page is drawn) are a second entry, written once they are found: a reopen then shows the
 whole page at once, and no worker analyses the trace while the user's first clicks are drawn
-(that worker held the GIL beside the Timeline's first paint: 70-97 ms gaps on reopen).
+(that worker held the GIL beside the Timeline's first paint: 60-97 ms gaps on reopen).
 
 On a 1 GB trace the Overview's tables (`core.pages.data.OverviewData`, without its findings,
 as a load prepares it) cost 0.2-1.5 s of CPU, more than reading the columns back; what they
