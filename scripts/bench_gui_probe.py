@@ -87,32 +87,17 @@ class StackSampler:
             frames = sys._current_frames()
             now = time.perf_counter()
             where = _where(frames.get(self.tid))
+            names = {t.ident: t.name for t in threading.enumerate()}
+            others = [
+                f"{names.get(t, t)}: {_where(f)}"
+                for t, f in frames.items()
+                if t not in (self.tid, threading.get_ident())
+            ]
             if now - last > 0.05:  # this thread waited for the GIL: who had it, and doing what
-                names = {t.ident: t.name for t in threading.enumerate()}
-                self.stalls.append(
-                    (
-                        now,
-                        now - last,
-                        [
-                            f"{names.get(t, t)}: {_where(f)}"
-                            for t, f in frames.items()
-                            if t not in (self.tid, threading.get_ident())
-                        ],
-                    )
-                )
+                self.stalls.append((now, now - last, others))
             last = now
             self.samples.append((now, time.clock_gettime(self.clock), where))
-            names = {t.ident: t.name for t in threading.enumerate()}
-            self.others.append(
-                (
-                    now,
-                    [
-                        f"{names.get(t, t)}: {w}"
-                        for t, f in frames.items()
-                        if t not in (self.tid, threading.get_ident()) and (w := _where(f))
-                    ],
-                )
-            )
+            self.others.append((now, [w for w in others if not w.endswith(": ")]))
             self.sched.append((now, _schedstats()))
             self.steal.append((now, _steal_ms()))
 
