@@ -9,7 +9,11 @@ slow (default): num_workers=0, so every sample's loading (a 0.25 ms stand-in for
     fine on a machine with fewer cores; for CPU-bound decoding use about one per spare core.)
     The workers start one after another (seconds on a busy machine), so the fixed form runs
     one unrecorded pass first, and the recording skips the first 22 steps (the schedule's wait
-    and warm-up): it profiles steady state, as one would in a real job.
+    and warm-up): it profiles steady state, as one would in a real job. Batches come back
+    through the "file_system" sharing strategy: the default passes each tensor's file
+    descriptor in a handshake with the worker's process (two round trips per tensor), and on a
+    busy machine every round trip waits for the scheduler to run that worker (8-10 ms per
+    batch, traced on 2 cores beside two CPU hogs, enough to look input bound).
 
 Run it under perfview: `perfview examples run slow-dataloader [--fixed]`.
 """
@@ -57,6 +61,7 @@ def main() -> None:
     data = SlowDataset(args.batch * args.iterations, args.delay)
     if args.fixed:
         warnings.filterwarnings("ignore", message="This DataLoader will create")  # see above
+        torch.multiprocessing.set_sharing_strategy("file_system")  # type: ignore[no-untyped-call]
         loader = DataLoader(data, batch_size=args.batch, num_workers=16, persistent_workers=True,
                             prefetch_factor=2, pin_memory=device == "cuda")  # fmt: skip
     else:
