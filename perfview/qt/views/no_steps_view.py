@@ -9,7 +9,6 @@ overview, off the GUI thread).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import pandas as pd
 from PySide6.QtCore import Signal
@@ -19,15 +18,8 @@ from perfview.core.analysis.torch import overview
 from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.qt import deferred
 from perfview.qt.document import Document
+from perfview.qt.views.step_chart import BREAKDOWN_LABELS, StepBreakdownChart
 from perfview.qt.views.table_view import TableView
-
-if TYPE_CHECKING:
-    from perfview.qt.views.step_chart import StepBreakdownChart
-
-LABELS = {
-    "comm": "Communication", "kernel": "Kernel", "memcpy": "Memcpy", "memset": "Memset",
-    "runtime": "Runtime", "dataloader": "DataLoader", "cpu_exec": "CPU exec", "other": "Other",
-}  # fmt: skip
 
 
 def _table(frame: pd.DataFrame, title: str, document: Document | None, parent: QWidget) -> QWidget:
@@ -51,9 +43,9 @@ def _table(frame: pd.DataFrame, title: str, document: Document | None, parent: Q
 class NoStepsPanel(QWidget):
     """Hint, whole-recording breakdown chart, top operators and Python frames by self time.
 
-    `defer`: the chart and the two tables (~100 ms of widget set-up together, whatever the
-    trace's size) are built on coming event-loop turns, one each, so that a new tab that
-    opens on this page never blocks the window for their sum (`chart_ready` then fires)."""
+    `defer`: the chart and the two tables (tens of ms of widget set-up, whatever the trace's
+    size) are built on coming event-loop turns, one each, so that a new tab that opens on this
+    page never blocks the window for their sum (`chart_ready` fires after the chart's)."""
 
     chart_ready = Signal()
 
@@ -78,7 +70,7 @@ class NoStepsPanel(QWidget):
         steps = data.steps
         total = float(steps["dur_ns"].sum())
         shares = [
-            f"{LABELS[n]} {steps[f'{n}_ns'].sum() * 100 / total:.1f} %"
+            f"{BREAKDOWN_LABELS[n]} {steps[f'{n}_ns'].sum() * 100 / total:.1f} %"
             for n in overview.BREAKDOWN
             if total > 0 and steps[f"{n}_ns"].sum() > 0
         ]
@@ -110,36 +102,19 @@ class NoStepsPanel(QWidget):
         return box
 
     def _chart_parts(self, holder: QWidget) -> list[Callable[[], None]]:
-        """The chart in pieces of a few ms (a turn each when deferred): its plot, its bars,
-        its legend, then shown (painted once, complete)."""
-        from perfview.qt.views.step_chart import StepBreakdownChart
+        """The chart (well under a millisecond to build), then `chart_ready`."""
 
-        steps = self.data.steps
-        made: list[StepBreakdownChart] = []
-
-        def plot() -> None:
-            chart = StepBreakdownChart(steps, holder, fill=False)
-            chart.setUpdatesEnabled(False)
+        def chart() -> None:
+            steps = self.data.steps
+            labels = [str(label)[:24] for label in steps["label"]]
+            self.chart = StepBreakdownChart(
+                steps, holder, labels=labels, x_title="recording / top-level annotation"
+            )
             box_layout = holder.layout()
             if box_layout is not None:
-                box_layout.addWidget(chart)
-            made.append(chart)
+                box_layout.addWidget(self.chart)
 
-        def bars() -> None:
-            chart = made[0]
-            chart.add_bars(steps)
-            axis = chart.getPlotItem().getAxis("bottom")
-            axis.setTicks([[(float(s), str(lbl)[:24]) for s, lbl in zip(steps["step"],
-                                                                        steps["label"],
-                                                                        strict=True)]])  # fmt: skip
-            chart.getPlotItem().setLabel("bottom", "recording / top-level annotation")
-
-        def shown() -> None:
-            made[0].setUpdatesEnabled(True)
-            self.chart = made[0]
-            self.chart_ready.emit()
-
-        return [plot, bars, lambda: made[0].add_legend(), shown]
+        return [chart, self.chart_ready.emit]
 
     def _fill(self, holder: QWidget, frame: pd.DataFrame, title: str) -> None:
         box_layout = holder.layout()

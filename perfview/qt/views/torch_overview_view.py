@@ -10,7 +10,6 @@ computes them on a worker thread.
 
 from __future__ import annotations
 
-import pandas as pd
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
@@ -164,33 +163,10 @@ class TorchOverviewView(QScrollArea, deferred.BuiltInTurns):
         caption = QLabel("Share of all step time: " + " · ".join(shares), body)
         caption.setWordWrap(True)
         self.body_layout.addWidget(caption)
-        if not self._defer_chart:
-            self.chart = StepBreakdownChart(steps, body)
-            self.body_layout.addWidget(self.chart)
-            return
-        # The chart is the slowest part of the page (~40 ms of pyqtgraph set-up): built on the
-        # next event-loop turn, so opening a big trace never blocks the window for its sum.
-        self.chart = None
-        holder = QWidget(body)
-        holder.setMinimumHeight(260)
-        QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
-        self.body_layout.addWidget(holder)
-        deferred.later(holder, lambda: self._fill_chart(holder, steps))
-
-    def _fill_chart(self, holder: QWidget, steps: pd.DataFrame) -> None:
-        """The chart's plot now, its bars and its legend each on a later turn (~10 ms each)."""
-        chart = StepBreakdownChart(steps, holder, fill=False)
-        chart.setUpdatesEnabled(False)  # painted once, complete (its axes size to its ticks)
-        layout = holder.layout()
-        if layout is not None:
-            layout.addWidget(chart)
-
-        def shown() -> None:  # on a turn of its own: the paint comes after a window turn
-            chart.setUpdatesEnabled(True)
-            self.chart = chart
-            self.chart_ready.emit()
-
-        deferred.in_turns(chart, lambda: chart.add_bars(steps), chart.add_legend, shown)
+        self.chart = StepBreakdownChart(steps, body)
+        self.body_layout.addWidget(self.chart)
+        if self._defer_chart:  # as when a turn builds it: the signal after the page's own
+            deferred.later(self.chart, self.chart_ready.emit)
 
     def _add_utilization(self, body: QWidget) -> None:
         self.body_layout.addWidget(_section("GPU utilization", body))
