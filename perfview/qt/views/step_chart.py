@@ -116,6 +116,12 @@ class StepBreakdownChart(QWidget):
     # --- painting ----------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
+        try:
+            self._paint(painter)
+        finally:  # ended here, not when the frame goes: a profiler may hold on to the frame
+            painter.end()
+
+    def _paint(self, painter: QPainter) -> None:
         palette = self.palette()
         text = palette.color(QPalette.ColorRole.Text)
         painter.fillRect(self.rect(), palette.color(QPalette.ColorRole.Base))
@@ -128,9 +134,8 @@ class StepBreakdownChart(QWidget):
         tick_text = [f"{t:g}" for t in ticks]
         left = _PAD + line + 4 + max(fm.horizontalAdvance(s) for s in tick_text) + _TICK + 2
         top = _PAD + len(rows) * (line + 2) + 6
-        self._plot = QRectF(
-            left, top, self.width() - left - _PAD, self.height() - top - 2 * line - 10
-        )
+        bottom = self.height() - 2 * line - 10  # room for the x axis' labels and title
+        self._plot = QRectF(left, top, self.width() - left - _PAD, bottom - top)
         if self._plot.width() <= 10 or self._plot.height() <= 10:
             return
         self._paint_y_axis(painter, ticks, tick_text, scale, unit, fm, text)
