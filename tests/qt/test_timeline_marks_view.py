@@ -69,3 +69,44 @@ def test_distinct_marks_equal_unique_rows() -> None:
         assert np.array_equal(distinct_marks(px, top, bottom), want)
     far = distinct_marks(np.array([3.0]), np.array([-1e9]), np.array([1e9]))
     assert far.tolist() == [[3.0, -(2**20 - 1), 2**20 - 1]]  # clipped far off screen
+
+
+def test_marker_rects_fill_the_pixels_lines_and_triangles_did(qtbot: Any) -> None:
+    """One fill of whole-pixel rects paints exactly what a QLineF and a QPolygonF per marker
+    painted (the way they were drawn before), long and zero-length lines, overlapping heads."""
+    import numpy as np
+    from PySide6 import QtCore, QtGui
+
+    from perfview.qt.items.marks import MARK_COLOUR, marker_rects
+    from perfview.qt.items.rect_batch import draw_rect_array
+
+    rng = np.random.default_rng(0)
+    n = 300
+    keys = np.column_stack([np.sort(rng.integers(0, 400, n)), rng.integers(5, 100, n),
+                            rng.integers(100, 200, n)]).astype(np.float64)  # fmt: skip
+    keys[::3, 2] = keys[::3, 1]
+
+    def one_by_one(p: QtGui.QPainter) -> None:
+        p.setPen(QtGui.QPen(MARK_COLOUR, 1.0))
+        p.drawLines([QtCore.QLineF(x, a, x, b) for x, a, b in keys.tolist()])
+        p.setBrush(MARK_COLOUR)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        for x, a, _b in keys.tolist():
+            corners = [QtCore.QPointF(x - 4, a), QtCore.QPointF(x + 4, a), QtCore.QPointF(x, a + 6)]
+            p.drawPolygon(QtGui.QPolygonF(corners))
+
+    def batched(p: QtGui.QPainter) -> None:
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(MARK_COLOUR)
+        draw_rect_array(p, marker_rects(keys))
+
+    pixels = []
+    for draw in (one_by_one, batched):
+        image = QtGui.QImage(420, 220, QtGui.QImage.Format.Format_ARGB32)
+        image.fill(0xFFFFFFFF)
+        painter = QtGui.QPainter(image)
+        draw(painter)
+        painter.end()
+        pixels.append(np.frombuffer(image.constBits(), np.uint8).reshape(220, 420, 4).copy())
+    assert (pixels[0] != 255).any()
+    assert np.array_equal(pixels[0], pixels[1])

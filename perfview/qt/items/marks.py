@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core.layout.timeline_marks import InstantMarks, format_counter, instant_at, value_at
 from perfview.core.model.units import format_ns
+from perfview.qt.items.rect_batch import draw_rect_array
 
 MARK_COLOUR = QtGui.QColor(200, 70, 20)
 
@@ -59,16 +60,9 @@ class InstantItem(pg.GraphicsObject):
         keys = distinct_marks(px, top, bottom)
         painter.save()
         painter.resetTransform()
-        painter.setPen(QtGui.QPen(MARK_COLOUR, 1.0))
-        painter.drawLines([QtCore.QLineF(x, a, x, b) for x, a, b in keys.tolist()])
-        painter.setBrush(MARK_COLOUR)
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
-        for x, a, _b in keys.tolist():
-            painter.drawPolygon(
-                QtGui.QPolygonF(
-                    [QtCore.QPointF(x - 4, a), QtCore.QPointF(x + 4, a), QtCore.QPointF(x, a + 6)]
-                )
-            )
+        painter.setBrush(MARK_COLOUR)
+        draw_rect_array(painter, marker_rects(keys))
         painter.restore()
         self.drawn = len(keys)
 
@@ -92,6 +86,25 @@ def distinct_marks(px: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> np.nd
     out[:, 1] = ((packed >> _BITS) & mask) - _LIMIT
     out[:, 2] = (packed & mask) - _LIMIT
     return out
+
+
+# The pixels Qt's raster engine fills for the marker's triangle (x-4, top), (x+4, top),
+# (x, top+6) at whole-pixel corners: per row below `top`, the first and last column from x.
+_HEAD_SPANS = np.array([(0, -4, 3), (1, -3, 2), (2, -2, 1), (3, -2, 1), (4, -1, 0)], np.int32)
+
+
+def marker_rects(keys: np.ndarray) -> np.ndarray:
+    """The markers (x, top, bottom in device pixels) as whole-pixel rects for one fill call:
+    each marker's 1 px line, then its triangle as five one-row spans (the same pixels
+    `drawLines` and `drawPolygon` filled). Drawn one QLineF and one QPolygonF at a time they
+    cost ~7 us a marker: 6-7 ms of the ~10 ms first Timeline frame of a 1 GB ROCm trace."""
+    x, top, bottom = (keys[:, i].astype(np.int32) for i in range(3))
+    lines = np.column_stack([x, top, x, bottom])
+    row, first, last = (_HEAD_SPANS[:, i][None, :] for i in range(3))
+    heads = np.stack(
+        [x[:, None] + first, top[:, None] + row, x[:, None] + last, top[:, None] + row], axis=2
+    ).reshape(-1, 4)
+    return np.ascontiguousarray(np.concatenate([lines, heads]), dtype=np.int32)
 
 
 def instant_text(view: Any, x: float, y: float, tolerance: float) -> str:
