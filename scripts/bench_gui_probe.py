@@ -71,6 +71,7 @@ class StackSampler:
         self.sched: list[tuple[float, dict[int, tuple[int, int]]]] = []
         self.steal: list[tuple[float, float]] = []  # the machine's stolen CPU ms, each sample
         self.stalls: list[tuple[float, float, list[str]]] = []
+        self.py_names: dict[int, str] = {}  # native thread id -> Python thread name
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="probe-sampler", daemon=True)
 
@@ -87,7 +88,9 @@ class StackSampler:
             frames = sys._current_frames()
             now = time.perf_counter()
             where = _where(frames.get(self.tid))
-            names = {t.ident: t.name for t in threading.enumerate()}
+            threads = threading.enumerate()
+            names = {t.ident: t.name for t in threads}
+            self.py_names.update((t.native_id, t.name) for t in threads if t.native_id)
             others = [
                 f"{names.get(t, t)}: {_where(f)}"
                 for t, f in frames.items()
@@ -121,15 +124,18 @@ class StackSampler:
         sched = [s for s in self.sched if s[0] < start][-1:]
         sched += [s for s in self.sched if start <= s[0] <= end]
         sched += [s for s in self.sched if s[0] > end][:1]
-        ran = ""
+        ran, ran_names = "", set()
         if len(sched) >= 2:
             first, last = sched[0][1], sched[-1][1]
             gui = [(last[self.native][i] - first[self.native][i]) / 1e6 for i in (0, 1)]
             others = sorted(
                 ((b[0] - first.get(t, (b[0], 0))[0]) / 1e6, t) for t, b in last.items()
             )[::-1]
+            ran_names = {
+                self.py_names.get(t, "") for ms, t in others if ms >= 5 and t != self.native
+            }
             busy = ", ".join(
-                f"{_comm(t)} {ms:.0f}" for ms, t in others if ms >= 5 and t != self.native
+                f"{self._name(t)} {ms:.0f}" for ms, t in others if ms >= 5 and t != self.native
             )
             ran = f" (ran {gui[0]:.0f}, queued {gui[1]:.0f}; others ran: {busy})"
         steal = [s for s in self.steal if s[0] < start][-1:]
@@ -140,11 +146,19 @@ class StackSampler:
         busy_seen: dict[str, int] = {}
         for at, stacks in self.others:
             if start <= at <= end:
-                for w in stacks:
-                    busy_seen[w] = busy_seen.get(w, 0) + 1
+                for w in stacks:  # the threads that ran in the gap, not those that waited
+                    if not ran_names or w.split(": ", 1)[0] in ran_names:
+                        busy_seen[w] = busy_seen.get(w, 0) + 1
         workers = sorted(busy_seen.items(), key=lambda kv: -kv[1])[:4]
         text += "".join(f"\n        other {n}x {w}" for w, n in workers)
         return text + "".join(f"\n        {s}" for s in stalls)
+
+    def _name(self, tid: int) -> str:
+        """A thread's Python name where it has one (a Task's pool thread is `Dummy-N` there,
+        `Thread (pooled)` to the kernel), else its kernel name."""
+        comm = _comm(tid)
+        name = self.py_names.get(tid)
+        return f"{name} ({comm})" if name and name != comm else comm
 
 
 def _where(frame: object) -> str:
