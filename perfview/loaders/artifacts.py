@@ -52,12 +52,6 @@ MANIFEST = "manifest.json"
 MAGIC = b"perfview-artifact"
 CHUNK = 64 * 1024 * 1024  # writes go out in chunks (a checkpoint after each: crash tests)
 BLOCK = 32 * 1024 * 1024  # one checksum per block (see `block_digests`)
-STEP = 8 * 1024 * 1024  # a writer's `pace` is asked before every STEP bytes it writes
-Pace = Callable[[], None]  # returns when the writer may go on (see `pacing.Heartbeat`)
-
-
-def go() -> None:
-    """The pace of a writer that yields to nobody (the CLI's)."""
 
 
 # Called with a step name around every write; a no-op except in crash tests, which make it
@@ -83,14 +77,10 @@ def digest(data: Any) -> str:
     return xxhash.xxh3_128_hexdigest(data)
 
 
-def block_digests(data: memoryview, pace: Pace = go) -> list[str]:
+def block_digests(data: memoryview) -> list[str]:
     """The checksums stored for a part: one per BLOCK bytes (the size is stored with them), so
     a big part (the args blob of a 1 GB trace is ~650 MB) is checked on several cores at once."""
-    out = []
-    for i in range(0, max(len(data), 1), BLOCK):
-        pace()
-        out.append(digest(data[i : i + BLOCK]))
-    return out
+    return [digest(data[i : i + BLOCK]) for i in range(0, max(len(data), 1), BLOCK)]
 
 
 def _bytes_of(value: np.ndarray | bytes | bytearray | memoryview | mmap.mmap) -> memoryview:
@@ -107,13 +97,11 @@ def _raw(arr: np.ndarray) -> memoryview:
     return memoryview(cast(Any, arr.reshape(-1).view(np.uint8)))
 
 
-def _write_part(folder: Path, name: str, data: memoryview, pace: Pace = go) -> None:
+def _write_part(folder: Path, name: str, data: memoryview) -> None:
     checkpoint(f"open {name}")
     with open(folder / name, "wb") as fh:
         for start in range(0, len(data), CHUNK):
-            for step in range(start, min(start + CHUNK, len(data)), STEP):
-                pace()
-                fh.write(data[step : min(step + STEP, start + CHUNK)])
+            fh.write(data[start : start + CHUNK])
             checkpoint(f"wrote {name}@{start}")
     checkpoint(f"closed {name}")
 
@@ -171,29 +159,27 @@ def write_folder(
     arrays: Mapping[str, np.ndarray],
     blobs: Mapping[str, Any],
     meta: Mapping[str, Any],
-    pace: Pace = go,
 ) -> Path:
     """Publish `dest` atomically and durably: parts (raw arrays, raw byte blobs) and `meta`
     (JSON) with their checksums. An existing `dest` is replaced. Raises OSError (disk full,
-    permissions), TypeError/ValueError (meta not JSON). `pace` is asked before every STEP
-    bytes and every checksum block (a background writer yielding to a busy GUI thread)."""
+    permissions), TypeError/ValueError (meta not JSON)."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     parts: dict[str, dict[str, Any]] = {}
     with locked_temp(dest.parent) as tmp:
         for name, arr in arrays.items():
             data = _bytes_of(arr)
-            _write_part(tmp, name, data, pace)
+            _write_part(tmp, name, data)
             dtype = (
                 np.dtype(arr.dtype).newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
             )
             parts[name] = {"dtype": dtype.str, "length": len(arr), "bytes": len(data)}
-            parts[name].update(block=BLOCK, xxh3=block_digests(data, pace))
+            parts[name].update(block=BLOCK, xxh3=block_digests(data))
         for name, blob in blobs.items():
             data = _bytes_of(blob)
-            _write_part(tmp, name, data, pace)
+            _write_part(tmp, name, data)
             parts[name] = {"dtype": "blob", "length": len(data), "bytes": len(data)}
-            parts[name].update(block=BLOCK, xxh3=block_digests(data, pace))
+            parts[name].update(block=BLOCK, xxh3=block_digests(data))
         body = json.dumps({"format": FORMAT, "parts": parts, "meta": meta}).encode()
         header = MAGIC + b" %d %s\n" % (FORMAT, digest(body).encode())
         _write_part(tmp, MANIFEST, memoryview(header + body))

@@ -179,9 +179,8 @@ def _sweep_once(root: Path) -> None:
         temp_folders.sweep(root)
 
 
-def put(path: Path, bundle: Bundle, pace: artifacts.Pace | None = None) -> Path | None:
-    """Store a trace Bundle (atomically, durably), then evict old entries; None when not stored.
-    `pace`: asked before every few MB written (`pacing.Heartbeat.pace`)."""
+def put(path: Path, bundle: Bundle) -> Path | None:
+    """Store a trace Bundle (atomically, durably), then evict old entries; None when not stored."""
     tl = bundle.timeline
     if tl is None or bundle.format != "trace":
         return None
@@ -195,16 +194,14 @@ def put(path: Path, bundle: Bundle, pace: artifacts.Pace | None = None) -> Path 
     _attach_note(name, bundle)
     _sweep_once(root)
     try:
-        _write(entry, bundle, tl, pace)
+        _write(entry, bundle, tl)
     except (OSError, TypeError, ValueError, RuntimeError):  # disk full, odd metadata, no
         return None  # thread left at exit: just no entry
     evict(keep=entry)
     return entry
 
 
-def put_later(
-    path: Path, bundle: Bundle, delay_s: float = 0.0, pace: artifacts.Pace | None = None
-) -> None:
+def put_later(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
     """`put` on a background thread, so writing the entry never delays showing the trace.
 
     `delay_s`: start writing that much later. The window passes a second or two: writing
@@ -216,12 +213,10 @@ def put_later(
     """
     with contextlib.suppress(OSError):
         _attach_note(key(path), bundle)  # the caller returns `bundle` right after this
-    cache_writes.start("perfview-cache-put", _put_politely, path, bundle, delay_s, pace)
+    cache_writes.start("perfview-cache-put", _put_politely, path, bundle, delay_s)
 
 
-def _put_politely(
-    path: Path, bundle: Bundle, delay_s: float = 0.0, pace: artifacts.Pace | None = None
-) -> None:
+def _put_politely(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
     """`put` after `delay_s`: writing a 1 GB trace's entry takes ~2 s of CPU, and right after
     the load it slowed the window's new tab (by a third on a 2-core machine). The window
     passes a delay, so the tab is built and drawn first.
@@ -229,11 +224,10 @@ def _put_politely(
     The thread's CPU priority is left alone: at the lowest niceness, on a machine whose
     cores are busy, the thread was preempted for long stretches while it held the GIL (the
     manifest's JSON, the object columns), and the GUI thread waited for it: a lower priority
-    traded a slower tab for freezes. The window's `pace` makes it wait instead while the GUI
-    thread is busy (`pacing`)."""
+    traded a slower tab for freezes."""
     if delay_s > 0:
         time.sleep(delay_s)
-    put(path, bundle, pace)
+    put(path, bundle)
 
 
 flush = cache_writes.flush  # waits for background cache writes (tests, benchmarks)
@@ -272,7 +266,7 @@ def _last_used(entry: Path) -> float:
         return entry.stat().st_mtime
 
 
-def _write(entry: Path, bundle: Bundle, tl: Timeline, pace: artifacts.Pace | None) -> None:
+def _write(entry: Path, bundle: Bundle, tl: Timeline) -> None:
     arrays: dict[str, np.ndarray] = {}
     tables: dict[str, dict[str, Any]] = {}
     for name, spec in TABLES.items():
@@ -304,7 +298,7 @@ def _write(entry: Path, bundle: Bundle, tl: Timeline, pace: artifacts.Pace | Non
         # a note about a dropped entry belongs to this load, not to the file
         "warnings": [w for w in bundle.warnings if not w.startswith(DAMAGED)],
     }
-    artifacts.write_folder(entry, arrays, {_BLOB: tl.args.blob}, meta, pace or artifacts.go)
+    artifacts.write_folder(entry, arrays, {_BLOB: tl.args.blob}, meta)
 
 
 def _read(folder: Path, path: Path) -> Bundle:
@@ -390,7 +384,7 @@ def write_entry(folder: Path, bundle: Bundle) -> None:
     hands its result back this way, whether or not the cache is on)."""
     if bundle.timeline is None:
         raise ValueError("only a trace's columns have an entry format")
-    _write(folder, bundle, bundle.timeline, None)
+    _write(folder, bundle, bundle.timeline)
 
 
 def read_entry(folder: Path, path: Path) -> Bundle:

@@ -42,7 +42,6 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders import cache, cuda_snapshot, memray_capture, trace
-from perfview.loaders.artifacts import Pace
 from perfview.loaders.registry import Loader, detect
 from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
 
@@ -68,7 +67,6 @@ class LoadOptions:
     write_cache: bool = True
     child_min_bytes: int = CHILD_MIN_BYTES  # GIL_FREE: smaller files never go to a child
     write_delay_s: float = 0.0  # the window: write the cache entry after the tab is drawn
-    write_pace: Pace | None = None  # the window's `pacing.Heartbeat.pace`: yield to the GUI
 
 
 FRESH = LoadOptions(read_cache=False, write_cache=False)  # always parse, leave no trace
@@ -91,7 +89,7 @@ def load(
         progress(0.0, COMPILE_MESSAGE)
     bundle = _parse(loader, path, progress, options)
     if options.write_cache and cached:
-        cache.put_later(path, bundle, options.write_delay_s, options.write_pace)
+        cache.put_later(path, bundle, options.write_delay_s)
     progress(1.0, "done")
     return bundle
 

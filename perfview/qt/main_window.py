@@ -44,7 +44,6 @@ from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
-from perfview.qt.heartbeat import HeartbeatTimer
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import LoadResult, Task, first_page, load_task
 from perfview.qt.warmup import warm_imports, warm_in_background
@@ -92,7 +91,6 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
         self.resize(1400, 900)
         self._tasks: dict[Task, str] = {}
         self._run_dock: RunDock | None = None  # built on first use (window_runs.run_dock)
-        self.heartbeat = HeartbeatTimer(self)  # the loaded trace's cache writer paces on it
         if warm:
             warm_imports()  # now, not on a load's worker thread, where it froze the GUI
 
@@ -247,7 +245,6 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
     ) -> None:
         if self._gone():
             return
-        self.heartbeat.start()
         at = -1
         if placeholder is not None:
             at = self.tabs.indexOf(placeholder) if shiboken6.isValid(placeholder) else -1
@@ -320,7 +317,6 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
                 return
             self._run_dock.stop_for_quit()
         self.cancel_loads()
-        self.heartbeat.stop()  # a writer still at work finishes without waiting for beats
         for tab in self.document_tabs():
             tab.save_state()
         self.settings.set_geometry("main", self.saveGeometry())

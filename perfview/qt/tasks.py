@@ -29,7 +29,6 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
 from perfview.qt import document_ahead
-from perfview.qt.heartbeat import HEARTBEAT
 from perfview.qt.warmup import warm_imports
 
 # Tasks alive right now; holding them here keeps their QObject (the signal sender) alive until
@@ -211,11 +210,7 @@ def load_and_prepare(
             bundle = load(
                 path,
                 progress=lambda f, m: progress(0.9 * f, m),
-                options=LoadOptions(
-                    where=Where.GIL_FREE,
-                    write_delay_s=CACHE_WRITE_DELAY_S,
-                    write_pace=HEARTBEAT.pace,  # yields while the GUI thread is busy
-                ),
+                options=LoadOptions(where=Where.GIL_FREE, write_delay_s=CACHE_WRITE_DELAY_S),
             )
     except (LoadError, LoadCancelled):
         raise

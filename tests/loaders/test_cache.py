@@ -122,7 +122,7 @@ def test_cache_writes_from_daemon_threads_finish_before_exit(
     must not inherit that, or the interpreter's exit cuts the entry off half-written."""
     started: list[threading.Thread] = []
     monkeypatch.setattr(
-        cache, "put", lambda path, bundle, pace: started.append(threading.current_thread())
+        cache, "put", lambda path, bundle: started.append(threading.current_thread())
     )
     path = sample_copy(NCCL, tmp_path)
     bundle = trace.load(path)
@@ -144,7 +144,7 @@ def test_cache_writes_wait_their_delay_at_normal_priority(
     seen: list[tuple[float, int]] = []
     ours = os.getpriority(os.PRIO_PROCESS, 0)  # this thread's niceness (Linux: per thread)
 
-    def record(_path: Path, _bundle: object, _pace: object) -> None:
+    def record(_path: Path, _bundle: object) -> None:
         seen.append((time.monotonic(), os.getpriority(os.PRIO_PROCESS, 0)))
 
     monkeypatch.setattr(cache, "put", record)
