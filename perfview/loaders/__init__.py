@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perfview.core.model.errors import LoadError, UnknownFormat
+    from perfview.loaders.cache_writes import WriteGate
     from perfview.loaders.registry import LOADERS, Loader, detect, internal_error
     from perfview.loaders.service import FRESH, LoadOptions, Where, load
 
@@ -29,6 +30,7 @@ _HOMES = {
     "LoadOptions": "perfview.loaders.service",
     "Where": "perfview.loaders.service",
     "load": "perfview.loaders.service",
+    "WriteGate": "perfview.loaders.cache_writes",
 }
 
 
@@ -49,6 +51,7 @@ __all__ = [
     "Loader",
     "UnknownFormat",
     "Where",
+    "WriteGate",
     "detect",
     "internal_error",
     "load",

@@ -30,7 +30,6 @@ import os
 import shutil
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -201,33 +200,16 @@ def put(path: Path, bundle: Bundle) -> Path | None:
     return entry
 
 
-def put_later(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
-    """`put` on a background thread, so writing the entry never delays showing the trace.
-
-    `delay_s`: start writing that much later. The window passes a second or two: writing
-    holds the GIL in bursts (the manifest's JSON, the object columns), which right after the
-    load stalled the GUI thread while it built and drew the new tab (gaps of 150-220 ms).
+def put_later(path: Path, bundle: Bundle, gate: cache_writes.WriteGate = cache_writes.NOW) -> None:
+    """`put` on a background thread once `gate` opens, so writing the entry never delays
+    showing the trace (the window's gate opens when the new tab is drawn, `cache_writes`).
 
     The thread is not a daemon (see `cache_writes`): a short-lived process (the CLI)
     finishes the entry before it exits. `flush()` waits for pending writes.
     """
     with contextlib.suppress(OSError):
         _attach_note(key(path), bundle)  # the caller returns `bundle` right after this
-    cache_writes.start("perfview-cache-put", _put_politely, path, bundle, delay_s)
-
-
-def _put_politely(path: Path, bundle: Bundle, delay_s: float = 0.0) -> None:
-    """`put` after `delay_s`: writing a 1 GB trace's entry takes ~2 s of CPU, and right after
-    the load it slowed the window's new tab (by a third on a 2-core machine). The window
-    passes a delay, so the tab is built and drawn first.
-
-    The thread's CPU priority is left alone: at the lowest niceness, on a machine whose
-    cores are busy, the thread was preempted for long stretches while it held the GIL (the
-    manifest's JSON, the object columns), and the GUI thread waited for it: a lower priority
-    traded a slower tab for freezes."""
-    if delay_s > 0:
-        time.sleep(delay_s)
-    put(path, bundle)
+    cache_writes.start("perfview-cache-put", put, path, bundle, gate=gate)
 
 
 flush = cache_writes.flush  # waits for background cache writes (tests, benchmarks)

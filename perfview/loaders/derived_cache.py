@@ -4,8 +4,8 @@ beside its parsed columns' entry, so a reopened big trace skips computing them a
 `DerivedCache` is the one lookup both use: the entry folder is named after the columns' key
 plus a digest of the code that derived it; a read that fails for any reason (damaged, stale,
 made from other tables) drops the entry, and the page computes it again; a write that fails
-(a full disk, a file that is gone) leaves no entry. Writes run in the background after a
-delay (`cache_writes`), so the page is drawn first.
+(a full disk, a file that is gone) leaves no entry. Writes run in the background once
+their gate opens (`cache_writes`), so the page is drawn first.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -72,24 +71,21 @@ class DerivedCache(Generic[T]):
         cache.evict(keep=entry)
         return entry
 
-    def put_later(self, path: Path, data: T, timeline: Timeline, delay_s: float = 0.0) -> None:
-        """`put` on a background thread after `delay_s`; `cache_writes.flush` waits for it."""
-
-        def run() -> None:
-            if delay_s > 0:
-                time.sleep(delay_s)
-            self.put(path, data, timeline)
-
-        cache_writes.start(f"perfview-{self.what.replace(' ', '-')}-put", run)
+    def put_later(
+        self, path: Path, data: T, timeline: Timeline, gate: cache_writes.WriteGate
+    ) -> None:
+        """`put` on a background thread once `gate` opens; `cache_writes.flush` waits for it."""
+        name = f"perfview-{self.what.replace(' ', '-')}-put"
+        cache_writes.start(name, self.put, path, data, timeline, gate=gate)
 
     def get_or_compute(
-        self, path: Path, timeline: Timeline, compute: Callable[[], T], write_delay_s: float
+        self, path: Path, timeline: Timeline, compute: Callable[[], T], gate: cache_writes.WriteGate
     ) -> T:
         """The entry's data, or `compute()`'s, stored in the background."""
         data = self.get(path, timeline)
         if data is None:
             data = compute()
-            self.put_later(path, data, timeline, write_delay_s)
+            self.put_later(path, data, timeline, gate)
         return data
 
 

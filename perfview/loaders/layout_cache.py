@@ -90,15 +90,15 @@ def cacheable(bundle: Bundle) -> bool:
     )
 
 
-def timeline_data(bundle: Bundle, write_delay_s: float = 0.0) -> TimelineData:
+def timeline_data(bundle: Bundle, gate: cache_writes.WriteGate = cache_writes.NOW) -> TimelineData:
     """The Timeline page's data: the cached layout when there is one, else laid out now and
-    stored in the background (`write_delay_s` later)."""
+    stored in the background (once `gate` opens)."""
     timeline = bundle.timeline
     assert timeline is not None
     if not cacheable(bundle):
         return timeline_layout.prepare_timeline(timeline)
     compute = functools.partial(timeline_layout.prepare_timeline, timeline)
-    return _CACHE.get_or_compute(Path(bundle.path), timeline, compute, write_delay_s)
+    return _CACHE.get_or_compute(Path(bundle.path), timeline, compute, gate)
 
 
 def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:

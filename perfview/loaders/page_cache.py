@@ -66,9 +66,9 @@ def findings_entry_for(path: Path) -> Path:
     return cache.cache_dir() / f"{cache.key(path)}-{FINDINGS_SUFFIX}-{code_id()}"
 
 
-def overview_data(bundle: Bundle, write_delay_s: float = 0.0) -> OverviewData:
+def overview_data(bundle: Bundle, gate: cache_writes.WriteGate = cache_writes.NOW) -> OverviewData:
     """`OverviewData.compute(findings=False)` of `bundle`: from the cache when it holds it,
-    else computed and stored in the background (`write_delay_s` later); with its findings
+    else computed and stored in the background (once `gate` opens); with its findings
     when the cache holds those too (a reopen: nothing left for `with_findings`)."""
     timeline = bundle.timeline
     assert timeline is not None
@@ -76,20 +76,22 @@ def overview_data(bundle: Bundle, write_delay_s: float = 0.0) -> OverviewData:
         return OverviewData.compute(timeline, findings=False)
     path = Path(bundle.path)
     compute = functools.partial(OverviewData.compute, timeline, findings=False)
-    data = _CACHE.get_or_compute(path, timeline, compute, write_delay_s)
+    data = _CACHE.get_or_compute(path, timeline, compute, gate)
     found = _FINDINGS.get(path, timeline)
     return data if found is None else dataclasses.replace(data, findings=found)
 
 
-def with_findings(bundle: Bundle, data: OverviewData, write_delay_s: float = 0.0) -> OverviewData:
+def with_findings(
+    bundle: Bundle, data: OverviewData, gate: cache_writes.WriteGate = cache_writes.NOW
+) -> OverviewData:
     """`data.with_findings`: from the cache when it holds them, else found and stored in the
-    background (`write_delay_s` later)."""
+    background (once `gate` opens)."""
     timeline = bundle.timeline
     assert timeline is not None
     if data.findings is not None or not layout_cache.cacheable(bundle):
         return data.with_findings(timeline)
     find = functools.partial(recommend.recommendations, timeline)
-    found = _FINDINGS.get_or_compute(Path(bundle.path), timeline, find, write_delay_s)
+    found = _FINDINGS.get_or_compute(Path(bundle.path), timeline, find, gate)
     return dataclasses.replace(data, findings=found)
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cache, cuda_snapshot, memray_capture, trace
+from perfview.loaders import cache, cache_writes, cuda_snapshot, memray_capture, trace
 from perfview.loaders.registry import Loader, detect
 from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
 
@@ -66,7 +66,8 @@ class LoadOptions:
     read_cache: bool = True
     write_cache: bool = True
     child_min_bytes: int = CHILD_MIN_BYTES  # GIL_FREE: smaller files never go to a child
-    write_delay_s: float = 0.0  # the window: write the cache entry after the tab is drawn
+    # when the cache entry is written: at once (the CLI), or once the window's tab is drawn
+    write_gate: cache_writes.WriteGate = cache_writes.NOW
 
 
 FRESH = LoadOptions(read_cache=False, write_cache=False)  # always parse, leave no trace
@@ -89,7 +90,7 @@ def load(
         progress(0.0, COMPILE_MESSAGE)
     bundle = _parse(loader, path, progress, options)
     if options.write_cache and cached:
-        cache.put_later(path, bundle, options.write_delay_s)
+        cache.put_later(path, bundle, options.write_gate)
     progress(1.0, "done")
     return bundle
 

@@ -107,6 +107,7 @@ class CompareJob(QObject):
         task.start()
 
     def _on_loaded(self, side: int, result: LoadResult) -> None:
+        result.writes.open()  # no tab of its own waits to be drawn: its cache is stored now
         self._loaded[side] = result.bundle
         if len(self._loaded) < 2 or self._over:
             return

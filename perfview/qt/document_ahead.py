@@ -21,23 +21,26 @@ from typing import Any
 import pandas as pd
 
 from perfview.core.model import Bundle
+from perfview.loaders.cache_writes import NOW, WriteGate
 
 AHEAD = ("timeline",)  # the view a trace is opened for: prepared before anyone clicks it
-LAYOUT_WRITE_DELAY_S = 2.0  # a new layout is stored once the Timeline is drawn
 
 
-def page_data(name: str, bundle: Bundle, tables: dict[str, pd.DataFrame], store: bool) -> Any:
+def page_data(
+    name: str, bundle: Bundle, tables: dict[str, pd.DataFrame], store: WriteGate | None
+) -> Any:
     """`pages.prepare`, except that a big trace's Timeline comes from its cached layout
-    (`loaders.layout_cache`: ~20-50 ms at 1 GB instead of 0.3-1 s of CPU); with `store`, a
-    layout computed here is cached in the background for the next open."""
+    (`loaders.layout_cache`: ~20-50 ms at 1 GB instead of 0.3-1 s of CPU); with a `store`
+    gate, a layout computed here is cached in the background, once the gate opens (the tab
+    opens it when the Timeline is drawn), for the next open."""
     from perfview.core import pages as page_registry
 
     if name == "timeline" and bundle.format == "trace" and bundle.timeline is not None:
         from perfview.loaders import layout_cache
 
         if layout_cache.cacheable(bundle):
-            if store:
-                return layout_cache.timeline_data(bundle, LAYOUT_WRITE_DELAY_S)
+            if store is not None:
+                return layout_cache.timeline_data(bundle, store)
             cached = layout_cache.get(bundle.path, bundle.timeline)
             if cached is not None:
                 return cached
@@ -84,10 +87,10 @@ def wanted(bundle: Bundle, skip: Sequence[str] = ()) -> list[str]:
     ]
 
 
-def start(bundle: Bundle, skip: Sequence[str] = ()) -> dict[str, Pending]:
+def start(bundle: Bundle, skip: Sequence[str] = (), writes: WriteGate = NOW) -> dict[str, Pending]:
     """Lay out `bundle`'s AHEAD pages (`wanted`) on a thread each, now; their data is stored
-    in the layout cache as when the tab prepares them. Never fails the load: a page it
-    cannot start is left to the tab (which shows any error in place)."""
+    in the layout cache as when the tab prepares them, once `writes` opens. Never fails the
+    load: a page it cannot start is left to the tab (which shows any error in place)."""
     pending: dict[str, Pending] = {}
     try:
         names = wanted(bundle, skip)
@@ -97,7 +100,10 @@ def start(bundle: Bundle, skip: Sequence[str] = ()) -> dict[str, Pending]:
         future: Future[Any] = Future()
         future.set_running_or_notify_cancel()
         thread = threading.Thread(
-            target=_run, args=(future, name, bundle), name=f"perfview-ahead-{name}", daemon=True
+            target=_run,
+            args=(future, name, bundle, writes),
+            name=f"perfview-ahead-{name}",
+            daemon=True,
         )
         thread.start()
         pending[name] = Pending(name, future)
@@ -115,17 +121,16 @@ def heap_kept(bundle: Bundle) -> AbstractContextManager[None]:
     return heap.reuse_freed(len(timeline.events) if timeline is not None else 0)
 
 
-def _run(future: Future[Any], name: str, bundle: Bundle) -> None:
+def _run(future: Future[Any], name: str, bundle: Bundle, writes: WriteGate) -> None:
     try:
         with heap_kept(bundle):
-            future.set_result(page_data(name, bundle, {}, True))
+            future.set_result(page_data(name, bundle, {}, writes))
     except BaseException as exc:  # handed to whoever waits (the tab shows it in place)
         future.set_exception(exc)
 
 
 __all__ = [
     "AHEAD",
-    "LAYOUT_WRITE_DELAY_S",
     "Pending",
     "completed",
     "heap_kept",

@@ -30,13 +30,14 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 
 from perfview.core import pages as page_registry
 from perfview.core.model import Bundle
+from perfview.loaders.cache_writes import NOW, WriteGate
 from perfview.qt import deferred
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
 from perfview.qt.document_ahead import AHEAD, Pending, completed, page_data
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
-from perfview.qt.tasks import Task, uses_tree
+from perfview.qt.tasks import WRITE_GATE_CAP_S, Task, uses_tree
 from perfview.qt.widgets.info_bar import InfoBar
 
 
@@ -78,6 +79,7 @@ class DocumentTab(QWidget):
         settings: Settings | None = None,
         parent: QWidget | None = None,
         pages: dict[str, Any] | None = None,
+        writes: WriteGate = NOW,
     ) -> None:
         super().__init__(parent)
         self.document = document
@@ -93,6 +95,10 @@ class DocumentTab(QWidget):
         self._ahead_scheduled = False
         self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
         self._quiet: QTimer | None = None  # then for a quiet window (`_run_after_ahead`)
+        # the cache entries of the load and of pages prepared here: written then too (or
+        # when the tab goes), not beside the tab's first pages (`cache_writes.WriteGate`)
+        self._gates: list[WriteGate] = []
+        self._gate(writes)
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
         laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
@@ -225,7 +231,7 @@ class DocumentTab(QWidget):
         pending = self._pending.pop(name, None)
         if pending is not None:
             return pending.result()
-        return page_data(name, self.document.bundle, self._tables, False)
+        return page_data(name, self.document.bundle, self._tables, None)
 
     def _adopt(self, name: str, data: Any) -> None:
         """Keep page `name`'s prepared data (and what other pages get from it for free)."""
@@ -258,7 +264,7 @@ class DocumentTab(QWidget):
         been quiet for QUIET_MS: no page switched to and no put-off piece left. An Overview's
         findings (a second of numpy and pandas at 1 GB, holding the GIL in stretches) started
         as the user clicked the Timeline doubled its first paint (165 ms gaps)."""
-        if not self._after_ahead:
+        if not self._after_ahead and not self._gates:
             return
         if self._quiet is None:
             self._quiet = QTimer(self)
@@ -267,11 +273,25 @@ class DocumentTab(QWidget):
             self._quiet.timeout.connect(self._start_after_ahead)
         self._quiet.start()
 
+    def _later_writes(self) -> WriteGate:
+        """A gate for the cache entries of a page prepared now (its layout): opened, as the
+        load's, once the page is drawn and the window quiet (`_run_after_ahead`)."""
+        return self._gate(WriteGate(WRITE_GATE_CAP_S))
+
+    def _gate(self, gate: WriteGate) -> WriteGate:
+        if not gate.is_open():
+            self._gates.append(gate)
+            self.destroyed.connect(gate.open)
+        return gate
+
     def _start_after_ahead(self) -> None:
         if deferred.pending() and self._quiet is not None:  # a page is still being built
             self._quiet.start()
             return
         starts, self._after_ahead = self._after_ahead, []
+        gates, self._gates = self._gates, []
+        for gate in gates:
+            gate.open()
         for start in starts:
             start()
 
@@ -300,9 +320,10 @@ class DocumentTab(QWidget):
             pending = self._pending.pop(name)
             task = Task(lambda _progress: _with_tree(bundle, pending.result, tree), name=name)
         else:
+            writes = self._later_writes()  # here: the worker must not touch the tab
             task = Task(
                 lambda _progress: _with_tree(
-                    bundle, lambda: page_data(name, bundle, tables, True), tree
+                    bundle, lambda: page_data(name, bundle, tables, writes), tree
                 ),
                 name=name,
             )
@@ -334,7 +355,7 @@ class DocumentTab(QWidget):
         if label is not None and shiboken6.isValid(label):
             label.hide()
             label.deleteLater()
-        if name in AHEAD and self._after_ahead and not self._ahead_busy():
+        if name in AHEAD and (self._after_ahead or self._gates) and not self._ahead_busy():
             # after the page's own put-off pieces (a deferred Timeline): a worker running
             # Python beside them takes the GIL from the GUI thread (its steps 2-3x longer)
             later(self, self._run_after_ahead)

@@ -244,15 +244,19 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
         self, result: LoadResult, remember: bool, placeholder: LoadingTab | None = None
     ) -> None:
         if self._gone():
+            result.writes.open()
             return
         at = -1
         if placeholder is not None:
             at = self.tabs.indexOf(placeholder) if shiboken6.isValid(placeholder) else -1
             if at < 0:
+                result.writes.open()
                 return  # the user closed the loading tab just as the load finished
         startup_stamps.stamp("loaded")
         document = Document(result.bundle)
-        tab = DocumentTab(document, result.tables, self.settings, pages=result.pages)
+        tab = DocumentTab(
+            document, result.tables, self.settings, pages=result.pages, writes=result.writes
+        )
         startup_stamps.stamp("tab_built")
         index = (
             self.tabs.insertTab(at, tab, document.title)

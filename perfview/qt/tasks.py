@@ -28,6 +28,7 @@ from perfview import preload
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
+from perfview.loaders.cache_writes import NOW, WriteGate
 from perfview.qt import document_ahead
 from perfview.qt.warmup import warm_imports
 
@@ -144,6 +145,8 @@ class LoadResult:
     seconds: float = 0.0
     # core.pages.prepare by page name; a `document_ahead.Pending` for a page still laid out
     pages: dict[str, Any] = field(default_factory=dict)
+    # opened by the tab once it is drawn: the load's cache entries are written from then on
+    writes: WriteGate = NOW
 
 
 _PAUSED = 0
@@ -174,7 +177,9 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-CACHE_WRITE_DELAY_S = 1.5  # the new tab is built and drawn before the cache entry is written
+# A load's cache entries wait for its tab to be drawn (`LoadResult.writes`); a result that no
+# tab took (cancelled meanwhile) lets them start after this long.
+WRITE_GATE_CAP_S = 30.0
 WARM_MIN_BYTES = 16_000_000  # smaller files load in well under a second: no need to warm
 
 
@@ -197,20 +202,37 @@ def load_and_prepare(
     the data of the pages `pages_for(bundle)` names (`core.pages.prepare`).
 
     Doing the derived work here too (not on first display) keeps a large trace's first paint
-    from freezing the window: the GUI thread then only builds widgets.
+    from freezing the window: the GUI thread then only builds widgets. The cache entries it
+    makes are written once `LoadResult.writes` opens: the tab opens it when it is drawn.
     """
-    from perfview.loaders import LoadOptions, Where, load
-
     started = time.perf_counter()
     if pages_for is not None and _big(path):
         warm_imports()
+    writes = WriteGate(WRITE_GATE_CAP_S)
+    try:
+        return _load_and_prepare(path, progress, views_for, pages_for, writes, started)
+    except BaseException:
+        writes.open()  # no tab will: whatever the load stored is written now
+        raise
+
+
+def _load_and_prepare(
+    path: Path,
+    progress: Progress,
+    views_for: Callable[[Bundle], Sequence[str]] | None,
+    pages_for: Callable[[Bundle], Sequence[str]] | None,
+    writes: WriteGate,
+    started: float,
+) -> LoadResult:
+    from perfview.loaders import LoadOptions, Where, load
+
     try:
         bundle = preload.take(path) if preload.pending() else None  # parsed while we started
         if bundle is None:
             bundle = load(
                 path,
                 progress=lambda f, m: progress(0.9 * f, m),
-                options=LoadOptions(where=Where.GIL_FREE, write_delay_s=CACHE_WRITE_DELAY_S),
+                options=LoadOptions(where=Where.GIL_FREE, write_gate=writes),
             )
     except (LoadError, LoadCancelled):
         raise
@@ -221,9 +243,9 @@ def load_and_prepare(
         error.details = traceback.format_exc()  # type: ignore[attr-defined]
         raise error from exc
     with document_ahead.heap_kept(bundle):  # the first pages' temporaries reuse the heap
-        tables, pages = _derived(bundle, path, views_for, pages_for, progress)
+        tables, pages = _derived(bundle, path, views_for, pages_for, progress, writes)
     progress(1.0, "done")
-    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages)
+    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages, writes)
 
 
 def _derived(
@@ -232,6 +254,7 @@ def _derived(
     views_for: Callable[[Bundle], Sequence[str]] | None,
     pages_for: Callable[[Bundle], Sequence[str]] | None,
     progress: Progress,
+    writes: WriteGate,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """What the tab shows first, derived from the loaded `bundle`: the call tree when the
     first page draws from it, the summary tables of its views and its first pages' data (the
@@ -239,7 +262,8 @@ def _derived(
     tables: dict[str, pd.DataFrame] = {}
     first = list(pages_for(bundle)) if pages_for is not None else []
     # the Timeline is laid out on a thread of its own from now on, beside the first page
-    ahead = document_ahead.start(bundle, first) if pages_for is not None and _big(path) else {}
+    big = pages_for is not None and _big(path)
+    ahead = document_ahead.start(bundle, first, writes) if big else {}
     if bundle.format == "trace" and bundle.tree is None and _tree_first(bundle, first):
         progress(0.92, "building the call tree")
         try:
@@ -257,7 +281,7 @@ def _derived(
             tables[view] = summary.summarize(bundle, view)
         except (ImportError, LoadError, ValueError, KeyError):
             continue  # the tab computes (and reports) it again when shown
-    pages: dict[str, Any] = {**ahead, **prepare_pages(bundle, tables, first, progress)}
+    pages: dict[str, Any] = {**ahead, **prepare_pages(bundle, tables, first, progress, writes)}
     return tables, pages
 
 
@@ -295,7 +319,11 @@ def _tree_first(bundle: Bundle, prepared: Sequence[str]) -> bool:
 
 
 def prepare_pages(
-    bundle: Bundle, tables: dict[str, pd.DataFrame], names: Sequence[str], progress: Progress
+    bundle: Bundle,
+    tables: dict[str, pd.DataFrame],
+    names: Sequence[str],
+    progress: Progress,
+    writes: WriteGate = NOW,
 ) -> dict[str, Any]:
     """`core.pages.prepare_first` for each page in `names`; a page that fails is left out (its
     tab computes it again when shown, and reports the error in place)."""
@@ -310,7 +338,7 @@ def prepare_pages(
                 # 0.2-1.5 s at 1 GB); a first open stores them once the tab is drawn
                 from perfview.loaders import page_cache
 
-                pages[name] = page_cache.overview_data(bundle, CACHE_WRITE_DELAY_S)
+                pages[name] = page_cache.overview_data(bundle, writes)
                 continue
             pages[name] = page_registry.prepare_first(name, bundle, tables)
         except (LoadCancelled, KeyboardInterrupt):

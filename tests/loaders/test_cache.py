@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from perfview.core.model import Bundle
-from perfview.loaders import cache, load, trace
+from perfview.loaders import cache, cache_writes, load, trace
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
@@ -135,24 +134,48 @@ def test_cache_writes_from_daemon_threads_finish_before_exit(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
-def test_cache_writes_wait_their_delay_at_normal_priority(
+def test_cache_writes_wait_for_their_gate_at_normal_priority(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The window delays the write until its new tab is drawn; the writer keeps its normal
-    CPU priority (niced, it was preempted while holding the GIL on a busy machine, and the
-    GUI thread froze waiting for it)."""
-    seen: list[tuple[float, int]] = []
+    """The window holds the write back until its new tab is drawn (it opens the gate); the
+    writer keeps its normal CPU priority (niced, it was preempted while holding the GIL on a
+    busy machine, and the GUI thread froze waiting for it)."""
+    seen: list[int] = []
     ours = os.getpriority(os.PRIO_PROCESS, 0)  # this thread's niceness (Linux: per thread)
-
-    def record(_path: Path, _bundle: object) -> None:
-        seen.append((time.monotonic(), os.getpriority(os.PRIO_PROCESS, 0)))
-
-    monkeypatch.setattr(cache, "put", record)
+    monkeypatch.setattr(
+        cache, "put", lambda _path, _bundle: seen.append(os.getpriority(os.PRIO_PROCESS, 0))
+    )
     path = tmp_path / "t.json"
     path.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
-    started = time.monotonic()
-    cache.put_later(path, trace.load(path), 0.2)
+    gate = cache_writes.WriteGate(cap_s=None)
+    cache.put_later(path, trace.load(path), gate)
+    writer = next(t for t in threading.enumerate() if t.name == "perfview-cache-put")
+    writer.join(0.2)
+    assert writer.is_alive()  # waiting for the gate
+    assert seen == []
+    gate.open()
+    writer.join(10)
+    assert seen == [ours]
     cache.flush()
-    assert len(seen) == 1
-    assert seen[0][0] - started >= 0.2
-    assert seen[0][1] == ours
+
+
+def test_flush_opens_the_gates_of_the_writes_it_waits_for() -> None:
+    """A test, a benchmark or a CLI that flushes gets its entries written now, not after
+    the window's cap."""
+    done: list[str] = []
+    gate = cache_writes.WriteGate(cap_s=None)
+    cache_writes.start("perfview-test-put", done.append, "written", gate=gate)
+    cache_writes.flush()
+    assert gate.is_open()
+    assert done == ["written"]
+
+
+def test_write_gates_open_now_or_by_themselves_after_their_cap() -> None:
+    assert cache_writes.NOW.is_open()
+    assert cache_writes.WriteGate().is_open()  # cap 0: the CLI's, open from the start
+    capped = cache_writes.WriteGate(cap_s=0.01)
+    assert not capped.is_open()
+    capped.wait()  # returns after the cap although nobody opened it
+    assert not capped.is_open()
+    capped.open()
+    assert capped.is_open()

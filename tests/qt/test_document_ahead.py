@@ -164,3 +164,56 @@ def test_wanted_names_only_pages_the_tab_shows_and_lacks() -> None:
     bundle = load(sample(RESNET), options=FRESH)
     assert document_ahead.wanted(bundle) == ["timeline"]
     assert document_ahead.wanted(bundle, skip=["timeline"]) == []
+
+
+def test_the_loads_cache_entries_wait_until_its_tab_is_drawn(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parsed columns, the Timeline's layout and the Overview's tables are stored once
+    the new tab has been built and the window was quiet (`LoadResult.writes`), not beside the
+    tab's first pages: on a busy 2-core machine the writers took the GUI thread's share of a
+    core just as the Timeline was clicked."""
+    from perfview.core.pages import first_tables
+    from perfview.loaders import cache, layout_cache, page_cache
+    from perfview.qt import tasks
+    from perfview.qt.document import Document
+    from perfview.qt.document_tab import DocumentTab
+
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
+    monkeypatch.setattr(tasks, "WARM_MIN_BYTES", 0)  # the sample counts as big
+    path = tmp_path / "resnet.pt.trace.json.gz"
+    path.write_bytes(sample(RESNET).read_bytes())
+    result = tasks.load_and_prepare(path, lambda f, m: None, first_tables, tasks.first_page)
+    result.pages["timeline"].result()  # laid out: its writer waits too
+    entries = [
+        cache.cache_dir() / cache.key(path),
+        layout_cache.entry_for(path),
+        page_cache.entry_for(path),
+    ]
+    assert not result.writes.is_open()
+    assert not any(entry.exists() for entry in entries)
+
+    tab = DocumentTab(
+        Document(result.bundle), result.tables, pages=result.pages, writes=result.writes
+    )
+    qtbot.addWidget(tab)
+    assert not result.writes.is_open()  # not while the tab is being built
+    qtbot.waitUntil(result.writes.is_open, timeout=60_000)
+    cache.flush()
+    assert all(entry.is_dir() for entry in entries)
+
+
+def test_a_tab_closed_before_it_was_quiet_lets_its_writes_start(qtbot: Any) -> None:
+    import shiboken6
+
+    from perfview.loaders import FRESH, load
+    from perfview.loaders.cache_writes import WriteGate
+    from perfview.qt.document import Document
+    from perfview.qt.document_tab import DocumentTab
+
+    gate = WriteGate(cap_s=None)
+    tab = DocumentTab(Document(load(sample(RESNET), options=FRESH)), writes=gate)
+    assert not gate.is_open()
+    shiboken6.delete(tab)  # as a closed tab goes (`destroyed`), before the window was quiet
+    assert gate.is_open()

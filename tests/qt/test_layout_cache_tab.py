@@ -35,12 +35,11 @@ def test_reopened_timeline_comes_from_the_cached_layout(
 ) -> None:
     from perfview.core.layout import timeline_layout
     from perfview.loaders import cache, layout_cache
-    from perfview.qt import document_ahead, tasks
+    from perfview.qt import tasks
     from perfview.qt.views.timeline_view import TimelineView
 
     monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
-    monkeypatch.setattr(document_ahead, "LAYOUT_WRITE_DELAY_S", 0.0)
     path = tmp_path / "resnet.pt.trace.json.gz"
     path.write_bytes(sample(RESNET).read_bytes())
 
