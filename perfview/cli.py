@@ -310,11 +310,12 @@ def _collect_less() -> None:
 
 
 def _end_now(code: int) -> None:
-    """What the interpreter does at exit that matters here, in its order: wait for the
-    threads that are not daemons (the cache writer), run the exit handlers, flush."""
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
+    """What the interpreter does at exit that matters here, in its order: threading's own
+    shutdown (its exit callbacks, which stop idle `concurrent.futures` workers, then a wait
+    for the threads that are not daemons: the cache writer, a recorded script's), the exit
+    handlers, a flush. Joining the non-daemon threads without those callbacks hung `perfview
+    record` for ever after a script whose torch.compile left a thread pool's idle worker."""
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_FinalizeEx calls first
     atexit._run_exitfuncs()
     startup_stamps.stamp("exit")
     for stream in (sys.stdout, sys.stderr):

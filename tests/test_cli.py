@@ -356,3 +356,25 @@ def test_the_command_ends_quickly_yet_runs_exit_handlers(tmp_path: Path) -> None
     )  # fmt: skip
     assert missing.returncode == 2
     assert missing.stderr.count("\n") == 1
+
+
+def test_the_command_ends_after_a_script_left_a_thread_pool_idle(tmp_path: Path) -> None:
+    """A recorded script whose thread pool is never shut down (torch.compile's, on a cold
+    compile cache) leaves an idle non-daemon worker: the command still ends, as Python would,
+    because its quick end runs threading's shutdown (which stops such workers) first."""
+    script = tmp_path / "pool.py"
+    script.write_text(
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "import logging\n"
+        "logging.kept_pool = pool = ThreadPoolExecutor(1)  # as a library's module-level pool\n"
+        "print('sum', pool.submit(sum, [1, 2]).result())\n"
+    )
+    out = tmp_path / "out.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "perfview", "record", "--mode", "cprofile", "-o", str(out),
+         "--", str(script)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "sum 3" in done.stdout
+    assert out.stat().st_size > 0
