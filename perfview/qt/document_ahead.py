@@ -129,12 +129,39 @@ def _run(future: Future[Any], name: str, bundle: Bundle, writes: WriteGate) -> N
         future.set_exception(exc)
 
 
+@dataclass(frozen=True)
+class SummaryTable:
+    """A summary table computed in the background for a table page."""
+
+    name: str
+    frame: pd.DataFrame
+
+
+def with_tree(bundle: Bundle, then: Any, tree: bool = True) -> Any:
+    """On a worker: build the bundle's call tree first when `tree`, then return `then()`."""
+    if tree:
+        from perfview.core.analysis import bundle_tree
+
+        bundle_tree.tree_for(bundle)
+    return then()
+
+
+def summary_table(bundle: Bundle, table: str) -> SummaryTable:
+    """On a worker: table page `table`'s summary of `bundle`."""
+    from perfview.core.pages import summary
+
+    return SummaryTable(table, summary.summarize(bundle, table))
+
+
 __all__ = [
     "AHEAD",
     "Pending",
+    "SummaryTable",
     "completed",
     "heap_kept",
     "page_data",
     "start",
+    "summary_table",
     "wanted",
+    "with_tree",
 ]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -29,40 +28,23 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from perfview.core import pages as page_registry
-from perfview.core.model import Bundle
 from perfview.loaders.cache_writes import NOW, WriteGate
 from perfview.qt import deferred
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
-from perfview.qt.document_ahead import AHEAD, Pending, completed, page_data
+from perfview.qt.document_ahead import (
+    AHEAD,
+    Pending,
+    SummaryTable,
+    completed,
+    page_data,
+    summary_table,
+    with_tree,
+)
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import WRITE_GATE_CAP_S, Task, uses_tree
 from perfview.qt.widgets.info_bar import InfoBar
-
-
-@dataclass(frozen=True)
-class _Table:
-    """A summary table computed in the background for a table page."""
-
-    name: str
-    frame: pd.DataFrame
-
-
-def _with_tree(bundle: Bundle, then: Any, tree: bool = True) -> Any:
-    """On a worker: build the bundle's call tree first when `tree`, then return `then()`."""
-    if tree:
-        from perfview.core.analysis import bundle_tree
-
-        bundle_tree.tree_for(bundle)
-    return then()
-
-
-def _summary(bundle: Bundle, table: str) -> _Table:
-    from perfview.core.pages import summary
-
-    return _Table(table, summary.summarize(bundle, table))
-
 
 QUIET_MS = 300  # background work not for the page on screen waits this long (`_run_after_ahead`)
 
@@ -310,19 +292,19 @@ class DocumentTab(QWidget):
         if name in self._data or not page_registry.needs_data(name, bundle):
             if table is None:  # only the call tree is missing
                 assert tree
-                task = Task(lambda _progress: _with_tree(bundle, lambda: None), name=name)
+                task = Task(lambda _progress: with_tree(bundle, lambda: None), name=name)
             else:
                 task = Task(
-                    lambda _progress: _with_tree(bundle, lambda: _summary(bundle, table), tree),
+                    lambda _progress: with_tree(bundle, lambda: summary_table(bundle, table), tree),
                     name=name,
                 )
         elif name in self._pending:  # being laid out since the load built the bundle
             pending = self._pending.pop(name)
-            task = Task(lambda _progress: _with_tree(bundle, pending.result, tree), name=name)
+            task = Task(lambda _progress: with_tree(bundle, pending.result, tree), name=name)
         else:
             writes = self._later_writes()  # here: the worker must not touch the tab
             task = Task(
-                lambda _progress: _with_tree(
+                lambda _progress: with_tree(
                     bundle, lambda: page_data(name, bundle, tables, writes), tree
                 ),
                 name=name,
@@ -335,7 +317,7 @@ class DocumentTab(QWidget):
     def _on_prepared(self, name: str, data: Any) -> None:
         if not shiboken6.isValid(self):
             return  # the tab was closed while its page was being prepared
-        if isinstance(data, _Table):
+        if isinstance(data, SummaryTable):
             self.document.seed_tables({data.name: data.frame})
         elif data is not None and name not in self._data:
             self._adopt(name, data)
