@@ -24,12 +24,11 @@ from typing import Any
 
 import pandas as pd
 import shiboken6
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from perfview.core import pages as page_registry
 from perfview.loaders.cache_writes import NOW, WriteGate
-from perfview.qt import deferred
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
 from perfview.qt.document_ahead import (
@@ -42,11 +41,10 @@ from perfview.qt.document_ahead import (
     with_tree,
 )
 from perfview.qt.page_widgets import BUILDERS, placeholder
+from perfview.qt.quiet_work import QuietWork
 from perfview.qt.settings import Settings
 from perfview.qt.tasks import WRITE_GATE_CAP_S, Task, uses_tree
 from perfview.qt.widgets.info_bar import InfoBar
-
-QUIET_MS = 300  # background work not for the page on screen waits this long (`_run_after_ahead`)
 
 
 class DocumentTab(QWidget):
@@ -75,12 +73,9 @@ class DocumentTab(QWidget):
         self._preparing: dict[str, tuple[Task, QLabel]] = {}
         self._async = False  # switches prepare in the background once the tab is built
         self._ahead_scheduled = False
-        self._after_ahead: list[Any] = []  # background work that waits for the AHEAD pages
-        self._quiet: QTimer | None = None  # then for a quiet window (`_run_after_ahead`)
-        # the cache entries of the load and of pages prepared here: written then too (or
-        # when the tab goes), not beside the tab's first pages (`cache_writes.WriteGate`)
-        self._gates: list[WriteGate] = []
-        self._gate(writes)
+        # background work and cache writes held back for the AHEAD pages, then a quiet window
+        self._after_ahead = QuietWork(self)
+        self._after_ahead.hold(writes)  # the load's cache entries
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
         laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
@@ -119,7 +114,7 @@ class DocumentTab(QWidget):
             self._ahead_scheduled = True
             later(self, lambda: self._prepare_ahead(ahead, laid_out))
         else:
-            self._run_after_ahead()
+            self._after_ahead.arm()
 
     # --- public API ------------------------------------------------------------------------
     def view_names(self) -> list[str]:
@@ -187,8 +182,7 @@ class DocumentTab(QWidget):
             self._prepare_in_background(name)
         else:
             self.view_widget(name)
-        if self._quiet is not None and self._quiet.isActive():
-            self._quiet.start()  # a page shown now is built and painted first
+        self._after_ahead.touch()  # a page shown now is built and painted first
         self.view_changed.emit(name)
 
     def _needs_data(self, name: str) -> bool:
@@ -231,7 +225,7 @@ class DocumentTab(QWidget):
             elif name not in self._views and name in laid_out:
                 self._build(name)
         if not self._ahead_busy():
-            self._run_after_ahead()
+            self._after_ahead.arm()
 
     def _ahead_busy(self) -> bool:
         """True until the AHEAD pages are prepared: other background work (an Overview's
@@ -240,42 +234,6 @@ class DocumentTab(QWidget):
         if not self._async or self._ahead_scheduled:
             return True
         return any(n in self._preparing for n in AHEAD)
-
-    def _run_after_ahead(self) -> None:
-        """Start the background work that waited for the AHEAD pages once the window has
-        been quiet for QUIET_MS: no page switched to and no put-off piece left. An Overview's
-        findings (a second of numpy and pandas at 1 GB, holding the GIL in stretches) started
-        as the user clicked the Timeline doubled its first paint (165 ms gaps)."""
-        if not self._after_ahead and not self._gates:
-            return
-        if self._quiet is None:
-            self._quiet = QTimer(self)
-            self._quiet.setSingleShot(True)
-            self._quiet.setInterval(QUIET_MS)
-            self._quiet.timeout.connect(self._start_after_ahead)
-        self._quiet.start()
-
-    def _later_writes(self) -> WriteGate:
-        """A gate for the cache entries of a page prepared now (its layout): opened, as the
-        load's, once the page is drawn and the window quiet (`_run_after_ahead`)."""
-        return self._gate(WriteGate(WRITE_GATE_CAP_S))
-
-    def _gate(self, gate: WriteGate) -> WriteGate:
-        if not gate.is_open():
-            self._gates.append(gate)
-            self.destroyed.connect(gate.open)
-        return gate
-
-    def _start_after_ahead(self) -> None:
-        if deferred.pending() and self._quiet is not None:  # a page is still being built
-            self._quiet.start()
-            return
-        starts, self._after_ahead = self._after_ahead, []
-        gates, self._gates = self._gates, []
-        for gate in gates:
-            gate.open()
-        for start in starts:
-            start()
 
     def _prepare_in_background(self, name: str) -> None:
         """Show "Preparing…" on page `name` and compute its data in a worker task."""
@@ -302,7 +260,9 @@ class DocumentTab(QWidget):
             pending = self._pending.pop(name)
             task = Task(lambda _progress: with_tree(bundle, pending.result, tree), name=name)
         else:
-            writes = self._later_writes()  # here: the worker must not touch the tab
+            # the layout it may compute is stored once the window is quiet; the gate is made
+            # here, as the worker must not touch the tab
+            writes = self._after_ahead.hold(WriteGate(WRITE_GATE_CAP_S))
             task = Task(
                 lambda _progress: with_tree(
                     bundle, lambda: page_data(name, bundle, tables, writes), tree
@@ -337,10 +297,10 @@ class DocumentTab(QWidget):
         if label is not None and shiboken6.isValid(label):
             label.hide()
             label.deleteLater()
-        if name in AHEAD and (self._after_ahead or self._gates) and not self._ahead_busy():
+        if name in AHEAD and self._after_ahead.waiting() and not self._ahead_busy():
             # after the page's own put-off pieces (a deferred Timeline): a worker running
             # Python beside them takes the GIL from the GUI thread (its steps 2-3x longer)
-            later(self, self._run_after_ahead)
+            later(self, self._after_ahead.arm)
 
     def _build(self, name: str) -> None:
         try:
@@ -373,7 +333,7 @@ class DocumentTab(QWidget):
         task.finished.connect(lambda full, n=name, w=widget: self._on_completed(n, w, full))
         task.done.connect(release)
         if self._ahead_busy():
-            self._after_ahead.append(task.start)
+            self._after_ahead.add(task.start)
         else:
             task.start()
 

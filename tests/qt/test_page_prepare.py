@@ -129,7 +129,7 @@ def test_a_reopened_trace_shows_its_findings_at_once(
     assert again.pages["overview"].findings == found
     view = tab.view_widget("overview")
     assert isinstance(view, TorchOverviewView)
-    assert not tab._after_ahead
+    assert not tab._after_ahead.starts
     assert not tab.is_preparing()
     qtbot.waitUntil(lambda: getattr(view, "findings", None) is not None, timeout=10_000)
     assert view._finding_label is None  # built with them: never "Looking for…"

@@ -1,0 +1,76 @@
+"""Background work a document tab holds back until its window is quiet.
+
+Two kinds wait here: work that starts (an Overview's findings: a second of numpy and pandas
+at 1 GB, holding the GIL in stretches, which started as the user clicked the Timeline
+doubled its first paint, 165 ms gaps) and the cache writes of the tab's load and pages
+(`cache_writes.WriteGate`: written beside the tab's first pages, they took the GUI
+thread's share of a busy machine's cores). The tab calls `arm()` once its AHEAD pages are
+built; the window is then quiet when QUIET_MS have passed with no page switched to
+(`touch`) and no put-off piece left (`deferred.pending`): the gates open, the work starts.
+A gate also opens when the tab goes, so no write waits for a tab that is not there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+
+from perfview.loaders.cache_writes import WriteGate
+from perfview.qt import deferred
+
+QUIET_MS = 300  # how long the window must be quiet before the held-back work runs
+
+
+class QuietWork:
+    """The held-back work of one tab (`owner`)."""
+
+    def __init__(self, owner: QObject) -> None:
+        self._owner = owner
+        self.starts: list[Callable[[], Any]] = []  # run once the window is quiet
+        self._gates: list[WriteGate] = []  # opened then, or when `owner` is destroyed
+        self._timer: QTimer | None = None
+
+    def add(self, start: Callable[[], Any]) -> None:
+        self.starts.append(start)
+
+    def hold(self, gate: WriteGate) -> WriteGate:
+        """Keep `gate` closed until the window is quiet (or the tab goes); returns it."""
+        if not gate.is_open():
+            self._gates.append(gate)
+            self._owner.destroyed.connect(gate.open)
+        return gate
+
+    def waiting(self) -> bool:
+        return bool(self.starts or self._gates)
+
+    def arm(self) -> None:
+        """Run what waits once the window has been quiet for QUIET_MS."""
+        if not self.waiting():
+            return
+        if self._timer is None:
+            self._timer = QTimer(self._owner)
+            self._timer.setSingleShot(True)
+            self._timer.setInterval(QUIET_MS)
+            self._timer.timeout.connect(self._run)
+        self._timer.start()
+
+    def touch(self) -> None:
+        """Something was shown now: it is built and painted first."""
+        if self._timer is not None and self._timer.isActive():
+            self._timer.start()
+
+    def _run(self) -> None:
+        if deferred.pending() and self._timer is not None:  # a page is still being built
+            self._timer.start()
+            return
+        starts, self.starts = self.starts, []
+        gates, self._gates = self._gates, []
+        for gate in gates:
+            gate.open()
+        for start in starts:
+            start()
+
+
+__all__ = ["QUIET_MS", "QuietWork"]
