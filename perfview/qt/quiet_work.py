@@ -24,13 +24,18 @@ QUIET_MS = 300  # how long the window must be quiet before the held-back work ru
 
 
 class QuietWork:
-    """The held-back work of one tab (`owner`)."""
+    """The held-back work of one tab (`owner`). It keeps no reference to the tab, only to
+    its timer, a child of the tab: a reference would make the tab part of a cycle, freed by
+    the garbage collector on whichever thread collects, and a widget destroyed on a worker
+    thread deadlocked the window (seen in the suite)."""
 
     def __init__(self, owner: QObject) -> None:
-        self._owner = owner
         self.starts: list[Callable[[], Any]] = []  # run once the window is quiet
-        self._gates: list[WriteGate] = []  # opened then, or when `owner` is destroyed
-        self._timer: QTimer | None = None
+        self._gates: list[WriteGate] = []  # opened then, or when the tab (and timer) goes
+        self._timer = QTimer(owner)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(QUIET_MS)
+        self._timer.timeout.connect(self._run)
 
     def add(self, start: Callable[[], Any]) -> None:
         self.starts.append(start)
@@ -39,7 +44,7 @@ class QuietWork:
         """Keep `gate` closed until the window is quiet (or the tab goes); returns it."""
         if not gate.is_open():
             self._gates.append(gate)
-            self._owner.destroyed.connect(gate.open)
+            self._timer.destroyed.connect(gate.open)
         return gate
 
     def waiting(self) -> bool:
@@ -47,22 +52,16 @@ class QuietWork:
 
     def arm(self) -> None:
         """Run what waits once the window has been quiet for QUIET_MS."""
-        if not self.waiting():
-            return
-        if self._timer is None:
-            self._timer = QTimer(self._owner)
-            self._timer.setSingleShot(True)
-            self._timer.setInterval(QUIET_MS)
-            self._timer.timeout.connect(self._run)
-        self._timer.start()
+        if self.waiting():
+            self._timer.start()
 
     def touch(self) -> None:
         """Something was shown now: it is built and painted first."""
-        if self._timer is not None and self._timer.isActive():
+        if self._timer.isActive():
             self._timer.start()
 
     def _run(self) -> None:
-        if deferred.pending() and self._timer is not None:  # a page is still being built
+        if deferred.pending():  # a page is still being built
             self._timer.start()
             return
         starts, self.starts = self.starts, []
