@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # startup_probe
 if "--startup" not in sys.argv:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import psutil
 from PySide6.QtCore import QEvent, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -235,11 +236,10 @@ def open_and_wait(
     closing = time.perf_counter()
     while window.tabs.count():  # type: ignore[attr-defined]  # an open tab would be reused
         window.close_tab(0)  # type: ignore[attr-defined]
-    # the closed tab (and its bundle) is freed now, not inside the next measurement
-    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    QApplication.processEvents()
+    _free_closed_tabs()
     loop = QEventLoop()
     result: dict[str, float] = {"close_s": time.perf_counter() - closing}
+    result["rss_before_mb"] = _rss_mb()
     t0 = time.perf_counter()
     cpu0 = time.process_time()  # the whole process: every thread's CPU for this open
     steal0 = _steal_ms()  # the host's share of the machine meanwhile (a slow phase, or not)
@@ -310,6 +310,7 @@ def open_and_wait(
     gaps = probe.stop()
     result["process_cpu_s"] = time.process_time() - cpu0
     result["host_steal_ms"] = _steal_ms() - steal0
+    result["rss_drawn_mb"] = _rss_mb()
     for signal, slot in (("document_opened", opened), ("load_failed", failed)):
         getattr(window, signal).disconnect(slot)
     window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
@@ -323,6 +324,24 @@ def open_and_wait(
         result["tab_stall_ms"] = (after - before) * 1000
     result["ticks"] = float(len(gaps))
     return result
+
+
+def _free_closed_tabs() -> None:
+    """Free the closed tabs (their bundles) now, not inside the next measurement: their
+    widgets are deleted, then the window's collector runs its next tick (a full collection
+    after a tab closed, as in the app)."""
+    from perfview.qt import collector
+
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QApplication.processEvents()
+    loop = QEventLoop()
+    QTimer.singleShot(collector.TICK_MS + 100, loop.quit)
+    loop.exec()
+
+
+def _rss_mb() -> float:
+    """This process's resident memory now (not its peak): a closed tab's memory must return."""
+    return float(psutil.Process().memory_info().rss / 1e6)
 
 
 def gap_figures(
@@ -422,7 +441,9 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
 
         app = QApplication.instance() or QApplication([])
         from perfview.loaders import cache, layout_cache, page_cache
-        from perfview.qt import deferred
+        from perfview.qt import collector, deferred
+
+        collector.install()  # as `perfview` does: collections on the GUI thread only
         from perfview.qt.main_window import MainWindow
 
         window = MainWindow()
@@ -449,6 +470,10 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
             print(f"{label}: {shown}", flush=True)
         if sampler is not None:
             sampler.stop()
+        while window.tabs.count():
+            window.close_tab(0)
+        _free_closed_tabs()
+        print(f"every tab closed: RSS {_rss_mb():,.0f} MB", flush=True)
         window.close()
 
 

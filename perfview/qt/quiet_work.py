@@ -7,7 +7,9 @@ doubled its first paint, 165 ms gaps) and the cache writes of the tab's load and
 thread's share of a busy machine's cores). The tab calls `arm()` once its AHEAD pages are
 built; the window is then quiet when QUIET_MS have passed with no page switched to
 (`touch`) and no put-off piece left (`deferred.pending`): the gates open, the work starts.
-A gate also opens when the tab goes, so no write waits for a tab that is not there.
+When the tab goes first, the gates open (no write waits for a tab that is not there) and the
+work is dropped: a task never started holds the tab through its result slots, which Qt keeps
+out of the garbage collector's sight, and kept a closed tab's bundle in memory for good.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class QuietWork:
         self._timer.setSingleShot(True)
         self._timer.setInterval(QUIET_MS)
         self._timer.timeout.connect(self._run)
+        self._timer.destroyed.connect(self._gone)
 
     def add(self, start: Callable[[], Any]) -> None:
         self.starts.append(start)
@@ -44,7 +47,6 @@ class QuietWork:
         """Keep `gate` closed until the window is quiet (or the tab goes); returns it."""
         if not gate.is_open():
             self._gates.append(gate)
-            self._timer.destroyed.connect(gate.open)
         return gate
 
     def waiting(self) -> bool:
@@ -70,6 +72,13 @@ class QuietWork:
             gate.open()
         for start in starts:
             start()
+
+    def _gone(self, *_: object) -> None:
+        """The tab (and its timer) was destroyed: open the gates, drop the work."""
+        self.starts = []
+        gates, self._gates = self._gates, []
+        for gate in gates:
+            gate.open()
 
 
 __all__ = ["QUIET_MS", "QuietWork"]

@@ -10,40 +10,28 @@ already let that exception propagate. Results only ever reach the GUI through qu
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import shiboken6
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
 
 from perfview import preload
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
 from perfview.loaders.cache_writes import NOW, WriteGate
-from perfview.qt import document_ahead
+from perfview.qt import collector, document_ahead
 from perfview.qt.warmup import warm_imports
 
-# Tasks alive right now; holding them here keeps their QObject (the signal sender) alive until
-# the worker is done, whatever the caller does with its own reference.
+# Tasks started and not yet released (`Task._release`, on the GUI thread after `done`).
 _RUNNING: set[Task] = set()
-
-
-class _Runnable(QRunnable):
-    def __init__(self, task: Task) -> None:
-        super().__init__()
-        self._task = task
-
-    def run(self) -> None:
-        self._task._run()
 
 
 class Task(QObject):
@@ -72,7 +60,6 @@ class Task(QObject):
         self._last_emit = 0.0
         self._last_fraction = -1.0
         self._running = False
-        self._runnable: _Runnable | None = None
         # Released on the GUI thread (queued), after the result slots ran.
         self.done.connect(self._release)
 
@@ -81,12 +68,20 @@ class Task(QObject):
         return self._running
 
     def start(self, pool: QThreadPool | None = None) -> None:
-        """Queue the function on `pool` (the global pool by default)."""
+        """Queue the function on `pool` (the global pool by default).
+
+        A started task belongs to the application object (its Qt parent, unless it has one)
+        and is deleted on the GUI thread once `done` was delivered (`_release`). Left to
+        Python, its last reference could drop on any thread: the worker's, or one running a
+        garbage collection, and a QObject destroyed there races the GUI thread (a deadlock
+        in one suite run). It also held its function's closure, and with it the caller's
+        objects: every closed tab stayed in memory with its bundle.
+        """
         self._running = True
         _RUNNING.add(self)
-        self._runnable = _Runnable(self)
-        self._runnable.setAutoDelete(False)
-        (pool or QThreadPool.globalInstance()).start(self._runnable)
+        if self.parent() is None and (app := QCoreApplication.instance()) is not None:
+            self.setParent(app)
+        (pool or QThreadPool.globalInstance()).start(self._run)
 
     def cancel(self) -> None:
         """Ask the worker to stop at its next progress report."""
@@ -132,7 +127,13 @@ class Task(QObject):
             pass
 
     def _release(self) -> None:
+        self.fn = _spent  # its closure may hold a tab's bundle: not a moment longer
         _RUNNING.discard(self)
+        self.deleteLater()  # here, on the thread that owns it (see `start`)
+
+
+def _spent(_progress: Progress) -> None:
+    raise RuntimeError("this task has run already")
 
 
 @dataclass
@@ -147,34 +148,6 @@ class LoadResult:
     pages: dict[str, Any] = field(default_factory=dict)
     # opened by the tab once it is drawn: the load's cache entries are written from then on
     writes: WriteGate = NOW
-
-
-_PAUSED = 0
-_PAUSE_LOCK = threading.Lock()
-_WAS_ENABLED = True
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a load and its analysis run.
-
-    A load allocates millions of short-lived objects; each full collection then walks every
-    live object while holding the GIL, a 100-200 ms freeze of the GUI thread at 1 GB. Loads
-    make no reference cycles worth collecting, so collection waits until the last one ends.
-    """
-    global _PAUSED, _WAS_ENABLED
-    with _PAUSE_LOCK:
-        _PAUSED += 1
-        if _PAUSED == 1:
-            _WAS_ENABLED = gc.isenabled()
-            gc.disable()
-    try:
-        yield
-    finally:
-        with _PAUSE_LOCK:
-            _PAUSED -= 1
-            if _PAUSED == 0 and _WAS_ENABLED:
-                gc.enable()
 
 
 # A load's cache entries wait for its tab to be drawn (`LoadResult.writes`); a result that no
@@ -367,7 +340,7 @@ def _paused_load(
     views_for: Callable[[Bundle], Sequence[str]] | None,
     pages_for: Callable[[Bundle], Sequence[str]] | None,
 ) -> LoadResult:
-    with collector_paused():
+    with collector.paused():
         return load_and_prepare(path, progress, views_for, pages_for)
 
 
@@ -379,7 +352,6 @@ def wait_all(timeout_ms: int = 30000) -> bool:
 __all__ = [
     "LoadResult",
     "Task",
-    "collector_paused",
     "first_page",
     "load_and_prepare",
     "load_task",
