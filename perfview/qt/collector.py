@@ -14,7 +14,8 @@ one also
 * collects fully soon after a tab closed (`collect_soon`): the closed tab's widget wrappers
   keep its Document in cycles, and a bundle of a gigabyte waited for the next full
   collection, which a quiet window may not reach for hours (one takes 10-25 ms here with a
-  1 GB trace open: the start-up's objects are frozen, `startup_gc`).
+  1 GB trace open: the start-up's objects are frozen, `startup_gc`); malloc's free heap is
+  then handed back to the system on a worker (`heap.give_back`).
 
 Without `install` (the CLI, a bare test) automatic collection stays on; `paused` still
 holds it off during a load.
@@ -28,6 +29,8 @@ import threading
 from collections.abc import Iterator
 
 from PySide6.QtCore import QCoreApplication, QTimer
+
+from perfview.loaders.trace import heap
 
 # How often the thresholds are looked at. pyqtgraph waits 1 s; but the young generation's
 # collection walks every object made since the last one (45 ms per million here), on the GUI
@@ -109,6 +112,7 @@ def _tick() -> None:
     if _full_wanted:
         _full_wanted = False
         gc.collect()
+        threading.Thread(target=heap.give_back, name="perfview-give-back", daemon=True).start()
         return
     counts, thresholds = gc.get_count(), gc.get_threshold()
     generation = -1
