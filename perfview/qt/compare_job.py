@@ -123,18 +123,28 @@ class CompareJob(QObject):
         if not self._over:
             self._over = True
             self.finished.emit(result)
+            self._let_go()
 
     def _fail(self, path: str, message: str) -> None:
         if not self._over:
             self._over = True
             self.cancel()  # the other file's load is of no use now
             self.failed.emit(path, message)
+            self._let_go()
 
     def _cancel(self) -> None:
         if not self._over:
             self._over = True
             self.cancel()
             self.cancelled.emit()
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Over: drop both bundles (a result holds what its tab needs) and go. A job is a
+        child of the window, and kept both runs in memory for as long as the window."""
+        self._loaded.clear()
+        self.tasks.clear()
+        self.deleteLater()
 
 
 __all__ = ["TITLES", "CompareJob", "CompareResult", "build_result"]

@@ -105,3 +105,20 @@ def test_a_closed_tab_frees_its_document(qtbot: object) -> None:
     gc.collect()  # as in a tab open for a while: its objects are in the oldest generation
     window.close_current()
     qtbot.waitUntil(lambda: document() is None, timeout=TICKS_MS)  # type: ignore[attr-defined]
+
+
+def _compare(qtbot: object, window: MainWindow, a: Path, b: Path) -> list[weakref.ref[object]]:
+    with qtbot.waitSignal(window.compare_opened, timeout=60_000) as blocker:  # type: ignore[attr-defined]
+        window.open_compare(a, b)
+    result = blocker.args[0].result
+    return [weakref.ref(result.a), weakref.ref(result.b)]
+
+
+def test_a_closed_compare_tab_frees_both_runs(qtbot: object) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    window.show()
+    runs = _compare(qtbot, window, DATA / "diff" / "run_a.prof", DATA / "diff" / "run_b.prof")
+    gc.collect()
+    window.close_current()
+    qtbot.waitUntil(lambda: all(run() is None for run in runs), timeout=TICKS_MS)  # type: ignore[attr-defined]
