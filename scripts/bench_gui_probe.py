@@ -326,6 +326,16 @@ def open_and_wait(
     return result
 
 
+def _read_through(file: Path) -> None:
+    """Read the file once first, so the open finds it in the page cache as a file just
+    written or looked at would be: this kind of VM pages out what nobody touched for a
+    minute (DAMON), and in an A/B loop the first probe after a change of file paid the disk
+    for both (slower opens, scan-start gaps: misread as one side's)."""
+    with file.open("rb", buffering=0) as f:
+        while f.read(16 << 20):
+            pass
+
+
 def _free_closed_tabs() -> None:
     """Free the closed tabs (their bundles) now, not inside the next measurement: their
     widgets are deleted, then the window's collector runs its next tick (a full collection
@@ -433,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def probe_file(file: Path, args: argparse.Namespace) -> None:
     """Open `file` in a real main window (offscreen) twice: the parse, then the reopen."""
+    _read_through(file)
     with tempfile.TemporaryDirectory(prefix="perfview-probe-") as tmp:
         if not args.warm:
             os.environ["PERFVIEW_CACHE_DIR"] = str(Path(tmp) / "cache")
