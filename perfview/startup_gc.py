@@ -10,9 +10,9 @@ warm-up calls it too), moves what exists into the permanent generation (`gc.free
 CLI does) and puts the thresholds back, so a long session collects as usual and no later
 full collection walks the start-up's objects again. No `gc.collect` first: the imports leave
 ~1,000 garbage objects, and a full collection of the unfrozen heap then took 0.15-0.6 s with
-the GIL held, a freeze of the window just after it appeared. Thresholds, not `gc.disable`:
-the window's collector (`qt.collector`, which runs collections on the GUI thread only) reads
-them at each of its ticks, and the CLI collects automatically.
+the GIL held, a freeze of the window just after it appeared. Thresholds, not `gc.disable`: a
+load pauses the collector itself (`qt.tasks.collector_paused`) and must find it enabled to
+enable it again.
 """
 
 from __future__ import annotations

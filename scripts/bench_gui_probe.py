@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import statistics
 import subprocess
@@ -338,15 +339,10 @@ def _read_through(file: Path) -> None:
 
 def _free_closed_tabs() -> None:
     """Free the closed tabs (their bundles) now, not inside the next measurement: their
-    widgets are deleted, then the window's collector runs its next tick (a full collection
-    after a tab closed, as in the app)."""
-    from perfview.qt import collector
-
+    widgets are deleted, then a full collection frees the cycles among their wrappers."""
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()
-    loop = QEventLoop()
-    QTimer.singleShot(collector.TICK_MS + 100, loop.quit)
-    loop.exec()
+    gc.collect()
 
 
 def _rss_mb() -> float:
@@ -452,9 +448,7 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
 
         app = QApplication.instance() or QApplication([])
         from perfview.loaders import cache, layout_cache, page_cache
-        from perfview.qt import collector, deferred
-
-        collector.install()  # as `perfview` does: collections on the GUI thread only
+        from perfview.qt import deferred
         from perfview.qt.main_window import MainWindow
 
         window = MainWindow()

@@ -24,7 +24,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from perfview import __version__, preload, startup_gc, startup_stamps
-from perfview.qt import collector, pyside_features
+from perfview.qt import pyside_features
 from perfview.qt.settings import APPLICATION, ORGANIZATION, Settings
 
 ICON = Path(__file__).resolve().parent.parent / "resources" / "icons" / "perfview.svg"
@@ -239,7 +239,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     app = make_app(qt_args)
-    collector.install()  # collections on this thread only, from here on (see its docstring)
     if args.screenshot:
         return screenshot(args)
     if not args.new_window and not args.compare and _forward_to_running(args.files):

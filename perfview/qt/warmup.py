@@ -36,9 +36,6 @@ def warm_imports() -> None:
     * every full garbage collection walks every tracked object, and the libraries alone
       (numba, pandas, Qt) make ~200k of them: 60-120 ms per collection, on whichever thread
       allocates. Module-level objects live as long as the process, so freezing them is safe.
-
-    No collection first: this runs on a worker, and the window collects on its own thread
-    only (`qt.collector`); the imports leave little garbage (see `startup_gc`).
     """
     global _WARMED
     if _WARMED:
@@ -51,6 +48,7 @@ def warm_imports() -> None:
             importlib.import_module(module)
         except Exception:  # a missing optional view is reported when shown
             continue
+    gc.collect()
     gc.freeze()
     startup_gc.release()  # the window's start is over: collect as usual from now on
     threading.Thread(target=_warm_scanner, name="perfview-warm", daemon=True).start()

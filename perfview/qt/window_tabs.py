@@ -16,7 +16,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget
 
 from perfview.core.model.units import format_ns
-from perfview.qt import collector
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.snakeviz_server import SnakevizServer
 from perfview.qt.tasks import Task
@@ -81,7 +80,6 @@ class WindowTabsMixin(_Base):
                 server.stop()
         self.tabs.removeTab(index)
         widget.deleteLater()
-        collector.collect_soon()  # its wrappers hold its bundle in cycles: free it now
         if not self.tabs.count():
             self.stack.setCurrentWidget(self.welcome)
         self._update_actions()

@@ -1,0 +1,103 @@
+"""A closed tab (or comparison) leaves nothing alive that holds its bundle: a finished task
+lets go of its function, work a tab never started goes with it, and a comparison's job lets
+go of both runs. Loads hold automatic collection off, and put it back as they found it."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QEvent
+
+from perfview.qt import collector, tasks
+from perfview.qt.document_tab import DocumentTab
+from perfview.qt.main_window import MainWindow
+from perfview.qt.tasks import Task
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.gui
+
+
+def test_paused_holds_collection_off_and_puts_it_back() -> None:
+    assert gc.isenabled()
+    with collector.paused(), collector.paused():  # loads nest
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector.paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()
+
+
+def test_a_done_task_lets_go_of_its_function_on_the_gui_thread(qtbot: object) -> None:
+    class Captured:
+        pass
+
+    captured = Captured()
+    ref = weakref.ref(captured)
+    task = Task(lambda _progress, kept=captured: kept.__class__.__name__)
+    del captured
+    gc.disable()  # freed by reference counting alone, not by a collection
+    try:
+        with qtbot.waitSignal(task.finished, timeout=10_000) as blocker:  # type: ignore[attr-defined]
+            task.start()
+        assert blocker.args == ["Captured"]
+        qtbot.waitUntil(lambda: ref() is None and not shiboken6.isValid(task), timeout=10_000)  # type: ignore[attr-defined]
+    finally:
+        gc.enable()
+
+
+def _open_every_page(qtbot: object, window: MainWindow, path: Path) -> weakref.ref[object]:
+    """Open `path`, build every page (each view holds the document); a weak reference to
+    the Document (this function's frame, which held the tab, is gone once it returns)."""
+    with qtbot.waitSignal(window.document_opened, timeout=60_000) as blocker:  # type: ignore[attr-defined]
+        window.open_path(path)
+    tab = blocker.args[0]
+    assert isinstance(tab, DocumentTab)
+    for name in tab.view_names():
+        assert tab.show_view(name)
+    qtbot.waitUntil(lambda: not tab.is_preparing(tab.current_view()), timeout=60_000)  # type: ignore[attr-defined]
+    return weakref.ref(tab.document)
+
+
+def _close_and_collect(qtbot: object, window: MainWindow) -> None:
+    """Close the current tab once every task has been released (their `done` delivered),
+    delete what was deleted later, and collect."""
+    qtbot.waitUntil(lambda: not tasks._RUNNING, timeout=30_000)  # type: ignore[attr-defined]
+    window.close_current()
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+
+
+def test_a_closed_tab_frees_its_document(qtbot: object) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    window.show()
+    document = _open_every_page(qtbot, window, DATA / "torch_cpu_small.pt.trace.json.gz")
+    assert document() is not None
+    _close_and_collect(qtbot, window)
+    assert document() is None
+
+
+def test_a_closed_compare_tab_frees_both_runs(qtbot: object) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    window.show()
+    with qtbot.waitSignal(window.compare_opened, timeout=60_000) as blocker:  # type: ignore[attr-defined]
+        window.open_compare(DATA / "diff" / "run_a.prof", DATA / "diff" / "run_b.prof")
+    result = blocker.args[0].result
+    runs = [weakref.ref(result.a), weakref.ref(result.b)]
+    del blocker, result
+    _close_and_collect(qtbot, window)
+    assert all(run() is None for run in runs)
