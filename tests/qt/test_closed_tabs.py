@@ -16,7 +16,7 @@ pytest.importorskip("pytestqt")
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QEvent
 
-from perfview.qt import collector, tasks
+from perfview.qt import tasks
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.main_window import MainWindow
 from perfview.qt.tasks import Task
@@ -27,12 +27,12 @@ pytestmark = pytest.mark.gui
 
 def test_paused_holds_collection_off_and_puts_it_back() -> None:
     assert gc.isenabled()
-    with collector.paused(), collector.paused():  # loads nest
+    with tasks.collector_paused(), tasks.collector_paused():  # loads nest
         assert not gc.isenabled()
     assert gc.isenabled()
     gc.disable()
     try:
-        with collector.paused():
+        with tasks.collector_paused():
             assert not gc.isenabled()
         assert not gc.isenabled()  # off before: left off
     finally:
