@@ -235,9 +235,7 @@ def open_and_wait(
     the time until that page is drawn is reported (`<view>_switch_s`, `<view>_drawn_s`).
     """
     closing = time.perf_counter()
-    while window.tabs.count():  # type: ignore[attr-defined]  # an open tab would be reused
-        window.close_tab(0)  # type: ignore[attr-defined]
-    _free_closed_tabs()
+    _close_every_tab(window)  # an open tab would be reused
     loop = QEventLoop()
     result: dict[str, float] = {"close_s": time.perf_counter() - closing}
     result["rss_before_mb"] = _rss_mb()
@@ -337,9 +335,12 @@ def _read_through(file: Path) -> None:
             pass
 
 
-def _free_closed_tabs() -> None:
-    """Free the closed tabs (their bundles) now, not inside the next measurement: their
-    widgets are deleted, then a full collection frees the cycles among their wrappers."""
+def _close_every_tab(window: object) -> None:
+    """Close the window's tabs and free them (their bundles) now, not inside the next
+    measurement: their widgets are deleted, then a full collection frees the cycles among
+    their wrappers."""
+    while window.tabs.count():  # type: ignore[attr-defined]
+        window.close_tab(0)  # type: ignore[attr-defined]
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()
     gc.collect()
@@ -475,9 +476,7 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
             print(f"{label}: {shown}", flush=True)
         if sampler is not None:
             sampler.stop()
-        while window.tabs.count():
-            window.close_tab(0)
-        _free_closed_tabs()
+        _close_every_tab(window)
         print(f"every tab closed: RSS {_rss_mb():,.0f} MB", flush=True)
         window.close()
 
