@@ -18,7 +18,9 @@ during the open (all CPUs, /proc/stat): a slow open with a high figure ran in a 
 host, not of perfview. Without --cancel-after the file is opened twice: the first open parses
 it, the second (the reopen) comes from the caches the first wrote. Those caches are a fresh
 temp folder, unless --warm points them at the user's (then the first open may hit them too,
-from an earlier run). --hog N runs N busy processes
+from an earlier run). Then the reopen's tab is closed as a user closes it, nobody collecting
+(`close` line: the GUI thread's longest gap in the next second, and the RSS 0.3 s and 1 s
+after: what the window gives back by itself). --hog N runs N busy processes
 beside the probe (a loaded machine). --trace-gaps samples the GUI thread's stack and CPU clock
 every 3 ms and prints, for each gap over 70 ms, the GUI thread's CPU ms within it and where it
 was (a gap with little GUI CPU was spent waiting for the GIL or a core), what the other threads
@@ -346,6 +348,24 @@ def _close_every_tab(window: object) -> None:
     gc.collect()
 
 
+def close_as_a_user(window: object) -> dict[str, float]:
+    """Close the current tab as a user does (a click, then the event loop runs on; nobody
+    collects), with the 10 ms probe running: the GUI thread's longest gap over the next
+    second, and the RSS before and 0.3 s and 1 s after (what the window gives back by
+    itself, and when)."""
+    out = {"rss_before_mb": _rss_mb()}
+    probe = Probe()
+    probe.start()
+    QTimer.singleShot(20, window.close_current)  # type: ignore[attr-defined]
+    for at_ms in (300, 1000):
+        loop = QEventLoop()
+        QTimer.singleShot(at_ms - (300 if at_ms > 300 else 0), loop.quit)
+        loop.exec()
+        out[f"rss_{at_ms}ms_mb"] = _rss_mb()
+    out["max_gap_ms"] = max(probe.stop())
+    return {k: round(v, 1) for k, v in out.items()}
+
+
 def _rss_mb() -> float:
     """This process's resident memory now (not its peak): a closed tab's memory must return."""
     return float(psutil.Process().memory_info().rss / 1e6)
@@ -478,6 +498,8 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
             print(f"{label}: {shown}", flush=True)
         if sampler is not None:
             sampler.stop()
+        if args.cancel_after is None:
+            print(f"close (as a user does): {close_as_a_user(window)}", flush=True)
         _close_every_tab(window)
         print(f"every tab closed: RSS {_rss_mb():,.0f} MB", flush=True)
         window.close()

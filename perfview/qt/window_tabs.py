@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget
 
 from perfview.core.model.units import format_ns
+from perfview.qt import let_go
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.snakeviz_server import SnakevizServer
 from perfview.qt.tasks import Task
@@ -74,11 +75,14 @@ class WindowTabsMixin(_Base):
             return
         if isinstance(widget, LoadingTab):  # closing a file still loading cancels its load
             widget.task.cancel()
+        keep: list[object] = []
         if isinstance(widget, DocumentTab):
             widget.save_state()
             for server in widget.findChildren(SnakevizServer):
                 server.stop()
+            keep = let_go.big_buffers(widget.document.bundle)
         self.tabs.removeTab(index)
+        let_go.when_deleted(widget, keep)  # its memory returns now, not at some later collection
         widget.deleteLater()
         if not self.tabs.count():
             self.stack.setCurrentWidget(self.welcome)

@@ -75,3 +75,44 @@ def test_real_glibc_accepts_the_settings() -> None:
         del a
     assert mallopt(heap.M_MMAP_THRESHOLD, heap.AFTER) == 1  # what the block restored
     assert mallopt(heap.M_TRIM_THRESHOLD, heap.TRIM_AFTER) == 1
+
+
+def test_give_back_trims_unless_a_build_reuses_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _recorder(monkeypatch)
+    with heap.reuse_freed(heap.MIN_EVENTS):
+        heap.give_back()  # a build is running: its freed heap is for it to reuse
+    assert calls.count(("trim", 0, 0)) == 1  # the block's own trim only
+    heap.give_back()
+    assert calls.count(("trim", 0, 0)) == 2
+
+
+GIVE_BACK = """
+import numpy as np, psutil
+from perfview.loaders.trace import heap
+mallopt = heap._libc()[0]  # the thresholds a window has after its first big load
+mallopt(heap.M_MMAP_THRESHOLD, heap.AFTER)
+mallopt(heap.M_TRIM_THRESHOLD, heap.TRIM_AFTER)
+rss = lambda: psutil.Process().memory_info().rss
+# 40 x 8 MB, under the threshold: from the heap; each followed by a kept 1 MB array, so
+# their free space is never the heap's top (which free() gives back by itself)
+arrays, pins = [], []
+for _ in range(40):
+    arrays.append(np.ones(1_000_000))
+    pins.append(np.ones(125_000))
+before = rss(); del arrays
+freed = rss(); heap.give_back()
+print(before - freed, freed - rss())
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc only")
+def test_give_back_returns_freed_heap_to_the_system() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", GIVE_BACK], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split()
+    kept_after_free, returned = int(out[0]), int(out[1])
+    assert kept_after_free < 50 << 20  # freed, but still resident: malloc keeps it
+    assert returned > 250 << 20  # of the 320 MB, handed back by give_back

@@ -5,6 +5,7 @@ go of both runs. Loads hold automatic collection off, and put it back as they fo
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 from pathlib import Path
 
@@ -16,7 +17,7 @@ pytest.importorskip("pytestqt")
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QEvent
 
-from perfview.qt import tasks
+from perfview.qt import let_go, tasks
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.main_window import MainWindow
 from perfview.qt.tasks import Task
@@ -88,6 +89,36 @@ def test_a_closed_tab_frees_its_document(qtbot: object) -> None:
     assert document() is not None
     _close_and_collect(qtbot, window)
     assert document() is None
+
+
+def test_a_closed_tab_is_freed_without_anyone_collecting(qtbot: object) -> None:
+    """The window collects once the closed tab is deleted: automatic collection may not come
+    for minutes (it is off here), and the tab's memory must not wait for it."""
+    window = MainWindow()
+    qtbot.addWidget(window)  # type: ignore[attr-defined]
+    window.show()
+    document = _open_every_page(qtbot, window, DATA / "torch_cpu_small.pt.trace.json.gz")
+    qtbot.waitUntil(lambda: not tasks._RUNNING, timeout=30_000)  # type: ignore[attr-defined]
+    gc.disable()
+    try:
+        window.close_current()
+        qtbot.waitUntil(lambda: document() is None, timeout=10_000)  # type: ignore[attr-defined]
+    finally:
+        gc.enable()
+
+
+def test_the_kept_buffers_are_dropped_on_a_thread_of_their_own(qtbot: object) -> None:
+    """What `let_go` keeps out of the collection (the args blob) is freed off the GUI thread,
+    where unmapping it does not hold the window up."""
+    freed_on: list[str] = []
+
+    class Buffer:
+        def __del__(self) -> None:
+            freed_on.append(threading.current_thread().name)
+
+    let_go.collect([Buffer()])
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=10_000)  # type: ignore[attr-defined]
+    assert freed_on == ["perfview-let-go"]
 
 
 def test_a_closed_compare_tab_frees_both_runs(qtbot: object) -> None:

@@ -78,4 +78,17 @@ def reuse_freed(n_events: int) -> Iterator[None]:
                 malloc_trim(0)
 
 
-__all__ = ["keep_after_blocks", "reuse_freed"]
+def give_back() -> None:
+    """Hand malloc's free heap back to the system, unless a build is reusing it. After a tab
+    is closed its arrays under the mmap threshold (32 MB) are free but stay resident in
+    malloc's arenas: 0.4-0.85 GB after closing a 1 GB trace here. `malloc_trim` runs without
+    the GIL (ctypes), so a worker thread can call it while the window goes on."""
+    fns = _libc()
+    if fns is None:
+        return
+    with _lock:
+        if _depth == 0:
+            fns[1](0)
+
+
+__all__ = ["give_back", "keep_after_blocks", "reuse_freed"]
