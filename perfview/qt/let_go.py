@@ -25,6 +25,9 @@ from PySide6.QtCore import QObject, QTimer
 
 from perfview.core.model import Bundle
 from perfview.loaders.trace import heap
+from perfview.qt import tasks
+
+RETRY_MS = 250  # how often a collection put off by a running load looks again
 
 
 def big_buffers(bundle: Bundle) -> list[object]:
@@ -46,7 +49,11 @@ def collect(keep: list[object]) -> None:
     """A full collection on the GUI thread, then on a short-lived thread: `keep` cleared (its
     last references go there, unmapping without the GIL) and malloc's free heap handed back
     (`heap.give_back`: the closed tab's arrays under malloc's mmap threshold were free but
-    still resident, 0.4-0.7 GB after closing a freshly parsed 1 GB trace)."""
+    still resident, 0.4-0.7 GB after closing a freshly parsed 1 GB trace). Put off while a
+    load runs: a full collection among its objects took 100-200 ms (`tasks.collector_paused`)."""
+    if tasks.collector_is_paused():  # a load runs: its millions of young objects would make
+        QTimer.singleShot(RETRY_MS, lambda: collect(keep))  # this collection a freeze
+        return
     gc.collect()
     threading.Thread(target=_drop, args=(keep,), name="perfview-let-go", daemon=True).start()
 

@@ -180,6 +180,11 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
+def collector_is_paused() -> bool:
+    """True while a load holds the collector off (`collector_paused`)."""
+    return _PAUSED > 0
+
+
 # A load's cache entries wait for its tab to be drawn (`LoadResult.writes`); a result that no
 # tab took (cancelled meanwhile) lets them start after this long.
 WRITE_GATE_CAP_S = 30.0
@@ -382,6 +387,7 @@ def wait_all(timeout_ms: int = 30000) -> bool:
 __all__ = [
     "LoadResult",
     "Task",
+    "collector_is_paused",
     "collector_paused",
     "first_page",
     "load_and_prepare",
