@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer, Signal
 
 from perfview import preload
 from perfview.core.model import Bundle
@@ -62,6 +62,7 @@ class Task(QObject):
         self._last_emit = 0.0
         self._last_fraction = -1.0
         self._running = False
+        self._ran = threading.Event()  # set once the worker is out of `_run` (its last emit)
         # Released on the GUI thread (queued), after the result slots ran.
         self.done.connect(self._release)
 
@@ -102,6 +103,12 @@ class Task(QObject):
 
     def _run(self) -> None:
         try:
+            self._call()
+        finally:
+            self._ran.set()
+
+    def _call(self) -> None:
+        try:
             if self._cancel.is_set():
                 raise LoadCancelled("cancelled before start")
             result = self.fn(self._report)
@@ -131,7 +138,18 @@ class Task(QObject):
     def _release(self) -> None:
         self.fn = _spent  # its closure may hold a tab's bundle: not a moment longer
         _RUNNING.discard(self)
-        self.deleteLater()  # here, on the thread that owns it (see `start`)
+        self._delete_once_out()
+
+    def _delete_once_out(self) -> None:
+        """`deleteLater` here, on the thread that owns it (see `start`), once the worker is
+        out of `_run`. `_release` is `done`'s first receiver, so it can run while the worker
+        is still inside `done.emit()`, posting the calls of the receivers after it: a task
+        deleted then lost them (a Query page's Stop never came back, and a test waiting for
+        `done` waited forever: 1-5 runs in 20 of tests/qt/test_query_view.py)."""
+        if self._ran.is_set():
+            self.deleteLater()
+        else:
+            QTimer.singleShot(1, self._delete_once_out)
 
 
 def _spent(_progress: Progress) -> None:

@@ -15,7 +15,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 
 from perfview.qt import let_go, tasks
 from perfview.qt.document_tab import DocumentTab
@@ -56,6 +56,36 @@ def test_a_done_task_lets_go_of_its_function_on_the_gui_thread(qtbot: object) ->
         qtbot.waitUntil(lambda: ref() is None and not shiboken6.isValid(task), timeout=10_000)  # type: ignore[attr-defined]
     finally:
         gc.enable()
+
+
+def test_a_task_outlives_its_worker_s_last_emit(qtbot: object) -> None:
+    """`_release` (the GUI thread's answer to `done`) may run while the worker is still inside
+    `done.emit()`, before it has posted the later receivers' calls: the task must not be
+    deleted until the worker is out, or those calls are lost (a Query page's Stop that
+    never came back)."""
+    released_on_gui = threading.Event()
+    gui_turned = threading.Event()
+    task = Task(lambda _progress: None)
+    original = task._release
+
+    def release() -> None:
+        original()
+        released_on_gui.set()
+        QTimer.singleShot(50, gui_turned.set)  # the GUI thread went on (deferred deletes too)
+
+    task.done.disconnect(task._release)
+    task.done.connect(release)
+
+    def hold_the_worker_inside_emit() -> None:
+        released_on_gui.wait(10)
+        gui_turned.wait(10)
+
+    task.done.connect(hold_the_worker_inside_emit, Qt.ConnectionType.DirectConnection)
+    later: list[bool] = []
+    task.done.connect(lambda: later.append(True))
+    task.start()
+    qtbot.waitUntil(lambda: bool(later), timeout=20_000)  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not shiboken6.isValid(task), timeout=10_000)  # type: ignore[attr-defined]
 
 
 def _open_every_page(qtbot: object, window: MainWindow, path: Path) -> weakref.ref[object]:
