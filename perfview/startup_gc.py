@@ -11,7 +11,7 @@ CLI does) and puts the thresholds back, so a long session collects as usual and 
 full collection walks the start-up's objects again. No `gc.collect` first: the imports leave
 ~1,000 garbage objects, and a full collection of the unfrozen heap then took 0.15-0.6 s with
 the GIL held, a freeze of the window just after it appeared. Thresholds, not `gc.disable`: a
-load pauses the collector itself (`qt.tasks.collector_paused`) and must find it enabled to
+load pauses the collector itself (`qt.let_go.collector_paused`) and must find it enabled to
 enable it again.
 """
 

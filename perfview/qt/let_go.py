@@ -1,5 +1,6 @@
-"""A closed tab's memory, returned once the tab is deleted, its biggest buffer unmapped off
-the GUI thread.
+"""When the window collects garbage: never while a load runs (`collector_paused`), and once
+a closed tab is deleted, so that its memory returns then, its biggest buffer unmapped off
+the GUI thread (`when_deleted`).
 
 What holds a closed tab's bundle once its widgets are deleted are reference cycles among
 their Python wrappers (pyqtgraph's items, bound methods kept in signal tables), which only a
@@ -17,17 +18,50 @@ without the GIL, so the GUI thread neither waits for it nor for the GIL meanwhil
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import mmap
 import threading
+from collections.abc import Iterator
 
 from PySide6.QtCore import QObject, QTimer
 
 from perfview.core.model import Bundle
 from perfview.loaders.trace import heap
-from perfview.qt import tasks
 
 RETRY_MS = 250  # how often a collection put off by a running load looks again
+
+_PAUSED = 0
+_PAUSE_LOCK = threading.Lock()
+_WAS_ENABLED = True
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a load and its analysis run.
+
+    A load allocates millions of short-lived objects; each full collection then walks every
+    live object while holding the GIL, a 100-200 ms freeze of the GUI thread at 1 GB. Loads
+    make no reference cycles worth collecting, so collection waits until the last one ends.
+    """
+    global _PAUSED, _WAS_ENABLED
+    with _PAUSE_LOCK:
+        _PAUSED += 1
+        if _PAUSED == 1:
+            _WAS_ENABLED = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSED -= 1
+            if _PAUSED == 0 and _WAS_ENABLED:
+                gc.enable()
+
+
+def collector_is_paused() -> bool:
+    """True while a load holds the collector off (`collector_paused`)."""
+    return _PAUSED > 0
 
 
 def big_buffers(bundle: Bundle) -> list[object]:
@@ -50,8 +84,8 @@ def collect(keep: list[object]) -> None:
     last references go there, unmapping without the GIL) and malloc's free heap handed back
     (`heap.give_back`: the closed tab's arrays under malloc's mmap threshold were free but
     still resident, 0.4-0.7 GB after closing a freshly parsed 1 GB trace). Put off while a
-    load runs: a full collection among its objects took 100-200 ms (`tasks.collector_paused`)."""
-    if tasks.collector_is_paused():  # a load runs: its millions of young objects would make
+    load runs: a full collection among its objects took 100-200 ms (`collector_paused`)."""
+    if collector_is_paused():  # a load runs: its millions of young objects would make
         QTimer.singleShot(RETRY_MS, lambda: collect(keep))  # this collection a freeze
         return
     gc.collect()
@@ -63,4 +97,4 @@ def _drop(keep: list[object]) -> None:
     heap.give_back()
 
 
-__all__ = ["big_buffers", "collect", "when_deleted"]
+__all__ = ["big_buffers", "collect", "collector_is_paused", "collector_paused", "when_deleted"]

@@ -10,12 +10,10 @@ already let that exception propagate. Results only ever reach the GUI through qu
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,7 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
 from perfview.loaders.cache_writes import NOW, WriteGate
-from perfview.qt import document_ahead
+from perfview.qt import document_ahead, let_go
 from perfview.qt.warmup import warm_imports
 
 # Tasks started and not yet released (`Task._release`, on the GUI thread after `done`).
@@ -168,39 +166,6 @@ class LoadResult:
     pages: dict[str, Any] = field(default_factory=dict)
     # opened by the tab once it is drawn: the load's cache entries are written from then on
     writes: WriteGate = NOW
-
-
-_PAUSED = 0
-_PAUSE_LOCK = threading.Lock()
-_WAS_ENABLED = True
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a load and its analysis run.
-
-    A load allocates millions of short-lived objects; each full collection then walks every
-    live object while holding the GIL, a 100-200 ms freeze of the GUI thread at 1 GB. Loads
-    make no reference cycles worth collecting, so collection waits until the last one ends.
-    """
-    global _PAUSED, _WAS_ENABLED
-    with _PAUSE_LOCK:
-        _PAUSED += 1
-        if _PAUSED == 1:
-            _WAS_ENABLED = gc.isenabled()
-            gc.disable()
-    try:
-        yield
-    finally:
-        with _PAUSE_LOCK:
-            _PAUSED -= 1
-            if _PAUSED == 0 and _WAS_ENABLED:
-                gc.enable()
-
-
-def collector_is_paused() -> bool:
-    """True while a load holds the collector off (`collector_paused`)."""
-    return _PAUSED > 0
 
 
 # A load's cache entries wait for its tab to be drawn (`LoadResult.writes`); a result that no
@@ -393,7 +358,7 @@ def _paused_load(
     views_for: Callable[[Bundle], Sequence[str]] | None,
     pages_for: Callable[[Bundle], Sequence[str]] | None,
 ) -> LoadResult:
-    with collector_paused():
+    with let_go.collector_paused():
         return load_and_prepare(path, progress, views_for, pages_for)
 
 
@@ -405,8 +370,6 @@ def wait_all(timeout_ms: int = 30000) -> bool:
 __all__ = [
     "LoadResult",
     "Task",
-    "collector_is_paused",
-    "collector_paused",
     "first_page",
     "load_and_prepare",
     "load_task",

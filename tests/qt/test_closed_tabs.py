@@ -28,12 +28,12 @@ pytestmark = pytest.mark.gui
 
 def test_paused_holds_collection_off_and_puts_it_back() -> None:
     assert gc.isenabled()
-    with tasks.collector_paused(), tasks.collector_paused():  # loads nest
+    with let_go.collector_paused(), let_go.collector_paused():  # loads nest
         assert not gc.isenabled()
     assert gc.isenabled()
     gc.disable()
     try:
-        with tasks.collector_paused():
+        with let_go.collector_paused():
             assert not gc.isenabled()
         assert not gc.isenabled()  # off before: left off
     finally:
@@ -158,8 +158,8 @@ def test_the_collection_waits_while_a_load_runs(
     1 GB): the collection after a close waits for the load to end, then runs."""
     collections: list[int] = []
     monkeypatch.setattr(gc, "collect", lambda generation=2: collections.append(generation) or 0)
-    with tasks.collector_paused():
-        assert tasks.collector_is_paused()
+    with let_go.collector_paused():
+        assert let_go.collector_is_paused()
         let_go.collect([])
         assert collections == []  # put off, not run
     qtbot.waitUntil(lambda: collections == [2], timeout=10_000)  # type: ignore[attr-defined]
