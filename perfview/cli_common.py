@@ -73,10 +73,11 @@ def load_bundle(path: str) -> Any:
     Loaders raise LoadError for what they recognise as bad input; anything else on a user's
     file is still bad input from the user's point of view, so it gets the same one-line shape.
     """
-    from perfview.loaders import internal_error, load  # deferred: --version skips pandas
+    from perfview.documents import open_document  # deferred: --version skips pandas
+    from perfview.loaders import internal_error
 
     try:
-        return load(path, progress=compile_notice())
+        return open_document(path, progress=compile_notice()).bundle
     except LoadError as exc:
         raise cannot_open(path, str(exc)) from exc
     except Exception as exc:  # no traceback for bad input, see module doc

@@ -258,7 +258,7 @@ def worth_it(path: str) -> bool:
 
 
 def cache_root() -> str:
-    """Where the parsed-trace cache keeps its entries: `perfview.loaders.cache.cache_dir`
+    """Where the parsed-trace cache keeps its entries: `perfview.store.parsed_columns.cache_dir`
     (which imports pandas), repeated with the standard library; a test checks they agree."""
     env = os.environ.get("PERFVIEW_CACHE_DIR")
     if env:

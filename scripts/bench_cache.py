@@ -82,7 +82,7 @@ def timed(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def hash_entry(entry: Path) -> None:
-    from perfview.loaders import artifacts
+    from perfview.store import artifacts
 
     for file in entry.iterdir():
         with open(file, "rb") as fh:
@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir = workdir / "cache"
         os.environ.update(PERFVIEW_CACHE_DIR=str(cache_dir), PERFVIEW_CACHE_MAX_MB="8000")
         from perfview.core.model import schema
-        from perfview.loaders import cache, load, trace
+        from perfview.loaders import load, trace
+        from perfview.store import parsed_columns
 
         print(f"repeat: {args.repeat}  cpus: {os.cpu_count()}  python: {sys.version.split()[0]}")
         print("reopen: fresh process, from the cache; get: in-process; all in seconds")
@@ -120,14 +121,14 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             bundle = trace.load(path)
             parse = time.perf_counter() - t0
-            put = timed(lambda b=bundle, p=path: cache.put(p, b), 1)
-            entry = cache_dir / cache.key(path)
+            put = timed(lambda b=bundle, p=path: parsed_columns.put(p, b), 1)
+            entry = cache_dir / parsed_columns.key(path)
             entry_mb = sum(f.stat().st_size for f in entry.iterdir()) / MB
             on, off = reopen(path, args.repeat)
             os.environ["PERFVIEW_CACHE_VERIFY"] = "1"
-            get_on = timed(lambda p=path: cache.get(p), args.repeat)
+            get_on = timed(lambda p=path: parsed_columns.get(p), args.repeat)
             os.environ["PERFVIEW_CACHE_VERIFY"] = "0"
-            get_off = timed(lambda p=path: cache.get(p), args.repeat)
+            get_off = timed(lambda p=path: parsed_columns.get(p), args.repeat)
             del os.environ["PERFVIEW_CACHE_VERIFY"]
             hashing = timed(lambda e=entry: hash_entry(e), args.repeat)
             tl = bundle.timeline

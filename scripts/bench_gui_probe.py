@@ -475,9 +475,9 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
         from PySide6.QtWidgets import QApplication
 
         app = QApplication.instance() or QApplication([])
-        from perfview.loaders import cache, layout_cache, page_cache
         from perfview.qt import deferred
         from perfview.qt.main_window import MainWindow
+        from perfview.store import layout_entries, overview_entries, parsed_columns
 
         window = MainWindow()
         window.show()
@@ -496,9 +496,9 @@ def probe_file(file: Path, args: argparse.Namespace) -> None:
             # cached, as a user's first open would have them) before the reopen closes the
             # tab, and before this run's cache folder is removed
             deferred.flush(60_000)
-            cache.flush()
-            layout_cache.flush()  # the Timeline's layout and the Overview's tables, stored
-            page_cache.flush()  # for the reopen
+            parsed_columns.flush()
+            layout_entries.flush()  # the Timeline's layout and the Overview's tables, stored
+            overview_entries.flush()  # for the reopen
             shown = {k: round(v, 3) for k, v in res.items() if k != "cancel_at"}
             print(f"{label}: {shown}", flush=True)
         if sampler is not None:

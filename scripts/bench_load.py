@@ -91,9 +91,10 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "events": len(frame)}))
 """
 CHILD_REOPEN = """
 import json, sys, time
-from perfview.loaders import cache, load
+from perfview.loaders import load
+from perfview.store import parsed_columns
 bundle = load(sys.argv[1])  # fills the cache when it is empty (PERFVIEW_CACHE_DIR)
-cache.flush()
+parsed_columns.flush()
 t0 = time.perf_counter()
 bundle = load(sys.argv[1])
 print(json.dumps({"seconds": time.perf_counter() - t0}))

@@ -5,13 +5,8 @@
 set -u
 cd "$(dirname "$0")/.."
 
-# Optional system tools some tests use (desktop/MIME validators); installed only where we may.
-if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1 \
-   && ! command -v desktop-file-validate >/dev/null 2>&1; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-     desktop-file-utils libxml2-utils xdg-utils shared-mime-info libfile-mimeinfo-perl >/dev/null) \
-     || echo "check: could not install desktop validators; those tests will skip"
-fi
+# This command never installs system packages. Tests that need a validator (desktop-file-validate,
+# xmllint, update-mime-database) skip with a reason where it is absent; .ci/run installs them for CI.
 
 status=0
 step() { echo "== $*"; "$@" || { echo "FAILED: $*"; status=1; }; }

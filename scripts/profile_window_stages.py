@@ -36,8 +36,8 @@ import profile_trace_stages
 WINDOW_STEPS: list[tuple[str, str, str]] = [
     ("load task", "perfview.qt.tasks", "load_and_prepare"),
     ("load (service)", "perfview.loaders", "load"),
-    ("column cache read", "perfview.loaders.cache", "get"),
-    ("column cache write", "perfview.loaders.cache", "put"),
+    ("column cache read", "perfview.store.parsed_columns", "get"),
+    ("column cache write", "perfview.store.parsed_columns", "put"),
     ("first page (prepare_pages)", "perfview.qt.tasks", "prepare_pages"),
     ("Timeline data (load's thread)", "perfview.qt.document_ahead", "page_data"),
     ("Timeline data (tab)", "perfview.qt.document_tab", "page_data"),

@@ -16,8 +16,8 @@ import pytest
 
 from perfview import cli, readahead
 from perfview.loaders import FRESH, load
-from perfview.loaders.cache import cache_dir
 from perfview.loaders.trace import heap, read
+from perfview.store.parsed_columns import cache_dir
 
 
 def _trace(path: Path, events: int) -> Path:

@@ -32,7 +32,7 @@ MANIFEST = "manifest.json"
 
 def default_output(files: Sequence[Path]) -> Path:
     """A cache folder named after the job's files (same files → same folder)."""
-    from perfview.loaders.cache import cache_dir
+    from perfview.store.parsed_columns import cache_dir
 
     digest = hashlib.sha256("\n".join(str(f) for f in files).encode()).hexdigest()[:16]
     return cache_dir() / "jobs" / digest

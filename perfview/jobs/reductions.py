@@ -2,7 +2,7 @@
 
 A job's views read only per-rank reductions (steps, collectives, totals: ~15 kB a rank), so
 that is what a reopen needs back, not the rank's columns. An entry is a verified, durable
-artifact folder (`perfview.loaders.artifacts`, the one rule for files perfview reads back):
+artifact folder (`perfview.store.artifacts`, the one rule for files perfview reads back):
 numeric columns of the two small frames as exact raw arrays, text columns and the scalar fields
 in the manifest. The
 key is the cache's key of the trace (path, size, mtime, perfview build) plus a digest of the
@@ -25,8 +25,8 @@ import pandas as pd
 
 from perfview.core.analysis.torch import collectives, job
 from perfview.core.analysis.torch.job import RankReduction
-from perfview.loaders import artifacts
-from perfview.loaders import cache as column_cache
+from perfview.store import artifacts
+from perfview.store import parsed_columns as column_cache
 
 PREFIX = "rank-"  # entries sit beside the trace entries, evicted by the same LRU bound
 _FRAMES = ("steps", "comms")

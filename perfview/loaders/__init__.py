@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perfview.core.model.errors import LoadError, UnknownFormat
-    from perfview.loaders.cache_writes import WriteGate
     from perfview.loaders.registry import LOADERS, Loader, detect, internal_error
     from perfview.loaders.service import FRESH, LoadOptions, Where, load
+    from perfview.store.write_gates import WriteGate
 
 _HOMES = {
     "LoadError": "perfview.core.model.errors",
@@ -30,7 +30,7 @@ _HOMES = {
     "LoadOptions": "perfview.loaders.service",
     "Where": "perfview.loaders.service",
     "load": "perfview.loaders.service",
-    "WriteGate": "perfview.loaders.cache_writes",
+    "WriteGate": "perfview.store.write_gates",
 }
 
 

@@ -9,7 +9,7 @@ caller states it with explicit `LoadOptions` instead of a loader guessing it fro
   the GIL to the GUI thread), and anything that would hold the GIL for long — the general
   JSON path, numba compiling the scanner right after an install — goes to a child, for big
   traces.
-* `read_cache` / `write_cache`: the parsed-column cache (`perfview.loaders.cache`) wraps any
+* `read_cache` / `write_cache`: the parsed-column cache (`perfview.store.parsed_columns`) wraps any
   loader; it only stores formats whose parse costs more than a lookup (traces today). It is
   independent of where the parse ran: a child hands its result back through a private folder,
   never through the cache, so turning the cache off never moves parsing onto the GUI's GIL.
@@ -41,9 +41,10 @@ from pathlib import Path
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cache, cache_writes, cuda_snapshot, memray_capture, trace
+from perfview.loaders import cuda_snapshot, memray_capture, trace
 from perfview.loaders.registry import Loader, detect
 from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
+from perfview.store import parsed_columns, write_gates
 
 CHILD_MIN_BYTES = 64_000_000  # smaller traces parse in about a second in-process
 POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
@@ -67,7 +68,7 @@ class LoadOptions:
     write_cache: bool = True
     child_min_bytes: int = CHILD_MIN_BYTES  # GIL_FREE: smaller files never go to a child
     # when the cache entry is written: at once (the CLI), or once the window's tab is drawn
-    write_gate: cache_writes.WriteGate = cache_writes.NOW
+    write_gate: write_gates.WriteGate = write_gates.NOW
 
 
 FRESH = LoadOptions(read_cache=False, write_cache=False)  # always parse, leave no trace
@@ -79,10 +80,10 @@ def load(
     """Detect the format of `path` and load it as `options` say; LoadError with a user sentence."""
     path = Path(path)
     loader = detect(path)
-    cached = cache.enabled(path)
+    cached = parsed_columns.enabled(path)
     if options.read_cache and cached:
         progress(0.0, "reading the cache")
-        hit = cache.get(path)
+        hit = parsed_columns.get(path)
         if hit is not None:
             progress(1.0, "loaded from the cache")
             return hit
@@ -90,7 +91,7 @@ def load(
         progress(0.0, COMPILE_MESSAGE)
     bundle = _parse(loader, path, progress, options)
     if options.write_cache and cached:
-        cache.put_later(path, bundle, options.write_gate)
+        parsed_columns.put_later(path, bundle, options.write_gate)
     progress(1.0, "done")
     return bundle
 
@@ -244,10 +245,10 @@ def in_child(path: Path, progress: Progress = noop, message: str = CHILD_MESSAGE
     """Parse `path` in a spawned child process and return its Bundle.
 
     The child writes the columns into a private temporary folder in the cache's entry format
-    (`cache.write_entry`) and the parent reads them back (`cache.read_entry`): on a big trace
-    that costs a small fraction of the parse. Progress arrives over a pipe. Raises LoadError
-    for a file the loader refused and lets an exception from `progress` (Cancel) propagate
-    after killing the child.
+    (`parsed_columns.write_entry`) and the parent reads them back
+    (`parsed_columns.read_entry`): on a big trace that costs a small fraction of the parse.
+    Progress arrives over a pipe. Raises LoadError for a file the loader refused and lets an
+    exception from `progress` (Cancel) propagate after killing the child.
     """
     context = multiprocessing.get_context("spawn")  # sys.path travels; no PYTHONPATH edits
     folder = Path(tempfile.mkdtemp(prefix="perfview-child-"))
@@ -258,7 +259,7 @@ def in_child(path: Path, progress: Progress = noop, message: str = CHILD_MESSAGE
         send.close()
         _follow(child, receive, progress, message)
         progress(0.97, "reading the parsed trace")
-        return cache.read_entry(folder / "entry", path)
+        return parsed_columns.read_entry(folder / "entry", path)
     except (EOFError, OSError, ValueError, KeyError) as exc:
         raise LoadError(f"the helper process could not parse it ({exc})") from exc
     finally:
@@ -317,7 +318,7 @@ def _child_main(file: str, folder: str, send: Connection) -> None:
         bundle = guarded(lambda: loader.load(path, progress=report))
         assert bundle is not None
         report(1.0, "storing")
-        cache.write_entry(Path(folder) / "entry", bundle)
+        parsed_columns.write_entry(Path(folder) / "entry", bundle)
     except LoadError as exc:
         send.send(("E", 0.0, str(exc)))
         return

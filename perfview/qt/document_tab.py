@@ -10,9 +10,10 @@ place; the rest of the tab works.
 Pages with heavy data (timeline geometry, torch Overview/Kernels/Memory/Recommendations) never
 compute it on the GUI thread when the user switches to them: the page shows "Preparing…" while a
 worker task computes the data (`pages.prepare`), then builds its widgets from it. The load task
-prepares the first page (`tasks.first_page`), so a new tab appears drawn; the Timeline (`AHEAD`)
-is prepared in the background before anyone clicks it: by a thread the load task started once
-the bundle was built (`document_ahead`, a big file), else as soon as the tab exists.
+prepares the first page (`documents.plan.first_pages`), so a new tab appears drawn; the pages
+marked `ahead` in the registry (the Timeline) are prepared in the background before anyone
+clicks them: by a thread the open started once the bundle was built (`documents.ahead`, a big
+file), else as soon as the tab exists.
 `view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
 """
 
@@ -28,23 +29,24 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from perfview.core import pages as page_registry
-from perfview.loaders.cache_writes import NOW, WriteGate
-from perfview.qt.deferred import hold, later
-from perfview.qt.document import Document
-from perfview.qt.document_ahead import (
-    AHEAD,
-    Pending,
+from perfview.documents import WRITE_GATE_CAP_S, plan
+from perfview.documents.ahead import Pending
+from perfview.documents.prepare import (
     SummaryTable,
     completed,
+    is_partial,
     page_data,
     summary_table,
     with_tree,
 )
+from perfview.qt.deferred import hold, later
+from perfview.qt.document import Document
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.quiet_work import QuietWork
 from perfview.qt.settings import Settings
-from perfview.qt.tasks import WRITE_GATE_CAP_S, Task, uses_tree
+from perfview.qt.tasks import Task
 from perfview.qt.widgets.info_bar import InfoBar
+from perfview.store.write_gates import NOW, WriteGate
 
 
 class DocumentTab(QWidget):
@@ -73,7 +75,7 @@ class DocumentTab(QWidget):
         self._preparing: dict[str, tuple[Task, QLabel]] = {}
         self._async = False  # switches prepare in the background once the tab is built
         self._ahead_scheduled = False
-        # background work and cache writes held back for the AHEAD pages, then a quiet window
+        # background work and cache writes held back for the ahead pages, then a quiet window
         self._after_ahead = QuietWork(self)
         self._after_ahead.hold(writes)  # the load's cache entries
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
@@ -109,7 +111,7 @@ class DocumentTab(QWidget):
         if self.page_tabs:
             self._on_tab(0)
         self._async = True
-        ahead = [n for n in AHEAD if n in self._pages and n not in self._views]
+        ahead = [n for n in self._pages if plan.is_ahead(n) and n not in self._views]
         if any(self._needs_data(n) or n in laid_out for n in ahead):
             self._ahead_scheduled = True
             later(self, lambda: self._prepare_ahead(ahead, laid_out))
@@ -194,7 +196,7 @@ class DocumentTab(QWidget):
         """True when page `name` is drawn from a call tree not built yet (the load leaves a
         trace's tree to the first page that shows it: a second at 1 GB)."""
         bundle = self.document.bundle
-        return bundle.tree is None and bundle.timeline is not None and uses_tree(name)
+        return bundle.tree is None and bundle.timeline is not None and plan.uses_tree(name)
 
     def _missing_table(self, name: str) -> str | None:
         """The summary table page `name` shows when it is not computed yet, else None."""
@@ -203,7 +205,7 @@ class DocumentTab(QWidget):
 
     def _compute(self, name: str) -> Any:
         """Page `name`'s data, here and now: the load's thread's result when it laid it out
-        (`document_ahead`), else computed (from the layout cache when it has it)."""
+        (`documents.ahead`), else computed (from the layout cache when it has it)."""
         pending = self._pending.pop(name, None)
         if pending is not None:
             return pending.result()
@@ -216,7 +218,7 @@ class DocumentTab(QWidget):
             self._data.setdefault(other, value)
 
     def _prepare_ahead(self, names: list[str], laid_out: Collection[str] = ()) -> None:
-        """Prepare the AHEAD pages in the background, or build those laid out already (as
+        """Prepare the ahead pages in the background, or build those laid out already (as
         a prepared page is built, `_on_prepared`), before other background work starts."""
         self._ahead_scheduled = False
         for name in names:
@@ -228,12 +230,12 @@ class DocumentTab(QWidget):
             self._after_ahead.arm()
 
     def _ahead_busy(self) -> bool:
-        """True until the AHEAD pages are prepared: other background work (an Overview's
+        """True until the ahead pages are prepared: other background work (an Overview's
         findings) waits, so the page a user clicks next is ready first, and two workers
         do not share the GIL with the GUI thread at once."""
         if not self._async or self._ahead_scheduled:
             return True
-        return any(n in self._preparing for n in AHEAD)
+        return any(plan.is_ahead(n) for n in self._preparing)
 
     def _prepare_in_background(self, name: str) -> None:
         """Show "Preparing…" on page `name` and compute its data in a worker task."""
@@ -297,7 +299,7 @@ class DocumentTab(QWidget):
         if label is not None and shiboken6.isValid(label):
             label.hide()
             label.deleteLater()
-        if name in AHEAD and self._after_ahead.waiting() and not self._ahead_busy():
+        if plan.is_ahead(name) and self._after_ahead.waiting() and not self._ahead_busy():
             # after the page's own put-off pieces (a deferred Timeline): a worker running
             # Python beside them takes the GIL from the GUI thread (its steps 2-3x longer)
             later(self, self._after_ahead.arm)
@@ -324,12 +326,10 @@ class DocumentTab(QWidget):
         prepares it: `pages.prepare_first`) gets the rest from a worker."""
         data = self._data.get(name)
         bundle = self.document.bundle
-        if not hasattr(data, "with_findings") or bundle.timeline is None:
-            return
-        if getattr(data, "findings", ()) is not None:  # found already (or cached: a reopen)
+        if not is_partial(data) or bundle.timeline is None:  # whole (or cached: a reopen)
             return
         release = hold(widget)
-        task = Task(lambda _progress: completed(bundle, data), name=f"{name}: findings")
+        task = Task(lambda _progress: completed(name, bundle, data), name=f"{name}: findings")
         task.finished.connect(lambda full, n=name, w=widget: self._on_completed(n, w, full))
         task.done.connect(release)
         if self._ahead_busy():

@@ -38,14 +38,13 @@ from PySide6.QtWidgets import (
 )
 
 from perfview import startup_stamps
-from perfview.core.pages import first_tables
 from perfview.qt import actions as action_table
 from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
 from perfview.qt.settings import Settings
-from perfview.qt.tasks import LoadResult, Task, first_page, load_task
+from perfview.qt.tasks import LoadResult, Task, load_task
 from perfview.qt.warmup import warm_imports, warm_in_background
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
@@ -215,7 +214,7 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
             self.tabs.setCurrentWidget(existing)
             self.document_opened.emit(existing)
             return None
-        task = load_task(path, first_tables, first_page)
+        task = load_task(path)
         self._tasks[task] = str(path)
         placeholder = LoadingTab(path, task)
         index = self.tabs.addTab(placeholder, path.name)

@@ -19,8 +19,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
-from perfview.loaders.cache_writes import WriteGate
 from perfview.qt import deferred
+from perfview.store.write_gates import WriteGate
 
 QUIET_MS = 300  # how long the window must be quiet before the held-back work runs
 

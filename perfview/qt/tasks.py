@@ -14,11 +14,9 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, QThreadPool, QTimer, Signal
 
@@ -26,8 +24,10 @@ from perfview import preload
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
-from perfview.loaders.cache_writes import NOW, WriteGate
-from perfview.qt import document_ahead, let_go
+from perfview.core.pages import first_tables
+from perfview.documents import OpenDocument, OpenOptions, open_document, plan
+from perfview.loaders import Where
+from perfview.qt import let_go
 from perfview.qt.warmup import warm_imports
 
 # Tasks started and not yet released (`Task._release`, on the GUI thread after `done`).
@@ -154,77 +154,30 @@ def _spent(_progress: Progress) -> None:
     raise RuntimeError("this task has run already")
 
 
-@dataclass
-class LoadResult:
-    """What a load task hands to the GUI: the bundle and tables already computed off-thread."""
-
-    path: Path
-    bundle: Bundle
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    seconds: float = 0.0
-    # core.pages.prepare by page name; a `document_ahead.Pending` for a page still laid out
-    pages: dict[str, Any] = field(default_factory=dict)
-    # opened by the tab once it is drawn: the load's cache entries are written from then on
-    writes: WriteGate = NOW
-
-
-# A load's cache entries wait for its tab to be drawn (`LoadResult.writes`); a result that no
-# tab took (cancelled meanwhile) lets them start after this long.
-WRITE_GATE_CAP_S = 30.0
-WARM_MIN_BYTES = 16_000_000  # smaller files load in well under a second: no need to warm
-
-
-def _big(path: Path) -> bool:
-    """True for a file whose load takes long enough that the imports a big trace needs are
-    worth doing first (a small file's load would only wait for numba's import)."""
-    try:
-        return path.stat().st_size >= WARM_MIN_BYTES
-    except OSError:
-        return False
+# What a load task hands to the GUI: the document opened off the GUI thread.
+LoadResult = OpenDocument
 
 
 def load_and_prepare(
     path: Path,
     progress: Progress,
-    views_for: Callable[[Bundle], Sequence[str]] | None = None,
-    pages_for: Callable[[Bundle], Sequence[str]] | None = None,
-) -> LoadResult:
-    """Load `path`, then build the call tree, the summary tables its views will show and
-    the data of the pages `pages_for(bundle)` names (`core.pages.prepare`).
-
-    Doing the derived work here too (not on first display) keeps a large trace's first paint
-    from freezing the window: the GUI thread then only builds widgets. The cache entries it
-    makes are written once `LoadResult.writes` opens: the tab opens it when it is drawn.
-    """
-    started = time.perf_counter()
-    if pages_for is not None and _big(path):
-        warm_imports()
-    writes = WriteGate(WRITE_GATE_CAP_S)
+    tables: Callable[[Bundle], Sequence[str]] | None = None,
+    pages: Callable[[Bundle], Sequence[str]] | None = None,
+) -> OpenDocument:
+    """`documents.open_document` as the window opens a file: parsed without holding the GIL
+    (or in a child), the tables `tables(bundle)` and the pages `pages(bundle)` prepared with
+    it, its store entries written once the tab is drawn, the bundle taken from the start-up
+    preload when that parsed it meanwhile."""
+    options = OpenOptions(
+        where=Where.GIL_FREE,
+        tables=tables,
+        pages=pages,
+        gated=True,
+        preloaded=_preloaded,
+        before_big_load=warm_imports if pages is not None else None,
+    )
     try:
-        return _load_and_prepare(path, progress, views_for, pages_for, writes, started)
-    except BaseException:
-        writes.open()  # no tab will: whatever the load stored is written now
-        raise
-
-
-def _load_and_prepare(
-    path: Path,
-    progress: Progress,
-    views_for: Callable[[Bundle], Sequence[str]] | None,
-    pages_for: Callable[[Bundle], Sequence[str]] | None,
-    writes: WriteGate,
-    started: float,
-) -> LoadResult:
-    from perfview.loaders import LoadOptions, Where, load
-
-    try:
-        bundle = preload.take(path) if preload.pending() else None  # parsed while we started
-        if bundle is None:
-            bundle = load(
-                path,
-                progress=lambda f, m: progress(0.9 * f, m),
-                options=LoadOptions(where=Where.GIL_FREE, write_gate=writes),
-            )
+        return open_document(path, progress=progress, options=options)
     except (LoadError, LoadCancelled):
         raise
     except Exception as exc:  # the documented last resort (loaders.internal_error)
@@ -233,133 +186,31 @@ def _load_and_prepare(
         error = LoadError(internal_error(exc))
         error.details = traceback.format_exc()  # type: ignore[attr-defined]
         raise error from exc
-    with document_ahead.heap_kept(bundle):  # the first pages' temporaries reuse the heap
-        tables, pages = _derived(bundle, path, views_for, pages_for, progress, writes)
-    progress(1.0, "done")
-    return LoadResult(Path(path), bundle, tables, time.perf_counter() - started, pages, writes)
 
 
-def _derived(
-    bundle: Bundle,
-    path: Path,
-    views_for: Callable[[Bundle], Sequence[str]] | None,
-    pages_for: Callable[[Bundle], Sequence[str]] | None,
-    progress: Progress,
-    writes: WriteGate,
-) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    """What the tab shows first, derived from the loaded `bundle`: the call tree when the
-    first page draws from it, the summary tables of its views and its first pages' data (the
-    Timeline's on a thread of its own, `document_ahead`)."""
-    tables: dict[str, pd.DataFrame] = {}
-    first = list(pages_for(bundle)) if pages_for is not None else []
-    # the Timeline is laid out on a thread of its own from now on, beside the first page
-    big = pages_for is not None and _big(path)
-    ahead = document_ahead.start(bundle, first, writes) if big else {}
-    if bundle.format == "trace" and bundle.tree is None and _tree_first(bundle, first):
-        progress(0.92, "building the call tree")
-        try:
-            from perfview.core.analysis import bundle_tree
-
-            bundle_tree.tree_for(bundle)
-        except ImportError:
-            pass
-    names = list(views_for(bundle)) if views_for is not None else []
-    for i, view in enumerate(names):
-        progress(0.93 + 0.04 * i / max(len(names), 1), f"summarising {view}")
-        try:
-            from perfview.core.pages import summary
-
-            tables[view] = summary.summarize(bundle, view)
-        except (ImportError, LoadError, ValueError, KeyError):
-            continue  # the tab computes (and reports) it again when shown
-    pages: dict[str, Any] = {**ahead, **prepare_pages(bundle, tables, first, progress, writes)}
-    return tables, pages
-
-
-def first_page(bundle: Bundle) -> list[str]:
-    """The pages whose data the load task prepares: the one the tab opens on. The Timeline
-    is laid out beside it on a thread of its own (`document_ahead`, a big file) or by the
-    tab once it is drawn, so a reopened 1 GB trace's first page does not wait for it."""
-    from perfview.core import pages as page_registry
-
-    tabs = page_registry.tabs_for(bundle)
-    names = [tabs[0].name] if tabs else []
-    return [n for n in names if page_registry.needs_data(n, bundle)]
-
-
-# Page widgets drawn from the document's call tree (`Document.tree`).
-TREE_WIDGETS = frozenset({"icicle", "tree", "bottom-up", "sandwich", "callers"})
-
-
-def uses_tree(name: str) -> bool:
-    """True when page `name`'s widget is drawn from the call tree."""
-    from perfview.core import pages as page_registry
-
-    page = page_registry.PAGES.get(name)
-    return page is not None and (page.widget or "") in TREE_WIDGETS
-
-
-def _tree_first(bundle: Bundle, prepared: Sequence[str]) -> bool:
-    """True when the page a trace's tab opens on is drawn from its call tree. Otherwise the
-    tree (a second on a 1 GB trace) waits until a page that needs it is shown: the first
-    page is drawn that much sooner, on the first open and on every reopen."""
-    from perfview.core import pages as page_registry
-
-    tabs = page_registry.tabs_for(bundle)
-    return bool(tabs) and (uses_tree(tabs[0].name) or any(uses_tree(n) for n in prepared))
-
-
-def prepare_pages(
-    bundle: Bundle,
-    tables: dict[str, pd.DataFrame],
-    names: Sequence[str],
-    progress: Progress,
-    writes: WriteGate = NOW,
-) -> dict[str, Any]:
-    """`core.pages.prepare_first` for each page in `names`; a page that fails is left out (its
-    tab computes it again when shown, and reports the error in place)."""
-    from perfview.core import pages as page_registry
-
-    pages: dict[str, Any] = {}
-    for i, name in enumerate(names):
-        progress(0.97 + 0.03 * i / max(len(names), 1), f"preparing the {name} page")
-        try:
-            if name == "overview" and page_registry.needs_data(name, bundle):
-                # a reopened big trace's Overview comes from the cache (its tables cost
-                # 0.2-1.5 s at 1 GB); a first open stores them once the tab is drawn
-                from perfview.loaders import page_cache
-
-                pages[name] = page_cache.overview_data(bundle, writes)
-                continue
-            pages[name] = page_registry.prepare_first(name, bundle, tables)
-        except (LoadCancelled, KeyboardInterrupt):
-            raise
-        except Exception:  # shown in place by the tab, not fatal to the load
-            continue
-    return pages
+def _preloaded(path: Path) -> Bundle | None:
+    """The bundle the start-up preload parsed while the window started, if it did."""
+    return preload.take(path) if preload.pending() else None
 
 
 def load_task(
     path: str | Path,
-    views_for: Callable[[Bundle], Sequence[str]] | None = None,
-    pages_for: Callable[[Bundle], Sequence[str]] | None = None,
+    tables: Callable[[Bundle], Sequence[str]] | None = first_tables,
+    pages: Callable[[Bundle], Sequence[str]] | None = plan.first_pages,
 ) -> Task:
-    """A Task that loads `path` and prepares its tables and first pages (not started yet)."""
+    """A Task that opens `path` and prepares its tables and first pages (not started yet)."""
     target = Path(path)
-    return Task(
-        lambda progress: _paused_load(target, progress, views_for, pages_for),
-        name=str(target),
-    )
+    return Task(lambda progress: _paused_load(target, progress, tables, pages), name=str(target))
 
 
 def _paused_load(
     path: Path,
     progress: Progress,
-    views_for: Callable[[Bundle], Sequence[str]] | None,
-    pages_for: Callable[[Bundle], Sequence[str]] | None,
-) -> LoadResult:
+    tables: Callable[[Bundle], Sequence[str]] | None,
+    pages: Callable[[Bundle], Sequence[str]] | None,
+) -> OpenDocument:
     with let_go.collector_paused():
-        return load_and_prepare(path, progress, views_for, pages_for)
+        return load_and_prepare(path, progress, tables, pages)
 
 
 def wait_all(timeout_ms: int = 30000) -> bool:
@@ -367,13 +218,4 @@ def wait_all(timeout_ms: int = 30000) -> bool:
     return bool(QThreadPool.globalInstance().waitForDone(timeout_ms))
 
 
-__all__ = [
-    "LoadResult",
-    "Task",
-    "first_page",
-    "load_and_prepare",
-    "load_task",
-    "prepare_pages",
-    "uses_tree",
-    "wait_all",
-]
+__all__ = ["LoadResult", "Task", "load_and_prepare", "load_task", "wait_all"]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from perfview.core.model import Bundle
-from perfview.loaders import cache, load
+from perfview.loaders import load
+from perfview.store import parsed_columns
 from tests.conftest import sample
 
 
@@ -32,5 +33,5 @@ def sample_copy(rel: str, tmp_path: Path) -> Path:
 def loaded_copy(rel: str, tmp_path: Path) -> Bundle:
     """A copy of sample `rel`, loaded, its column-cache entry written."""
     bundle = load(sample_copy(rel, tmp_path))
-    cache.flush()
+    parsed_columns.flush()
     return bundle

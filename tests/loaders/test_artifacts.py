@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from perfview import readahead
-from perfview.loaders import artifacts
+from perfview.store import artifacts
 
 
 def _publish(folder: Path, values: np.ndarray, age_s: float = 60.0) -> Path:

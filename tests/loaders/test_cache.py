@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from perfview.core.model import Bundle
-from perfview.loaders import cache, cache_writes, load, trace
+from perfview.loaders import load, trace
+from perfview.store import parsed_columns, write_gates
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
@@ -51,7 +52,7 @@ def assert_same(a: Bundle, b: Bundle) -> None:
 def test_reopen_comes_from_cache_and_equals_parse(tmp_path: Path, cache_env: Path) -> None:
     path = sample_copy(RESNET, tmp_path)
     first = load(path)
-    cache.flush()
+    parsed_columns.flush()
     entries = list(cache_env.iterdir())
     assert len(entries) == 1
     assert not list(tmp_path.glob("*.npy"))  # never beside the input
@@ -66,42 +67,42 @@ def test_reopen_comes_from_cache_and_equals_parse(tmp_path: Path, cache_env: Pat
 def test_changed_file_misses(tmp_path: Path, cache_env: Path) -> None:
     path = sample_copy(NCCL, tmp_path)
     load(path)
-    cache.flush()
-    old_key = cache.key(path)
+    parsed_columns.flush()
+    old_key = parsed_columns.key(path)
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    assert cache.key(path) != old_key
-    assert cache.get(path) is None
+    assert parsed_columns.key(path) != old_key
+    assert parsed_columns.get(path) is None
 
 
 def test_corrupt_entry_is_dropped_and_rebuilt(tmp_path: Path, cache_env: Path) -> None:
     path = sample_copy(NCCL, tmp_path)
     fresh = load(path)
-    cache.flush()
-    entry = cache_env / cache.key(path)
+    parsed_columns.flush()
+    entry = cache_env / parsed_columns.key(path)
     (entry / "events.ts").write_bytes(b"garbage")
-    assert cache.get(path) is None
+    assert parsed_columns.get(path) is None
     assert not entry.exists()
     again = load(path)
-    note = f"{cache.DAMAGED} (column events/ts); perfview re-read the file"
+    note = f"{parsed_columns.DAMAGED} (column events/ts); perfview re-read the file"
     assert again.warnings[-1] == note  # the re-parse says why it was needed
     again.warnings.remove(note)
     assert_same(fresh, again)
-    cache.flush()
+    parsed_columns.flush()
     assert entry.exists()
     assert_same(fresh, load(path))  # the rebuilt entry does not carry the note
 
 
 def test_lru_eviction_keeps_the_bound(tmp_path: Path, cache_env: Path) -> None:
     a, b = sample_copy(NCCL, tmp_path), sample_copy(RESNET, tmp_path)
-    cache.put(a, trace.load(a))
-    cache.put(b, trace.load(b))
+    parsed_columns.put(a, trace.load(a))
+    parsed_columns.put(b, trace.load(b))
     sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in cache_env.iterdir()}
     assert len(sizes) == 2
-    os.utime(cache_env / cache.key(a) / "manifest.json", (1, 1))  # a is the oldest used
-    cache.evict(limit=max(sizes.values()) + 1)
-    assert not (cache_env / cache.key(a)).exists()
-    assert (cache_env / cache.key(b)).exists()
+    os.utime(cache_env / parsed_columns.key(a) / "manifest.json", (1, 1))  # a is the oldest used
+    parsed_columns.evict(limit=max(sizes.values()) + 1)
+    assert not (cache_env / parsed_columns.key(a)).exists()
+    assert (cache_env / parsed_columns.key(b)).exists()
 
 
 def test_disabled_and_non_trace_files_are_not_cached(
@@ -110,7 +111,7 @@ def test_disabled_and_non_trace_files_are_not_cached(
     path = sample_copy(NCCL, tmp_path)
     monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
     load(path)
-    cache.flush()
+    parsed_columns.flush()
     assert not cache_env.exists() or not list(cache_env.iterdir())
 
 
@@ -121,14 +122,14 @@ def test_cache_writes_from_daemon_threads_finish_before_exit(
     must not inherit that, or the interpreter's exit cuts the entry off half-written."""
     started: list[threading.Thread] = []
     monkeypatch.setattr(
-        cache, "put", lambda path, bundle: started.append(threading.current_thread())
+        parsed_columns, "put", lambda path, bundle: started.append(threading.current_thread())
     )
     path = sample_copy(NCCL, tmp_path)
     bundle = trace.load(path)
-    loader = threading.Thread(target=cache.put_later, args=(path, bundle), daemon=True)
+    loader = threading.Thread(target=parsed_columns.put_later, args=(path, bundle), daemon=True)
     loader.start()
     loader.join()
-    cache.flush()
+    parsed_columns.flush()
     assert len(started) == 1
     assert not started[0].daemon
 
@@ -143,12 +144,14 @@ def test_cache_writes_wait_for_their_gate_at_normal_priority(
     seen: list[int] = []
     ours = os.getpriority(os.PRIO_PROCESS, 0)  # this thread's niceness (Linux: per thread)
     monkeypatch.setattr(
-        cache, "put", lambda _path, _bundle: seen.append(os.getpriority(os.PRIO_PROCESS, 0))
+        parsed_columns,
+        "put",
+        lambda _path, _bundle: seen.append(os.getpriority(os.PRIO_PROCESS, 0)),
     )
     path = tmp_path / "t.json"
     path.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
-    gate = cache_writes.WriteGate(cap_s=None)
-    cache.put_later(path, trace.load(path), gate)
+    gate = write_gates.WriteGate(cap_s=None)
+    parsed_columns.put_later(path, trace.load(path), gate)
     writer = next(t for t in threading.enumerate() if t.name == "perfview-cache-put")
     writer.join(0.2)
     assert writer.is_alive()  # waiting for the gate
@@ -156,24 +159,24 @@ def test_cache_writes_wait_for_their_gate_at_normal_priority(
     gate.open()
     writer.join(10)
     assert seen == [ours]
-    cache.flush()
+    parsed_columns.flush()
 
 
 def test_flush_opens_the_gates_of_the_writes_it_waits_for() -> None:
     """A test, a benchmark or a CLI that flushes gets its entries written now, not after
     the window's cap."""
     done: list[str] = []
-    gate = cache_writes.WriteGate(cap_s=None)
-    cache_writes.start("perfview-test-put", done.append, "written", gate=gate)
-    cache_writes.flush()
+    gate = write_gates.WriteGate(cap_s=None)
+    write_gates.start("perfview-test-put", done.append, "written", gate=gate)
+    write_gates.flush()
     assert gate.is_open()
     assert done == ["written"]
 
 
 def test_write_gates_open_now_or_by_themselves_after_their_cap() -> None:
-    assert cache_writes.NOW.is_open()
-    assert cache_writes.WriteGate().is_open()  # cap 0: the CLI's, open from the start
-    capped = cache_writes.WriteGate(cap_s=0.01)
+    assert write_gates.NOW.is_open()
+    assert write_gates.WriteGate().is_open()  # cap 0: the CLI's, open from the start
+    capped = write_gates.WriteGate(cap_s=0.01)
     assert not capped.is_open()
     capped.wait()  # returns after the cap although nobody opened it
     assert not capped.is_open()

@@ -23,7 +23,8 @@ import pytest
 import perfview
 from perfview.core.model import Bundle
 from perfview.core.pages.summary import available_views, summarize
-from perfview.loaders import artifacts, cache, load, temp_folders, trace
+from perfview.loaders import load, trace
+from perfview.store import artifacts, parsed_columns, temp_folders
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 MEMORY = "kineto_cpu/dtu_gabriellanaro_cpu_mem_trace.json"  # memory events, instants
@@ -80,14 +81,14 @@ def what(part: str) -> str:
 
 
 def damaged_note(part: str) -> str:
-    return f"{cache.DAMAGED} ({what(part)}); perfview re-read the file"
+    return f"{parsed_columns.DAMAGED} ({what(part)}); perfview re-read the file"
 
 
 def assert_same_tables(fresh: Bundle, got: Bundle) -> None:
     """Every column of every table, the args and the counts: what every summary is made of."""
     assert fresh.timeline is not None
     assert got.timeline is not None
-    for name in cache.TABLES:
+    for name in parsed_columns.TABLES:
         pd.testing.assert_frame_equal(getattr(got.timeline, name), getattr(fresh.timeline, name))
     assert bytes(got.timeline.args.blob[:]) == bytes(fresh.timeline.args.blob[:])
     assert np.array_equal(got.timeline.args.starts, fresh.timeline.args.starts)
@@ -109,15 +110,15 @@ def test_every_damage_to_every_file_rereads_the_file(
     path = sample_copy(rel, tmp_path)
     fresh_bundle = trace.load(path)
     fresh = tables(fresh_bundle)
-    cache.put(path, trace.load(path))
-    entry = cache_env / cache.key(path)
+    parsed_columns.put(path, trace.load(path))
+    entry = cache_env / parsed_columns.key(path)
     pristine = tmp_path / "pristine"
     shutil.copytree(entry, pristine)
     files = sorted(f.name for f in pristine.iterdir() if f.name.startswith(only))
     if not only:
         assert {artifacts.MANIFEST, "events.dur", "events.parent", "args.bin"} <= set(files)
     damages: list[Callable[[Path], None]] = [flip, truncate, delete]
-    monkeypatch.setattr(cache, "put", lambda *_args: None)  # rebuilt: below
+    monkeypatch.setattr(parsed_columns, "put", lambda *_args: None)  # rebuilt: below
     cases = 0
     for name in files:
         for damage in damages:
@@ -141,10 +142,10 @@ def test_every_damage_to_every_file_rereads_the_file(
     shutil.copytree(pristine, entry, copy_function=os.link)
     flip(entry / files[0])
     load(path)
-    cache.flush()  # the re-parse was stored again, and is served without a note
-    hit = cache.get(path)
+    parsed_columns.flush()  # the re-parse was stored again, and is served without a note
+    hit = parsed_columns.get(path)
     assert hit is not None
-    assert not [w for w in hit.warnings if w.startswith(cache.DAMAGED)]
+    assert not [w for w in hit.warnings if w.startswith(parsed_columns.DAMAGED)]
     assert_numbers(fresh, hit)
 
 
@@ -152,8 +153,8 @@ def test_the_issues_flipped_duration_bits(tmp_path: Path, cache_env: Path) -> No
     """The reported case: bits flipped in events/dur made `summary --view ops` print 1.17e18."""
     path = sample_copy(FLOWS, tmp_path)
     fresh = trace.load(path)
-    cache.put(path, trace.load(path))
-    flip(cache_env / cache.key(path) / "events.dur")
+    parsed_columns.put(path, trace.load(path))
+    flip(cache_env / parsed_columns.key(path) / "events.dur")
     got = load(path)
     assert got.warnings[-1] == (
         "the cached copy was damaged (column events/dur); perfview re-read the file"
@@ -180,7 +181,7 @@ def test_the_issue_end_to_end_with_the_cli(tmp_path: Path, cache_env: Path) -> N
     table is the fresh parse's, not a self time of 1e18 ns."""
     path = sample_copy(FLOWS, tmp_path)
     first, _ = _summary(path, cache_env)
-    entry = cache_env / cache.key(path)
+    entry = cache_env / parsed_columns.key(path)
     assert (entry / artifacts.MANIFEST).is_file()
     flip(entry / "events.dur")
     second, stderr = _summary(path, cache_env)
@@ -199,13 +200,13 @@ def test_damage_in_any_block_of_a_big_part_is_found(
     monkeypatch.setattr(artifacts, "BLOCK", 4096)  # the args blob spans dozens of blocks
     path = sample_copy(MEMORY, tmp_path)
     fresh_bundle = trace.load(path)
-    cache.put(path, trace.load(path))
-    entry = cache_env / cache.key(path)
+    parsed_columns.put(path, trace.load(path))
+    entry = cache_env / parsed_columns.key(path)
     doc = json.loads((entry / artifacts.MANIFEST).read_bytes().partition(b"\n")[2])
     assert len(doc["parts"]["args.bin"]["xxh3"]) > 20
     assert doc["parts"]["args.bin"]["block"] == 4096
     monkeypatch.setattr(artifacts, "BLOCK", 1 << 20)  # reading uses the manifest's size
-    hit = cache.get(path)
+    hit = parsed_columns.get(path)
     assert hit is not None
     assert_same_tables(fresh_bundle, hit)
     blob = entry / "args.bin"
@@ -233,8 +234,8 @@ def test_garbled_metadata_rereads_the_file(
 ) -> None:
     path = sample_copy(MEMORY, tmp_path)
     fresh = tables(trace.load(path))
-    cache.put(path, trace.load(path))
-    manifest = cache_env / cache.key(path) / artifacts.MANIFEST
+    parsed_columns.put(path, trace.load(path))
+    manifest = cache_env / parsed_columns.key(path) / artifacts.MANIFEST
     manifest.write_bytes(garble(manifest.read_bytes()))
     got = load(path)
     assert damaged_note(artifacts.MANIFEST) in got.warnings
@@ -247,7 +248,7 @@ def test_entry_of_the_older_layout_is_not_read(tmp_path: Path, cache_env: Path) 
     path = sample_copy(MEMORY, tmp_path)
     fresh_bundle = trace.load(path)
     fresh = tables(fresh_bundle)
-    entry = cache_env / cache.key(path)
+    entry = cache_env / parsed_columns.key(path)
     entry.mkdir(parents=True)
     assert fresh_bundle.timeline is not None
     for col in fresh_bundle.timeline.events:
@@ -268,18 +269,18 @@ def test_entry_of_an_older_perfview_is_never_looked_up(
     path = sample_copy(MEMORY, tmp_path)
     fresh = tables(trace.load(path))
     monkeypatch.setattr(perfview, "__version__", "0.0.1")
-    cache.build_id.cache_clear()
-    old_key = cache.key(path)
+    parsed_columns.build_id.cache_clear()
+    old_key = parsed_columns.key(path)
     bundle = trace.load(path)
     bundle.counts["events"] += 1  # the old perfview counted differently
-    cache.put(path, bundle)
+    parsed_columns.put(path, bundle)
     monkeypatch.undo()
-    cache.build_id.cache_clear()
+    parsed_columns.build_id.cache_clear()
     monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(cache_env))
     monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
-    assert cache.key(path) != old_key
+    assert parsed_columns.key(path) != old_key
     got = load(path)
-    assert not [w for w in got.warnings if w.startswith(cache.DAMAGED)]
+    assert not [w for w in got.warnings if w.startswith(parsed_columns.DAMAGED)]
     assert_numbers(fresh, got)
 
 
@@ -305,17 +306,17 @@ def test_unchecked_damage_still_meets_the_invariants(
     monkeypatch.setenv("PERFVIEW_CACHE_VERIFY", "0")
     path = sample_copy(MEMORY, tmp_path)
     fresh = tables(trace.load(path))
-    cache.put(path, trace.load(path))
-    file = cache_env / cache.key(path) / column
+    parsed_columns.put(path, trace.load(path))
+    file = cache_env / parsed_columns.key(path) / column
     manifest = json.loads(
-        (cache_env / cache.key(path) / artifacts.MANIFEST).read_bytes().partition(b"\n")[2]
+        (cache_env / parsed_columns.key(path) / artifacts.MANIFEST).read_bytes().partition(b"\n")[2]
     )
     dtype = np.dtype(manifest["parts"][column]["dtype"])
     arr = np.fromfile(file, dtype=dtype)
     arr[len(arr) // 2] = value
     arr.tofile(file)
     got = load(path)
-    note = next(w for w in got.warnings if w.startswith(cache.DAMAGED))
+    note = next(w for w in got.warnings if w.startswith(parsed_columns.DAMAGED))
     assert "tables:" in note
     assert why in note
     assert_numbers(fresh, got)
@@ -333,11 +334,13 @@ def test_writer_killed_at_any_step_leaves_nothing_wrong(tmp_path: Path, cache_en
     bundle = trace.load(path)
     fresh = tables(bundle)
     steps: list[str] = []
-    cache.put(path, bundle)
+    parsed_columns.put(path, bundle)
     artifacts.checkpoint, real = steps.append, artifacts.checkpoint
     old_chunk, artifacts.CHUNK = artifacts.CHUNK, 4096
     try:
-        cache.put(path, bundle)  # a dry run counts the steps (replacing an entry: all of them)
+        parsed_columns.put(
+            path, bundle
+        )  # a dry run counts the steps (replacing an entry: all of them)
         assert "moved old aside" in steps
         assert len(steps) > 60
         critical = ["closed manifest.json", "synced", "before publish", "moved old aside"]
@@ -347,15 +350,15 @@ def test_writer_killed_at_any_step_leaves_nothing_wrong(tmp_path: Path, cache_en
         chosen = critical + rng.sample([s for s in steps if s not in critical], 15)
         for run, step in enumerate(chosen):
             if run % 2:  # half the runs replace an entry, half write a new one
-                shutil.rmtree(cache_env / cache.key(path), ignore_errors=True)
+                shutil.rmtree(cache_env / parsed_columns.key(path), ignore_errors=True)
             _kill_writer_at(step, path, bundle)
-            cache._SWEPT.clear()  # what a new process starts with
-            hit = cache.get(path)  # the first look at the cache sweeps
+            parsed_columns._SWEPT.clear()  # what a new process starts with
+            hit = parsed_columns.get(path)  # the first look at the cache sweeps
             assert not [e for e in cache_env.iterdir() if e.name.startswith(".tmp-")], step
             got = hit or load(path)
-            assert not [w for w in got.warnings if w.startswith(cache.DAMAGED)], step
+            assert not [w for w in got.warnings if w.startswith(parsed_columns.DAMAGED)], step
             assert_numbers(fresh, got)
-            cache.flush()
+            parsed_columns.flush()
             assert not [e for e in cache_env.iterdir() if e.name.startswith(".tmp-")], step
     finally:
         artifacts.checkpoint, artifacts.CHUNK = real, old_chunk
@@ -371,7 +374,7 @@ def _kill_writer_at(step: str, path: Path, bundle: Bundle) -> None:
                     os.kill(os.getpid(), signal.SIGKILL)
 
             artifacts.checkpoint = die
-            cache.put(path, bundle)
+            parsed_columns.put(path, bundle)
         finally:
             os._exit(0)
     _, status = os.waitpid(pid, 0)

@@ -14,7 +14,8 @@ import pytest
 from perfview.core.layout import timeline_layout
 from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TimelineData
-from perfview.loaders import cache, layout_cache, load
+from perfview.loaders import load
+from perfview.store import layout_entries, parsed_columns
 from tests.loaders.cache_setup import loaded_copy, use_cache_dir
 
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"
@@ -31,7 +32,7 @@ def _same_index(a: FlameIndex, b: FlameIndex) -> None:
     levels_a, levels_b = a.state()[1], b.state()[1]
     assert len(levels_a) == len(levels_b)
     for (ra, ba, ea), (rb, bb, eb) in zip(levels_a, levels_b, strict=True):
-        for name in layout_cache.RECT_FIELDS:
+        for name in layout_entries.RECT_FIELDS:
             left, right = getattr(ra, name), getattr(rb, name)
             assert left.dtype == right.dtype, name
             assert np.array_equal(left, right), name
@@ -83,14 +84,14 @@ def test_hit_equals_a_fresh_layout(rel: str, tmp_path: Path) -> None:
         assert fresh.curves
         assert fresh.instants is not None
         assert len(fresh.instants)
-    assert layout_cache.get(bundle.path, bundle.timeline) is None  # nothing stored yet
-    entry = layout_cache.put(bundle.path, fresh, bundle.timeline)
+    assert layout_entries.get(bundle.path, bundle.timeline) is None  # nothing stored yet
+    entry = layout_entries.put(bundle.path, fresh, bundle.timeline)
     assert entry is not None
     # one data file: a reopened layout holds one memory map (one file descriptor)
-    assert sorted(p.name for p in entry.iterdir()) == [layout_cache.BLOB, "manifest.json"]
+    assert sorted(p.name for p in entry.iterdir()) == [layout_entries.BLOB, "manifest.json"]
     again = load(bundle.path)  # a reopen: columns from the cache, then the layout
     assert again.timeline is not None
-    hit = layout_cache.get(again.path, again.timeline)
+    hit = layout_entries.get(again.path, again.timeline)
     assert hit is not None
     assert_same_layout(fresh, hit)
     # the restored index answers zoomed-out, mid and zoomed-in queries as the fresh one does
@@ -100,7 +101,7 @@ def test_hit_equals_a_fresh_layout(rel: str, tmp_path: Path) -> None:
         px = 1400 / (x_hi - lo)
         a, b = fresh.index.query(lo, x_hi, px), hit.index.query(lo, x_hi, px)
         assert len(a) > 0
-        for name in layout_cache.RECT_FIELDS:
+        for name in layout_entries.RECT_FIELDS:
             assert np.array_equal(getattr(a, name), getattr(b, name)), (frac, name)
     row = int(fresh.index.rects.row[len(fresh.index.rects) // 2])
     x = float(fresh.index.rects.x0[len(fresh.index.rects) // 2])
@@ -110,12 +111,12 @@ def test_hit_equals_a_fresh_layout(rel: str, tmp_path: Path) -> None:
 def test_timeline_data_stores_then_reads_back(tmp_path: Path, cache_env: Path) -> None:
     bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
-    first = layout_cache.timeline_data(bundle)
-    layout_cache.flush()
-    entries = [p for p in cache_env.iterdir() if p.name.endswith(layout_cache.layout_id())]
+    first = layout_entries.timeline_data(bundle)
+    layout_entries.flush()
+    entries = [p for p in cache_env.iterdir() if p.name.endswith(layout_entries.layout_id())]
     assert len(entries) == 1
-    assert entries[0].name.startswith(cache.key(bundle.path))
-    second = layout_cache.timeline_data(bundle)
+    assert entries[0].name.startswith(parsed_columns.key(bundle.path))
+    second = layout_entries.timeline_data(bundle)
     assert second.event_row is not first.event_row
     assert not second.event_row.flags.writeable  # read back (memory-mapped), not laid out
     assert_same_layout(first, second)
@@ -125,25 +126,25 @@ def test_other_layout_code_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     data = timeline_layout.prepare_timeline(bundle.timeline)
-    entry = layout_cache.put(bundle.path, data, bundle.timeline)
+    entry = layout_entries.put(bundle.path, data, bundle.timeline)
     assert entry is not None
-    monkeypatch.setattr(layout_cache, "layout_id", lambda: "0123456789abcdef")
-    assert layout_cache.entry_for(bundle.path) != entry
-    assert layout_cache.get(bundle.path, bundle.timeline) is None
+    monkeypatch.setattr(layout_entries, "layout_id", lambda: "0123456789abcdef")
+    assert layout_entries.entry_for(bundle.path) != entry
+    assert layout_entries.get(bundle.path, bundle.timeline) is None
     # an entry whose manifest names other code (a renamed folder, say) is dropped too
-    os.rename(entry, layout_cache.entry_for(bundle.path))
-    assert layout_cache.get(bundle.path, bundle.timeline) is None
-    assert not layout_cache.entry_for(bundle.path).exists()
+    os.rename(entry, layout_entries.entry_for(bundle.path))
+    assert layout_entries.get(bundle.path, bundle.timeline) is None
+    assert not layout_entries.entry_for(bundle.path).exists()
 
 
 def test_changed_file_misses(tmp_path: Path) -> None:
     bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     data = timeline_layout.prepare_timeline(bundle.timeline)
-    assert layout_cache.put(bundle.path, data, bundle.timeline) is not None
+    assert layout_entries.put(bundle.path, data, bundle.timeline) is not None
     st = bundle.path.stat()
     os.utime(bundle.path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    assert layout_cache.get(bundle.path, bundle.timeline) is None
+    assert layout_entries.get(bundle.path, bundle.timeline) is None
 
 
 def test_layout_of_other_tables_is_not_used(tmp_path: Path) -> None:
@@ -154,9 +155,9 @@ def test_layout_of_other_tables_is_not_used(tmp_path: Path) -> None:
     assert bundle.timeline is not None
     assert other.timeline is not None
     wrong = timeline_layout.prepare_timeline(other.timeline)
-    entry = layout_cache.put(bundle.path, wrong, other.timeline)
+    entry = layout_entries.put(bundle.path, wrong, other.timeline)
     assert entry is not None
-    assert layout_cache.get(bundle.path, bundle.timeline) is None
+    assert layout_entries.get(bundle.path, bundle.timeline) is None
     assert not entry.exists()  # dropped
 
 
@@ -164,16 +165,16 @@ def test_damaged_entry_is_dropped_and_laid_out_again(tmp_path: Path) -> None:
     bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     fresh = timeline_layout.prepare_timeline(bundle.timeline)
-    entry = layout_cache.put(bundle.path, fresh, bundle.timeline)
+    entry = layout_entries.put(bundle.path, fresh, bundle.timeline)
     assert entry is not None
-    part = entry / layout_cache.BLOB
+    part = entry / layout_entries.BLOB
     raw = bytearray(part.read_bytes())
     raw[len(raw) // 2] ^= 0x40
     part.write_bytes(bytes(raw))
-    assert layout_cache.get(bundle.path, bundle.timeline) is None
+    assert layout_entries.get(bundle.path, bundle.timeline) is None
     assert not entry.exists()
-    again = layout_cache.timeline_data(bundle)  # computed anew, and stored again
-    layout_cache.flush()
+    again = layout_entries.timeline_data(bundle)  # computed anew, and stored again
+    layout_entries.flush()
     assert_same_layout(fresh, again)
     assert entry.is_dir()
 
@@ -181,7 +182,7 @@ def test_damaged_entry_is_dropped_and_laid_out_again(tmp_path: Path) -> None:
 def test_small_files_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bundle = loaded_copy(NCCL, tmp_path)
     monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", str(10**12))
-    assert not layout_cache.cacheable(bundle)
-    layout_cache.timeline_data(bundle)
-    layout_cache.flush()
-    assert not layout_cache.entry_for(bundle.path).exists()
+    assert not layout_entries.cacheable(bundle)
+    layout_entries.timeline_data(bundle)
+    layout_entries.flush()
+    assert not layout_entries.entry_for(bundle.path).exists()

@@ -1,5 +1,5 @@
 """A big trace's Timeline is laid out on its own thread as soon as the load has built the
-bundle (`qt/document_ahead.py`), and the tab uses that layout instead of laying it out again."""
+bundle (`documents/ahead.py`), and the tab uses that layout instead of laying it out again."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
+from perfview.documents import document as document_module
+from perfview.documents import plan
 from tests.conftest import sample
 
 pytestmark = pytest.mark.gui
@@ -42,14 +44,14 @@ def test_the_load_lays_out_the_timeline_and_the_tab_uses_it(
 ) -> None:
     from perfview.core.layout import timeline_layout
     from perfview.core.pages import first_tables
+    from perfview.documents.ahead import Pending
     from perfview.qt import tasks
     from perfview.qt.document import Document
-    from perfview.qt.document_ahead import Pending
     from perfview.qt.document_tab import DocumentTab
 
-    monkeypatch.setattr(tasks, "WARM_MIN_BYTES", 0)  # the sample counts as big
+    monkeypatch.setattr(document_module, "BIG_BYTES", 0)  # the sample counts as big
     result = tasks.load_and_prepare(
-        sample(RESNET), lambda f, m: None, first_tables, tasks.first_page
+        sample(RESNET), lambda f, m: None, first_tables, plan.first_pages
     )
     pending = result.pages["timeline"]
     assert isinstance(pending, Pending)
@@ -76,7 +78,7 @@ def test_a_small_file_leaves_the_timeline_to_the_tab(counted_layouts: list[int])
     from perfview.qt import tasks
 
     result = tasks.load_and_prepare(
-        sample(RESNET), lambda f, m: None, first_tables, tasks.first_page
+        sample(RESNET), lambda f, m: None, first_tables, plan.first_pages
     )
     assert "timeline" not in result.pages
     assert counted_layouts == []
@@ -84,9 +86,9 @@ def test_a_small_file_leaves_the_timeline_to_the_tab(counted_layouts: list[int])
 
 def test_a_layout_done_before_the_tab_is_adopted_at_once(qtbot: Any) -> None:
     from perfview.core.layout import timeline_layout
+    from perfview.documents.ahead import Pending
     from perfview.loaders import FRESH, load
     from perfview.qt.document import Document
-    from perfview.qt.document_ahead import Pending
     from perfview.qt.document_tab import DocumentTab
 
     bundle = load(sample(RESNET), options=FRESH)
@@ -107,9 +109,9 @@ def test_a_layout_still_running_is_waited_for_off_the_gui_thread(qtbot: Any) -> 
     import threading
 
     from perfview.core.layout import timeline_layout
+    from perfview.documents.ahead import Pending
     from perfview.loaders import FRESH, load
     from perfview.qt.document import Document
-    from perfview.qt.document_ahead import Pending
     from perfview.qt.document_tab import DocumentTab
 
     bundle = load(sample(RESNET), options=FRESH)
@@ -126,9 +128,9 @@ def test_a_layout_still_running_is_waited_for_off_the_gui_thread(qtbot: Any) -> 
 
 
 def test_a_layout_that_failed_is_shown_in_place(qtbot: Any) -> None:
+    from perfview.documents.ahead import Pending
     from perfview.loaders import FRESH, load
     from perfview.qt.document import Document
-    from perfview.qt.document_ahead import Pending
     from perfview.qt.document_tab import DocumentTab
 
     failed: Future[Any] = Future()
@@ -145,8 +147,8 @@ def test_a_layout_that_failed_is_shown_in_place(qtbot: Any) -> None:
 
 def test_a_page_registry_error_never_fails_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
     from perfview.core import pages as page_registry
+    from perfview.documents import ahead as document_ahead
     from perfview.loaders import FRESH, load
-    from perfview.qt import document_ahead
 
     bundle = load(sample(RESNET), options=FRESH)
 
@@ -159,11 +161,10 @@ def test_a_page_registry_error_never_fails_the_load(monkeypatch: pytest.MonkeyPa
 
 def test_wanted_names_only_pages_the_tab_shows_and_lacks() -> None:
     from perfview.loaders import FRESH, load
-    from perfview.qt import document_ahead
 
     bundle = load(sample(RESNET), options=FRESH)
-    assert document_ahead.wanted(bundle) == ["timeline"]
-    assert document_ahead.wanted(bundle, skip=["timeline"]) == []
+    assert plan.ahead_pages(bundle) == ["timeline"]
+    assert plan.ahead_pages(bundle, skip=["timeline"]) == []
 
 
 def test_the_loads_cache_entries_wait_until_its_tab_is_drawn(
@@ -174,22 +175,22 @@ def test_the_loads_cache_entries_wait_until_its_tab_is_drawn(
     tab's first pages: on a busy 2-core machine the writers took the GUI thread's share of a
     core just as the Timeline was clicked."""
     from perfview.core.pages import first_tables
-    from perfview.loaders import cache, layout_cache, page_cache
     from perfview.qt import tasks
     from perfview.qt.document import Document
     from perfview.qt.document_tab import DocumentTab
+    from perfview.store import layout_entries, overview_entries, parsed_columns
 
     monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
-    monkeypatch.setattr(tasks, "WARM_MIN_BYTES", 0)  # the sample counts as big
+    monkeypatch.setattr(document_module, "BIG_BYTES", 0)  # the sample counts as big
     path = tmp_path / "resnet.pt.trace.json.gz"
     path.write_bytes(sample(RESNET).read_bytes())
-    result = tasks.load_and_prepare(path, lambda f, m: None, first_tables, tasks.first_page)
+    result = tasks.load_and_prepare(path, lambda f, m: None, first_tables, plan.first_pages)
     result.pages["timeline"].result()  # laid out: its writer waits too
     entries = [
-        cache.cache_dir() / cache.key(path),
-        layout_cache.entry_for(path),
-        page_cache.entry_for(path),
+        parsed_columns.cache_dir() / parsed_columns.key(path),
+        layout_entries.entry_for(path),
+        overview_entries.entry_for(path),
     ]
     assert not result.writes.is_open()
     assert not any(entry.exists() for entry in entries)
@@ -200,7 +201,7 @@ def test_the_loads_cache_entries_wait_until_its_tab_is_drawn(
     qtbot.addWidget(tab)
     assert not result.writes.is_open()  # not while the tab is being built
     qtbot.waitUntil(result.writes.is_open, timeout=60_000)
-    cache.flush()
+    parsed_columns.flush()
     assert all(entry.is_dir() for entry in entries)
 
 
@@ -208,9 +209,9 @@ def test_a_tab_closed_before_it_was_quiet_lets_its_writes_start(qtbot: Any) -> N
     import shiboken6
 
     from perfview.loaders import FRESH, load
-    from perfview.loaders.cache_writes import WriteGate
     from perfview.qt.document import Document
     from perfview.qt.document_tab import DocumentTab
+    from perfview.store.write_gates import WriteGate
 
     gate = WriteGate(cap_s=None)
     tab = DocumentTab(Document(load(sample(RESNET), options=FRESH)), writes=gate)

@@ -34,9 +34,9 @@ def test_reopened_timeline_comes_from_the_cached_layout(
     qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from perfview.core.layout import timeline_layout
-    from perfview.loaders import cache, layout_cache
     from perfview.qt import tasks
     from perfview.qt.views.timeline_view import TimelineView
+    from perfview.store import layout_entries, parsed_columns
 
     monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PERFVIEW_CACHE_MIN_BYTES", "0")
@@ -44,10 +44,10 @@ def test_reopened_timeline_comes_from_the_cached_layout(
     path.write_bytes(sample(RESNET).read_bytes())
 
     first = _tab_when_prepared(qtbot, path)
-    cache.flush()
-    layout_cache.flush()
+    parsed_columns.flush()
+    layout_entries.flush()
     assert first._data["timeline"].event_row.flags.writeable  # laid out here
-    assert layout_cache.entry_for(path).is_dir()  # and stored
+    assert layout_entries.entry_for(path).is_dir()  # and stored
 
     again = _tab_when_prepared(qtbot, path)
     data = again._data["timeline"]

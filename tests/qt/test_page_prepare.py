@@ -99,11 +99,11 @@ def test_a_reopened_trace_shows_its_findings_at_once(
     reopen's Overview has them when its tab is built, and no worker searches again."""
     from perfview.core.pages import first_tables as table_views
     from perfview.core.pages import prepared_pages
-    from perfview.loaders import cache, page_cache
     from perfview.qt.document import Document
     from perfview.qt.document_tab import DocumentTab
     from perfview.qt.tasks import load_task
     from perfview.qt.views.torch_overview_view import TorchOverviewView
+    from perfview.store import overview_entries, parsed_columns
     from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
     use_cache_dir(tmp_path, monkeypatch, max_mb=500)
@@ -123,8 +123,8 @@ def test_a_reopened_trace_shows_its_findings_at_once(
     qtbot.waitUntil(lambda: tab._data["overview"].findings is not None, timeout=60_000)
     found = tab._data["overview"].findings
     assert found  # resnet50's trace has findings, so the test shows them coming back
-    cache.flush()
-    page_cache.flush()
+    parsed_columns.flush()
+    overview_entries.flush()
     again, tab = opened()
     assert again.pages["overview"].findings == found
     view = tab.view_widget("overview")

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfview.core.model import Bundle
-from perfview.core.pages import data as page_data
 from perfview.core.pages.page import Kind, Page, Tab, Tables, ViewError
 from perfview.core.pages.registry import KINDS, PAGES
 
@@ -102,30 +101,30 @@ def prepare(name: str, bundle: Bundle, tables: Tables | None = None) -> Any:
 
 
 def prepare_first(name: str, bundle: Bundle, tables: Tables | None = None) -> Any:
-    """What a load prepares for the page a new tab opens on: `prepare`, except that the
-    Overview leaves its findings (most of its cost on a big trace) to be found once the
-    page is drawn (`OverviewData.with_findings`). Pure."""
-    if name == "overview" and needs_data(name, bundle):
-        timeline = bundle.timeline
-        assert timeline is not None
-        return page_data.OverviewData.compute(timeline, findings=False)
+    """What a load prepares for the page a new tab opens on: the page's `prepare_first` when
+    it has one (the Overview without its findings, found once the page is drawn:
+    `OverviewData.with_findings`), else `prepare`. Pure."""
+    page = PAGES.get(name)
+    if page is not None and page.prepare_first is not None and needs_data(name, bundle):
+        return page.prepare_first(bundle, tables or {})
     return prepare(name, bundle, tables)
 
 
 def prepared_pages(bundle: Bundle) -> list[str]:
     """Pages whose data the load task computes before the tab is shown: the page the tab
-    opens on and the Timeline (the view a trace is opened for). Pure: safe on a worker."""
+    opens on and the pages prepared ahead (`Page.ahead`: the Timeline, the view a trace is
+    opened for). Pure: safe on a worker."""
     names = [tab.name for tab in tabs_for(bundle)]
-    wanted = names[:1] + [n for n in names if n == "timeline"]
+    wanted = names[:1] + [n for n in names if PAGES[n].ahead]
     return [n for n in dict.fromkeys(wanted) if needs_data(n, bundle)]
 
 
 def derived(name: str, data: Any) -> dict[str, Any]:
-    """Data of other pages that comes for free with page `name`'s (the Overview's findings are
-    the Recommendations page's list), so that page needs no second computation."""
-    if name == "overview" and isinstance(data, page_data.OverviewData):
-        return {} if data.findings is None else {"recommendations": data.findings}
-    return {}
+    """Data of other pages that comes for free with page `name`'s (`Page.derives`: the
+    Overview's findings are the Recommendations page's list), so that page needs no second
+    computation."""
+    page = PAGES.get(name)
+    return {} if page is None or page.derives is None else page.derives(data)
 
 
 __all__ = [

@@ -44,6 +44,21 @@ class Page:
     prepare: Prepare | None = None  # data computed off the GUI thread for the widget
     prepare_when: HasData = _always  # the bundles `prepare` has work for
     shown_when: HasData = _always  # graphics pages: the bundles they have anything to draw for
+    # What a load prepares when this page is the one a tab opens on, when that is less than
+    # `prepare` (the Overview leaves its findings for later; the rest comes through
+    # `with_findings`, off the GUI thread). None: `prepare`.
+    prepare_first: Prepare | None = None
+    # Other pages' data that comes for free with this page's (the Overview's findings are the
+    # Recommendations page's list), so those pages need no second computation.
+    derives: Callable[[Any], dict[str, Any]] | None = None
+    # Prepared as soon as a document is opened, before anyone clicks it: the view a trace is
+    # opened for (the Timeline), laid out on a thread of its own beside the first page.
+    ahead: bool = False
+    # The store's entry kind that keeps this page's data across opens (`perfview.store`'s
+    # PAGE_ENTRIES: "layout", "overview"); None: computed on every open.
+    stored: str | None = None
+    # Drawn from the document's call tree: the tree is built (off the GUI thread) first.
+    needs_tree: bool = False
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,19 @@ def overview_data(bundle: Bundle, _tables: Tables) -> page_data.OverviewData:
     return page_data.OverviewData.compute(torch_timeline(bundle))
 
 
+def overview_first(bundle: Bundle, _tables: Tables) -> page_data.OverviewData:
+    """The Overview without its findings (most of its cost on a big trace): what a load
+    prepares when a tab opens on it; the findings are found once the page is drawn."""
+    return page_data.OverviewData.compute(torch_timeline(bundle), findings=False)
+
+
+def overview_derives(data: Any) -> dict[str, Any]:
+    """The Recommendations page's list, once the Overview's findings are found."""
+    if isinstance(data, page_data.OverviewData) and data.findings is not None:
+        return {"recommendations": data.findings}
+    return {}
+
+
 def ops_data(bundle: Bundle, tables: Tables) -> page_data.OpsData:
     return page_data.OpsData.compute(torch_timeline(bundle), tables.get("operators"))
 

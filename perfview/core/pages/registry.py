@@ -41,6 +41,7 @@ PAGES: dict[str, Page] = {
             "every caller → callee edge with exact pstats numbers",
             {"pstats": lambda b: aggregate.callers_table(pred.profile(b))},
             widget="callers",
+            needs_tree=True,
         ),
         Page(
             "overview",
@@ -51,6 +52,9 @@ PAGES: dict[str, Page] = {
             widget="overview",
             prepare=pred.overview_data,
             prepare_when=pred.is_torch,
+            prepare_first=pred.overview_first,
+            derives=pred.overview_derives,
+            stored="overview",
         ),
         Page(
             "steps",
@@ -242,6 +246,8 @@ PAGES: dict[str, Page] = {
             widget="timeline",
             prepare=pred.timeline_data,
             prepare_when=pred.has_events,
+            ahead=True,
+            stored="layout",
         ),
         Page("query", "Query", "SQL over the file's tables (DuckDB)", widget="query"),
         Page(
@@ -249,12 +255,14 @@ PAGES: dict[str, Page] = {
             "Bottom-up",
             "the inverted flame graph: hottest frames on top",
             widget="bottom-up",
+            needs_tree=True,
         ),
         Page(
             "sandwich",
             "Sandwich",
             "a function's callers above it, its callees below",
             widget="sandwich",
+            needs_tree=True,
         ),
         Page(
             "threads",
@@ -270,6 +278,7 @@ PAGES: dict[str, Page] = {
             {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
             has_data=pred.has_tree,
             widget="icicle",
+            needs_tree=True,
         ),
         Page(
             "tree",
@@ -278,6 +287,7 @@ PAGES: dict[str, Page] = {
             {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
             has_data=pred.has_tree,
             widget="tree",
+            needs_tree=True,
         ),
     )
 }

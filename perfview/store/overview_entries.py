@@ -33,8 +33,8 @@ from perfview.core.analysis.torch.findings import Finding
 from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.model import Bundle, Timeline
 from perfview.core.pages.data import OverviewData
-from perfview.loaders import artifacts, cache, cache_writes, layout_cache
-from perfview.loaders.derived_cache import DerivedCache
+from perfview.store import artifacts, layout_entries, parsed_columns, write_gates
+from perfview.store.derived_entries import DerivedCache
 
 log = logging.getLogger(__name__)
 SUFFIX = "overview"
@@ -48,8 +48,8 @@ class NotExact(ValueError):
 @functools.cache
 def code_id() -> str:
     """A digest of the code the Overview's data comes from (the analysis package, the page
-    data and this module); `cache.build_id`, in the columns' key, covers the tables."""
-    code = hashlib.blake2b(cache.build_id().encode(), digest_size=8)
+    data and this module); `parsed_columns.build_id`, in the columns' key, covers the tables."""
+    code = hashlib.blake2b(parsed_columns.build_id().encode(), digest_size=8)
     core = Path(overview.__file__).resolve().parent.parent.parent
     sources = [*sorted((core / "analysis").rglob("*.py")), core / "pages" / "data.py"]
     for source in [*sources, Path(__file__).resolve()]:
@@ -59,20 +59,20 @@ def code_id() -> str:
 
 
 def entry_for(path: Path) -> Path:
-    return cache.cache_dir() / f"{cache.key(path)}-{SUFFIX}-{code_id()}"
+    return parsed_columns.cache_dir() / f"{parsed_columns.key(path)}-{SUFFIX}-{code_id()}"
 
 
 def findings_entry_for(path: Path) -> Path:
-    return cache.cache_dir() / f"{cache.key(path)}-{FINDINGS_SUFFIX}-{code_id()}"
+    return parsed_columns.cache_dir() / f"{parsed_columns.key(path)}-{FINDINGS_SUFFIX}-{code_id()}"
 
 
-def overview_data(bundle: Bundle, gate: cache_writes.WriteGate = cache_writes.NOW) -> OverviewData:
+def overview_data(bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW) -> OverviewData:
     """`OverviewData.compute(findings=False)` of `bundle`: from the cache when it holds it,
     else computed and stored in the background (once `gate` opens); with its findings
     when the cache holds those too (a reopen: nothing left for `with_findings`)."""
     timeline = bundle.timeline
     assert timeline is not None
-    if not layout_cache.cacheable(bundle):
+    if not layout_entries.cacheable(bundle):
         return OverviewData.compute(timeline, findings=False)
     path = Path(bundle.path)
     compute = functools.partial(OverviewData.compute, timeline, findings=False)
@@ -82,13 +82,13 @@ def overview_data(bundle: Bundle, gate: cache_writes.WriteGate = cache_writes.NO
 
 
 def with_findings(
-    bundle: Bundle, data: OverviewData, gate: cache_writes.WriteGate = cache_writes.NOW
+    bundle: Bundle, data: OverviewData, gate: write_gates.WriteGate = write_gates.NOW
 ) -> OverviewData:
     """`data.with_findings`: from the cache when it holds them, else found and stored in the
     background (once `gate` opens)."""
     timeline = bundle.timeline
     assert timeline is not None
-    if data.findings is not None or not layout_cache.cacheable(bundle):
+    if data.findings is not None or not layout_entries.cacheable(bundle):
         return data.with_findings(timeline)
     find = functools.partial(recommend.recommendations, timeline)
     found = _FINDINGS.get_or_compute(Path(bundle.path), timeline, find, gate)
@@ -97,10 +97,10 @@ def with_findings(
 
 def _checked_meta(entry: Path, timeline: Timeline) -> dict[str, Any]:
     """`entry`'s metadata, checked against this code and `timeline` (raises on anything odd)."""
-    meta = artifacts.open_folder(entry, verify=cache.verifying()).meta
+    meta = artifacts.open_folder(entry, verify=parsed_columns.verifying()).meta
     if meta.get("code") != code_id():
         raise ValueError("computed by other code")
-    if meta.get("fingerprint") != layout_cache.fingerprint(timeline):
+    if meta.get("fingerprint") != layout_entries.fingerprint(timeline):
         raise ValueError("computed from other tables")
     return meta
 
@@ -113,7 +113,7 @@ def _write(entry: Path, data: OverviewData, timeline: Timeline) -> None:
     """Store `data` without findings (NotExact, a ValueError: a table that would not
     round-trip exactly, so nothing is stored)."""
     packed = _pack(data)
-    meta = {"code": code_id(), "fingerprint": layout_cache.fingerprint(timeline)}
+    meta = {"code": code_id(), "fingerprint": layout_entries.fingerprint(timeline)}
     artifacts.write_folder(entry, {}, {}, {**meta, "data": packed})
 
 
@@ -122,7 +122,7 @@ def _read_findings(entry: Path, timeline: Timeline) -> list[Finding]:
 
 
 def _write_findings(entry: Path, found: list[Finding], timeline: Timeline) -> None:
-    meta = {"code": code_id(), "fingerprint": layout_cache.fingerprint(timeline)}
+    meta = {"code": code_id(), "fingerprint": layout_entries.fingerprint(timeline)}
     artifacts.write_folder(entry, {}, {}, {**meta, "findings": findings_to_json(found)})
 
 
@@ -131,7 +131,7 @@ _FINDINGS: DerivedCache[list[Finding]] = DerivedCache(
     "findings", findings_entry_for, _read_findings, _write_findings
 )
 get, put, put_later = _CACHE.get, _CACHE.put, _CACHE.put_later
-flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
+flush = write_gates.flush  # waits for the background writes (tests, benchmarks)
 
 
 def frame_to_json(frame: pd.DataFrame) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """A cache of parsed traces, so reopening an unchanged big trace takes well under a second.
 
 Parsing a 1 GB trace costs seconds; its tables are a fraction of that in plain arrays. An
-entry is a verified folder (`perfview.loaders.artifacts`): one raw file per column
+entry is a verified folder (`perfview.store.artifacts`): one raw file per column
 (categoricals as int codes plus their categories in the manifest), the args blob as one raw
 file (memory-mapped on read: a view decodes only the args it shows) and the manifest with the
 counts, warnings, trace metadata and a checksum of every file.
@@ -38,7 +38,7 @@ import pandas as pd
 
 import perfview
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
-from perfview.loaders import artifacts, cache_writes, temp_folders
+from perfview.store import artifacts, temp_folders, write_gates
 
 DEFAULT_MAX_MB = 2048
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
@@ -102,10 +102,15 @@ def build_id() -> str:
     Costs ~1 ms once per process (hashing ~300 KB of source)."""
     spec = json.dumps({"tables": TABLES, "kinds": schema.KINDS, "format": artifacts.FORMAT})
     code = hashlib.blake2b(spec.encode(), digest_size=16)
-    here = Path(__file__).resolve().parent
-    sources = [*sorted(here.rglob("*.py")), *sorted((here.parent / "core" / "model").glob("*.py"))]
-    # the layout's and the Overview's caches key their own entries (their code is in them)
-    sources = [s for s in sources if s.name not in ("layout_cache.py", "page_cache.py")]
+    # the parsers, the model and this entry format; the layout's and the Overview's entries
+    # key their own (their code is in their keys)
+    package = Path(perfview.__file__).resolve().parent
+    sources = [
+        *sorted((package / "loaders").rglob("*.py")),
+        *sorted((package / "core" / "model").glob("*.py")),
+        Path(__file__).resolve(),
+        Path(artifacts.__file__).resolve(),
+    ]
     for source in sources:
         with contextlib.suppress(OSError):  # a frozen build without sources: version + schema
             code.update(source.name.encode() + b"\0" + source.read_bytes())
@@ -200,7 +205,7 @@ def put(path: Path, bundle: Bundle) -> Path | None:
     return entry
 
 
-def put_later(path: Path, bundle: Bundle, gate: cache_writes.WriteGate = cache_writes.NOW) -> None:
+def put_later(path: Path, bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW) -> None:
     """`put` on a background thread once `gate` opens, so writing the entry never delays
     showing the trace (the window's gate opens when the new tab is drawn, `cache_writes`).
 
@@ -209,10 +214,10 @@ def put_later(path: Path, bundle: Bundle, gate: cache_writes.WriteGate = cache_w
     """
     with contextlib.suppress(OSError):
         _attach_note(key(path), bundle)  # the caller returns `bundle` right after this
-    cache_writes.start("perfview-cache-put", put, path, bundle, gate=gate)
+    write_gates.start("perfview-cache-put", put, path, bundle, gate=gate)
 
 
-flush = cache_writes.flush  # waits for background cache writes (tests, benchmarks)
+flush = write_gates.flush  # waits for background cache writes (tests, benchmarks)
 
 
 def evict(keep: Path | None = None, limit: int | None = None) -> None:

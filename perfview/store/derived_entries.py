@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from perfview.core.model import Timeline
-from perfview.loaders import artifacts, cache, cache_writes
+from perfview.store import artifacts, parsed_columns, write_gates
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -68,18 +68,18 @@ class DerivedCache(Generic[T]):
             self.write(entry, data, timeline)
         except (OSError, TypeError, ValueError, RuntimeError):  # disk full, gone file: no entry
             return None
-        cache.evict(keep=entry)
+        parsed_columns.evict(keep=entry)
         return entry
 
     def put_later(
-        self, path: Path, data: T, timeline: Timeline, gate: cache_writes.WriteGate
+        self, path: Path, data: T, timeline: Timeline, gate: write_gates.WriteGate
     ) -> None:
-        """`put` on a background thread once `gate` opens; `cache_writes.flush` waits for it."""
+        """`put` on a background thread once `gate` opens; `write_gates.flush` waits for it."""
         name = f"perfview-{self.what.replace(' ', '-')}-put"
-        cache_writes.start(name, self.put, path, data, timeline, gate=gate)
+        write_gates.start(name, self.put, path, data, timeline, gate=gate)
 
     def get_or_compute(
-        self, path: Path, timeline: Timeline, compute: Callable[[], T], gate: cache_writes.WriteGate
+        self, path: Path, timeline: Timeline, compute: Callable[[], T], gate: write_gates.WriteGate
     ) -> T:
         """The entry's data, or `compute()`'s, stored in the background."""
         data = self.get(path, timeline)

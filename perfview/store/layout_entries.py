@@ -8,15 +8,16 @@ a handful of flat arrays, so it is stored the same way: a verified folder (`load
 next to the columns' entry, one raw file per array, the rest (labels, spans, scalars) in the
 manifest.
 
-* Key: the columns' key (`cache.key`: path, size, mtime, perfview's build) plus a digest of the
-  layout's own code (`layout_id`): a changed layout module misses, nothing is bumped by hand.
+* Key: the columns' key (`parsed_columns.key`: path, size, mtime, perfview's build) plus a
+  digest of the layout's own code (`layout_id`): a changed layout module misses, nothing is
+  bumped by hand.
   The default arrangement only (every track, file order): a user's arrangement is laid out
   again, as before.
 * Trust: checksums as for the columns, and a fingerprint of the tables it was laid out from
   (counts, spans, sums of start, duration, lane and depth) must equal the timeline it is
   handed to: a layout never lands on the wrong trace, even if the file changed between the
   load and the write. Anything odd: the entry is deleted and the layout computed again.
-* Size and age: entries are ordinary cache entries to `cache.evict` (least recently used
+* Size and age: entries are ordinary cache entries to `parsed_columns.evict` (least recently used
   first, within `PERFVIEW_CACHE_MAX_MB`).
 """
 
@@ -38,8 +39,8 @@ from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TimelineData, TrackLayout
 from perfview.core.layout.timeline_marks import InstantMarks
 from perfview.core.model import Bundle, Timeline
-from perfview.loaders import artifacts, cache, cache_writes
-from perfview.loaders.derived_cache import DerivedCache
+from perfview.store import artifacts, parsed_columns, write_gates
+from perfview.store.derived_entries import DerivedCache
 
 log = logging.getLogger(__name__)
 SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
@@ -51,10 +52,10 @@ ALIGN = 64
 @functools.cache
 def layout_id() -> str:
     """A digest of the code a layout comes from (the layout package, the units its labels are
-    written in, and this module, which writes the entries); with `cache.build_id` (in the
-    columns' key) it covers the tables too. `cache.build_id` leaves this module out: a change
-    here does not make every trace parse again."""
-    code = hashlib.blake2b(cache.build_id().encode(), digest_size=8)
+    written in, and this module, which writes the entries); with `parsed_columns.build_id` (in
+    the columns' key) it covers the tables too. `parsed_columns.build_id` leaves this module out:
+    a change here does not make every trace parse again."""
+    code = hashlib.blake2b(parsed_columns.build_id().encode(), digest_size=8)
     core = Path(timeline_layout.__file__).resolve().parent.parent
     sources = [*sorted((core / "layout").glob("*.py")), core / "model" / "units.py"]
     for source in [*sources, Path(__file__).resolve()]:  # this file: the entry format
@@ -65,7 +66,7 @@ def layout_id() -> str:
 
 def entry_for(path: Path) -> Path:
     """The folder of `path`'s cached layout (raises OSError when `path` is gone)."""
-    return cache.cache_dir() / f"{cache.key(path)}-{SUFFIX}-{layout_id()}"
+    return parsed_columns.cache_dir() / f"{parsed_columns.key(path)}-{SUFFIX}-{layout_id()}"
 
 
 def fingerprint(timeline: Timeline) -> list[int]:
@@ -86,11 +87,11 @@ def cacheable(bundle: Bundle) -> bool:
         bundle.format == "trace"
         and bundle.timeline is not None
         and bundle.path is not None
-        and cache.enabled(Path(bundle.path))
+        and parsed_columns.enabled(Path(bundle.path))
     )
 
 
-def timeline_data(bundle: Bundle, gate: cache_writes.WriteGate = cache_writes.NOW) -> TimelineData:
+def timeline_data(bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW) -> TimelineData:
     """The Timeline page's data: the cached layout when there is one, else laid out now and
     stored in the background (once `gate` opens)."""
     timeline = bundle.timeline
@@ -183,7 +184,7 @@ def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray]
 
 def _read(entry: Path, timeline: Timeline) -> TimelineData:
     """The layout in `entry`, checked against `timeline` (raises on anything odd)."""
-    folder = artifacts.open_folder(entry, verify=cache.verifying())
+    folder = artifacts.open_folder(entry, verify=parsed_columns.verifying())
     meta = folder.meta
     if meta.get("layout") != layout_id():
         raise ValueError("laid out by other code")
@@ -239,7 +240,7 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
 
 _CACHE: DerivedCache[TimelineData] = DerivedCache("timeline layout", entry_for, _read, _write)
 get, put, put_later = _CACHE.get, _CACHE.put, _CACHE.put_later
-flush = cache_writes.flush  # waits for the background writes (tests, benchmarks)
+flush = write_gates.flush  # waits for the background writes (tests, benchmarks)
 
 
 __all__ = [

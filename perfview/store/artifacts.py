@@ -45,7 +45,7 @@ import xxhash
 
 from perfview import readahead
 from perfview.core.atomic import fsync_dir
-from perfview.loaders.temp_folders import TEMP_PREFIX, locked_temp
+from perfview.store.temp_folders import TEMP_PREFIX, locked_temp
 
 FORMAT = 1  # the layout of this module's folders; an older or newer one is not read
 MANIFEST = "manifest.json"
