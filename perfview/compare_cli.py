@@ -279,7 +279,7 @@ def write_comparison(
 def run_job_diff(args: argparse.Namespace) -> int:
     """`perfview diff JOB_A JOB_B`: per rank or per collective kind, with the same gate."""
     from perfview import job_cli
-    from perfview.core.analysis.torch.job_diff import diff_jobs
+    from perfview.core.compare.job_diff import diff_jobs
 
     job_a, job_b = job_cli.open_side(args.a), job_cli.open_side(args.b)
     try:

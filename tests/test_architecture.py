@@ -1,4 +1,5 @@
-"""The layering rule: core, loaders, runner and the CLI import without Qt and without torch.
+"""The layering rule: core, store, loaders, documents, jobs, runner and the CLI import without
+Qt and without torch.
 
 Checked in a fresh interpreter where `import PySide6` / `pyqtgraph` / `torch` raise ImportError
 (a `None` entry in sys.modules does that), so a stray import anywhere in those packages, even
@@ -17,7 +18,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 BLOCKED = ("PySide6", "pyqtgraph", "torch")
-HEADLESS_PACKAGES = ("perfview.core", "perfview.loaders", "perfview.runner", "perfview.jobs")
+HEADLESS_PACKAGES = (
+    "perfview.core",
+    "perfview.store",
+    "perfview.loaders",
+    "perfview.documents",
+    "perfview.runner",
+    "perfview.jobs",
+)
 
 _CHILD = """
 import importlib, pkgutil, sys

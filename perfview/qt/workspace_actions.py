@@ -16,8 +16,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from perfview.core.layout.track_arrange import FLOW_MODES, TrackState
-from perfview.core.model import workspace as ws
 from perfview.core.model.errors import LoadError
+from perfview.documents import workspace as ws
 from perfview.qt.document_tab import DocumentTab
 
 FILTER = f"perfview workspace (*{ws.SUFFIX})"

@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from perfview.core.model.units import format_ns
-from perfview.core.model.workspace import Bookmark
+from perfview.documents.workspace import Bookmark
 
 PEN = pg.mkPen(40, 90, 200, 220, width=1.5, style=QtCore.Qt.PenStyle.DashLine)
 

@@ -1,4 +1,4 @@
-"""Workspace files (core/workspace.py): round trip, relative paths, untrusted fields."""
+"""Workspace files (documents/workspace.py): round trip, relative paths, untrusted fields."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from perfview.core.layout.track_arrange import TrackState
-from perfview.core.model import workspace as ws
 from perfview.core.model.errors import LoadError
+from perfview.documents import workspace as ws
 
 
 def _workspace(folder: Path) -> ws.Workspace:
