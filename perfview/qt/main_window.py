@@ -252,7 +252,7 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
                 result.writes.open()
                 return  # the user closed the loading tab just as the load finished
         startup_stamps.stamp("loaded")
-        document = Document(result.bundle)
+        document = Document(result)
         tab = DocumentTab(
             document, result.tables, self.settings, pages=result.pages, writes=result.writes
         )
