@@ -49,7 +49,7 @@ def internal_error(exc: BaseException) -> str:
     This is the one documented last resort: `detect()`, the GUI's load task and the CLI turn
     such exceptions into this LoadError text, so no window or terminal ever shows a traceback.
     Loaders themselves must raise LoadError for every bad input they can recognise; the fuzzer
-    (scripts/fuzz_loaders.py) counts this message as a failure, so it cannot hide a bug.
+    (scripts/probes/fuzz_loaders.py) counts this message as a failure, so it cannot hide a bug.
     """
     detail = f"{type(exc).__name__}: {exc}"
     return f"perfview could not read it (internal error: {detail}); please report it"

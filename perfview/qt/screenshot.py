@@ -1,4 +1,5 @@
-"""Render the main window to PNG files: `perfview --screenshot` and `scripts/screenshots.py`.
+"""Render the main window to PNG files: `perfview --screenshot` and
+`scripts/fixtures/screenshots.py`.
 
 Everything is driven by signals: open the file, wait for `document_opened` (or
 `load_failed`), switch views, let the event loop settle, then `window.grab()`. No sleeps, so the
@@ -137,7 +138,7 @@ def single(out: str | Path, view: str | None) -> Callable[[DocumentTab], list[tu
 
 
 def every(outdir: str | Path, stem: str) -> Callable[[DocumentTab], list[tuple[str, Path]]]:
-    """Plan for scripts/screenshots.py: OUTDIR/STEM-VIEW.png for every view of the file."""
+    """Plan for scripts/fixtures/screenshots.py: OUTDIR/STEM-VIEW.png for every view of the file."""
 
     def plan(tab: DocumentTab) -> list[tuple[str, Path]]:
         return [
