@@ -24,9 +24,7 @@ SCRIPTS = sorted(
 
 def _stamps(*folders: Path) -> dict[Path, int]:
     """Every file under the folders with its modification time: what a script must not touch."""
-    return {
-        p: p.stat().st_mtime_ns for folder in folders for p in folder.rglob("*") if p.is_file()
-    }
+    return {p: p.stat().st_mtime_ns for folder in folders for p in folder.rglob("*") if p.is_file()}
 
 
 def test_scripts_are_sorted_into_their_folders() -> None:

@@ -3,7 +3,7 @@
 
     python scripts/bench/bench_hash.py [--mb 300] [--repeat 5]
 
-The cache (`perfview/loaders/artifacts.py`) checksums every column file it writes and checks
+The cache (`perfview/store/artifacts.py`) checksums every column file it writes and checks
 it on every read, so the hash's speed is paid on each reopen. This hashes one buffer of
 `--mb` MB of random bytes (in memory: the disk is not measured) with each candidate and prints
 the median GB/s side by side: xxHash3 64/128 (PyPI `xxhash`), BLAKE3 (PyPI `blake3`, single
