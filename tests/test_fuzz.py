@@ -45,9 +45,7 @@ def outcomes() -> dict[str, object]:
         return fuzz.fuzz(CASES, SEED, fuzz.TARGETS, timeout=5.0, jobs=1, quiet=True)
 
 
-@pytest.mark.parametrize(
-    "name", ["pstats", "mprof", "memprof_text", "speedscope", "collapsed", "pyinstrument"]
-)
+@pytest.mark.parametrize("name", [t for t in _fuzzer().TARGETS if t != "trace"])
 def test_non_trace_loaders_survive_fuzzing(outcomes: dict[str, object], name: str) -> None:
     out = outcomes[name]
     assert out.fed == CASES  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from perfview.loaders import (
     collapsed,
     cprofile,
     cuda_snapshot,
+    gecko,
     limits,
     memory_profiler_text,
     memray_capture,
@@ -28,6 +29,7 @@ from perfview.loaders.base import Loader, read_head
 LOADERS: tuple[Loader, ...] = (
     cprofile,
     speedscope,  # JSON like traces: its own keys decide before the trace loader looks
+    gecko,  # JSON too: a `meta` with an `interval` and threads
     pyinstrument,
     trace,
     mprof,

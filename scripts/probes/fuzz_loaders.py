@@ -43,7 +43,19 @@ sys.path.insert(0, str(ROOT))
 
 SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
 DATA = ROOT / "tests" / "data"
-TARGETS = ("pstats", "trace", "mprof", "memprof_text", "speedscope", "collapsed", "pyinstrument")
+# Every registered loader but the binary captures, which have fuzzers of their own
+# (tests/loaders/test_memray_stream.py, test_cuda_snapshot_fast.py): a new format is fuzzed
+# as soon as it is registered.
+BINARY_FUZZED_ELSEWHERE = ("cuda_snapshot", "memray")
+
+
+def _targets() -> tuple[str, ...]:
+    from perfview.loaders.registry import LOADERS
+
+    return tuple(m.NAME for m in LOADERS if m.NAME not in BINARY_FUZZED_ELSEWHERE)
+
+
+TARGETS = _targets()
 MAX_BASE_BYTES = 800_000  # bigger samples make each case slow without finding more
 HUGE = (
     b"18446744073709551616", b"-18446744073709551617", b"1e400", b"-1e400", b"-0", b"NaN",
@@ -65,9 +77,9 @@ def base_files() -> dict[str, list[Path]]:
     """Base files per target loader: real samples when present, else the test fixtures."""
     from perfview import loaders
 
-    pool = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md")
-    if not pool:
-        pool = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix != ".py")
+    real = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+    fixtures = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix not in (".py", ".md"))
+    pool = real + fixtures  # the fixtures hold formats no real sample has
     by_target: dict[str, list[Path]] = defaultdict(list)
     for path in pool:
         if path.stat().st_size > MAX_BASE_BYTES:
@@ -285,7 +297,7 @@ def _wrong_types(rng: random.Random, data: bytes, fmt: str) -> bytes:
         out = _wrong_json(rng, data)
     elif fmt == "pstats":
         out = _wrong_pstats(rng, data)
-    elif fmt in ("speedscope", "pyinstrument"):
+    elif data.lstrip()[:1] == b"{":  # any other JSON format (speedscope, pyinstrument, gecko…)
         out = _wrong_any_json(rng, data)
     return out if out is not None else _wrong_text(rng, data)
 
