@@ -105,10 +105,15 @@ def _ints(values: list[Any] | None, n: int, what: str, *, limit: int) -> np.ndar
 
 
 def _length(table: dict[str, list[Any]], column: str) -> int:
+    """The table's row count: its stated `length`, never more than its `column` holds (work
+    is bounded by the file, not by a number in it)."""
+    held = len(table.get(column, []))
     stated = table.get("length", [None])[0]
-    if isinstance(stated, int) and stated >= 0:
-        return stated
-    return len(table.get(column, []))
+    if not isinstance(stated, int) or isinstance(stated, bool) or stated < 0:
+        return held
+    if stated > held:
+        raise LoadError(f"{_NOT}: its {column} column is shorter than its table")
+    return stated
 
 
 def _depths(prefix: np.ndarray) -> np.ndarray:

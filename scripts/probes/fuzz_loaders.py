@@ -79,7 +79,7 @@ def base_files() -> dict[str, list[Path]]:
 
     real = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md")
     fixtures = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix not in (".py", ".md"))
-    pool = real + fixtures  # the fixtures hold formats no real sample has
+    pool = real or fixtures
     by_target: dict[str, list[Path]] = defaultdict(list)
     for path in pool:
         if path.stat().st_size > MAX_BASE_BYTES:
@@ -89,7 +89,25 @@ def base_files() -> dict[str, list[Path]]:
         except Exception:
             name = "pstats" if path.suffix in (".prof", ".pstats") else "trace"
         by_target[name].append(path)
+    if real:  # a format no real sample has is fuzzed from its fixtures
+        missing = _missing(by_target)
+        for path in fixtures:
+            if path.stat().st_size <= MAX_BASE_BYTES and (name := _detected(path)) in missing:
+                by_target[name].append(path)
     return dict(by_target)
+
+
+def _detected(path: Path) -> str:
+    from perfview import loaders
+
+    try:
+        return loaders.detect(path).NAME
+    except Exception:
+        return ""
+
+
+def _missing(by_target: dict[str, list[Path]]) -> set[str]:
+    return {t for t in TARGETS if not by_target.get(t)}
 
 
 # ------------------------------------------------------------------------------- mutations
