@@ -12,7 +12,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from perfview.core.layout.track_arrange import FLOW_MODES, TrackState
@@ -137,19 +136,4 @@ def open_workspace(window: Any, path: str | Path | None = None) -> ws.Workspace 
     return workspace
 
 
-def install(window: Any) -> None:
-    """File ▸ Open Workspace… and Save Workspace…, before Close (one hook line)."""
-    for text, tip, slot, key in (
-        ("Open &Workspace…", "Reopen the files and views of a saved workspace", open_workspace,
-         "open_workspace"),
-        ("Save Wor&kspace…", "Save the open files and how each tab looks", save_workspace,
-         "save_workspace"),
-    ):  # fmt: skip
-        action = QAction(text, window)
-        action.setStatusTip(tip)
-        action.triggered.connect(lambda _checked=False, f=slot: f(window))
-        window.menus["file"].insertAction(window.actions_by_id["close"], action)
-        window.actions_by_id[key] = action
-
-
-__all__ = ["apply", "capture", "install", "open_workspace", "save_workspace"]
+__all__ = ["apply", "capture", "open_workspace", "save_workspace"]
