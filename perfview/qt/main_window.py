@@ -116,7 +116,6 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.error_bar)
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
-        self.ranks_view: Any = None  # the latest job view (views/job_view.py), for tests
 
         self.status_controller = StatusController(self.statusBar(), self.error_bar)
         self.tabs_controller = TabsController(self.tabs, self.stack, self.welcome)
