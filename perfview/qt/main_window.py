@@ -117,13 +117,12 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
-        self.status_controller = StatusController(self.statusBar(), self.error_bar)
-        self.tabs_controller = TabsController(self.tabs, self.stack, self.welcome)
-        self.status_controller.task_done.connect(self.tabs_controller.drop_placeholder)
-        status, tabs = self.status_controller, self.tabs_controller
+        # The parts, each handed only what it needs; built in the order they depend on.
+        status = self.status_controller = StatusController(self.statusBar(), self.error_bar)
+        tabs = self.tabs_controller = TabsController(self.tabs, self.stack, self.welcome)
         self.commands = TabCommands(self, tabs, self.settings, status)
         self.runs_controller = RunsController(
-            self, self.settings, self.tabs_controller, self.open_path, self.open_compare
+            self, self.settings, tabs, self.open_path, self.open_compare
         )
         self.menus_controller = MenusController(
             self, self.settings, self._handlers(), self.open_path, self.commands.show_view
@@ -132,7 +131,9 @@ class MainWindow(QMainWindow):
 
         self.examples_menu = examples_menu(self, self.runs_controller.run_script)
         self.menus_controller.add_first("help", self.examples_menu)
-        self.tabs_controller.current_changed.connect(self._on_current_tab)
+        # How they hear of each other:
+        status.task_done.connect(tabs.drop_placeholder)  # a load's placeholder tab goes
+        tabs.current_changed.connect(self._on_current_tab)  # title, menus, status line
         self._restore_geometry()
 
     def _handlers(self) -> dict[str, Callable[[], object]]:
@@ -186,7 +187,7 @@ class MainWindow(QMainWindow):
         def when_idle() -> None:
             if self._gone():
                 return
-            if self.status_controller.is_loading():  # a load is running: its first page comes first
+            if self.status_controller.is_loading():  # its first page comes first
                 QTimer.singleShot(delay_ms, self, when_idle)
             else:
                 warm_in_background()
