@@ -86,7 +86,7 @@ class ScreenshotJob(QObject):
         self.window.load_failed.connect(self._on_failed)
         self.window.load_cancelled.connect(lambda _p: self._done(2))
         if self.window.open_path(self.path, remember=False) is None and self.code is None:
-            tab = self.window.tab_for_path(self.path)
+            tab = self.window.tabs_controller.tab_for_path(self.path)
             if tab is not None:  # already open (document_opened was emitted synchronously)
                 self._on_opened(tab)
 

@@ -304,7 +304,7 @@ def open_and_wait(
 
         def cancel() -> None:
             result["cancel_at"] = time.perf_counter()
-            window.cancel_loads()  # type: ignore[attr-defined]
+            window.status_controller.cancel_loads()  # type: ignore[attr-defined]
 
         QTimer.singleShot(int(cancel_after * 1000), cancel)
     window.open_path(path, remember=False)  # type: ignore[attr-defined]
@@ -345,7 +345,7 @@ def _close_every_tab(window: object) -> None:
     malloc's heap trimmed on a thread, 75-150 ms of system time) is waited for. A user
     closes `close_as_a_user`."""
     while window.tabs.count():  # type: ignore[attr-defined]
-        window.close_tab(0)  # type: ignore[attr-defined]
+        window.tabs_controller.close_tab(0)  # type: ignore[attr-defined]
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()
     gc.collect()
@@ -362,7 +362,7 @@ def close_as_a_user(window: object) -> dict[str, float]:
     out = {"rss_before_mb": _rss_mb()}
     probe = Probe()
     probe.start()
-    QTimer.singleShot(20, window.close_current)  # type: ignore[attr-defined]
+    QTimer.singleShot(20, window.tabs_controller.close_current)  # type: ignore[attr-defined]
     for at_ms in (300, 1000):
         loop = QEventLoop()
         QTimer.singleShot(at_ms - (300 if at_ms > 300 else 0), loop.quit)

@@ -127,7 +127,7 @@ def one_document(window: Any, path: Path, steps: int, wait: Callable[..., None])
         if plot is not None:
             plot.viewport().repaint()
         done += 1
-    window.close_tab(window.tabs.indexOf(tab))
+    window.tabs_controller.close_tab(window.tabs.indexOf(tab))
     opened.clear()
     del tab, widget, plot, actions
     flush_deletes()

@@ -57,6 +57,6 @@ def test_open_close_and_navigate_many_documents(
     assert figures.docs == DOCS
     assert figures.steps == STEPS
     assert window.tabs.count() == 0
-    assert not window.is_loading()
+    assert not window.status_controller.is_loading()
     growth_mb = (figures.final - figures.baseline) / soak.MB
     assert growth_mb < MAX_GROWTH_MB, figures.report()

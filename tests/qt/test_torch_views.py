@@ -222,7 +222,7 @@ def test_main_window_opens_a_rank_folder(qtbot: Any, tmp_path: Path) -> None:
     assert window.tabs.indexOf(view) == window.tabs.currentIndex()
     with qtbot.waitSignal(window.document_opened):
         view.open_rank_at(0)
-    tab = window.current_tab()
+    tab = window.tabs_controller.current_tab()
     assert tab is not None
     assert tab.current_view() == "timeline"
 
