@@ -33,7 +33,8 @@ def _always(_bundle: Bundle) -> bool:
 
 @dataclass(frozen=True)
 class Page:
-    """One page: its CLI table per format, when it has data, its off-thread data, its widget."""
+    """One page: its CLI table per format (a job's is keyed "job"), when it has data, its
+    off-thread data, its widget."""
 
     name: str
     title: str
@@ -44,6 +45,9 @@ class Page:
     prepare: Prepare | None = None  # data computed off the GUI thread for the widget
     prepare_when: HasData = _always  # the bundles `prepare` has work for
     shown_when: HasData = _always  # graphics pages: the bundles they have anything to draw for
+    # A cross-rank table: `perfview summary FILE --view NAME` opens even a single trace as a
+    # one-rank job and prints the "job" table (a per-file table, if any, is the window's).
+    across_ranks: bool = False
 
 
 @dataclass(frozen=True)
