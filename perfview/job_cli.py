@@ -1,6 +1,7 @@
 """`perfview summary` on a multi-rank job: a folder, a glob or several trace files.
 
-    perfview summary FOLDER|GLOB|FILE… [--view VIEW] [--workers N] [--cluster ADDRESS [--output DIR]]
+    perfview summary FOLDER|GLOB|FILE… [--view VIEW] [--workers N]
+                     [--cluster ADDRESS [--output DIR]]
 
 A job is a document like any file: its views are the page registry's pages with a "job" table
 (`summary.views_for("job")`: ranks, collectives, collective-kinds, overlap, stragglers). Ranks

@@ -1,4 +1,4 @@
-"""Pictures of the Job page: one PNG per page (ranks, collectives, …, heat map) of a job.
+"""Pictures of the Job page: one PNG per page of a job (the page registry's "job" tabs).
 
     python scripts/screenshot_job.py OUT_DIR SOURCE… [--size 1400x900]
 
@@ -22,17 +22,18 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
+    from perfview.core.analysis.torch.job import document
     from perfview.jobs import open_job
-    from perfview.qt.views.job_view import PAGES, JobView
+    from perfview.qt.views.job_view import JobView
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     job = open_job(args.sources)
-    view = JobView(job, Path(args.sources[0]).name)
+    view = JobView(document(job, Path(args.sources[0])))
     width, height = (int(v) for v in args.size.split("x"))
     view.resize(width, height)
     view.show()
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in [*PAGES, "heatmap", "timeline"]:
+    for name in view.page_names():  # the registry's "job" tabs
         view.show_page(name)
         app.processEvents()
         target = args.out / f"job_{name}.png"

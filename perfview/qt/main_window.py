@@ -186,21 +186,36 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
             self.open_folder(folder)
 
     def open_folder(self, folder: str | Path) -> Task:
-        """Open `folder` as a multi-rank job in the background and show the Job tab."""
-        from perfview.qt.views.job_view import open_job_folder
+        """Open `folder` as a multi-rank job in the background; its Job tab comes when ready."""
+        from perfview.qt.views.job_view import JobOpening
 
-        return open_job_folder(self, folder)
+        opening = JobOpening(folder, self)
+        opening.opened.connect(self._add_job_tab)
+        opening.failed.connect(
+            lambda text, details: self.error_bar.show_message(text, "error", details)
+        )
+        self.track_task(opening.task, opening.folder, opening.status)
+        return opening.start()
 
-    def open_bundle(self, bundle: Any) -> DocumentTab:
-        """Show an already loaded bundle (a rank of a Ranks tab) in its own tab, on its Timeline."""
-        existing = self.tab_for_path(Path(bundle.path))
-        if existing is None:
-            self._on_loaded(LoadResult(Path(bundle.path), bundle), remember=False)
-            existing = self.tab_for_path(Path(bundle.path))
-        assert existing is not None
-        self.tabs.setCurrentWidget(existing)
-        existing.show_view("timeline")
-        return existing
+    def _add_job_tab(self, view: Any) -> None:
+        """Show a job's view (job_view.JobView) in a tab; a rank it asks for opens as a file."""
+        index = self.tabs.addTab(view, view.tab_title)
+        self.tabs.setTabToolTip(index, str(view.document.path))
+        self.tabs.setCurrentIndex(index)
+        self.stack.setCurrentWidget(self.tabs)
+        view.rank_opened.connect(self.open_path_on)
+
+    def open_path_on(self, path: str | Path, page: str) -> None:
+        """Open `path` like any file, then show its page `page` (a job's rank: its Timeline)."""
+        target = Path(path)
+
+        def on_open(tab: Any) -> None:
+            if Path(tab.document.path) == target:
+                self.document_opened.disconnect(on_open)
+                tab.show_view(page)
+
+        self.document_opened.connect(on_open)
+        self.open_path(target, remember=False)
 
     def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
         """Start loading `path` in the background in a placeholder tab the document replaces."""

@@ -1,12 +1,11 @@
 """The entries of the page registry: every page perfview has (`PAGES`) and every kind of
-document with its tabs (`KINDS`), a multi-rank job (format "job") among them. Adding a page is one `Page` here plus a `Tab` in the kinds that
-show it; see docs/architecture.md. The predicates and accessors the entries use are in
-`predicates.py`."""
+document with its tabs (`KINDS`), a multi-rank job (format "job") among them. Adding a page is
+one `Page` here plus a `Tab` in the kinds that show it; see docs/architecture.md. The predicates
+and accessors the entries use are in `predicates.py`."""
 
 from __future__ import annotations
 
 from perfview.core.analysis import aggregate, cuda_memory_views, memray_views, sampled, tree_table
-from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import (
     job_views,
     memory_alloc,
@@ -17,6 +16,7 @@ from perfview.core.analysis.torch import (
     recommend,
     streams,
 )
+from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.pages import predicates as pred
 from perfview.core.pages.page import Kind, Page, Tab
