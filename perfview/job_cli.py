@@ -57,9 +57,9 @@ def _open(args: argparse.Namespace, sources: list[str]) -> Job:
 def run_job(args: argparse.Namespace) -> int:
     """Open the job, build the view's table and print it like any other summary."""
     view = args.view or summary.DEFAULT_VIEWS["job"]
-    job_views = summary.views_for("job")
-    if view not in job_views:
-        views = ", ".join(job_views)
+    names = summary.views_for("job")
+    if view not in names:
+        views = ", ".join(names)
         raise CliError(
             f"{args.file} is a folder or several rank traces: only --view {views} read them"
         )
