@@ -24,11 +24,11 @@ def main() -> int:
 
     from perfview.core.analysis.torch.job import document
     from perfview.jobs import open_job
-    from perfview.qt.views.job_view import JobView
+    from perfview.qt.views.job_view import JobView, PreparedJob
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     job = open_job(args.sources)
-    view = JobView(document(job, Path(args.sources[0])))
+    view = JobView(PreparedJob.of(document(job, Path(args.sources[0]))))
     width, height = (int(v) for v in args.size.split("x"))
     view.resize(width, height)
     view.show()

@@ -36,12 +36,12 @@ def _ranks_folder(tmp_path: Path) -> Path:
 
 
 def test_job_view_shows_every_page_and_the_straggler(qtbot: Any) -> None:
-    from perfview.qt.views.job_view import JobView
+    from perfview.qt.views.job_view import JobView, PreparedJob
 
     folder = needs_ranks()[0]
     job = open_job([folder], workers=1)
     doc = document(job, Path("sample"))
-    view = JobView(doc)
+    view = JobView(PreparedJob.of(doc))
     qtbot.addWidget(view)
     tabs = pages.tabs_for(doc)
     assert view.page_names() == [t.name for t in tabs]
@@ -84,10 +84,10 @@ def test_job_view_shows_every_page_and_the_straggler(qtbot: Any) -> None:
 def test_job_view_flags_the_slowest_rank(qtbot: Any, tmp_path: Path) -> None:
     """What the old per-folder Ranks tab showed, on the job path: one row per rank, the rank
     from distributedInfo under neutral names, the slowest flagged, a click opens that rank."""
-    from perfview.qt.views.job_view import JobView
+    from perfview.qt.views.job_view import JobView, PreparedJob
 
     job = open_job([_ranks_folder(tmp_path)], workers=1)
-    view = JobView(document(job, tmp_path))
+    view = JobView(PreparedJob.of(document(job, tmp_path)))
     qtbot.addWidget(view)
     table = view.frames["ranks"]
     assert view.tables["ranks"].model.rowCount() == 2

@@ -15,6 +15,7 @@ signals (`JobOpening.opened`/`failed`, `JobView.rank_opened`), which the window 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -53,6 +54,39 @@ class JobHeatMaps(QSplitter):
         self.addWidget(self.heat)
 
 
+@dataclass(frozen=True)
+class PreparedJob:
+    """What a Job tab shows, computed off the GUI thread (`PreparedJob.of`, run by the opening
+    task: 1,024 ranks' collectives take a while): the job document, the table of every page
+    that has one (its `perfview summary` view, by page name) and the heading."""
+
+    document: Bundle
+    frames: dict[str, pd.DataFrame]
+    heading: str
+
+    @classmethod
+    def of(cls, doc: Bundle) -> PreparedJob:
+        assert doc.job is not None, "a Job tab shows a document of format 'job'"
+        tabs = pages.tabs_for(doc)
+        frames = {tab.name: summary.summarize(doc, tab.table) for tab in tabs if tab.table}
+        return cls(doc, frames, heading_html(doc.job, doc.title))
+
+
+def heading_html(job: Job, title: str) -> str:
+    """Ranks, clock, the worst straggler and the first warnings, as rich text."""
+    text = f"<h3>Job {title}</h3>{len(job.ranks)} ranks · {job.clock}."
+    worst = stragglers_table(job)
+    if len(job.ranks) > 1 and len(worst) and int(worst["times_last"].iloc[0]) > 0:
+        row = worst.iloc[0]
+        text += (
+            f" Straggler: <b>rank {int(row['rank'])}</b>, last at {int(row['times_last'])}"
+            f" collectives, {format_ns(float(row['mean_lateness_ns']))} late on average."
+        )
+    for warning in job.warnings[:4]:
+        text += f"<br><span style='color:#a33'>⚠ {warning}</span>"
+    return text + "<br>Click a rank to open its timeline."
+
+
 # How each job page without a table is built, by the registry's `widget` key.
 WIDGETS: dict[str, Callable[[Job, QWidget], QWidget]] = {
     "rank-heatmap": JobHeatMaps,
@@ -70,17 +104,16 @@ class JobView(QWidget):
 
     rank_opened = Signal(str, str)
 
-    def __init__(self, doc: Bundle, parent: QWidget | None = None) -> None:
+    def __init__(self, prepared: PreparedJob, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        assert doc.job is not None, "a JobView shows a document of format 'job'"
+        doc = prepared.document
+        assert doc.job is not None
         self.document = doc
         self.job: Job = doc.job
         self.tab_title = f"Job: {doc.title}"
         self.tabs = pages.tabs_for(doc)
-        self.frames: dict[str, pd.DataFrame] = {
-            tab.name: summary.summarize(doc, tab.table) for tab in self.tabs if tab.table
-        }
-        self.heading = QLabel(self._heading_text(doc.title), self)
+        self.frames = prepared.frames
+        self.heading = QLabel(prepared.heading, self)
         self.heading.setWordWrap(True)
         self.heading.setContentsMargins(8, 8, 8, 4)
         self.pages = QTabWidget(self)
@@ -106,20 +139,6 @@ class JobView(QWidget):
                 lambda index, name=tab.name: self.open_rank_at(index.row(), name)
             )
         return table
-
-    def _heading_text(self, title: str) -> str:
-        job = self.job
-        text = f"<h3>Job {title}</h3>{len(job.ranks)} ranks · {job.clock}."
-        worst = stragglers_table(job)
-        if len(job.ranks) > 1 and len(worst) and int(worst["times_last"].iloc[0]) > 0:
-            row = worst.iloc[0]
-            text += (
-                f" Straggler: <b>rank {int(row['rank'])}</b>, last at {int(row['times_last'])}"
-                f" collectives, {format_ns(float(row['mean_lateness_ns']))} late on average."
-            )
-        for warning in job.warnings[:4]:
-            text += f"<br><span style='color:#a33'>⚠ {warning}</span>"
-        return text + "<br>Click a rank to open its timeline."
 
     def page_names(self) -> list[str]:
         return [tab.name for tab in self.tabs]
@@ -150,14 +169,18 @@ class JobView(QWidget):
 
 
 def open_job_task(folder: Path) -> Task:
-    """A Task (not started) that opens the job in `folder` → Job (reductions only)."""
+    """A Task (not started) that opens the job in `folder` → its PreparedJob (the document
+    holds the ranks' reductions only, never every rank's events)."""
     from perfview.jobs import open_job
 
-    def work(progress: Progress) -> Job:
+    def work(progress: Progress) -> PreparedJob:
         progress(0.02, "parsing ranks in worker processes")
-        return open_job(
-            [folder], progress=lambda done, total: progress(done / total, f"{done}/{total} ranks")
+        job = open_job(
+            [folder],
+            progress=lambda done, total: progress(0.9 * done / total, f"{done}/{total} ranks"),
         )
+        progress(0.95, "matching collectives across ranks")
+        return PreparedJob.of(document(job, folder))
 
     return Task(work, name=str(folder))
 
@@ -187,12 +210,20 @@ class JobOpening(QObject):
         self.task.start()
         return self.task
 
-    def _on_finished(self, job: Job) -> None:
-        self.opened.emit(JobView(document(job, self.folder)))
+    def _on_finished(self, prepared: PreparedJob) -> None:
+        self.opened.emit(JobView(prepared))
 
     def _on_failed(self, message: str) -> None:
         text = f"perfview: cannot open {self.folder}: {message}"
         self.failed.emit(text, self.task.traceback)
 
 
-__all__ = ["WIDGETS", "JobHeatMaps", "JobOpening", "JobView", "open_job_task"]
+__all__ = [
+    "WIDGETS",
+    "JobHeatMaps",
+    "JobOpening",
+    "JobView",
+    "PreparedJob",
+    "heading_html",
+    "open_job_task",
+]
