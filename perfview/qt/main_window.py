@@ -11,8 +11,8 @@ status bar (`window_status.StatusController`: tasks' progress and Cancel, messag
 the commands on the current tab (`window_commands.TabCommands`), Compare… and the Profile menu
 (`window_runs.RunsController`) and the menu bar (`window_menus.MenusController`, every
 command of `actions.ACTIONS` calling the callable `MainWindow._handlers` gives it).
-Where other views reach the window: `open_folder` (a job folder, `views/job_view.py`),
-`open_compare` (two runs) and `open_bundle` (a rank already loaded).
+Views never drive the window: a job's view (`views/job_view.py`) asks for a rank's trace with
+its `rank_opened` signal, which `open_folder` connects to `open_path_on`.
 """
 
 from __future__ import annotations
@@ -166,11 +166,6 @@ class MainWindow(QMainWindow):
         self.menus_controller.follow(tab)
         self.status_controller.show_document(tab)
 
-    def track_task(self, task: Task, path: Path, text: str) -> None:
-        """Show `task` in the status bar until done (views/job_view.py and ranks_view.py
-        call it on the window they were given)."""
-        self.status_controller.track_task(task, path, text)
-
     def _gone(self) -> bool:
         """True once the window's C++ side (or its status bar's) is deleted: load tasks
         outlive a closed window and must then do nothing (`StatusController.gone`)."""
@@ -224,21 +219,33 @@ class MainWindow(QMainWindow):
             self.open_folder(folder)
 
     def open_folder(self, folder: str | Path) -> Task:
-        """Open `folder` as a multi-rank job in the background and show the Job tab."""
-        from perfview.qt.views.job_view import open_job_folder
+        """Open `folder` as a multi-rank job in the background; its Job tab comes when ready."""
+        from perfview.qt.views.job_view import JobOpening
 
-        return open_job_folder(self, folder)
+        opening = JobOpening(folder, self)
+        opening.opened.connect(self._add_job_tab)
+        opening.failed.connect(
+            lambda text, details: self.error_bar.show_message(text, "error", details)
+        )
+        self.status_controller.track_task(opening.task, opening.folder, opening.status)
+        return opening.start()
 
-    def open_bundle(self, bundle: Any) -> DocumentTab:
-        """Show an already loaded bundle (a rank of a Ranks tab) in its own tab, on its Timeline."""
-        existing = self.tabs_controller.tab_for_path(Path(bundle.path))
-        if existing is None:
-            self._on_loaded(LoadResult(Path(bundle.path), bundle), remember=False)
-            existing = self.tabs_controller.tab_for_path(Path(bundle.path))
-        assert existing is not None
-        self.tabs_controller.show(existing)
-        existing.show_view("timeline")
-        return existing
+    def _add_job_tab(self, view: Any) -> None:
+        """Show a job's view (job_view.JobView) in a tab; a rank it asks for opens as a file."""
+        self.tabs_controller.add_tab(view, view.tab_title, str(view.document.path))
+        view.rank_opened.connect(self.open_path_on)
+
+    def open_path_on(self, path: str | Path, page: str) -> None:
+        """Open `path` like any file, then show its page `page` (a job's rank: its Timeline)."""
+        target = Path(path)
+
+        def on_open(tab: Any) -> None:
+            if Path(tab.document.path) == target:
+                self.document_opened.disconnect(on_open)
+                tab.show_view(page)
+
+        self.document_opened.connect(on_open)
+        self.open_path(target, remember=False)
 
     def open_compare(
         self, path_a: str | Path, path_b: str | Path, match: str = "basename"

@@ -231,7 +231,11 @@ JOB = (
 import json, sys, time
 from perfview.jobs import open_job
 from perfview.jobs.local import use_scanner
-from perfview.core.analysis.torch import job_views
+from pathlib import Path as _P
+from perfview.core.analysis.torch.job import document
+from perfview.core.pages import summary
+def job_tables(job):  # every job view, read through the page registry as the CLI does
+    return {v: summary.summarize(document(job, _P('job')), v) for v in summary.views_for('job')}
 use_scanner()  # the pool's workers do this; the 1-process run too, for a fair comparison
 workers = int(sys.argv[2])
 times = []
@@ -239,7 +243,7 @@ for _ in range(2):  # open, then reopen
     t = time.perf_counter()
     job = open_job([sys.argv[1]], workers=workers)
     opened = time.perf_counter() - t
-    tables = {v: job_views.job_table(job, v) for v in job_views.JOB_VIEWS}
+    tables = job_tables(job)
     times.append((opened, time.perf_counter() - t - opened))
 import pickle
 me, _ = rss_mb()
@@ -263,7 +267,11 @@ CLUSTER = """
 import json, sys, time, tempfile
 from distributed import LocalCluster
 from perfview.jobs import cluster, open_job
-from perfview.core.analysis.torch import job_views
+from pathlib import Path as _P
+from perfview.core.analysis.torch.job import document
+from perfview.core.pages import summary
+def job_tables(job):  # every job view, read through the page registry as the CLI does
+    return {v: summary.summarize(document(job, _P('job')), v) for v in summary.views_for('job')}
 n = int(sys.argv[2])
 with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                   dashboard_address=None) as lc:
@@ -274,8 +282,7 @@ with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0
                                           __import__("pathlib").Path(tempfile.mkdtemp()))
         runs.append(time.perf_counter() - t)
 local = open_job([sys.argv[1]], workers=1)
-same = all(job_views.job_table(job, v).equals(job_views.job_table(local, v))
-           for v in job_views.JOB_VIEWS)
+same = all(t.equals(job_tables(local)[v]) for v, t in job_tables(job).items())
 print(json.dumps({"cold": runs[0], "s": runs[1], "same": same}))
 """
 
@@ -384,7 +391,11 @@ import json, sys, time
 import numpy as np, pandas as pd
 from perfview.core.analysis.torch.collectives import COMM_COLUMNS
 from perfview.core.analysis.torch.job import STEP_COLUMNS, RankReduction, assemble
-from perfview.core.analysis.torch import job_views
+from pathlib import Path as _P
+from perfview.core.analysis.torch.job import document
+from perfview.core.pages import summary
+def job_tables(job):  # every job view, read through the page registry as the CLI does
+    return {v: summary.summarize(document(job, _P('job')), v) for v in summary.views_for('job')}
 ranks, per_rank = int(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(0)
 base = np.arange(per_rank, dtype=np.int64) * 2_000_000 + 1_700_000_000 * 10**9
@@ -404,7 +415,7 @@ for r in range(ranks):
         steps=steps.copy(), comms=comms, totals={"comm_ns": 1, "overlap_ns": 0}))
 t = time.perf_counter()
 job = assemble(reds)
-tables = {v: job_views.job_table(job, v) for v in job_views.JOB_VIEWS}
+tables = job_tables(job)
 s = time.perf_counter() - t
 worst = int(tables["stragglers"]["rank"].iloc[0])
 print(json.dumps({"s": s, "rows": ranks * per_rank, "worst": worst}))
