@@ -45,7 +45,6 @@ class Page:
     prepare: Prepare | None = None  # data computed off the GUI thread for the widget
     prepare_when: HasData = _always  # the bundles `prepare` has work for
     shown_when: HasData = _always  # graphics pages: the bundles they have anything to draw for
-<<<<<<< HEAD
     # What a load prepares when this page is the one a tab opens on, when that is less than
     # `prepare` (the Overview leaves its findings for later; the rest comes through
     # `with_findings`, off the GUI thread). None: `prepare`.
@@ -61,11 +60,9 @@ class Page:
     stored: str | None = None
     # Drawn from the document's call tree: the tree is built (off the GUI thread) first.
     needs_tree: bool = False
-=======
     # A cross-rank table: `perfview summary FILE --view NAME` opens even a single trace as a
     # one-rank job and prints the "job" table (a per-file table, if any, is the window's).
     across_ranks: bool = False
->>>>>>> jobdoc
 
 
 @dataclass(frozen=True)
