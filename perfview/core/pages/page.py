@@ -73,6 +73,9 @@ class Tab:
     page: str
     title: str | None = None  # None: the page's own title
     table: bool = False
+    # The widget this kind of document draws the page with, when not the page's own (a
+    # capture's Timeline is its memory over time, drawn by the allocations widget).
+    widget: str | None = None
 
 
 @dataclass(frozen=True)

@@ -400,7 +400,7 @@ KINDS: tuple[Kind, ...] = (
         "cuda_snapshot",
         pred.format_is("cuda_snapshot"),
         (
-            Tab("timeline"),
+            Tab("timeline", widget="allocations"),
             Tab("segments"),
             Tab("allocations", table=True),
             Tab("oom", table=True),
@@ -415,7 +415,7 @@ KINDS: tuple[Kind, ...] = (
         (
             Tab("icicle", "Flame graph (peak)"),
             *_FLAME,
-            Tab("timeline", "Memory over time"),
+            Tab("timeline", "Memory over time", widget="allocations"),
             Tab("allocations", "Allocations at peak", True),
             Tab("leaks", table=True),
             _QUERY,
