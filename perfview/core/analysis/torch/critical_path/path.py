@@ -60,9 +60,8 @@ class StepNodes:
         row = steps["row"].to_numpy(dtype=I64)
         begin = graph.node_of(row, end=False)
         end = graph.node_of(row, end=True)
-        last = int(np.argmax(graph.time[:-1])) if len(graph.time) > 1 else graph.root
         begin[row < 0] = graph.root
-        end[row < 0] = last
+        end[row < 0] = -1  # the whole recording ends with whichever node ends last
         return cls(steps, begin, end)
 
 
@@ -80,9 +79,11 @@ class StepPath:
 def step_paths(graph: Graph, nodes: StepNodes, t: np.ndarray, via: np.ndarray) -> list[StepPath]:
     """The path of every step from a replay's times and binding edges."""
     out = []
+    last = int(np.argmax(t[:-1])) if len(t) > 1 else graph.root
     for i, step in enumerate(nodes.steps["step"].tolist()):
-        start, stop = float(t[nodes.begin[i]]), float(t[nodes.end[i]])
-        e = replay.walk_back(via, graph.src, t, int(nodes.end[i]), start)
+        end = int(nodes.end[i]) if nodes.end[i] >= 0 else last
+        start, stop = float(t[nodes.begin[i]]), float(t[end])
+        e = replay.walk_back(via, graph.src, t, end, start)
         ns = t[graph.dst[e]] - np.maximum(t[graph.src[e]], start)
         out.append(StepPath(int(step), start, stop, e, ns))
     return out
