@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch import memory_alloc, op_kernels, overview, recommend
+from perfview.core.analysis.torch.critical_path import idle_gaps, path
 from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.analysis.torch.recommend import Finding
 from perfview.core.model import Timeline
@@ -167,3 +168,25 @@ __all__ = [
     "display_allocations",
     "longest_call",
 ]
+
+
+@dataclass(frozen=True)
+class CriticalPathData:
+    """The Critical path page: per step the path's length and bound, its breakdown by
+    category and name, and the GPU idle time by cause. `timeline` is kept for what-if replays,
+    which the page runs in a worker as edits change."""
+
+    steps: pd.DataFrame  # path.steps_table
+    breakdown: pd.DataFrame  # path.critical_path_table
+    idle: pd.DataFrame  # idle_gaps.cause_totals
+    timeline: Timeline
+    definition: str = path.DEFINITION
+
+    @classmethod
+    def compute(cls, timeline: Timeline) -> CriticalPathData:
+        return cls(
+            path.steps_table(timeline),
+            path.critical_path_table(timeline),
+            idle_gaps.cause_totals(timeline),
+            timeline,
+        )

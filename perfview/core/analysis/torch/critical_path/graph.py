@@ -27,6 +27,8 @@ predecessor does and no other becomes binding first.
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,7 +135,7 @@ def with_descendants(tl: Timeline, mask: np.ndarray) -> np.ndarray:
     parent = ev["parent"].to_numpy(dtype=I64)
     order = np.argsort(depth, kind="stable")
     cuts = np.searchsorted(depth[order], np.arange(1, int(depth.max()) + 2))
-    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+    for lo, hi in itertools.pairwise(cuts.tolist()):
         level = order[lo:hi]
         p = parent[level]
         has = p >= 0
@@ -187,8 +189,6 @@ def _slice_category(tl: Timeline, inner: np.ndarray) -> np.ndarray:
 
 
 def _escape(text: str) -> str:
-    import re
-
     return re.escape(text)
 
 

@@ -172,9 +172,11 @@ def idle_gaps_table(tl: Timeline) -> pd.DataFrame:
     if not len(gaps):
         return pd.DataFrame(columns=cols)
     keys = ["step", "device", "stream", "cause", "detail"]
-    out = gaps.groupby(keys, sort=False).agg(
-        gaps=("idle_ns", "size"), idle_ns=("idle_ns", "sum")
-    ).reset_index()
+    out = (
+        gaps.groupby(keys, sort=False)
+        .agg(gaps=("idle_ns", "size"), idle_ns=("idle_ns", "sum"))
+        .reset_index()
+    )
     total = out.groupby(["step", "device", "stream"])["idle_ns"].transform("sum")
     out["share_pct"] = out["idle_ns"] * 100.0 / total
     out = out.sort_values(["step", "device", "stream", "idle_ns"],

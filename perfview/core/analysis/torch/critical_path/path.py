@@ -136,20 +136,21 @@ def critical_path_table(tl: Timeline) -> pd.DataFrame:
 def steps_table(tl: Timeline) -> pd.DataFrame:
     """`--view critical-path-steps`: step, step_ns, path_ns, bound_by (the category with the
     most time on the step's path) and its share, bound_pct."""
-    graph, nodes, paths = measured_paths(tl)
+    graph, _nodes, paths = measured_paths(tl)
     table = breakdown(tl, graph, paths)
     wide = by_category(table) if len(table) else pd.DataFrame()
     rows = []
     for p in paths:
-        cats = wide.loc[p.step] if p.step in wide.index else None
-        path_ns = int(round(float(p.ns.sum())))
-        top = str(cats.idxmax()) if cats is not None and cats.max() > 0 else ""
+        cats = wide.loc[p.step].to_numpy(np.float64) if p.step in wide.index else np.zeros(1)
+        path_ns = round(float(p.ns.sum()))
+        best = float(cats.max())
+        top = CATEGORIES[int(cats.argmax())] if best > 0 else ""
         rows.append({
             "step": p.step,
-            "step_ns": int(round(p.end - p.start)),
+            "step_ns": round(p.end - p.start),
             "path_ns": path_ns,
             "bound_by": top,
-            "bound_pct": float(cats.max()) * 100.0 / path_ns if top and path_ns else 0.0,
+            "bound_pct": best * 100.0 / path_ns if top and path_ns else 0.0,
         })  # fmt: skip
     return pd.DataFrame(rows, columns=["step", "step_ns", "path_ns", "bound_by", "bound_pct"])
 

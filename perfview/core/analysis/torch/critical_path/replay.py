@@ -112,7 +112,9 @@ def replay(
 
 
 @njit(cache=True, nogil=True)
-def walk_back(via: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float) -> np.ndarray:
+def walk_back(
+    via: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
+) -> np.ndarray:
     """The edges of the path that ends at node `end`, latest first, back to the first edge
     that begins at or before `start` (or to a node nothing reaches)."""
     out = np.empty(64, dtype=np.int64)

@@ -20,6 +20,7 @@ idle time before it starts work stays as long as measured).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,7 +85,9 @@ class Edit:
         if target not in ("kernel", "memcpy", "cpu", "category", "all") or value is None:
             raise EditError(f"cannot read the edit {text!r}: {HELP}")
         if target == "category" and pattern not in CATEGORIES:
-            raise EditError(f"unknown category {pattern!r} in {text!r}; one of {', '.join(CATEGORIES)}")
+            raise EditError(
+                f"unknown category {pattern!r} in {text!r}; one of {', '.join(CATEGORIES)}"
+            )
         try:
             factor = float(value)
         except ValueError:
@@ -94,7 +97,7 @@ class Edit:
         return cls(target, pattern or "*", factor)
 
 
-def parse_edits(texts: list[str] | tuple[str, ...]) -> list[Edit]:
+def parse_edits(texts: Sequence[str]) -> list[Edit]:
     return [Edit.parse(t) for t in texts]
 
 
@@ -195,12 +198,12 @@ def predict(tl: Timeline, edits: list[Edit]) -> Prediction:
     return Prediction(graph, nodes, t, measured, step_paths(graph, nodes, t, via))
 
 
-def what_if_table(tl: Timeline, edits: list[str] | tuple[str, ...]) -> pd.DataFrame:
+def what_if_table(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
     """`perfview summary --view what-if --edit …`: step, measured_ns, predicted_ns, speedup."""
     return predict(tl, parse_edits(edits)).table()
 
 
-def what_if_path(tl: Timeline, edits: list[str] | tuple[str, ...]) -> pd.DataFrame:
+def what_if_path(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
     """The predicted critical path's breakdown (the critical-path table's columns)."""
     p = predict(tl, parse_edits(edits))
     return breakdown(tl, p.graph, p.predicted)
