@@ -108,6 +108,7 @@ def breakdown(tl: Timeline, graph: Graph, paths: list[StepPath]) -> pd.DataFrame
     rows = pd.concat(frames).groupby(["step", "category", "name"], sort=False)["ns"].sum()
     out = rows.reset_index()
     out["ns"] = np.rint(out["ns"].to_numpy(np.float64)).astype(I64)
+    out = out[out["ns"] > 0]  # links that took no time (back-to-back kernels) say nothing
     total = out.groupby("step")["ns"].transform("sum").to_numpy(np.float64)
     out["share_pct"] = np.where(total > 0, out["ns"] * 100.0 / np.where(total > 0, total, 1), 0.0)
     out = out.sort_values(["step", "ns", "category", "name"], ascending=[True, False, True, True])
