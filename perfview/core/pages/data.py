@@ -160,6 +160,7 @@ class MemoryData:
 
 __all__ = [
     "ALLOC_COLUMNS",
+    "CriticalPathData",
     "KernelsData",
     "MemoryData",
     "OpDetail",
@@ -179,14 +180,17 @@ class CriticalPathData:
     steps: pd.DataFrame  # path.steps_table
     breakdown: pd.DataFrame  # path.critical_path_table
     idle: pd.DataFrame  # idle_gaps.cause_totals
+    rows: dict[tuple[int, str, str], np.ndarray]  # breakdown row → its slices on the path
     timeline: Timeline
     definition: str = path.DEFINITION
 
     @classmethod
     def compute(cls, timeline: Timeline) -> CriticalPathData:
+        graph, _nodes, paths = path.measured_paths(timeline)
         return cls(
             path.steps_table(timeline),
-            path.critical_path_table(timeline),
+            path.breakdown(timeline, graph, paths),
             idle_gaps.cause_totals(timeline),
+            path.contributor_rows(timeline, graph, paths),
             timeline,
         )

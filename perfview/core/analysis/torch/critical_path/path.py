@@ -115,6 +115,26 @@ def breakdown(tl: Timeline, graph: Graph, paths: list[StepPath]) -> pd.DataFrame
     return out[cols].reset_index(drop=True)
 
 
+def contributor_rows(
+    tl: Timeline, graph: Graph, paths: list[StepPath]
+) -> dict[tuple[int, str, str], np.ndarray]:
+    """(step, category, name) of the breakdown → the event rows behind it on the path (the
+    slices, kernels and calls its links are named after), for selecting them on a Timeline."""
+    out: dict[tuple[int, str, str], np.ndarray] = {}
+    for p in paths:
+        e = p.edges[(graph.label[p.edges] >= 0) & (p.ns > 0)]
+        if not len(e):
+            continue
+        frame = pd.DataFrame({
+            "category": np.asarray(CATEGORIES, object)[graph.category[e]],
+            "name": edge_names(tl, graph, e),
+            "row": graph.label[e],
+        })  # fmt: skip
+        for (cat, name), rows in frame.groupby(["category", "name"], sort=False)["row"]:
+            out[(p.step, str(cat), str(name))] = np.unique(rows.to_numpy(dtype=I64))
+    return out
+
+
 def by_category(table: pd.DataFrame) -> pd.DataFrame:
     """step × category ns (every category a column, zeros where absent)."""
     wide = table.pivot_table(index="step", columns="category", values="ns", aggfunc="sum")
@@ -162,6 +182,7 @@ __all__ = [
     "StepPath",
     "breakdown",
     "by_category",
+    "contributor_rows",
     "critical_path_table",
     "measured_paths",
     "step_paths",

@@ -214,6 +214,7 @@ __all__ = [
     "Edit",
     "EditError",
     "Prediction",
+    "breakdown",
     "edited_weights",
     "parse_edits",
     "predict",

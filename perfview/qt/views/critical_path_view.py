@@ -1,0 +1,259 @@
+"""The Critical path page: what bounds each step, why the GPU idles, and what-if replays.
+
+Top left, charts: each step's critical path stacked by category, each stream's idle time
+stacked by cause, and the predicted timeline of a what-if beside the measured one. Top right,
+the what-if edits, one per line, replayed in a worker as you type (a replay of the dependency
+graph takes milliseconds; the first builds the graph). Below, the path's top contributors:
+clicking one selects its slices on the Timeline (`Document.show_slices`). Bars are one
+`BarGraphItem` per category, never one item per slice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from perfview.core.analysis.torch.critical_path import what_if
+from perfview.core.analysis.torch.critical_path.graph import CATEGORIES
+from perfview.core.analysis.torch.critical_path.idle_gaps import CAUSES
+from perfview.core.model import Timeline
+from perfview.core.model.units import format_ns
+from perfview.core.pages.data import CriticalPathData
+from perfview.qt.document import Document
+from perfview.qt.tasks import Task
+from perfview.qt.views.table_view import TableView
+
+CATEGORY_COLORS = dict(zip(CATEGORIES, (
+    "#4e79a7", "#59a14f", "#edc948", "#b07aa1", "#f28e2b", "#e15759", "#76b7b2", "#bab0ac",
+), strict=True))  # fmt: skip
+CAUSE_COLORS = dict(zip(CAUSES, (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#b07aa1", "#edc948", "#bab0ac",
+), strict=True))  # fmt: skip
+EXAMPLE_EDITS = "kernel:*gemm*=0.5\n"
+REPLAY_DELAY_MS = 250
+IGNORED = (
+    "The replay ignores contention (a faster kernel leaves its neighbours as they were), "
+    "allocator and clock effects, and threads waking each other."
+)
+
+
+def stacked_bars(
+    plot: pg.PlotItem, labels: list[str], series: list[tuple[str, np.ndarray, str]]
+) -> None:
+    """One bar per label, stacked by series (values in ns, drawn in ms), with a legend."""
+    plot.clear()
+    legend = plot.addLegend(offset=(-10, 10))
+    x = np.arange(len(labels), dtype=float)
+    bottom = np.zeros(len(labels))
+    for name, values, color in series:
+        ms = np.asarray(values, dtype=float) / 1e6
+        if not ms.any():
+            continue
+        bars = pg.BarGraphItem(x=x, height=ms, y0=bottom, width=0.7, brush=color, pen=None)
+        plot.addItem(bars)
+        legend.addItem(bars, name)
+        bottom = bottom + ms
+    plot.getAxis("bottom").setTicks([list(zip(x.tolist(), labels, strict=True))])
+    plot.setLabel("left", "ms")
+    plot.setXRange(-0.6, len(labels) - 0.4, padding=0)
+
+
+class CriticalPathView(QWidget):
+    """The page: charts, what-if edits with their prediction, top contributors."""
+
+    def __init__(
+        self,
+        data: CriticalPathData,
+        document: Document | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.data = data
+        self.document = document
+        self.timeline: Timeline = data.timeline
+        self._generation = 0
+        self.prediction: pd.DataFrame | None = None
+        heading = QLabel(f"<h3>Critical path</h3>{data.definition}", self)
+        heading.setWordWrap(True)
+        self.charts = QTabWidget(self)
+        self.path_plot = pg.PlotWidget(self)
+        self.idle_plot = pg.PlotWidget(self)
+        self.predicted_plot = pg.PlotWidget(self)
+        self.charts.addTab(self.path_plot, "Path by category")
+        self.charts.addTab(self.idle_plot, "GPU idle by cause")
+        self.charts.addTab(self.predicted_plot, "Predicted timeline")
+        self._draw_path()
+        self._draw_idle()
+        top = QSplitter(Qt.Orientation.Horizontal, self)
+        top.addWidget(self.charts)
+        top.addWidget(self._what_if_panel())
+        top.setStretchFactor(0, 3)
+        top.setStretchFactor(1, 2)
+        self.contributors = TableView(data.breakdown, None, key_column="name", parent=self)
+        self.contributors.table.selectionModel().currentRowChanged.connect(self._on_row)
+        steps = TableView(data.steps, None, key_column="step", parent=self)
+        tables = QTabWidget(self)
+        tables.addTab(self.contributors, "Top contributors")
+        tables.addTab(steps, "Steps")
+        body = QSplitter(Qt.Orientation.Vertical, self)
+        body.addWidget(top)
+        body.addWidget(tables)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(heading)
+        layout.addWidget(body, 1)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(REPLAY_DELAY_MS)
+        self._timer.timeout.connect(self.replay)
+        self.edits.textChanged.connect(self._timer.start)
+        self.replay()
+
+    # --- charts ----------------------------------------------------------------------------
+    def _draw_path(self) -> None:
+        table = self.data.breakdown
+        steps = self.data.steps["step"].tolist()
+        wide = table.pivot_table(index="step", columns="category", values="ns", aggfunc="sum")
+        wide = wide.reindex(index=steps, columns=list(CATEGORIES)).fillna(0)
+        series = [(c, wide[c].to_numpy(), CATEGORY_COLORS[c]) for c in CATEGORIES]
+        stacked_bars(self.path_plot.getPlotItem(), [f"#{s}" for s in steps], series)
+
+    def _draw_idle(self) -> None:
+        idle = self.data.idle
+        labels = [f"#{s} {t}" for s, t in zip(idle["step"], idle["stream"], strict=True)]
+        series = [(c, idle[c].to_numpy(), CAUSE_COLORS[c]) for c in CAUSES if c in idle]
+        stacked_bars(self.idle_plot.getPlotItem(), labels, series)
+
+    def _what_if_panel(self) -> QWidget:
+        panel = QWidget(self)
+        self.edits = QPlainTextEdit(panel)
+        self.edits.setPlaceholderText("one edit per line, e.g. kernel:*gemm*=0.5 or sync:remove")
+        self.edits.setPlainText(EXAMPLE_EDITS)
+        self.step_box = QComboBox(panel)
+        for step in self.data.steps["step"].tolist():
+            self.step_box.addItem(f"step {step}", int(step))
+        self.step_box.currentIndexChanged.connect(lambda _i: self.replay())
+        self.result = QLabel(panel)
+        self.result.setWordWrap(True)
+        self.result.setTextFormat(Qt.TextFormat.RichText)
+        self.result.setAlignment(Qt.AlignmentFlag.AlignTop)
+        help_text = QLabel(f"{what_if.HELP}. {IGNORED}", panel)
+        help_text.setWordWrap(True)
+        help_text.setStyleSheet("color: palette(placeholder-text);")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("<b>What if…</b>", panel))
+        row.addStretch(1)
+        row.addWidget(self.step_box)
+        layout = QVBoxLayout(panel)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.edits, 1)
+        layout.addWidget(self.result, 2)
+        layout.addWidget(help_text)
+        return panel
+
+    # --- what-if -----------------------------------------------------------------------------
+    def replay(self) -> None:
+        """Replay the edits on a worker; a newer replay makes an older result stale."""
+        self._generation += 1
+        generation = self._generation
+        texts = [t.strip() for t in self.edits.toPlainText().splitlines() if t.strip()]
+        step = self.step_box.currentData()
+        timeline = self.timeline
+        task = Task(lambda _p: (generation, *_replay(timeline, texts, step)), name="what-if")
+        task.finished.connect(self._on_replayed)
+        self.result.setText("Replaying…")
+        task.start()
+
+    def _on_replayed(
+        self, result: tuple[int, str, pd.DataFrame | None, pd.DataFrame | None]
+    ) -> None:
+        generation, message, table, frame = result
+        if generation != self._generation:
+            return
+        self.prediction = table
+        if table is None:
+            self.result.setText(f"<span style='color:#d1495b'>{message}</span>")
+            return
+        self.result.setText(_result_html(table, message))
+        if frame is not None:
+            self._draw_predicted(frame)
+
+    def _draw_predicted(self, frame: pd.DataFrame) -> None:
+        """The step's slices and GPU activities, measured (grey) above predicted (blue), one
+        row pair per lane: two BarGraphItems in all."""
+        plot = self.predicted_plot.getPlotItem()
+        plot.clear()
+        lanes = sorted(set(frame["lane"].tolist()))
+        index = {lane: i for i, lane in enumerate(lanes)}
+        y = frame["lane"].map(index).to_numpy(dtype=float)
+        t0 = float(frame["start_ns"].min()) if len(frame) else 0.0
+        for start, end, offset, color in (
+            ("start_ns", "end_ns", 0.0, "#9a9a9a"),
+            ("predicted_start_ns", "predicted_end_ns", 0.45, "#4e79a7"),
+        ):
+            x0 = (frame[start].to_numpy(dtype=float) - t0) / 1e6
+            width = np.maximum((frame[end] - frame[start]).to_numpy(dtype=float) / 1e6, 1e-4)
+            plot.addItem(pg.BarGraphItem(x0=x0, y0=y + offset, width=width, height=0.4,
+                                         brush=color, pen=None))  # fmt: skip
+        labels = self.timeline.lanes.set_index("lane")["label"].astype(str)
+        ticks = [(i + 0.42, str(labels.get(lane, lane))) for lane, i in index.items()]
+        plot.getAxis("left").setTicks([ticks])
+        plot.setLabel("bottom", "ms from the step's start (grey: measured, blue: predicted)")
+
+    # --- click-through -----------------------------------------------------------------------
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        view = self.contributors
+        src = view.proxy.mapToSource(view.proxy.index(current.row(), 0))
+        if self.document is None or not src.isValid():
+            return
+        row = self.data.breakdown.iloc[view.model.source_row(src.row())]
+        rows = self.data.rows.get((int(row["step"]), str(row["category"]), str(row["name"])))
+        if rows is not None and len(rows):
+            self.document.show_slices(rows.tolist())
+
+
+def _replay(
+    timeline: Timeline, texts: list[str], step: Any
+) -> tuple[str, pd.DataFrame | None, pd.DataFrame | None]:
+    """On the worker: (message, per-step table, predicted timeline of `step`)."""
+    try:
+        edits = what_if.parse_edits(texts)
+    except what_if.EditError as exc:
+        return str(exc), None, None
+    prediction = what_if.predict(timeline, edits)
+    frame = prediction.timeline(timeline, int(step)) if step is not None else None
+    path = what_if.breakdown(timeline, prediction.graph, prediction.predicted)
+    top = path.groupby("category")["ns"].sum().sort_values(ascending=False)
+    bound = f"new bound: {top.index[0]}" if len(top) else ""
+    return bound, prediction.table(), frame
+
+
+def _result_html(table: pd.DataFrame, bound: str) -> str:
+    rows = "".join(
+        f"<tr><td>#{r['step']}</td><td align=right>{format_ns(float(r['measured_ns']))}</td>"
+        f"<td align=right>{format_ns(float(r['predicted_ns']))}</td>"
+        f"<td align=right>{float(r['speedup']):.2f}×</td></tr>"
+        for r in table.to_dict("records")
+    )
+    head = "<tr><th>step</th><th>measured</th><th>predicted</th><th>speedup</th></tr>"
+    return f"<table cellspacing=6>{head}{rows}</table>{bound}"
+
+
+__all__ = ["CriticalPathView", "stacked_bars"]
