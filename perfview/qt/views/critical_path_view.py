@@ -10,12 +10,13 @@ clicking one selects its slices on the Timeline (`Document.show_slices`). Bars a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -53,27 +54,44 @@ IGNORED = (
 
 def stacked_bars(
     plot: pg.PlotItem, labels: list[str], series: list[tuple[str, np.ndarray, str]]
-) -> None:
-    """One bar per label, stacked by series (values in ns, drawn in ms), with a legend."""
+) -> str:
+    """One bar per label, stacked by series (values in ns, drawn in ms); returns the legend
+    as HTML (a label beside the plot: a legend inside it hides bars)."""
     plot.clear()
-    legend = plot.addLegend(offset=(-10, 10))
     x = np.arange(len(labels), dtype=float)
     bottom = np.zeros(len(labels))
+    shown = []
     for name, values, color in series:
         ms = np.asarray(values, dtype=float) / 1e6
         if not ms.any():
             continue
-        bars = pg.BarGraphItem(x=x, height=ms, y0=bottom, width=0.7, brush=color, pen=None)
-        plot.addItem(bars)
-        legend.addItem(bars, name)
+        plot.addItem(pg.BarGraphItem(x=x, height=ms, y0=bottom, width=0.7, brush=color, pen=None))
         bottom = bottom + ms
+        shown.append(f"<span style='color:{color}'>■</span>&nbsp;{name}")
     plot.getAxis("bottom").setTicks([list(zip(x.tolist(), labels, strict=True))])
     plot.setLabel("left", "ms")
     plot.setXRange(-0.6, len(labels) - 0.4, padding=0)
+    plot.setYRange(0, float(bottom.max()) * 1.05 if len(bottom) and bottom.max() > 0 else 1)
+    return " &nbsp; ".join(shown)
+
+
+def _chart(parent: QWidget) -> tuple[QWidget, pg.PlotWidget, QLabel]:
+    """A white plot with its legend line under it."""
+    box = QWidget(parent)
+    plot = pg.PlotWidget(box, background="w")
+    legend = QLabel(box)
+    legend.setWordWrap(True)
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(plot, 1)
+    layout.addWidget(legend)
+    return box, plot, legend
 
 
 class CriticalPathView(QWidget):
     """The page: charts, what-if edits with their prediction, top contributors."""
+
+    replayed = Signal(object)  # the per-step prediction table (None: the edits were refused)
 
     def __init__(
         self,
@@ -90,12 +108,12 @@ class CriticalPathView(QWidget):
         heading = QLabel(f"<h3>Critical path</h3>{data.definition}", self)
         heading.setWordWrap(True)
         self.charts = QTabWidget(self)
-        self.path_plot = pg.PlotWidget(self)
-        self.idle_plot = pg.PlotWidget(self)
-        self.predicted_plot = pg.PlotWidget(self)
-        self.charts.addTab(self.path_plot, "Path by category")
-        self.charts.addTab(self.idle_plot, "GPU idle by cause")
-        self.charts.addTab(self.predicted_plot, "Predicted timeline")
+        path_box, self.path_plot, self.path_legend = _chart(self)
+        idle_box, self.idle_plot, self.idle_legend = _chart(self)
+        predicted_box, self.predicted_plot, self.predicted_legend = _chart(self)
+        self.charts.addTab(path_box, "Path by category")
+        self.charts.addTab(idle_box, "GPU idle by cause")
+        self.charts.addTab(predicted_box, "Predicted timeline")
         self._draw_path()
         self._draw_idle()
         top = QSplitter(Qt.Orientation.Horizontal, self)
@@ -132,19 +150,25 @@ class CriticalPathView(QWidget):
         wide = table.pivot_table(index="step", columns="category", values="ns", aggfunc="sum")
         wide = wide.reindex(index=steps, columns=list(CATEGORIES)).fillna(0)
         series = [(c, wide[c].to_numpy(), CATEGORY_COLORS[c]) for c in CATEGORIES]
-        stacked_bars(self.path_plot.getPlotItem(), [f"#{s}" for s in steps], series)
+        labels = [f"#{s}" for s in steps]
+        self.path_legend.setText(stacked_bars(self.path_plot.getPlotItem(), labels, series))
 
     def _draw_idle(self) -> None:
         idle = self.data.idle
-        labels = [f"#{s} {t}" for s, t in zip(idle["step"], idle["stream"], strict=True)]
+        labels = [
+            f"#{s}\n{str(t).replace('stream ', 's')}"
+            for s, t in zip(idle["step"], idle["stream"], strict=True)
+        ]
         series = [(c, idle[c].to_numpy(), CAUSE_COLORS[c]) for c in CAUSES if c in idle]
-        stacked_bars(self.idle_plot.getPlotItem(), labels, series)
+        legend = stacked_bars(self.idle_plot.getPlotItem(), labels, series)
+        self.idle_legend.setText(f"{legend}<br>bars: step and stream (s7 = stream 7)")
 
     def _what_if_panel(self) -> QWidget:
         panel = QWidget(self)
         self.edits = QPlainTextEdit(panel)
         self.edits.setPlaceholderText("one edit per line, e.g. kernel:*gemm*=0.5 or sync:remove")
         self.edits.setPlainText(EXAMPLE_EDITS)
+        self.edits.setMaximumHeight(140)
         self.step_box = QComboBox(panel)
         for step in self.data.steps["step"].tolist():
             self.step_box.addItem(f"step {step}", int(step))
@@ -178,7 +202,6 @@ class CriticalPathView(QWidget):
         timeline = self.timeline
         task = Task(lambda _p: (generation, *_replay(timeline, texts, step)), name="what-if")
         task.finished.connect(self._on_replayed)
-        self.result.setText("Replaying…")
         task.start()
 
     def _on_replayed(
@@ -190,10 +213,11 @@ class CriticalPathView(QWidget):
         self.prediction = table
         if table is None:
             self.result.setText(f"<span style='color:#d1495b'>{message}</span>")
-            return
-        self.result.setText(_result_html(table, message))
-        if frame is not None:
-            self._draw_predicted(frame)
+        else:
+            self.result.setText(_result_html(table, message))
+            if frame is not None:
+                self._draw_predicted(frame)
+        self.replayed.emit(table)
 
     def _draw_predicted(self, frame: pd.DataFrame) -> None:
         """The step's slices and GPU activities, measured (grey) above predicted (blue), one
@@ -212,10 +236,15 @@ class CriticalPathView(QWidget):
             width = np.maximum((frame[end] - frame[start]).to_numpy(dtype=float) / 1e6, 1e-4)
             plot.addItem(pg.BarGraphItem(x0=x0, y0=y + offset, width=width, height=0.4,
                                          brush=color, pen=None))  # fmt: skip
-        labels = self.timeline.lanes.set_index("lane")["label"].astype(str)
-        ticks = [(i + 0.42, str(labels.get(lane, lane))) for lane, i in index.items()]
+        labels = self.timeline.lanes.set_index("lane")["thread"].astype(str)
+        ticks = [(i + 0.42, _short(str(labels.get(lane, lane)))) for lane, i in index.items()]
         plot.getAxis("left").setTicks([ticks])
-        plot.setLabel("bottom", "ms from the step's start (grey: measured, blue: predicted)")
+        plot.getAxis("left").setWidth(150)
+        plot.setLabel("bottom", "ms from the step's start")
+        self.predicted_legend.setText(
+            "<span style='color:#9a9a9a'>■</span>&nbsp;measured &nbsp; "
+            "<span style='color:#4e79a7'>■</span>&nbsp;predicted (each lane: measured below)"
+        )
 
     # --- click-through -----------------------------------------------------------------------
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -227,6 +256,12 @@ class CriticalPathView(QWidget):
         rows = self.data.rows.get((int(row["step"]), str(row["category"]), str(row["name"])))
         if rows is not None and len(rows):
             self.document.show_slices(rows.tolist())
+
+
+def _short(thread: str) -> str:
+    """A lane's short name: the thread's name in its label's brackets, else the label."""
+    found = re.search(r"\(([^()]+)\)\s*$", thread)
+    return (found.group(1) if found else thread)[:24]
 
 
 def _replay(
