@@ -10,8 +10,8 @@ Without FILE a replica of SIZE_MB (default 200) is made from the shape's sample
 (`build_graph`: nodes, edges, binding edges, topological order) and its share of the load;
 measured paths of every step s; idle gaps s (graph builds: the best of 3 after a warm-up,
 as on a machine shared with other work the first is noisy); what-if recompute (edit weights,
-replay, every step's path) median of 5, for `kernel:*=0.5` and for `sync:remove`. The issue's goals: build
-<= 25 % of the load, a recompute <= 100 ms for one step.
+replay, every step's path) median of 5, for `kernel:*=0.5` and for `sync:remove`. The
+issue's goals: build <= 25 % of the load, a recompute <= 100 ms for one step.
 """
 
 from __future__ import annotations
