@@ -25,7 +25,10 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 
 # Views that only make sense across ranks: asking one of them of a single file opens it as a job.
-CROSS_RANK_VIEWS = tuple(v for v in JOB_VIEWS if v != "ranks")
+# (ranks and the critical path views are pages of a single file too.)
+CROSS_RANK_VIEWS = tuple(
+    v for v in JOB_VIEWS if v not in ("ranks", "critical-path", "critical-path-steps")
+)
 
 
 def is_job_source(source: str) -> bool:

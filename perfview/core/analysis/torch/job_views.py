@@ -19,6 +19,7 @@ import pandas as pd
 
 from perfview.core.analysis.torch.collectives import bus_factor
 from perfview.core.analysis.torch.common import I64
+from perfview.core.analysis.torch.critical_path import job_path
 from perfview.core.analysis.torch.job import Job
 
 COLLECTIVE_COLUMNS = [
@@ -332,12 +333,27 @@ def ranks_table(job: Job) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def critical_steps_table(job: Job) -> pd.DataFrame:
+    """Per step, the rank that bounds it and its own critical path (`job_path`)."""
+    return job_path.critical_steps(job, match(job))
+
+
+def critical_path_table(job: Job) -> pd.DataFrame:
+    """Per step, the bounding rank's top critical path contributors (`job_path`)."""
+    return job_path.critical_path(job, match(job))
+
+
 JOB_VIEWS = {
     "ranks": ("Ranks", "per rank: steps, step time, GPU busy split, collectives, overlap"),
     "collectives": ("Collectives", "every collective matched across ranks: skew, wait, bandwidth"),
     "collective-kinds": ("Collective kinds", "collectives per process group and kind"),
     "overlap": ("Overlap", "per rank: collective time hidden under compute kernels"),
     "stragglers": ("Stragglers", "per rank, worst first: how often and how late it arrived"),
+    "critical-path-steps": (
+        "Critical path per step",
+        "per step: the rank the others waited for, its critical path and what bounds it",
+    ),
+    "critical-path": ("Critical path", "per step: the bounding rank's top path contributors"),
 }
 _TABLES = {
     "ranks": ranks_table,
@@ -345,6 +361,8 @@ _TABLES = {
     "collective-kinds": kinds_table,
     "overlap": overlap_table,
     "stragglers": stragglers_table,
+    "critical-path-steps": critical_steps_table,
+    "critical-path": critical_path_table,
 }
 
 
@@ -358,6 +376,8 @@ __all__ = [
     "JOB_VIEWS",
     "arrivals",
     "collectives_table",
+    "critical_path_table",
+    "critical_steps_table",
     "job_table",
     "kinds_table",
     "lateness_by_step",

@@ -17,7 +17,9 @@ US = 1000  # ns per µs
 Ev = tuple[str, str, int, int, int | None, int | None]
 
 
-def write(path: Path, events: list[Ev], step_us: int = 100) -> Path:
+def write(
+    path: Path, events: list[Ev], step_us: int = 100, meta: dict[str, Any] | None = None
+) -> Path:
     """A trace with ProfilerStep#1 over [0, step_us] and `events` (CPU ones on one thread,
     GPU ones on pid 0, tid = stream)."""
     out: list[dict[str, Any]] = [
@@ -35,7 +37,7 @@ def write(path: Path, events: list[Ev], step_us: int = 100) -> Path:
         })  # fmt: skip
     out.append({"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}})
     doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "test"}],
-           "traceEvents": out}  # fmt: skip
+           "traceEvents": out, **(meta or {})}  # fmt: skip
     path.write_text(json.dumps(doc))
     return path
 
