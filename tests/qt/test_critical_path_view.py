@@ -54,3 +54,16 @@ def test_a_contributor_selects_its_slices(qtbot: Any, tmp_path: Path) -> None:
     with qtbot.waitSignal(tab.document.slices_requested) as blocker:
         table.table.setCurrentIndex(table.proxy.index(row, 0))
     assert blocker.args == [(k2,)]
+
+
+def test_the_whole_path_shows_on_the_timeline(qtbot: Any, tmp_path: Path) -> None:
+    tab = _tab(qtbot, tmp_path)
+    assert tab.show_view("critical-path")
+    view = tab.view_widget("critical-path")
+    names = tab.document.bundle.timeline.events["name"].astype(str).tolist()
+    with qtbot.waitSignal(tab.document.slices_requested) as blocker:
+        view.show_path.click()
+    on_path = {names[r] for r in blocker.args[0]}
+    assert on_path == {"ProfilerStep#1", "cudaLaunchKernel", "k1_gemm", "k2",
+                       "cudaDeviceSynchronize"}  # fmt: skip
+    assert tab.current_view() == "timeline"

@@ -181,6 +181,7 @@ class CriticalPathData:
     breakdown: pd.DataFrame  # path.critical_path_table
     idle: pd.DataFrame  # idle_gaps.cause_totals
     rows: dict[tuple[int, str, str], np.ndarray]  # breakdown row → its slices on the path
+    path_rows: dict[int, np.ndarray]  # step → every slice its path is named after
     timeline: Timeline
     definition: str = path.DEFINITION
 
@@ -192,5 +193,6 @@ class CriticalPathData:
             path.breakdown(timeline, graph, paths),
             idle_gaps.cause_totals(timeline),
             path.contributor_rows(timeline, graph, paths),
+            path.path_rows(graph, paths),
             timeline,
         )

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -180,9 +181,17 @@ class CriticalPathView(QWidget):
         help_text = QLabel(f"{what_if.HELP}. {IGNORED}", panel)
         help_text.setWordWrap(True)
         help_text.setStyleSheet("color: palette(placeholder-text);")
+        self.show_path = QPushButton("Show path on Timeline", panel)
+        self.show_path.setToolTip(
+            "Select every slice, kernel and call the step's critical path runs through on the "
+            "Timeline (the rest is muted)"
+        )
+        self.show_path.clicked.connect(self.show_path_on_timeline)
+        self.show_path.setEnabled(self.document is not None)
         row = QHBoxLayout()
         row.addWidget(QLabel("<b>What if…</b>", panel))
         row.addStretch(1)
+        row.addWidget(self.show_path)
         row.addWidget(self.step_box)
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -247,6 +256,12 @@ class CriticalPathView(QWidget):
         )
 
     # --- click-through -----------------------------------------------------------------------
+    def show_path_on_timeline(self) -> None:
+        """The chosen step's whole path, highlighted on the Timeline."""
+        rows = self.data.path_rows.get(int(self.step_box.currentData() or 0))
+        if self.document is not None and rows is not None and len(rows):
+            self.document.show_slices(rows.tolist())
+
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         view = self.contributors
         src = view.proxy.mapToSource(view.proxy.index(current.row(), 0))

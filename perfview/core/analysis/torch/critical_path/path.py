@@ -135,6 +135,16 @@ def contributor_rows(
     return out
 
 
+def path_rows(graph: Graph, paths: list[StepPath]) -> dict[int, np.ndarray]:
+    """Per step, every event row its critical path is named after (slices, kernels, calls):
+    what the Timeline highlights to draw the path over the trace."""
+    out = {}
+    for p in paths:
+        label = graph.label[p.edges[p.ns > 0]]
+        out[p.step] = np.unique(label[label >= 0])
+    return out
+
+
 def by_category(table: pd.DataFrame) -> pd.DataFrame:
     """step × category ns (every category a column, zeros where absent)."""
     wide = table.pivot_table(index="step", columns="category", values="ns", aggfunc="sum")
@@ -185,6 +195,7 @@ __all__ = [
     "contributor_rows",
     "critical_path_table",
     "measured_paths",
+    "path_rows",
     "step_paths",
     "steps_of",
     "steps_table",
