@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from perfview.core.analysis.torch.critical_path import what_if
 from perfview.core.analysis.torch.critical_path.graph import CATEGORIES
 from perfview.core.analysis.torch.critical_path.idle_gaps import CAUSES
+from perfview.core.analysis.torch.critical_path.path import steps_of
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_ns
 from perfview.core.pages.data import CriticalPathData
@@ -258,9 +259,23 @@ class CriticalPathView(QWidget):
     # --- click-through -----------------------------------------------------------------------
     def show_path_on_timeline(self) -> None:
         """The chosen step's whole path, highlighted on the Timeline."""
-        rows = self.data.path_rows.get(int(self.step_box.currentData() or 0))
-        if self.document is not None and rows is not None and len(rows):
-            self.document.show_slices(rows.tolist())
+        step = int(self.step_box.currentData() or 0)
+        rows = self.data.path_rows.get(step)
+        if self.document is None or rows is None or not len(rows):
+            return
+        self.document.show_slices(rows.tolist())
+        span = self._step_span(step)
+        if span is not None:  # the whole step in view, not just its first slice
+            self.document.set_range(*span)
+
+    def _step_span(self, step: int) -> tuple[int, int] | None:
+        steps = steps_of(self.timeline)
+        hit = np.flatnonzero(steps["step"].to_numpy() == step)
+        if not len(hit):
+            return None
+        start = steps["start_ns"].to_numpy(dtype=np.int64)[hit[0]]
+        end = steps["end_ns"].to_numpy(dtype=np.int64)[hit[0]]
+        return int(start), int(end)
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         view = self.contributors
