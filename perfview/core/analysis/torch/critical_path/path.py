@@ -145,6 +145,22 @@ def path_rows(graph: Graph, paths: list[StepPath]) -> dict[int, np.ndarray]:
     return out
 
 
+def path_or_enclosing(tl: Timeline) -> np.ndarray:
+    """Mask over the events: slices some step's critical path runs through, and every slice
+    enclosing one (a Python loop is on the path when an op inside it is)."""
+    graph, _nodes, paths = measured_paths(tl)
+    rows = path_rows(graph, paths)
+    on = np.zeros(len(tl.events), dtype=bool)
+    parent = tl.events["parent"].to_numpy(dtype=I64)
+    level = np.unique(np.concatenate([np.zeros(0, I64), *rows.values()]))
+    while len(level):  # up one enclosing level per pass: as many passes as the nesting is deep
+        level = level[~on[level]]
+        on[level] = True
+        level = parent[level]
+        level = np.unique(level[level >= 0])
+    return on
+
+
 def by_category(table: pd.DataFrame) -> pd.DataFrame:
     """step × category ns (every category a column, zeros where absent)."""
     wide = table.pivot_table(index="step", columns="category", values="ns", aggfunc="sum")
@@ -195,6 +211,7 @@ __all__ = [
     "contributor_rows",
     "critical_path_table",
     "measured_paths",
+    "path_or_enclosing",
     "path_rows",
     "step_paths",
     "steps_of",

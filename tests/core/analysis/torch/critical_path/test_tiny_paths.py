@@ -179,3 +179,29 @@ def test_sync_drain_is_named(tmp_path: Path) -> None:
     assert [(r["start_ns"] // US, r["end_ns"] // US, r["cause"]) for r in rows] == [
         (32, 47, "sync drain"), (47, 55, "launch latency"),
     ]  # fmt: skip
+
+
+def test_a_finding_off_the_path_says_so_and_ranks_lower(tmp_path: Path) -> None:
+    from perfview.core.analysis.torch import recommend
+    from perfview.core.analysis.torch.critical_path.path import path_or_enclosing
+
+    tl = loaded(_trace(tmp_path, "cpu"))
+    names = tl.events["name"].astype(str).to_numpy()
+    on = path_or_enclosing(tl)
+    # the CPU-bound step runs through its ops; the kernel runs beside it, off the path
+    assert on[names == "aten::add"].all()
+    assert on[names == "ProfilerStep#1"].all()
+    assert not on[names == "k1"].any()
+    off = recommend._off_path(
+        tl,
+        [
+            recommend.Finding(
+                "kernel", "low", "e", "m", 1.0, 0.0, rows=(int((names == "k1").argmax()),)
+            ),
+            recommend.Finding(
+                "op", "low", "e", "m", 1.0, 0.0, rows=(int((names == "aten::add").argmax()),)
+            ),
+            recommend.Finding("no rows", "low", "e", "m", 1.0, 0.0),
+        ],
+    )
+    assert off == [True, False, False]
