@@ -50,3 +50,11 @@ def test_the_job_cli_has_a_rank_column(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 0, err
     row = json.loads(out)["rows"][0]
     assert (row["step"], row["rank"], row["late_ns"]) == (1, 1, 40 * US)
+
+
+def test_edits_are_refused_for_a_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["summary", str(_job(tmp_path)), "--view", "critical-path-steps",
+                     "--edit", "all=0.5"])  # fmt: skip
+    _out, err = capsys.readouterr()
+    assert code == 2
+    assert "--edit applies to --view what-if of one trace" in err
