@@ -15,6 +15,8 @@ d = time(dst) - time(src) >= 0:
   aten::_local_scalar_dense behind .item());
 - `XSTREAM` an activity that started after it was queued and its stream was free waits for
   the activity that ended last before it on another stream of the device (cudaStreamWaitEvent);
+- `XTHREAD` one CPU thread handing off to another of its process (the autograd thread's
+  backward ending the main thread's wait, a task woken on an idle thread; see `threads`);
 - `SOURCE` the root → a node nothing else leads to.
 
 Every edge is exact for the measured trace, so replaying the graph with its measured lengths
@@ -45,10 +47,10 @@ from perfview.core.analysis.torch.common import (
     names_at,
     per_events,
 )
-from perfview.core.analysis.torch.critical_path import replay
+from perfview.core.analysis.torch.critical_path import replay, threads
 from perfview.core.model import Timeline
 
-CHAIN, BUSY, STREAM, LAUNCH, SYNC, XSTREAM, SOURCE = range(7)
+CHAIN, BUSY, STREAM, LAUNCH, SYNC, XSTREAM, SOURCE, XTHREAD = range(8)
 CATEGORIES = (
     "cpu_op", "kernel", "memcpy", "communication", "launch", "sync", "data_loading", "idle",
 )  # fmt: skip
@@ -60,7 +62,10 @@ SYNC_CALL_RE = (
 )
 SYNC_OP_RE = r"^aten::_local_scalar_dense$"
 COMM_OP_RE = r"(?i)^(?:nccl|rccl|gloo|c10d)[:_]|^record_param_comms$"
-UNNAMED = {CHAIN: "(between ops)", STREAM: "(kernel-to-kernel gap)", SOURCE: "(before the trace)"}
+UNNAMED = {
+    CHAIN: "(between ops)", STREAM: "(kernel-to-kernel gap)", SOURCE: "(before the trace)",
+    XTHREAD: "(hand-off between threads)",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -167,6 +172,8 @@ def _cpu_chain(tl: Timeline, rows: np.ndarray, cpu_pairs: np.ndarray, time: np.n
     inner = np.where(is_end, parent[rr], rr)[:-1][same]
     a, b = node[:-1][same], node[1:][same]
     edges.add(a, b, time[b] - time[a], CHAIN, _slice_category(tl, inner), inner)
+    src, dst = threads.hand_offs(tl, node, is_end, rr, lane, time)
+    edges.add(src, dst, time[dst] - time[src], XTHREAD, IDLE, -1)
 
 
 def _slice_category(tl: Timeline, inner: np.ndarray) -> np.ndarray:
