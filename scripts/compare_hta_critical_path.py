@@ -8,7 +8,8 @@ For each trace and each ProfilerStep instance HTA's `critical_path_analysis(rank
 i)` runs and its `summary()` (% of the path per bound_by class) is printed beside perfview's
 path breakdown mapped onto HTA's classes (cpu_op → cpu_bound, data_loading → data_loading,
 kernel and memcpy → gpu_compute_bound, communication → gpu_communication_bound, launch →
-gpu_kernel_launch_overhead, idle → gpu_kernel_kernel_overhead, sync → "" (HTA leaves its sync
+gpu_kernel_launch_overhead, kernel-to-kernel gaps → gpu_kernel_kernel_overhead, hand-offs
+between CPU threads → thread_hand_off (HTA has no such edge), sync → "" (HTA leaves its sync
 edges unclassified)). Where HTA fails (an exception or success False) that is printed.
 """
 
@@ -42,7 +43,11 @@ def ours(trace: Path) -> dict[int, dict[str, float]]:
     out: dict[int, dict[str, float]] = {}
     for step, part in table.groupby("step"):
         total = float(part["ns"].sum()) or 1.0
-        split = part.groupby(part["category"].map(TO_HTA))["ns"].sum() * 100.0 / total
+        hta_class = part["category"].map(TO_HTA)
+        # only kernel-to-kernel gaps are HTA's overhead class; thread hand-offs have none
+        hand_off = (part["category"] == "idle") & (part["name"] != "(kernel-to-kernel gap)")
+        hta_class = hta_class.where(~hand_off, "thread_hand_off")
+        split = part.groupby(hta_class)["ns"].sum() * 100.0 / total
         out[int(step)] = {str(k): float(v) for k, v in split.items()}
     return out
 
