@@ -50,7 +50,8 @@ EXAMPLE_EDITS = "kernel:*gemm*=0.5\n"
 REPLAY_DELAY_MS = 250
 IGNORED = (
     "The replay ignores contention (a faster kernel leaves its neighbours as they were), "
-    "allocator and clock effects, and threads waking each other."
+    "allocator and clock effects, and hand-offs between threads other than a join (the "
+    "autograd thread ending the main thread's wait) or a wake of an idle thread."
 )
 
 
@@ -70,7 +71,9 @@ def stacked_bars(
         plot.addItem(pg.BarGraphItem(x=x, height=ms, y0=bottom, width=0.7, brush=color, pen=None))
         bottom = bottom + ms
         shown.append(f"<span style='color:{color}'>■</span>&nbsp;{name}")
-    plot.getAxis("bottom").setTicks([list(zip(x.tolist(), labels, strict=True))])
+    axis = plot.getAxis("bottom")
+    axis.setTicks([list(zip(x.tolist(), labels, strict=True))])
+    axis.setHeight(44 if any("\n" in label for label in labels) else None)  # two-line labels
     plot.setLabel("left", "ms")
     plot.setXRange(-0.6, len(labels) - 0.4, padding=0)
     plot.setYRange(0, float(bottom.max()) * 1.05 if len(bottom) and bottom.max() > 0 else 1)
@@ -247,7 +250,10 @@ class CriticalPathView(QWidget):
             plot.addItem(pg.BarGraphItem(x0=x0, y0=y + offset, width=width, height=0.4,
                                          brush=color, pen=None))  # fmt: skip
         labels = self.timeline.lanes.set_index("lane")["thread"].astype(str)
-        ticks = [(i + 0.42, _short(str(labels.get(lane, lane)))) for lane, i in index.items()]
+        full = [str(labels.get(lane, lane)) for lane in index]
+        short = [_short(text) for text in full]
+        names = [s if short.count(s) == 1 else f[:24] for s, f in zip(short, full, strict=True)]
+        ticks = [(i + 0.42, name) for i, name in enumerate(names)]
         plot.getAxis("left").setTicks([ticks])
         plot.getAxis("left").setWidth(150)
         plot.setLabel("bottom", "ms from the step's start")
