@@ -21,8 +21,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -34,7 +37,7 @@ from perfview.core.analysis.torch.critical_path import idle_gaps, path, what_if 
 from perfview.loaders import FRESH, load  # noqa: E402
 
 
-def _timed(fn, *args):  # type: ignore[no-untyped-def]
+def _timed(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
     start = time.perf_counter()
     value = fn(*args)
     return value, time.perf_counter() - start

@@ -41,19 +41,22 @@ def ours(trace: Path) -> dict[int, dict[str, float]]:
     assert tl is not None
     table = path.critical_path_table(tl)
     out: dict[int, dict[str, float]] = {}
-    for step, part in table.groupby("step"):
+    for step_key, part in table.groupby("step"):
+        step = int(str(step_key))
         total = float(part["ns"].sum()) or 1.0
         hta_class = part["category"].map(TO_HTA)
         # only kernel-to-kernel gaps are HTA's overhead class; thread hand-offs have none
         hand_off = (part["category"] == "idle") & (part["name"] != "(kernel-to-kernel gap)")
         hta_class = hta_class.where(~hand_off, "thread_hand_off")
         split = part.groupby(hta_class)["ns"].sum() * 100.0 / total
-        out[int(step)] = {str(k): float(v) for k, v in split.items()}
+        out[step] = {str(k): float(v) for k, v in split.items()}
     return out
 
 
 def hta_split(trace: Path, instance: int) -> dict[str, float] | str:
-    from hta.trace_analysis import TraceAnalysis
+    from hta.trace_analysis import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        TraceAnalysis,
+    )
 
     folder = Path(tempfile.mkdtemp(prefix="hta-"))
     try:
