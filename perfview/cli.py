@@ -82,6 +82,8 @@ def run_summary(args: argparse.Namespace) -> int:
     from perfview.core.pages import summary
 
     if job_cli.wants_job(args):
+        if getattr(args, "edit", None):
+            raise CliError("--edit applies to --view what-if of one trace, not to a job")
         return job_cli.run_job(args)
     startup_stamps.stamp("imported")
     bundle = load_bundle(args.file)
@@ -94,7 +96,7 @@ def run_summary(args: argparse.Namespace) -> int:
     try:
         if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
             return run_tree(args, bundle, view)
-        table = _summarize(bundle, view)
+        table = _summarize(bundle, view, getattr(args, "edit", None) or ())
     except CliError:
         raise
     except LoadError as exc:  # ViewError: the view does not fit this file
@@ -107,7 +109,7 @@ def run_summary(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summarize(bundle: Any, view: str) -> Any:
+def _summarize(bundle: Any, view: str, edits: Any = ()) -> Any:
     """The view's table; a big trace's temporaries reuse freed heap (`trace.heap`): its
     5M-row steps otherwise first-touch fresh pages for every array. (A no-op after a
     one-shot load, which left the heap so: `_read_ahead`.)"""
@@ -115,7 +117,7 @@ def _summarize(bundle: Any, view: str) -> Any:
     from perfview.loaders.trace import heap
 
     with heap.reuse_freed(bundle.counts.get("events", 0) if bundle.format == "trace" else 0):
-        return summary.summarize(bundle, view)
+        return summary.summarize(bundle, view, edits)
 
 
 def _add_summary(subparsers: Any) -> None:
@@ -142,6 +144,14 @@ def _add_summary(subparsers: Any) -> None:
         "fragment of its label",
     )
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument(
+        "--edit",
+        action="append",
+        metavar="EDIT",
+        help="--view what-if: one change to replay, repeatable: kernel:GLOB=F, cpu:GLOB=F, "
+        "memcpy:GLOB=F, category:NAME=F, comm=F, data=F, launch=F, all=F, sync:remove, "
+        "overlap:comm",
+    )
     from perfview import job_cli
 
     job_cli.add_arguments(p)

@@ -187,6 +187,17 @@ def _recommendations(host: PageHost, _name: str, data: Any) -> QWidget:
     return RecommendationsView(data, host.document)
 
 
+def _critical_path(host: PageHost, _name: str, data: Any) -> QWidget:
+    from perfview.core.pages.data import CriticalPathData
+    from perfview.qt.views.critical_path_view import CriticalPathView
+
+    if data is None:
+        timeline = host.document.bundle.timeline
+        assert timeline is not None
+        data = CriticalPathData.compute(timeline)
+    return CriticalPathView(data, host.document)
+
+
 def _allocations_page(host: PageHost, name: str, _data: Any) -> QWidget:
     """Pages of allocation captures: CUDA snapshot timeline and segments, memray's temporal
     view and leaks; the plain table when the capture has nothing to draw for the page."""
@@ -236,6 +247,7 @@ BUILDERS: dict[str, Builder] = {
     "operators": _operators,
     "kernels": _kernels,
     "recommendations": _recommendations,
+    "critical-path": _critical_path,
 }
 
 PSTATS_HEADERS = {
