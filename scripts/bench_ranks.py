@@ -230,9 +230,7 @@ JOB = (
     + """
 import json, sys, time
 from perfview.jobs import open_job
-from perfview.jobs.local import use_scanner
 from perfview.core.analysis.torch import job_views
-use_scanner()  # the pool's workers do this; the 1-process run too, for a fair comparison
 workers = int(sys.argv[2])
 times = []
 for _ in range(2):  # open, then reopen
@@ -281,12 +279,11 @@ print(json.dumps({"cold": runs[0], "s": runs[1], "same": same}))
 
 TASK = """
 import json, sys, time
-from perfview.jobs.local import job_files, rank_task, use_scanner
-use_scanner()  # as the Dask workers do
+from perfview.jobs.local import WORKER_COMPILED, job_files, rank_task
 files = job_files([sys.argv[1]])
 t = time.perf_counter()
 for i, f in enumerate(files):
-    rank_task(str(f), i)
+    rank_task(str(f), i, WORKER_COMPILED)  # as the Dask workers do
 print(json.dumps({"s": time.perf_counter() - t, "n": len(files)}))
 """
 

@@ -11,7 +11,7 @@ so a busy machine slows both alike; the medians of wall-clock and of CPU seconds
 process's threads: less sensitive to other load on a shared machine) are printed. Modes:
 
 * scan: the default choice (the compiled scanner for files of 16 MB or more);
-* general: PERFVIEW_TRACE_SCANNER=0, the msgspec general path;
+* general: the msgspec general path (`LoadOptions(compiled=False)`);
 * text: the general path with every batch's numbers read from their JSON text (the typed
   reading turned off): the slower of its two readings, what odd files (quoted numbers) get.
 
@@ -49,9 +49,14 @@ if mode == "text":
         from perfview.loaders import trace_columns
         trace_columns._fast_batch = lambda *args: False
 t0, c0 = time.perf_counter(), time.process_time()
+compiled = False if mode in ("general", "text") else None
 try:  # the new checkout: the load service takes explicit options
-    from perfview.loaders import FRESH
-    bundle = load(sys.argv[1], options=FRESH)
+    from perfview.loaders import LoadOptions
+    try:
+        options = LoadOptions(read_cache=False, write_cache=False, compiled=compiled)
+    except TypeError:  # a checkout from before `compiled`: the environment chooses (below)
+        options = LoadOptions(read_cache=False, write_cache=False)
+    bundle = load(sys.argv[1], options=options)
 except ImportError:  # the base checkout
     bundle = load(sys.argv[1], use_cache=False)
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -63,9 +68,10 @@ print(json.dumps({"seconds": seconds, "cpu": cpu, "events": bundle.counts["event
 
 def run(root: Path, path: Path, mode: str, cold: bool) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(root), PERFVIEW_CACHE_MAX_MB="0")
-    env.pop("PERFVIEW_TRACE_SCANNER", None)
+    old_switch = "PERFVIEW_TRACE_SCANNER"  # how checkouts from before `compiled` chose
+    env.pop(old_switch, None)
     if mode in ("general", "text"):
-        env["PERFVIEW_TRACE_SCANNER"] = "0"
+        env[old_switch] = "0"
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(path), mode, "1" if cold else "0"],
         capture_output=True,

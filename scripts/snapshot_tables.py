@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from perfview.cli_common import write_summary
@@ -36,11 +37,14 @@ def _inputs(samples: Path, extra: list[Path]) -> list[tuple[str, Path]]:
     return found + [(f"extra/{p.name}", p) for p in extra]
 
 
-def view_texts(label: str, path: Path, *, use_cache: bool) -> dict[str, str]:
+def view_texts(
+    label: str, path: Path, *, use_cache: bool, compiled: bool | None = None
+) -> dict[str, str]:
     """Every applicable view of one input as {file name: text}: `<view>.json` each, or
-    `_load_error.txt` when the input does not load."""
+    `_load_error.txt` when the input does not load. `compiled`: `LoadOptions.compiled`."""
+    options = LoadOptions() if use_cache else FRESH
     try:
-        bundle = load(path, options=LoadOptions() if use_cache else FRESH)
+        bundle = load(path, options=replace(options, compiled=compiled))
     except LoadError as exc:
         return {"_load_error.txt": str(exc) + "\n"}
     texts = {}
@@ -68,9 +72,11 @@ def snapshot_one(label: str, path: Path, out: Path, *, use_cache: bool) -> int:
     return len(texts)
 
 
-def digests(label: str, path: Path, *, use_cache: bool) -> dict[str, str]:
+def digests(
+    label: str, path: Path, *, use_cache: bool, compiled: bool | None = None
+) -> dict[str, str]:
     """sha256 of each view's text (as `snapshot_one` writes it), by file name."""
-    texts = view_texts(label, path, use_cache=use_cache)
+    texts = view_texts(label, path, use_cache=use_cache, compiled=compiled)
     return {name: hashlib.sha256(text.encode()).hexdigest() for name, text in texts.items()}
 
 

@@ -30,6 +30,7 @@ from perfview.core.model import Bundle
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
+from perfview.loaders.base import Capabilities, CompiledReader
 from perfview.loaders.cuda_columns import snapshot_from_data as snapshot_from_data
 from perfview.loaders.pickle_data import REFUSED as REFUSED
 from perfview.loaders.pickle_data import restricted_loads as restricted_loads
@@ -39,8 +40,31 @@ DESCRIPTION = "a PyTorch CUDA memory snapshot (.pickle)"
 EXTENSIONS = (".pickle", ".pkl", ".pickle.gz", ".pkl.gz")
 
 # Files this big (on disk) are read by the compiled walker (`_fast`); smaller ones load faster
-# than numba imports (tests set it to 0 to hold both paths equal).
+# than numba imports (tests pass `compiled=True` to hold both paths equal).
 FAST_MIN_BYTES = 8 << 20
+
+
+def _walker_on_disk() -> bool:
+    from perfview.loaders import cuda_snapshot_fast
+
+    return cuda_snapshot_fast.compiled()
+
+
+def _warm_walker() -> None:
+    from perfview.loaders import cuda_snapshot_fast
+
+    cuda_snapshot_fast.warm()
+
+
+WALKER = CompiledReader(
+    what="the CUDA snapshot walker",
+    min_bytes=FAST_MIN_BYTES,
+    on_disk=_walker_on_disk,
+    warm=_warm_walker,
+)
+# parsed in the caller's process: the snapshot's tables do not round-trip through the cache's
+# entry format, which a child process hands its result back in
+CAPABILITIES = Capabilities(compiled=WALKER)
 
 
 def sniff(head: bytes, path: Path) -> bool:
@@ -91,8 +115,9 @@ def _unpickled(path: Path, progress: Progress) -> CudaSnapshot:
         ) from exc
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
-    """Load a snapshot pickle (plain or gzip) without running any code from it.
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
+    """Load a snapshot pickle (plain or gzip) without running any code from it; `compiled`:
+    the compiled walker first (True), never (False), or for FAST_MIN_BYTES or more (None).
 
     The cyclic garbage collector is paused meanwhile: unpickling builds millions of dicts and
     lists, and each collection would walk them all again (30 % of a 20 MB load; more as the
@@ -101,7 +126,7 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(Path(path), progress)
+        return _load(Path(path), progress, compiled)
     finally:
         if was_enabled:
             gc.enable()
@@ -120,10 +145,11 @@ def _fast(path: Path, progress: Progress) -> CudaSnapshot | None:
         raise LoadError("it does not fit in memory") from exc
 
 
-def _load(path: Path, progress: Progress) -> Bundle:
+def _load(path: Path, progress: Progress, compiled: bool | None) -> Bundle:
     path = Path(path)
     progress(0.0, "reading the file")
-    snap = _fast(path, progress) if path.stat().st_size >= FAST_MIN_BYTES else None
+    path.stat()  # a vanished file is an OSError here, as before the walker was chosen
+    snap = _fast(path, progress) if WALKER.used_for(path, compiled) else None
     if snap is None:
         snap = _unpickled(path, progress)
     bundle = Bundle(format=NAME, path=path, counts=counts(snap))

@@ -34,11 +34,35 @@ from perfview.core.model.errors import LoadError
 from perfview.core.model.memray_model import MemrayCapture, StackInterner
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders import memray_header, memray_stream
+from perfview.loaders.base import Capabilities, CompiledReader
 
 NAME: Final = "memray"
 DESCRIPTION = "a memray capture (memray run -o FILE)"
 EXTENSIONS = (".bin", ".memray")
 INSTALL = "pip install 'perfview[memray]'"
+
+
+def _replay_on_disk() -> bool:
+    from perfview.loaders.memray_stream import warm
+
+    return warm.compiled()
+
+
+def _warm_replay() -> None:
+    from perfview.loaders.memray_stream import warm
+
+    warm.warm()
+
+
+REPLAY = CompiledReader(
+    what="memray's record replay",
+    min_bytes=0,  # perfview's own reader, compiled, reads captures of every size
+    on_disk=_replay_on_disk,
+    warm=_warm_replay,
+)
+# parsed in the caller's process: a capture's tables do not round-trip through the cache's
+# entry format, which a child process hands its result back in
+CAPABILITIES = Capabilities(compiled=REPLAY)
 
 
 def sniff(head: bytes, path: Path) -> bool:
@@ -276,9 +300,14 @@ def _read_with_memray(path: Path, version: int, progress: Progress) -> MemrayCap
     )
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+READERS = {None: "auto", True: "own", False: "memray"}  # a load's `compiled` → `reader`
+
+
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
+    """Load a capture; `compiled`: perfview's own (compiled) reader (True), memray's (False),
+    or as `choose_reader` decides (None)."""
     path = Path(path)
-    cap = read_capture(path, progress)
+    cap = read_capture(path, progress, READERS[compiled])
     progress(0.9, "building the flame graph")
     bundle = Bundle(format=NAME, path=path, counts=memray_views.counts(cap))
     bundle.memray = cap

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perfview.loaders.trace.loader import (
+        CAPABILITIES,
         DESCRIPTION,
         EXTENSIONS,
         NAME,
+        SCANNER,
         load,
         load_scanned,
         refuse,
@@ -32,4 +34,14 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["DESCRIPTION", "EXTENSIONS", "NAME", "load", "load_scanned", "refuse", "sniff"]
+__all__ = [
+    "CAPABILITIES",
+    "DESCRIPTION",
+    "EXTENSIONS",
+    "NAME",
+    "SCANNER",
+    "load",
+    "load_scanned",
+    "refuse",
+    "sniff",
+]
