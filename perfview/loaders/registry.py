@@ -17,7 +17,7 @@ from perfview.loaders import (
     cuda_snapshot,
     limits,
     memory_profiler_text,
-    memray_capture,
+    memray,
     mprof,
     pyinstrument,
     speedscope,
@@ -33,7 +33,7 @@ LOADERS: tuple[Loader, ...] = (
     mprof,
     memory_profiler_text,
     cuda_snapshot,
-    memray_capture,
+    memray,
     collapsed,  # plain text lines: last, after every format with a signature
 )
 

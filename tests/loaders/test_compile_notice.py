@@ -120,8 +120,8 @@ def test_compile_ahead_covers_the_snapshot_walker_too(monkeypatch: pytest.Monkey
     """The window's compile-ahead child also compiles the CUDA snapshot walker and memray's
     replay (~12-20 s holding the GIL each, once after an install); with everything on disk it
     starts nothing."""
-    from perfview.loaders import cuda_snapshot_fast
-    from perfview.loaders.memray_stream import warm
+    from perfview.loaders.cuda_snapshot import fast as cuda_snapshot_fast
+    from perfview.loaders.memray.stream import warm
     from perfview.loaders.trace.scan import parallel
 
     monkeypatch.setattr(service.multiprocessing, "get_context", lambda _kind: _FakeContext)
@@ -147,10 +147,10 @@ def test_compile_ahead_covers_the_snapshot_walker_too(monkeypatch: pytest.Monkey
 def test_memray_warm_up_reads_its_shipped_captures() -> None:
     """The two tiny captures ship as package data and compile (or load) every replay kernel,
     so `compiled()` is true afterwards; inlined helpers are not counted (no code of their own)."""
-    from perfview.loaders.memray_stream import warm
+    from perfview.loaders.memray.stream import warm
 
     warm.warm()
     assert warm.compiled()
     names = {k.py_func.__name__ for k in warm.kernels()}
-    assert {"run11", "unmap"} <= names
+    assert {"run", "unmap"} <= names
     assert "varint" not in names  # inlined

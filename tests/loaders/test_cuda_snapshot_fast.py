@@ -16,8 +16,9 @@ import pytest
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import noop
-from perfview.loaders import cuda_snapshot, cuda_snapshot_fast
-from perfview.loaders.pickle_walk import Unsupported
+from perfview.loaders.cuda_snapshot import fast as cuda_snapshot_fast
+from perfview.loaders.cuda_snapshot import loader as cuda_snapshot
+from perfview.loaders.cuda_snapshot.pickle_walk import Unsupported
 from tests.conftest import SAMPLES
 
 SAMPLE_DIR = SAMPLES / "cuda_memory_snapshot"

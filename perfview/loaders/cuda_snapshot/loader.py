@@ -12,9 +12,9 @@ Older torch writes no `time_us` and no `allocator_settings`; a snapshot taken wi
 
 A pickle can name any importable callable and have it called while loading: this loader
 never unpickles with `pickle.load`. Files of FAST_MIN_BYTES and more are read by the compiled
-walker (`cuda_snapshot_fast`: no Python object per pickled object, imports refused); smaller
+walker (`fast`: no Python object per pickled object, imports refused); smaller
 ones, and anything the walker leaves aside, by the restricted unpickler (`pickle_data`,
-every global refused) and `cuda_columns.snapshot_from_data`. Both give the same snapshot.
+every global refused) and `columns.snapshot_from_data`. Both give the same snapshot.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import Capabilities, CompiledReader
-from perfview.loaders.cuda_columns import snapshot_from_data as snapshot_from_data
-from perfview.loaders.pickle_data import REFUSED as REFUSED
-from perfview.loaders.pickle_data import restricted_loads as restricted_loads
+from perfview.loaders.cuda_snapshot.columns import snapshot_from_data as snapshot_from_data
+from perfview.loaders.cuda_snapshot.pickle_data import REFUSED as REFUSED
+from perfview.loaders.cuda_snapshot.pickle_data import restricted_loads as restricted_loads
 
 NAME: Final = "cuda_snapshot"
 DESCRIPTION = "a PyTorch CUDA memory snapshot (.pickle)"
@@ -45,15 +45,15 @@ FAST_MIN_BYTES = 8 << 20
 
 
 def _walker_on_disk() -> bool:
-    from perfview.loaders import cuda_snapshot_fast
+    from perfview.loaders.cuda_snapshot import fast
 
-    return cuda_snapshot_fast.compiled()
+    return fast.compiled()
 
 
 def _warm_walker() -> None:
-    from perfview.loaders import cuda_snapshot_fast
+    from perfview.loaders.cuda_snapshot import fast
 
-    cuda_snapshot_fast.warm()
+    fast.warm()
 
 
 WALKER = CompiledReader(
@@ -133,12 +133,12 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
 
 
 def _fast(path: Path, progress: Progress) -> CudaSnapshot | None:
-    """The compiled walker's snapshot (`cuda_snapshot_fast`), None where it leaves the file to
+    """The compiled walker's snapshot (`fast`), None where it leaves the file to
     the restricted unpickler. Imported here: numba's import is for big files only."""
-    from perfview.loaders import cuda_snapshot_fast, pickle_walk
+    from perfview.loaders.cuda_snapshot import fast, pickle_walk
 
     try:
-        return cuda_snapshot_fast.load_snapshot(path, progress)[0]
+        return fast.load_snapshot(path, progress)[0]
     except pickle_walk.Unsupported:
         return None
     except MemoryError as exc:
