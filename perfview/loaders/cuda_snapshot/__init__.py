@@ -14,8 +14,9 @@ The loader's names are imported on first use (PEP 562), like the trace package's
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from perfview.loaders import lazy
 
 if TYPE_CHECKING:
     from perfview.loaders.cuda_snapshot.loader import (
@@ -35,15 +36,6 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    """The loader's names from `loader`, imported on first use (PEP 562)."""
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("perfview.loaders.cuda_snapshot.loader"), name)
-    globals()[name] = value
-    return value
-
-
 __all__ = [
     "CAPABILITIES",
     "DESCRIPTION",
@@ -59,3 +51,5 @@ __all__ = [
     "snapshot_from_data",
     "sniff",
 ]
+
+__getattr__ = lazy.exports(__name__, "perfview.loaders.cuda_snapshot.loader", __all__)

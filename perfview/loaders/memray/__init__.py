@@ -12,8 +12,9 @@ The loader's names are imported on first use (PEP 562), like the trace package's
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from perfview.loaders import lazy
 
 if TYPE_CHECKING:
     from perfview.loaders.memray.loader import (
@@ -29,15 +30,6 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    """The loader's names from `loader`, imported on first use (PEP 562)."""
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("perfview.loaders.memray.loader"), name)
-    globals()[name] = value
-    return value
-
-
 __all__ = [
     "CAPABILITIES",
     "DESCRIPTION",
@@ -49,3 +41,5 @@ __all__ = [
     "refuse",
     "sniff",
 ]
+
+__getattr__ = lazy.exports(__name__, "perfview.loaders.memray.loader", __all__)

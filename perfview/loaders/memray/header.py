@@ -60,7 +60,7 @@ class Truncated(ValueError):
     """The bytes end inside the header."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Leading:
     """The header's fixed-size fields, before the command line: what sniffing and choosing
     a reader need, found in the first bytes of a capture (`inner_head`)."""
@@ -72,26 +72,18 @@ class Leading:
     n_records: int
     start_ms: int
     end_ms: int
-    size: int  # where the command line starts
+    size: int  # where the fields read so far end: here, where the command line starts
 
 
 @dataclass
-class Header:
+class Header(Leading):
     """What memray's header says; `size` is where the record stream starts."""
 
-    version: int
-    python_version: int
-    native_traces: bool
-    file_format: int
-    n_records: int
-    start_ms: int
-    end_ms: int
-    command_line: str
-    pid: int
-    main_tid: int
-    skipped_frames: int
-    python_allocator: str
-    size: int
+    command_line: str = ""
+    pid: int = 0
+    main_tid: int = 0
+    skipped_frames: int = 0
+    python_allocator: str = "unknown"
     sys_path: list[str] = field(default_factory=list)
 
 
@@ -157,19 +149,12 @@ def parse(data: bytes) -> Header:
                     break
                 paths.append(text)
     return Header(
-        version=version,
-        python_version=lead.python_version,
-        native_traces=lead.native_traces,
-        file_format=lead.file_format,
-        n_records=lead.n_records,
-        start_ms=lead.start_ms,
-        end_ms=lead.end_ms,
+        **{**vars(lead), "size": pos},
         command_line=command,
         pid=pid,
         main_tid=main_tid,
         skipped_frames=skipped,
         python_allocator=ALLOCATORS.get(alloc, "unknown"),
-        size=pos,
         sys_path=paths,
     )
 

@@ -139,36 +139,17 @@ def room(
 
 @T.inline
 def allocation(
-    buf: np.ndarray,
-    p: int,
-    flags: int,
-    kinds: np.ndarray,
-    st: np.ndarray,
-    recent: np.ndarray,
-    nodes: np.ndarray,
-    ak: np.ndarray,
-    av: np.ndarray,
-    au: np.ndarray,
-    hk: np.ndarray,
-    hv: np.ndarray,
-    hu: np.ndarray,
-    mm: np.ndarray,
-    scratch: np.ndarray,
-    tstack: np.ndarray,
-    tdepth: np.ndarray,
-    tcount: np.ndarray,
-) -> int:
-    """Decode and replay one allocation record; returns the position after it (-1: damage)."""
-    t = st[K.THREAD]
-    if t < 0:
-        return -1
+    buf: np.ndarray, p: int, flags: int, kinds: np.ndarray, st: np.ndarray, recent: np.ndarray
+) -> tuple[int, int, int, int]:
+    """Decode one allocation record of 12+: (the position after it, address, allocation
+    kind, size); the position is -1 for damage."""
     addr, p = cached_address(buf, p, st, recent, (flags >> 3) & 15)
     alloc = flags & 7
     if alloc == 0:
         alloc = int(buf[p])
         p += 1
     if alloc < 1 or alloc > 15:
-        return -1
+        return -1, 0, 0, 0
     kind = kinds[alloc]
     if st[K.NATIVE] and kind != K.FREE:
         d, p = K.svarint(buf, p)
@@ -176,10 +157,30 @@ def allocation(
     size = 0
     if kind != K.FREE:
         size, p = K.varint(buf, p)
-    K.replay(
-        st, nodes, ak, av, au, hk, hv, hu, mm, scratch, tstack, tdepth, tcount, t, addr, kind, size
-    )
-    return p
+    return p, addr, kind, size
+
+
+@T.inline
+def push(
+    st: np.ndarray,
+    nodes: np.ndarray,
+    ntab: np.ndarray,
+    tstack: np.ndarray,
+    tdepth: np.ndarray,
+    t: int,
+    code: int,
+    off: int,
+    entry: int,
+) -> None:
+    """Push the frame (code, offset, entry) on thread slot `t`'s stack: its stack node is
+    the child of the node on top, made the first time that path is seen."""
+    parent = tstack[t, tdepth[t] - 1] if tdepth[t] > 0 else 0
+    node = T.node_get(nodes, ntab, st[K.N_NODES], parent, code, off, entry)
+    if node == st[K.N_NODES]:
+        st[K.N_NODES] += 1
+        nodes[node, T.N_THREAD] = t
+    tstack[t, tdepth[t]] = node
+    tdepth[t] += 1
 
 
 @T.jit
@@ -213,20 +214,15 @@ def frame(
     tstack: np.ndarray,
     tdepth: np.ndarray,
 ) -> int:
-    """A frame push or pop on the current thread's stack; -1: no thread yet."""
+    """A frame push (code object id, instruction offset) or pop on the current thread's
+    stack in versions 12+; -1: no thread yet."""
     t = st[K.THREAD]
     if t < 0:
         return -1
     if b & 0x40:
         code, p = K.varint(buf, p)
         off, p = K.svarint(buf, p)
-        parent = tstack[t, tdepth[t] - 1] if tdepth[t] > 0 else 0
-        node = T.node_get(nodes, ntab, st[K.N_NODES], parent, code, off, b & 1)
-        if node == st[K.N_NODES]:
-            st[K.N_NODES] += 1
-            nodes[node, T.N_THREAD] = t
-        tstack[t, tdepth[t]] = node
-        tdepth[t] += 1
+        push(st, nodes, ntab, tstack, tdepth, t, code, off, b & 1)
     else:
         tdepth[t] = max(tdepth[t] - ((b & 15) + 1), 0)
     return p
@@ -267,30 +263,12 @@ def native_index(buf: np.ndarray, p: int, st: np.ndarray) -> int:
 
 @T.inline
 def allocation11(
-    buf: np.ndarray,
-    p: int,
-    typ: int,
-    alloc: int,
-    kinds: np.ndarray,
-    st: np.ndarray,
-    nodes: np.ndarray,
-    ak: np.ndarray,
-    av: np.ndarray,
-    au: np.ndarray,
-    hk: np.ndarray,
-    hv: np.ndarray,
-    hu: np.ndarray,
-    mm: np.ndarray,
-    scratch: np.ndarray,
-    tstack: np.ndarray,
-    tdepth: np.ndarray,
-    tcount: np.ndarray,
-) -> int:
-    """Decode and replay one allocation record of versions 9-11 (type 1, or 2 with a native
-    frame delta after the size); the position after it (-1: damage)."""
-    t = st[K.THREAD]
-    if t < 0 or alloc < 1:
-        return -1
+    buf: np.ndarray, p: int, typ: int, alloc: int, kinds: np.ndarray, st: np.ndarray
+) -> tuple[int, int, int, int]:
+    """Decode one allocation record of versions 9-11 (type 1, or 2 with a native frame delta
+    after the size): as `allocation`."""
+    if alloc < 1:
+        return -1, 0, 0, 0
     d, p = K.svarint(buf, p)
     st[K.LAST_PTR] += d
     kind = kinds[alloc]
@@ -300,26 +278,7 @@ def allocation11(
     if typ == 2:
         d, p = K.svarint(buf, p)
         st[K.LAST_NATIVE] += d
-    K.replay(
-        st,
-        nodes,
-        ak,
-        av,
-        au,
-        hk,
-        hv,
-        hu,
-        mm,
-        scratch,
-        tstack,
-        tdepth,
-        tcount,
-        t,
-        st[K.LAST_PTR],
-        kind,
-        size,
-    )
-    return p
+    return p, st[K.LAST_PTR], kind, size
 
 
 @T.inline
@@ -342,13 +301,7 @@ def frame11(
     if typ == 4:
         d, p = K.svarint(buf, p)
         st[K.LAST_FRAME] += d
-        parent = tstack[t, tdepth[t] - 1] if tdepth[t] > 0 else 0
-        node = T.node_get(nodes, ntab, st[K.N_NODES], parent, st[K.LAST_FRAME], 0, 0)
-        if node == st[K.N_NODES]:
-            st[K.N_NODES] += 1
-            nodes[node, T.N_THREAD] = t
-        tstack[t, tdepth[t]] = node
-        tdepth[t] += 1
+        push(st, nodes, ntab, tstack, tdepth, t, st[K.LAST_FRAME], 0, 0)
     else:
         tdepth[t] = max(tdepth[t] - (flags + 1), 0)
     return p
@@ -400,15 +353,17 @@ def run(
         p += 1
         record = first_byte[b]
         if record == R_ALLOCATION:
+            t = st[K.THREAD]
+            if t < 0:  # an allocation before any thread: damage
+                return K.DAMAGED
             if compact:
-                p = allocation(
-                    buf, p, b & 0x7F, kinds, st, recent, nodes, ak, av, au, hk, hv, hu, mm,
-                    scratch, tstack, tdepth, tcount,
-                )  # fmt: skip
+                p, addr, kind, size = allocation(buf, p, b & 0x7F, kinds, st, recent)
             else:
-                p = allocation11(
-                    buf, p, b & 15, b >> 4, kinds, st, nodes, ak, av, au, hk, hv, hu, mm,
-                    scratch, tstack, tdepth, tcount,
+                p, addr, kind, size = allocation11(buf, p, b & 15, b >> 4, kinds, st)
+            if p >= 0:
+                K.replay(
+                    st, nodes, ak, av, au, hk, hv, hu, mm, scratch, tstack, tdepth, tcount, t,
+                    addr, kind, size,
                 )  # fmt: skip
         elif record == R_FRAME:
             if compact:
