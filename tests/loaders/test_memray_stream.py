@@ -237,3 +237,22 @@ def test_corrupted_bytes_give_a_capture_or_load_error(name: str, tmp_path: Path)
         path.write_bytes(bytes(data[: rng.randrange(len(data) // 2, len(data) + 1)]))
         with contextlib.suppress(LoadError):
             read_stream(path)
+
+
+@pytest.mark.parametrize("name", ["v11_raw_pyalloc.bin", "v13_raw_pyalloc.bin"])
+def test_one_header_reader_for_sniffing_choosing_and_reading(name: str) -> None:
+    """Sniffing, choosing a reader and the reader itself read the header with the same
+    fields (`header.leading`, which `header.parse` extends); every version the reader
+    knows has its record encoding in `decode.ENCODINGS`."""
+    from perfview.loaders.memray.loader import choose_reader
+    from perfview.loaders.memray.stream import decode
+
+    raw = (DATA / name).read_bytes()
+    lead = memray_header.leading(memray_header.inner_head(raw[:65536]))
+    whole = memray_header.parse(raw)
+    assert memray_header.header_version(raw[:65536]) == lead.version == whole.version
+    fixed = {k: v for k, v in vars(lead).items() if k != "size"}
+    assert fixed == {k: getattr(whole, k) for k in fixed}
+    assert whole.size > lead.size  # the command line and the rest follow the fixed fields
+    assert choose_reader(raw[:65536], lead.version) == "own"
+    assert set(decode.ENCODINGS) == set(memray_header.VERSIONS)
