@@ -51,16 +51,17 @@ def cannot_open(path: str, reason: str) -> CliError:
 
 
 def compile_notice() -> Any:
-    """A load's progress callback that prints the one message a user must see: the trace
-    scanner's compile after an install (`loaders.service.COMPILE_MESSAGE`, ~15 s, once) on
-    stderr, so a first `perfview summary BIG.json` does not wait silently."""
-    from perfview.loaders.service import COMPILE_MESSAGE
+    """A load's progress callback that prints the one message a user must see: a compiled
+    reader's compile after an install (`CompiledReader.message`: the trace scanner's, ~15 s,
+    once) on stderr, so a first `perfview summary BIG.json` does not wait silently."""
+    from perfview.loaders.service import compile_messages
 
+    messages = compile_messages()
     printed = False
 
     def progress(_fraction: float, message: str) -> None:
         nonlocal printed
-        if message == COMPILE_MESSAGE and not printed:
+        if message in messages and not printed:
             printed = True
             print(f"perfview: {message}", file=sys.stderr, flush=True)
 

@@ -13,7 +13,9 @@ import pytest
 from perfview.core.analysis import memray_views
 from perfview.core.model.errors import LoadError
 from perfview.core.pages import summary
-from perfview.loaders import detect, load, memray_capture, memray_header
+from perfview.loaders import detect, load
+from perfview.loaders import memray as memray_capture
+from perfview.loaders.memray import header as memray_header
 from tests.conftest import sample
 
 MIB = 1 << 20

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.pickle_walk.kernel import (
+from perfview.loaders.cuda_snapshot.pickle_walk.kernel import (
     K_DICT,
     K_FLOAT,
     K_INT,

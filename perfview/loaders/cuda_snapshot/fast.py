@@ -22,10 +22,12 @@ import pandas as pd
 
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cuda_columns, cuda_stacks, cuda_walk
-from perfview.loaders.pickle_walk import Graph, Unsupported, walk_file
-from perfview.loaders.pickle_walk import kernel as kn
-from perfview.loaders.pickle_walk.objects import items, to_python
+from perfview.loaders.cuda_snapshot import columns as cuda_columns
+from perfview.loaders.cuda_snapshot import stacks as cuda_stacks
+from perfview.loaders.cuda_snapshot import walk as cuda_walk
+from perfview.loaders.cuda_snapshot.pickle_walk import Graph, Unsupported, walk_file
+from perfview.loaders.cuda_snapshot.pickle_walk import kernel as kn
+from perfview.loaders.cuda_snapshot.pickle_walk.objects import items, to_python
 
 _BLOCK_KEYS = ("address", "size", "requested_size", "state", "frames")
 _ENTRY_KEYS = ("action", "addr", "size", "stream", "time_us", "frames")

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
-from perfview.loaders import memray_header
+from perfview.loaders.memray import header as H
 
 CHUNK = 16 << 20  # decompressed bytes per chunk
 READ = 1 << 20  # compressed bytes per read
@@ -47,9 +47,7 @@ def _produce(path: Path, out: queue.Queue[object], stop: threading.Event) -> Non
     try:
         with open(path, "rb") as fh:
             first = fh.read(READ)
-            blocks = (
-                _lz4(fh, first) if first.startswith(memray_header.LZ4_MAGIC) else _raw(fh, first)
-            )
+            blocks = _lz4(fh, first) if first.startswith(H.LZ4_MAGIC) else _raw(fh, first)
             for block in blocks:
                 while not stop.is_set():
                     try:

@@ -2,9 +2,9 @@
 holding the GIL, once after an install), which a window must not do on its own threads.
 
 Two tiny real captures ship with perfview (`resources/compile`, 19 KB: memray 1.6's format 9
-and memray 1.20's format 13, recorded by scripts/fixtures/make_memray_fixtures.py), one per decoder
-(`decode11` for formats 9-11, `decode` for 12-13): reading both compiles every kernel, or
-loads it from numba's disk cache when it is there.
+and memray 1.20's format 13, recorded by scripts/fixtures/make_memray_fixtures.py), one per encoding
+(`decode.ENCODINGS`): reading both compiles every kernel and runs each encoding's records
+through it, or loads it from numba's disk cache when it is there.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ def kernels() -> list[Any]:
     less those numba inlines into their callers (they have no code of their own on disk)."""
     from numba.core.registry import CPUDispatcher
 
-    from perfview.loaders.memray_stream import decode, decode11, kernel, tables
+    from perfview.loaders.memray.stream import decode, kernel, tables
 
     return [
         obj
-        for module in (decode, decode11, kernel, tables)
+        for module in (decode, kernel, tables)
         for obj in vars(module).values()
         if isinstance(obj, CPUDispatcher)
         and obj.targetoptions.get("inline") != "always"  # compiled into its callers only
@@ -44,10 +44,10 @@ def compiled() -> bool:
 def warm() -> None:
     """Read the two tiny captures, then grow each hash table once (tiny captures never fill
     one): compiles (or loads) every kernel."""
-    from perfview.loaders.memray_stream import _header, read_stream
-    from perfview.loaders.memray_stream import kernel as K
-    from perfview.loaders.memray_stream.replay import State, grow
-    from perfview.loaders.memray_stream.source import chunks
+    from perfview.loaders.memray.stream import _header, read_stream
+    from perfview.loaders.memray.stream import kernel as K
+    from perfview.loaders.memray.stream.replay import State, grow
+    from perfview.loaders.memray.stream.source import chunks
 
     folder = resources.files("perfview.resources") / "compile"
     for name in WARM_CAPTURES:

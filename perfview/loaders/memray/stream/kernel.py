@@ -1,4 +1,4 @@
-"""The compiled replay of memray's record stream (format versions 12 and 13).
+"""The compiled replay of memray's record stream (every format version: see `decode`).
 
 `run` decodes records from a buffer of the decompressed stream and replays them as memray's
 readers do, all in one pass:
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfview.loaders.memray_stream import tables as T
+from perfview.loaders.memray.stream import tables as T
 
 # st[] slots
 POS, LAST_PTR, LAST_NATIVE, LAST_IP, THREAD, RECORDS, HEAP, PEAK, PENDING, EPOCH = range(10)

@@ -1,5 +1,5 @@
 """The replayed state → `MemrayCapture`: the same tables memray's own reader path produces
-(`loaders.memray_capture`), so either reader feeds the same views."""
+(`loaders.memray.loader`), so either reader feeds the same views."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.model.memray_model import MemrayCapture, StackInterner
-from perfview.loaders.memray_stream import kernel as K
-from perfview.loaders.memray_stream import tables as T
-from perfview.loaders.memray_stream.lines import line_number
-from perfview.loaders.memray_stream.replay import State
+from perfview.loaders.memray.stream import kernel as K
+from perfview.loaders.memray.stream import tables as T
+from perfview.loaders.memray.stream.lines import line_number
+from perfview.loaders.memray.stream.replay import State
 
 MAX_SNAPSHOTS = 10_000  # memray's FileReader keeps at most this many memory snapshots
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.pickle_data import REFUSED
-from perfview.loaders.pickle_walk import kernel as kn
+from perfview.loaders.cuda_snapshot.pickle_data import REFUSED
+from perfview.loaders.cuda_snapshot.pickle_walk import kernel as kn
 
 CHUNK = 32 << 20  # bytes read (or inflated) between two walks: the progress and cancel grain
 MAX_MEMO_INDEX = 1 << 31  # a BINPUT beyond this goes to the restricted unpickler

@@ -12,9 +12,9 @@ Older torch writes no `time_us` and no `allocator_settings`; a snapshot taken wi
 
 A pickle can name any importable callable and have it called while loading: this loader
 never unpickles with `pickle.load`. Files of FAST_MIN_BYTES and more are read by the compiled
-walker (`cuda_snapshot_fast`: no Python object per pickled object, imports refused); smaller
+walker (`fast`: no Python object per pickled object, imports refused); smaller
 ones, and anything the walker leaves aside, by the restricted unpickler (`pickle_data`,
-every global refused) and `cuda_columns.snapshot_from_data`. Both give the same snapshot.
+every global refused) and `columns.snapshot_from_data`. Both give the same snapshot.
 """
 
 from __future__ import annotations
@@ -30,17 +30,41 @@ from perfview.core.model import Bundle
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.cuda_columns import snapshot_from_data as snapshot_from_data
-from perfview.loaders.pickle_data import REFUSED as REFUSED
-from perfview.loaders.pickle_data import restricted_loads as restricted_loads
+from perfview.loaders.base import Capabilities, CompiledReader
+from perfview.loaders.cuda_snapshot.columns import snapshot_from_data as snapshot_from_data
+from perfview.loaders.cuda_snapshot.pickle_data import REFUSED as REFUSED
+from perfview.loaders.cuda_snapshot.pickle_data import restricted_loads as restricted_loads
 
 NAME: Final = "cuda_snapshot"
 DESCRIPTION = "a PyTorch CUDA memory snapshot (.pickle)"
 EXTENSIONS = (".pickle", ".pkl", ".pickle.gz", ".pkl.gz")
 
 # Files this big (on disk) are read by the compiled walker (`_fast`); smaller ones load faster
-# than numba imports (tests set it to 0 to hold both paths equal).
+# than numba imports (tests pass `compiled=True` to hold both paths equal).
 FAST_MIN_BYTES = 8 << 20
+
+
+def _walker_on_disk() -> bool:
+    from perfview.loaders.cuda_snapshot import fast
+
+    return fast.compiled()
+
+
+def _warm_walker() -> None:
+    from perfview.loaders.cuda_snapshot import fast
+
+    fast.warm()
+
+
+WALKER = CompiledReader(
+    what="the CUDA snapshot walker",
+    min_bytes=FAST_MIN_BYTES,
+    on_disk=_walker_on_disk,
+    warm=_warm_walker,
+)
+# parsed in the caller's process: the snapshot's tables do not round-trip through the cache's
+# entry format, which a child process hands its result back in
+CAPABILITIES = Capabilities(compiled=WALKER)
 
 
 def sniff(head: bytes, path: Path) -> bool:
@@ -91,8 +115,9 @@ def _unpickled(path: Path, progress: Progress) -> CudaSnapshot:
         ) from exc
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
-    """Load a snapshot pickle (plain or gzip) without running any code from it.
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
+    """Load a snapshot pickle (plain or gzip) without running any code from it; `compiled`:
+    the compiled walker first (True), never (False), or for FAST_MIN_BYTES or more (None).
 
     The cyclic garbage collector is paused meanwhile: unpickling builds millions of dicts and
     lists, and each collection would walk them all again (30 % of a 20 MB load; more as the
@@ -101,29 +126,30 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(Path(path), progress)
+        return _load(Path(path), progress, compiled)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _fast(path: Path, progress: Progress) -> CudaSnapshot | None:
-    """The compiled walker's snapshot (`cuda_snapshot_fast`), None where it leaves the file to
+    """The compiled walker's snapshot (`fast`), None where it leaves the file to
     the restricted unpickler. Imported here: numba's import is for big files only."""
-    from perfview.loaders import cuda_snapshot_fast, pickle_walk
+    from perfview.loaders.cuda_snapshot import fast, pickle_walk
 
     try:
-        return cuda_snapshot_fast.load_snapshot(path, progress)[0]
+        return fast.load_snapshot(path, progress)[0]
     except pickle_walk.Unsupported:
         return None
     except MemoryError as exc:
         raise LoadError("it does not fit in memory") from exc
 
 
-def _load(path: Path, progress: Progress) -> Bundle:
+def _load(path: Path, progress: Progress, compiled: bool | None) -> Bundle:
     path = Path(path)
     progress(0.0, "reading the file")
-    snap = _fast(path, progress) if path.stat().st_size >= FAST_MIN_BYTES else None
+    path.stat()  # a vanished file is an OSError here, as before the walker was chosen
+    snap = _fast(path, progress) if WALKER.used_for(path, compiled) else None
     if snap is None:
         snap = _unpickled(path, progress)
     bundle = Bundle(format=NAME, path=path, counts=counts(snap))

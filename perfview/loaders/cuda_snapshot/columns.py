@@ -1,7 +1,7 @@
 """CUDA memory snapshot columns from the unpickled dicts (the restricted unpickler's path).
 
 `snapshot_from_data` turns what `torch.cuda.memory._dump_snapshot()` pickles (see
-`cuda_snapshot`) into a `CudaSnapshot`; the compiled path (`cuda_snapshot_fast`) builds the very
+`cuda_snapshot`) into a `CudaSnapshot`; the compiled path (`fast`) builds the very
 same one from a walked pickle, and takes its empty tables from here.
 """
 

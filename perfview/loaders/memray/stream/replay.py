@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from perfview.core.model.progress import Progress
-from perfview.loaders.memray_stream import decode, decode11
-from perfview.loaders.memray_stream import kernel as K
-from perfview.loaders.memray_stream import tables as T
-from perfview.loaders.memray_stream.header import Header
+from perfview.loaders.memray.header import Header
+from perfview.loaders.memray.stream import decode
+from perfview.loaders.memray.stream import kernel as K
+from perfview.loaders.memray.stream import tables as T
 
 
 class Damaged(ValueError):
@@ -50,18 +50,25 @@ class State:
     tstack: np.ndarray = field(default_factory=lambda: np.zeros((16, 1024), np.int64))
     tdepth: np.ndarray = field(default_factory=lambda: np.zeros(16, np.int64))
     tcount: np.ndarray = field(default_factory=lambda: np.zeros(16, np.int64))
+    encoding: decode.Encoding = field(init=False)  # how this format version encodes records
     codes: dict[int, Code] = field(default_factory=dict)
     frames11: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # version 11
     names: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.encoding = decode.ENCODINGS[self.header.version]
         self.st[K.THREAD] = -1
         self.st[K.N_NODES] = 1  # node 0: the empty stack
         self.st[K.NATIVE] = int(self.header.native_traces)
         self.st[K.START_MS] = self.header.start_ms
 
     def args(self) -> tuple[Any, ...]:
+        """`decode.run`'s arguments after the buffer: the encoding, then every table."""
+        enc = self.encoding
         return (
+            enc.first_byte,
+            enc.kinds,
+            enc.compact,
             self.st,
             self.recent,
             self.nodes,
@@ -144,7 +151,7 @@ def py_record(s: State, buf: bytes, p: int) -> int:
     ValueError when the buffer ends inside it."""
     kind = buf[p]
     p += 1
-    if s.header.version <= 11 and (kind & 15) == 3:  # frame: id, function, file, line (deltas)
+    if not s.encoding.compact and (kind & 15) == 3:  # frame: id, function, file, line (deltas)
         z, p = _varint(buf, p)
         frame_id = int(s.st[K.LAST_FRAME]) + ((z >> 1) ^ -(z & 1))
         name, p = _cstr(buf, p)
@@ -188,8 +195,7 @@ def py_record(s: State, buf: bytes, p: int) -> int:
 def _step(s: State, buf: np.ndarray, raw: bytes, final: bool) -> bool:
     """Replay `buf` as far as it goes; True at the end of the stream."""
     while True:
-        run = decode11.run11 if s.header.version <= 11 else decode.run
-        status = run(buf, len(raw), final, *s.args())
+        status = decode.run(buf, len(raw), final, *s.args())
         if status == K.NEED_MORE:
             return False
         if status == K.END:

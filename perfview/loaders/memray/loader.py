@@ -3,13 +3,13 @@
 memray's record stream changes with its releases and each memray reads only its own header
 version (1.19 writes 12, 1.20 writes 13 and refuses 12). Which reader:
 - header versions 9-13 (memray 1.4-1.20): perfview's own reader of
-  the record stream (`memray_stream`), always: it needs no memray, reads both versions, and replays
+  the record stream (`stream`), always: it needs no memray, reads every version, and replays
   ~250M records in seconds where memray's FileReader takes minutes; its tables equal the
   memray path's (the tests cross-check them on the samples and fixtures). Exceptions go to
   memray's reader when the installed memray reads the file: captures with native frames
   (symbolising them needs memray) and pre-aggregated ones (`memray run --aggregate`);
 - other versions: the installed memray's `FileReader` when it reads that version; otherwise
-  a LoadError names the memray that wrote the file (`memray_header`), so the user knows which
+  a LoadError names the memray that wrote the file (`header`), so the user knows which
   one to install. memray is the optional extra `memray` (`pip install 'perfview[memray]'`).
 
 The capture is reduced while it is read, into columns (`MemrayCapture`): the allocation sites
@@ -33,7 +33,9 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.memray_model import MemrayCapture, StackInterner
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import memray_header, memray_stream
+from perfview.loaders.base import Capabilities, CompiledReader
+from perfview.loaders.memray import header as H
+from perfview.loaders.memray.stream import read_stream
 
 NAME: Final = "memray"
 DESCRIPTION = "a memray capture (memray run -o FILE)"
@@ -41,9 +43,32 @@ EXTENSIONS = (".bin", ".memray")
 INSTALL = "pip install 'perfview[memray]'"
 
 
+def _replay_on_disk() -> bool:
+    from perfview.loaders.memray.stream import warm
+
+    return warm.compiled()
+
+
+def _warm_replay() -> None:
+    from perfview.loaders.memray.stream import warm
+
+    warm.warm()
+
+
+REPLAY = CompiledReader(
+    what="memray's record replay",
+    min_bytes=0,  # perfview's own reader, compiled, reads captures of every size
+    on_disk=_replay_on_disk,
+    warm=_warm_replay,
+)
+# parsed in the caller's process: a capture's tables do not round-trip through the cache's
+# entry format, which a child process hands its result back in
+CAPABILITIES = Capabilities(compiled=REPLAY)
+
+
 def sniff(head: bytes, path: Path) -> bool:
     """The raw or LZ4-framed record stream starts with `memray\\0` and a version."""
-    return memray_header.header_version(head) is not None
+    return H.header_version(head) is not None
 
 
 def refuse(head: bytes, path: Path) -> str | None:
@@ -57,10 +82,10 @@ def _reader(path: Path, version: int | None) -> Any:
     except ImportError as exc:
         raise LoadError(
             f"it is a memray capture (format version {version}, written by "
-            f"{memray_header.writer(version or 0)}); reading it needs memray: {INSTALL}"
+            f"{H.writer(version or 0)}); reading it needs memray: {INSTALL}"
         ) from exc
     installed = str(getattr(memray, "__version__", "?"))
-    expected = memray_header.version_read_by(installed)
+    expected = H.version_read_by(installed)
     if version is not None and expected is not None and version != expected:
         raise LoadError(_mismatch(version, installed))
     try:
@@ -71,15 +96,15 @@ def _reader(path: Path, version: int | None) -> Any:
             raise LoadError(_mismatch(version, installed)) from exc
         raise LoadError(
             f"memray {installed} could not read it ({text[:160]}); the file says format "
-            f"version {version}, written by {memray_header.writer(version or 0)}"
+            f"version {version}, written by {H.writer(version or 0)}"
         ) from exc
 
 
 def _mismatch(version: int | None, installed: str) -> str:
-    pin = memray_header.PINS.get(version or 0)
+    pin = H.PINS.get(version or 0)
     how = f"pip install {pin}" if pin else "install the memray release that wrote it"
     return (
-        f"it was written by {memray_header.writer(version or 0)} (format version {version}) "
+        f"it was written by {H.writer(version or 0)} (format version {version}) "
         f"and the installed memray {installed} reads another format; to open it: {how}"
     )
 
@@ -101,7 +126,7 @@ def _sites(records: Iterable[Any], intern: StackInterner, native: bool) -> pd.Da
             "count": np.asarray(counts, dtype=np.int64),
         }
     )
-    from perfview.loaders.memray_stream.assemble import group_sites  # numba: not at sniff time
+    from perfview.loaders.memray.stream.assemble import group_sites  # numba: not at sniff time
 
     return group_sites(frame)
 
@@ -131,7 +156,7 @@ def _intervals(
         if n % 20000 == 0:
             progress(0.75, f"allocations over time ({n:,} sites)")
     frame = pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
-    from perfview.loaders.memray_stream.assemble import group_intervals
+    from perfview.loaders.memray.stream.assemble import group_intervals
 
     frame = group_intervals(frame.rename(columns={"bytes": "size_bytes"}))
     per_thread = frame.groupby("tid")["count"].sum()
@@ -195,17 +220,19 @@ def _memray_reads(version: int) -> bool:
         import memray
     except ImportError:
         return False
-    return memray_header.version_read_by(str(getattr(memray, "__version__", ""))) == version
+    return H.version_read_by(str(getattr(memray, "__version__", ""))) == version
 
 
 def choose_reader(head: bytes, version: int) -> str:
     """'own' or 'memray' (see the module docstring)."""
-    at = 11 if version <= 11 else 15  # version 11 has no interpreter version before them
-    inner = memray_header.inner_head(head, at + 2)
-    if version not in memray_stream.VERSIONS or len(inner) < at + 2:
+    try:
+        lead = H.leading(H.inner_head(head))
+    except H.Truncated:  # the file ends inside the header: the own reader says so
+        return "own"
+    except ValueError:  # a format version the own reader does not read
         return "memray"
-    native, aggregated = inner[at] != 0, version >= 10 and inner[at + 1] != 0
-    if (native or aggregated) and _memray_reads(version):
+    aggregated = lead.file_format != H.ALL_ALLOCATIONS
+    if (lead.native_traces or aggregated) and _memray_reads(version):
         return "memray"
     return "own"
 
@@ -215,13 +242,13 @@ def read_capture(path: Path, progress: Progress = noop, reader: str = "auto") ->
     docstring), 'own' or 'memray' (benchmarks and cross-checks)."""
     with open(path, "rb") as fh:
         head = fh.read(64 * 1024)
-    version = memray_header.header_version(head)
+    version = H.header_version(head)
     if version is None:
         raise LoadError("it is not a memray capture (no memray header, raw or LZ4-framed)")
     if reader == "auto":
         reader = choose_reader(head, version)
     if reader == "own":
-        return memray_stream.read_stream(path, progress)
+        return read_stream(path, progress)
     return _read_with_memray(path, version, progress)
 
 
@@ -276,9 +303,14 @@ def _read_with_memray(path: Path, version: int, progress: Progress) -> MemrayCap
     )
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+READERS = {None: "auto", True: "own", False: "memray"}  # a load's `compiled` → `reader`
+
+
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
+    """Load a capture; `compiled`: perfview's own (compiled) reader (True), memray's (False),
+    or as `choose_reader` decides (None)."""
     path = Path(path)
-    cap = read_capture(path, progress)
+    cap = read_capture(path, progress, READERS[compiled])
     progress(0.9, "building the flame graph")
     bundle = Bundle(format=NAME, path=path, counts=memray_views.counts(cap))
     bundle.memray = cap
@@ -287,7 +319,7 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     if cap.meta["native_traces"] and cap.meta.get("reader") == "perfview":
         bundle.warnings.append(
             "recorded with native traces, read without memray: the stacks show Python frames "
-            f"only (install {memray_header.PINS.get(cap.meta['version'], 'memray')} to see "
+            f"only (install {H.PINS.get(cap.meta['version'], 'memray')} to see "
             "native frames)"
         )
     if cap.meta["python_allocator"] == "pymalloc":

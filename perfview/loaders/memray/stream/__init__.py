@@ -3,9 +3,10 @@
 memray reads only the one format version it writes (1.4-1.6: 9, 1.7-1.10: 10, 1.11-1.18:
 11, 1.19: 12, 1.20: 13), so captures from a colleague's or a CI machine's memray often do not
 open with the installed one. This package reads them all without memray: the header
-(`header`), the LZ4-framed or raw stream in chunks on a worker thread (`source`), and a
-numba-compiled replay of every record (`decode` for 12-13, `decode11` for 9-11, `kernel`,
-`tables`) that reduces as it goes into the tables of `MemrayCapture` (`assemble`):
+(`loaders.memray.header`), the LZ4-framed or raw stream in chunks on a worker thread
+(`source`), and a numba-compiled replay of every record (`decode`: one loop for every
+version, from its table of encodings; `kernel`, `tables`) that reduces as it goes into the
+tables of `MemrayCapture` (`assemble`):
 allocations alive at the heap high-water mark, leaks, per-snapshot allocation lifetimes,
 memory snapshots and per-thread counts, equal to what memray's own reader gives.
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from perfview.core.model.errors import LoadError
 from perfview.core.model.memray_model import MemrayCapture
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.memray_stream import header as H
+from perfview.loaders.memray import header as H
 
 VERSIONS = H.VERSIONS
 
@@ -32,9 +33,9 @@ def read_stream(path: Path, progress: Progress = noop) -> MemrayCapture:
     The replay's modules are imported here, not with the package: they load numba (~0.2 s),
     and the loader registry imports this package to sniff files, also when a window only
     opens a `.prof`."""
-    from perfview.loaders.memray_stream.assemble import capture
-    from perfview.loaders.memray_stream.replay import Damaged, State, replay
-    from perfview.loaders.memray_stream.source import chunks
+    from perfview.loaders.memray.stream.assemble import capture
+    from perfview.loaders.memray.stream.replay import Damaged, State, replay
+    from perfview.loaders.memray.stream.source import chunks
 
     path = Path(path)
     size = path.stat().st_size

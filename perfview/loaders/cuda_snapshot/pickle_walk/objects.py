@@ -12,8 +12,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from perfview.loaders.pickle_walk import Graph, Unsupported
-from perfview.loaders.pickle_walk import kernel as kn
+from perfview.loaders.cuda_snapshot.pickle_walk import Graph, Unsupported
+from perfview.loaders.cuda_snapshot.pickle_walk import kernel as kn
 
 _IMMEDIATE: dict[int, Any] = {kn.K_NONE: None, kn.K_FALSE: False, kn.K_TRUE: True}
 

@@ -21,20 +21,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.pickle_walk.store import _BASIS as _BASIS
-from perfview.loaders.pickle_walk.store import K_BYTES as K_BYTES
-from perfview.loaders.pickle_walk.store import K_DICT as K_DICT
-from perfview.loaders.pickle_walk.store import K_FALSE as K_FALSE
-from perfview.loaders.pickle_walk.store import K_FLOAT as K_FLOAT
-from perfview.loaders.pickle_walk.store import K_INT as K_INT
-from perfview.loaders.pickle_walk.store import K_LIST as K_LIST
-from perfview.loaders.pickle_walk.store import K_MISSING as K_MISSING
-from perfview.loaders.pickle_walk.store import K_NONE as K_NONE
-from perfview.loaders.pickle_walk.store import K_STR as K_STR
-from perfview.loaders.pickle_walk.store import K_TRUE as K_TRUE
-from perfview.loaders.pickle_walk.store import K_TUPLE as K_TUPLE
-from perfview.loaders.pickle_walk.store import _add_run, _intern, _uint
-from perfview.loaders.pickle_walk.store import rehash as rehash
+from perfview.loaders.cuda_snapshot.pickle_walk.store import _BASIS as _BASIS
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_BYTES as K_BYTES
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_DICT as K_DICT
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_FALSE as K_FALSE
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_FLOAT as K_FLOAT
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_INT as K_INT
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_LIST as K_LIST
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_MISSING as K_MISSING
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_NONE as K_NONE
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_STR as K_STR
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_TRUE as K_TRUE
+from perfview.loaders.cuda_snapshot.pickle_walk.store import K_TUPLE as K_TUPLE
+from perfview.loaders.cuda_snapshot.pickle_walk.store import _add_run, _intern, _uint
+from perfview.loaders.cuda_snapshot.pickle_walk.store import rehash as rehash
 
 # Statuses.
 MORE, DONE, GROW, BAIL, TRUNC, REFUSED_GLOBAL, REFUSED_STACK_GLOBAL, REFUSED_PERSID = range(8)

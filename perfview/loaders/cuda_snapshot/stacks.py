@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from perfview.loaders.cuda_walk import _fields, _int, _text
-from perfview.loaders.pickle_walk.kernel import K_DICT, K_LIST
+from perfview.loaders.cuda_snapshot.pickle_walk.kernel import K_DICT, K_LIST
+from perfview.loaders.cuda_snapshot.walk import _fields, _int, _text
 
 _PRIME = np.uint64(0x100000001B3)
 _BASIS = np.uint64(0xCBF29CE484222325)
