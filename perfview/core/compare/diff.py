@@ -101,7 +101,9 @@ class Comparison:
         )  # fmt: skip
 
 
-def prepare_table(df: pd.DataFrame, key: list[str], metrics: list[str], info: list[str]) -> pd.DataFrame:
+def prepare_table(
+    df: pd.DataFrame, key: list[str], metrics: list[str], info: list[str]
+) -> pd.DataFrame:
     """Keys as plain text (or ints), metrics as float64 with 0 for missing, one row per key.
 
     Categorical keys would make the join compare category codes of two different files, so they

@@ -102,7 +102,7 @@ def verdict(change_pct: float, low_pct: float, high_pct: float) -> str:
         if abs(change_pct) < NEGLIGIBLE_PCT:
             return VERDICT_UNCHANGED
         return VERDICT_SLOWER if change_pct > 0 else VERDICT_FASTER
-    if -NEGLIGIBLE_PCT <= low_pct and high_pct <= NEGLIGIBLE_PCT:
+    if low_pct >= -NEGLIGIBLE_PCT and high_pct <= NEGLIGIBLE_PCT:
         return VERDICT_UNCHANGED
     return VERDICT_NOISE
 
@@ -119,9 +119,7 @@ def _matrix(
     frames: list[pd.DataFrame], key: list[str], metrics: list[str], info: list[str]
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
     """Rows (keys + info) in first-seen order, metric values [row, run] (0 if absent), presence."""
-    stacked = pd.concat(
-        [f.assign(_run=i) for i, f in enumerate(frames)], ignore_index=True, copy=False
-    )
+    stacked = pd.concat([f.assign(_run=i) for i, f in enumerate(frames)], ignore_index=True)
     row = stacked.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
     n_rows, n_runs = int(row.max()) + 1 if len(row) else 0, len(frames)
     run = stacked["_run"].to_numpy()

@@ -94,7 +94,7 @@ def _critical_k(m: int, n: int, alpha: float) -> tuple[int, float]:
         tail = float(cdf[k - 1]) if k > 0 else 0.0
         return k, 1.0 - 2.0 * tail
     mean, sd = m * n / 2.0, math.sqrt(m * n * (m + n + 1) / 12.0)
-    k = max(0, int(math.floor(mean + _normal_ppf(alpha / 2) * sd)))
+    k = max(0, math.floor(mean + _normal_ppf(alpha / 2) * sd))
     return k, 1.0 - alpha
 
 
@@ -104,8 +104,8 @@ def _p_value(a: np.ndarray, b: np.ndarray) -> float:
     u = float((b[None, :] > a[:, None]).sum() + 0.5 * (b[None, :] == a[:, None]).sum())
     if m * n <= EXACT_MAX_CELLS:
         cdf = _u_cdf(m, n)
-        lower = float(cdf[min(int(math.floor(u)), m * n)])
-        upper = 1.0 - (float(cdf[int(math.ceil(u)) - 1]) if math.ceil(u) >= 1 else 0.0)
+        lower = float(cdf[min(math.floor(u), m * n)])
+        upper = 1.0 - (float(cdf[math.ceil(u) - 1]) if math.ceil(u) >= 1 else 0.0)
         return min(1.0, 2.0 * min(lower, upper))
     mean, sd = m * n / 2.0, math.sqrt(m * n * (m + n + 1) / 12.0)
     z = (abs(u - mean) - 0.5) / sd
@@ -124,6 +124,7 @@ def shift(a: np.ndarray, b: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) 
     """Hodges-Lehmann shift of `b` over `a` with its rank-test interval at `confidence`.
 
     Both samples need at least one value; with one value a side the interval is unbounded.
+    When each side repeats one value (two or more times), the interval is that difference.
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -131,6 +132,10 @@ def shift(a: np.ndarray, b: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) 
         raise ValueError("each side needs at least one run")
     diffs = np.sort((b[None, :] - a[:, None]).ravel())
     estimate = float(np.median(diffs))
+    if min(len(a), len(b)) > 1 and diffs[0] == diffs[-1]:
+        # Every run of each side measured the same value (call counts, bytes of a replayed
+        # run): the shift is known exactly, whatever the sample size.
+        return Shift(estimate, estimate, estimate, _p_value(a, b), 1.0)
     k, coverage = _critical_k(len(a), len(b), 1.0 - confidence)
     if k < 1:
         return Shift(estimate, -math.inf, math.inf, _p_value(a, b), coverage)
