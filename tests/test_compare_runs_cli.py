@@ -122,3 +122,34 @@ def test_bad_confidence_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "--baseline", *A, "--candidate", *A, "--confidence", "100")
     assert code == 2
     assert "above 50 and below 100" in err
+
+
+# Torch traces (scripts/make_torch_runs_fixtures.py): in `b_*` the input of aten::mm has twice
+# the rows; op times are wall-clock times recorded on a busy machine, so only a large effect
+# stands out of the noise, and the A/A runs only need to pass the gate.
+TORCH = DATA / "torch_runs"
+
+
+def torch_side(variant: str, numbers: range) -> list[str]:
+    return [str(TORCH / f"{variant}_{i}.pt.trace.json.gz") for i in numbers]
+
+
+def test_torch_runs_flag_the_op_whose_input_grew(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--baseline", *torch_side("a", range(1, 6)), "--candidate",
+                         *torch_side("b", range(1, 6)), "--view", "ops", "--top", "0",
+                         "--fail-above", "5")  # fmt: skip
+    assert code == 1
+    assert err.splitlines() == [line for line in err.splitlines() if "aten::mm:" in line]
+    assert len(err.splitlines()) == 1
+    flagged = [
+        line.split()[:2] for line in out.splitlines() if line.startswith(("slower", "faster"))
+    ]
+    assert flagged == [["slower", "aten::mm"]]
+
+
+def test_torch_a_against_a_passes_the_gate(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--baseline", *torch_side("a", range(1, 6)), "--candidate",
+                         *torch_side("a", range(6, 11)), "--view", "ops", "--top", "0",
+                         "--fail-above", "5")  # fmt: skip
+    assert (code, err) == (0, "")
+    assert not [line for line in out.splitlines() if line.startswith("slower")]
