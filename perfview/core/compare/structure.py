@@ -45,6 +45,7 @@ class _Forest:
     name_code: np.ndarray  # int64, shared with the other trace
     sig_code: np.ndarray  # int64 (name + shape), shared with the other trace
     ts: np.ndarray  # int64 ns from the trace's first kept event
+    at: np.ndarray  # int64 ns on the trace's own time axis (Timeline.events.ts)
     dur: np.ndarray  # int64 ns
     offsets: np.ndarray  # children of node i: index[offsets[i]:offsets[i+1]]
     index: np.ndarray
@@ -60,8 +61,10 @@ class StructureDiff:
     """The aligned structure: one row per aligned node, in execution order (pre-order).
 
     `table` columns: path, status, a_ns, b_ns, delta_ns (NaN on the absent side), depth, ts_ns
-    (start, from its trace's start; B's, else A's). Inserted and removed subtrees are one row
-    (their root). `first_divergence` is the row of the first difference, or None.
+    (start, from its trace's start; B's, else A's), a_at / b_at (start on each trace's own
+    time axis, NaN on the absent side: where the timelines go to show the node). Inserted and
+    removed subtrees are one row (their root). `first_divergence` is the row of the first
+    difference, or None.
     """
 
     table: pd.DataFrame
@@ -150,10 +153,10 @@ def _forest(t: Timeline, name: np.ndarray, name_code: np.ndarray, sig: np.ndarra
     par[:n][keep] = parent[keep]
     if len(lane_ids):
         par[:n][roots] = np.array([virtual[int(x)] for x in lane[roots]], dtype=np.int64)
-    ts = np.zeros(total, dtype=np.int64)
-    ts[:n] = ev["ts"].to_numpy(dtype=np.int64)
-    start = int(ts[:n][keep].min()) if keep.any() else 0
-    ts[:n] -= start
+    at = np.zeros(total, dtype=np.int64)
+    at[:n] = ev["ts"].to_numpy(dtype=np.int64)
+    start = int(at[:n][keep].min()) if keep.any() else 0
+    ts = at - start
     dur = np.zeros(total, dtype=np.int64)
     dur[:n] = ev["dur"].to_numpy(dtype=np.int64)
     members = np.flatnonzero(par >= 0)
@@ -166,7 +169,7 @@ def _forest(t: Timeline, name: np.ndarray, name_code: np.ndarray, sig: np.ndarra
         return np.concatenate([values, np.full(len(lane_ids), fill, dtype=values.dtype)])
 
     return _Forest(
-        name=pad(name, ""), name_code=pad(name_code, -1), sig_code=pad(sig, -1), ts=ts,
+        name=pad(name, ""), name_code=pad(name_code, -1), sig_code=pad(sig, -1), ts=ts, at=at,
         dur=dur, offsets=offsets, index=order,
         lane_roots=[(keys[lid], virtual[lid]) for lid in lane_ids],
         lane_labels={keys[lid]: labels[keys[lid]] for lid in lane_ids},
@@ -178,7 +181,7 @@ class _Aligner:
 
     def __init__(self, a: _Forest, b: _Forest) -> None:
         self.a, self.b = a, b
-        self.rows: list[tuple[str, str, float, float, int, int, bool]] = []
+        self.rows: list[tuple[str, str, float, float, int, int, bool, float, float]] = []
 
     def _label(self, f: _Forest, node: int, seen: dict[int, int]) -> str:
         code = int(f.name_code[node])
@@ -187,15 +190,17 @@ class _Aligner:
         return str(f.name[node]) + (f"#{k}" if k else "")
 
     def _one_side(self, f: _Forest, node: int, path: str, depth: int, status: str) -> None:
-        d = float(f.dur[node])
+        d, at = float(f.dur[node]), float(f.at[node])
         a_ns, b_ns = (d, np.nan) if status == REMOVED else (np.nan, d)
-        self.rows.append((path, status, a_ns, b_ns, depth, int(f.ts[node]), True))
+        a_at, b_at = (at, np.nan) if status == REMOVED else (np.nan, at)
+        self.rows.append((path, status, a_ns, b_ns, depth, int(f.ts[node]), True, a_at, b_at))
 
     def pair(self, na: int, nb: int, path: str, depth: int, own_change: bool) -> bool:
         """Align matched nodes `na`/`nb` and their subtrees; True if anything differs."""
         at = len(self.rows)
         self.rows.append((path, SAME, float(self.a.dur[na]), float(self.b.dur[nb]), depth,
-                          int(self.b.ts[nb]), own_change))  # fmt: skip
+                          int(self.b.ts[nb]), own_change, float(self.a.at[na]),
+                          float(self.b.at[nb])))  # fmt: skip
         differs = self.children(na, nb, path, depth + 1) or own_change
         if differs:
             row = self.rows[at]
@@ -270,7 +275,8 @@ def diff_structure(a: Timeline, b: Timeline) -> StructureDiff:
         for child in f.children(root):
             aligner._one_side(f, int(child), f"{label}/{f.name[child]}", 0, status)
     frame = pd.DataFrame(
-        aligner.rows, columns=["path", "status", "a_ns", "b_ns", "depth", "ts_ns", "_own"]
+        aligner.rows,
+        columns=["path", "status", "a_ns", "b_ns", "depth", "ts_ns", "_own", "a_at", "b_at"],
     )
     frame["delta_ns"] = frame["b_ns"].fillna(0.0) - frame["a_ns"].fillna(0.0)
     own = frame["_own"].to_numpy(dtype=bool) & (frame["status"] != SAME).to_numpy()
@@ -278,7 +284,7 @@ def diff_structure(a: Timeline, b: Timeline) -> StructureDiff:
     if own.any():
         candidates = np.flatnonzero(own)
         first = int(candidates[np.argmin(frame["ts_ns"].to_numpy()[candidates])])
-    table = frame[["path", "status", "a_ns", "b_ns", "delta_ns", "depth", "ts_ns"]]
+    table = frame[["path", "status", "a_ns", "b_ns", "delta_ns", "depth", "ts_ns", "a_at", "b_at"]]
     return StructureDiff(table, first)
 
 
