@@ -66,4 +66,4 @@ def test_first_divergence_shows_both_timelines_there(tab: CompareTab) -> None:
     lo_b, hi_b = pair.view_b.x_range()
     assert lo_b < node["b_at"] < hi_b  # the inserted op, in B
     lo_a, hi_a = pair.view_a.x_range()
-    assert hi_a > lo_a  # A (no such op) follows through the alignment offset
+    assert lo_a < node["a_at"] < hi_a  # where it would be in A: just after A's ReLU

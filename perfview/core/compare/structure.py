@@ -62,9 +62,10 @@ class StructureDiff:
 
     `table` columns: path, status, a_ns, b_ns, delta_ns (NaN on the absent side), depth, ts_ns
     (start, from its trace's start; B's, else A's), a_at / b_at (start on each trace's own
-    time axis, NaN on the absent side: where the timelines go to show the node). Inserted and
-    removed subtrees are one row (their root). `first_divergence` is the row of the first
-    difference, or None.
+    time axis; on the side where the node is absent, where it would be: the end of the
+    previous aligned sibling, else the parent's start; where the timelines go to show it).
+    Inserted and removed subtrees are one row (their root). `first_divergence` is the row of
+    the first difference, or None.
     """
 
     table: pd.DataFrame
@@ -182,6 +183,7 @@ class _Aligner:
     def __init__(self, a: _Forest, b: _Forest) -> None:
         self.a, self.b = a, b
         self.rows: list[tuple[str, str, float, float, int, int, bool, float, float]] = []
+        self._cursor = (0.0, 0.0)  # (A, B) time just after the last aligned sibling
 
     def _label(self, f: _Forest, node: int, seen: dict[int, int]) -> str:
         code = int(f.name_code[node])
@@ -189,10 +191,14 @@ class _Aligner:
         seen[code] = k + 1
         return str(f.name[node]) + (f"#{k}" if k else "")
 
-    def _one_side(self, f: _Forest, node: int, path: str, depth: int, status: str) -> None:
+    def _one_side(
+        self, f: _Forest, node: int, path: str, depth: int, status: str, near: float
+    ) -> None:
+        """A removed (only in A) or inserted (only in B) node; `near`: where it would be on
+        the other side (the end of the previous aligned sibling, else the parent's start)."""
         d, at = float(f.dur[node]), float(f.at[node])
         a_ns, b_ns = (d, np.nan) if status == REMOVED else (np.nan, d)
-        a_at, b_at = (at, np.nan) if status == REMOVED else (np.nan, at)
+        a_at, b_at = (at, near) if status == REMOVED else (near, at)
         self.rows.append((path, status, a_ns, b_ns, depth, int(f.ts[node]), True, a_at, b_at))
 
     def pair(self, na: int, nb: int, path: str, depth: int, own_change: bool) -> bool:
@@ -213,16 +219,26 @@ class _Aligner:
         matcher = SequenceMatcher(None, sa, sb, autojunk=len(sa) * len(sb) > EXACT_PAIRS)
         seen_a: dict[int, int] = {}
         seen_b: dict[int, int] = {}
+        self._cursor = (float(self.a.at[na]), float(self.b.at[nb]))
         differs = False
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag == "equal":
                 for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                     self._label(self.a, int(ca[i]), seen_a)
                     label = self._label(self.b, int(cb[j]), seen_b)
-                    differs |= self.pair(int(ca[i]), int(cb[j]), f"{path}/{label}", depth, False)
+                    differs |= self._paired(int(ca[i]), int(cb[j]), f"{path}/{label}", depth, False)
                 continue
             differs = True
             self._block(ca[i1:i2], cb[j1:j2], path, depth, seen_a, seen_b)
+        return differs
+
+    def _paired(self, na: int, nb: int, path: str, depth: int, own_change: bool) -> bool:
+        """`pair`, then move the sibling cursors past the pair (the recursion moves them)."""
+        differs = self.pair(na, nb, path, depth, own_change)
+        self._cursor = (
+            float(self.a.at[na] + self.a.dur[na]),
+            float(self.b.at[nb] + self.b.dur[nb]),
+        )
         return differs
 
     def _block(
@@ -249,13 +265,15 @@ class _Aligner:
             if what == "pair":
                 self._label(self.a, int(ca[i]), seen_a)
                 label = self._label(self.b, int(cb[j]), seen_b)
-                self.pair(int(ca[i]), int(cb[j]), f"{path}/{label}", depth, True)
+                self._paired(int(ca[i]), int(cb[j]), f"{path}/{label}", depth, True)
             elif what == "removed":
                 label = self._label(self.a, int(ca[i]), seen_a)
-                self._one_side(self.a, int(ca[i]), f"{path}/{label}", depth, REMOVED)
+                near = self._cursor[1]
+                self._one_side(self.a, int(ca[i]), f"{path}/{label}", depth, REMOVED, near)
             else:
                 label = self._label(self.b, int(cb[j]), seen_b)
-                self._one_side(self.b, int(cb[j]), f"{path}/{label}", depth, INSERTED)
+                near = self._cursor[0]
+                self._one_side(self.b, int(cb[j]), f"{path}/{label}", depth, INSERTED, near)
 
 
 def diff_structure(a: Timeline, b: Timeline) -> StructureDiff:
@@ -273,7 +291,7 @@ def diff_structure(a: Timeline, b: Timeline) -> StructureDiff:
         f, status = (fa, REMOVED) if key in roots_a else (fb, INSERTED)
         root = roots_a[key] if key in roots_a else roots_b[key]
         for child in f.children(root):
-            aligner._one_side(f, int(child), f"{label}/{f.name[child]}", 0, status)
+            aligner._one_side(f, int(child), f"{label}/{f.name[child]}", 0, status, np.nan)
     frame = pd.DataFrame(
         aligner.rows,
         columns=["path", "status", "a_ns", "b_ns", "depth", "ts_ns", "_own", "a_at", "b_at"],

@@ -4,7 +4,7 @@ Shows `core.compare.structure.StructureDiff` as an indented table (one row per a
 execution order; a table model over the frame, no item per node), a line naming the first
 divergence with a button that selects it, and a "differences only" filter. Activating a row
 (double-click, Enter) emits `node_activated(a_ts, b_ts, width)`: the compare tab then shows both
-timelines at that node (NaN on a side where the node is absent).
+timelines at that node (on the side where it is absent: where it would be).
 """
 
 from __future__ import annotations

@@ -52,6 +52,9 @@ def test_the_inserted_op_is_found_in_place(traces: tuple[Timeline, Timeline]) ->
     tanh = t.iloc[at]
     assert tanh["a_ns"] != tanh["a_ns"]  # NaN: absent from A
     assert tanh["b_ns"] == tanh["delta_ns"] > 0
+    # where it would be in A: the end of A's ReLU, its previous aligned sibling
+    relu = t[t["path"].str.endswith("/forward/aten::relu")].iloc[0]
+    assert tanh["a_at"] == relu["a_at"] + relu["a_ns"]
 
 
 def test_a_trace_against_itself_is_all_same(traces: tuple[Timeline, Timeline]) -> None:
