@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from perfview.core.model import Bundle
 from perfview.qt.compare_dialog import MATCH_LABELS, CompareDialog
 from perfview.qt.compare_job import TITLES, CompareJob, CompareResult, build_result
+from perfview.qt.compare_runs import RunsCompareJob, open_runs_compare, split_runs
 from perfview.qt.tasks import Task
 
 MATCHED_FORMATS = ("pstats", "memprof_text", "sampled")  # keys depend on the match rule
@@ -253,8 +254,17 @@ class CompareTab(QWidget):
         return CompareView(comparison, compact=True)
 
 
-def open_compare(window: Any, path_a: str | Path, path_b: str | Path, match: str) -> CompareJob:
-    """Start a CompareJob for `window` (a MainWindow); the tab appears when it is done."""
+def open_compare(
+    window: Any, path_a: str | Path, path_b: str | Path, match: str
+) -> CompareJob | RunsCompareJob:
+    """Start a CompareJob for `window` (a MainWindow); the tab appears when it is done.
+
+    A side naming several files (`a1.prof; a2.prof`, from File ▸ Compare…) compares several
+    runs per side instead (`compare_runs.open_runs_compare`).
+    """
+    runs_a, runs_b = split_runs(path_a), split_runs(path_b)
+    if len(runs_a) > 1 or len(runs_b) > 1:
+        return open_runs_compare(window, runs_a, runs_b, match)
     job = CompareJob(path_a, path_b, match, track=window.track_task, parent=window)
 
     def done(result: CompareResult) -> None:

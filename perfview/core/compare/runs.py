@@ -244,7 +244,43 @@ __all__ = [
     "RunsComparison",
     "TotalShift",
     "diff_runs",
+    "diff_runs_all",
     "regressions",
     "unit_of",
     "verdict",
 ]
+
+
+def diff_runs_all(
+    runs_a: list[Bundle],
+    runs_b: list[Bundle],
+    *,
+    match: str = "basename",
+    confidence: float = significance.DEFAULT_CONFIDENCE,
+    progress: Callable[[float, str], None] | None = None,
+) -> tuple[dict[str, RunsComparison], dict[str, str]]:
+    """Every view that applies to the runs' format: (comparisons by view, errors by view).
+
+    What the GUI's compare tab shows for several runs per side, like `diff.diff_all` for two:
+    a view that cannot be built is reported in `errors`; mixed formats still raise ValueError.
+    """
+    if not runs_a or not runs_b:
+        raise ValueError("each side needs at least one run")
+    formats = {r.format for r in [*runs_a, *runs_b]}
+    if len(formats) > 1:
+        raise ValueError(f"cannot compare runs of different kinds ({', '.join(sorted(formats))})")
+    views = diff_views.views_for_bundle(runs_a[0])
+    if not views:
+        raise ValueError(f"perfview cannot compare {runs_a[0].format} files")
+    out: dict[str, RunsComparison] = {}
+    errors: dict[str, str] = {}
+    for i, view in enumerate(views):
+        if progress is not None:
+            progress(i / len(views), f"comparing {view}")
+        try:
+            out[view] = diff_runs(runs_a, runs_b, view=view, match=match, confidence=confidence)
+        except (ValueError, KeyError) as exc:
+            errors[view] = str(exc)
+    if progress is not None:
+        progress(1.0, "compared")
+    return out, errors
