@@ -37,10 +37,14 @@ def split_runs(text: str | Path) -> list[str]:
 
 @dataclass
 class RunsCompareResult:
-    """Every run of both sides and every view's comparison (errors per view that failed)."""
+    """Both sides' files and every view's comparison (errors per view that failed).
 
-    runs_a: list[Bundle]
-    runs_b: list[Bundle]
+    Only paths are kept, not the loaded runs: ten bundles would stay in memory for as long as
+    the tab, and the tables hold all the tab shows.
+    """
+
+    runs_a: list[Path]
+    runs_b: list[Path]
     match: str
     comparisons: dict[str, RunsComparison]
     errors: dict[str, str] = field(default_factory=dict)
@@ -54,7 +58,8 @@ def build_runs_result(
 ) -> RunsCompareResult:
     """Pure worker function: all comparisons of the B runs against the A runs."""
     comparisons, errors = diff_runs_all(runs_a, runs_b, match=match, progress=progress)
-    return RunsCompareResult(runs_a, runs_b, match, comparisons, errors)
+    paths_a, paths_b = [r.path for r in runs_a], [r.path for r in runs_b]
+    return RunsCompareResult(paths_a, paths_b, match, comparisons, errors)
 
 
 class RunsCompareJob(QObject):
@@ -182,7 +187,7 @@ class RunsCompareTab(QWidget):
             method += f", {first.coverage * 100:.1f} % interval"
         elif fewest < need:
             method += f"; no 95 % interval from {fewest} runs a side (record {need} or more)"
-        names = [", ".join(Path(b.path).name for b in side) for side in (r.runs_a, r.runs_b)]
+        names = [", ".join(Path(p).name for p in side) for side in (r.runs_a, r.runs_b)]
         return (
             f"<b>A</b> ({len(r.runs_a)} runs) {names[0]} &nbsp;<b>vs</b>&nbsp; "
             f"<b>B</b> ({len(r.runs_b)} runs) {names[1]}<br>"
