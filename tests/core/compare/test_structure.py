@@ -77,3 +77,20 @@ def test_every_event_of_a_side_is_accounted_for(traces: tuple[Timeline, Timeline
     on_b = d.table[d.table["status"] != "removed"]
     kept = b.events[~b.events["kind"].isin(["trace", "gpu_annotation"])]
     assert len(on_b) == len(kept)  # inserted subtrees here are single ops
+
+
+def test_two_ranks_kernels_follow_their_launches() -> None:
+    from tests.conftest import sample
+
+    a = _timeline(sample("kineto_gpu/hta_sampled_rank-0.json.gz"))
+    b = _timeline(sample("kineto_gpu/hta_sampled_rank-1.json.gz"))
+    d = diff_structure(a, b)
+    t = d.table
+    # every GPU kernel of a CUDA launch hangs under it, so it is aligned with its op
+    under_launch = t[t["path"].str.contains("cudaLaunchKernel[^/]*/", regex=True)]
+    assert len(under_launch) > 100
+    assert set(t["status"]) == {"same", "changed", "inserted", "removed"}
+    # the ranks feed different batch shapes into the same ops: the first difference is one
+    assert d.first_path is not None
+    assert d.first_path.endswith("/forward/fbgemm::permute_sparse_features")
+    assert t["status"].iloc[d.first_divergence or 0] == "changed"
