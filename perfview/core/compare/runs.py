@@ -187,10 +187,8 @@ def diff_runs(
     in_a, in_b = present[:, :na].any(axis=1), present[:, na:].any(axis=1)
     stats = np.full((len(rows), 7), np.nan)
     verdicts = np.empty(len(rows), dtype=object)
-    coverage = significance.DEFAULT_CONFIDENCE
     for r in range(len(rows)):
         s = significance.shift(grid[r, :na], grid[r, na:], confidence)
-        coverage = s.confidence
         base = float(np.median(grid[r, :na]))
         rel = [_relative(v, base) for v in (s.estimate, s.low, s.high)]
         stats[r] = [s.estimate, s.low, s.high, *rel, s.p_value]
@@ -216,7 +214,8 @@ def diff_runs(
         view=view, metric=metric, table=table.reset_index(drop=True), key=key, info=info,
         metrics=metrics, paths_a=[r.path for r in runs_a], paths_b=[r.path for r in runs_b],
         format=first.format, total=_total_shift(totals[:na], totals[na:], confidence),
-        total_label=spec.total_label, confidence=confidence, coverage=coverage, match=match,
+        total_label=spec.total_label, confidence=confidence, match=match,
+        coverage=significance.coverage(len(runs_a), len(runs_b), confidence),
     )  # fmt: skip
 
 

@@ -112,6 +112,11 @@ def _p_value(a: np.ndarray, b: np.ndarray) -> float:
     return min(1.0, 2.0 * (1.0 - _normal_cdf(max(z, 0.0))))
 
 
+def coverage(m: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """The coverage an interval from m and n runs actually has when `confidence` is asked."""
+    return _critical_k(m, n, 1.0 - confidence)[1]
+
+
 def min_runs(confidence: float = DEFAULT_CONFIDENCE) -> int:
     """Fewest runs per side (equal sides) for which an interval at `confidence` exists."""
     for n in range(1, 50):
@@ -143,4 +148,4 @@ def shift(a: np.ndarray, b: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) 
     return Shift(estimate, low, high, _p_value(a, b), coverage)
 
 
-__all__ = ["DEFAULT_CONFIDENCE", "METHOD", "Shift", "min_runs", "shift"]
+__all__ = ["DEFAULT_CONFIDENCE", "METHOD", "Shift", "coverage", "min_runs", "shift"]
