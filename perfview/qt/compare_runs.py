@@ -219,23 +219,24 @@ class RunsCompareTab(QWidget):
 def open_runs_compare(
     window: Any, paths_a: list[str], paths_b: list[str], match: str
 ) -> RunsCompareJob:
-    """Start a RunsCompareJob for `window` (a MainWindow); the tab appears when it is done."""
-    job = RunsCompareJob(paths_a, paths_b, match, track=window.track_task, parent=window)
+    """Start a RunsCompareJob for `window`; the tab appears when it is done (`compare_opened`).
+
+    What `MainWindow.open_compare` calls when a side names several files (`split_runs`).
+    `window` is a MainWindow, left untyped: main_window imports this module (no cycle).
+    """
+    job = RunsCompareJob(
+        paths_a, paths_b, match, track=window.status_controller.track_task, parent=window
+    )
 
     def done(result: RunsCompareResult) -> None:
         tab = RunsCompareTab(result)
-        index = window.tabs.addTab(tab, tab.title)
         tip = "\n".join([*(f"A: {p}" for p in paths_a), *(f"B: {p}" for p in paths_b)])
-        window.tabs.setTabToolTip(index, tip)
-        window.tabs.setCurrentIndex(index)
-        window.stack.setCurrentWidget(window.tabs)
-        window.statusBar().showMessage(f"Compared {tab.title}", 8000)
+        window.tabs_controller.add_tab(tab, tab.title, tip)
+        window.status_controller.say(f"Compared {tab.title}", 8000)
         window.compare_opened.emit(tab)
 
     def failed(path: str, message: str) -> None:
-        text = f"perfview: cannot compare {path}: {message}"
-        window.error_bar.show_message(text, "error")
-        window.statusBar().showMessage(text, 10000)
+        window.status_controller.error(f"perfview: cannot compare {path}: {message}")
         window.load_failed.emit(path, message)
 
     job.finished.connect(done)

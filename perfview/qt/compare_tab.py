@@ -1,6 +1,6 @@
 """Compare two runs in one tab: loading both, building the comparison, showing it.
 
-`open_compare(window, a, b)` is what File ▸ Compare…, `perfview --compare A B` and the Runs
+`MainWindow.open_compare(a, b)` is what File ▸ Compare…, `perfview --compare A B` and the Runs
 dialog call. A `CompareJob` loads both files *concurrently* through `tasks.py` (two worker
 tasks, each in the window's status bar with progress and Cancel), then builds every comparison
 of the pair's format in a third task (`core.diff.diff_all`), so nothing heavy runs on the GUI
@@ -16,7 +16,6 @@ File ▸ Compare…'s form in `compare_dialog.py`; both are re-exported here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -32,7 +31,6 @@ from PySide6.QtWidgets import (
 from perfview.core.model import Bundle
 from perfview.qt.compare_dialog import MATCH_LABELS, CompareDialog
 from perfview.qt.compare_job import TITLES, CompareJob, CompareResult, build_result
-from perfview.qt.compare_runs import RunsCompareJob, open_runs_compare, split_runs
 from perfview.qt.tasks import Task
 
 MATCHED_FORMATS = ("pstats", "memprof_text", "sampled")  # keys depend on the match rule
@@ -254,47 +252,11 @@ class CompareTab(QWidget):
         return CompareView(comparison, compact=True)
 
 
-def open_compare(
-    window: Any, path_a: str | Path, path_b: str | Path, match: str
-) -> CompareJob | RunsCompareJob:
-    """Start a CompareJob for `window` (a MainWindow); the tab appears when it is done.
-
-    A side naming several files (`a1.prof; a2.prof`, from File ▸ Compare…) compares several
-    runs per side instead (`compare_runs.open_runs_compare`).
-    """
-    runs_a, runs_b = split_runs(path_a), split_runs(path_b)
-    if len(runs_a) > 1 or len(runs_b) > 1:
-        return open_runs_compare(window, runs_a, runs_b, match)
-    job = CompareJob(path_a, path_b, match, track=window.track_task, parent=window)
-
-    def done(result: CompareResult) -> None:
-        tab = CompareTab(result)
-        index = window.tabs.addTab(tab, tab.title)
-        window.tabs.setTabToolTip(index, f"A: {result.a.path}\nB: {result.b.path}")
-        window.tabs.setCurrentIndex(index)
-        window.stack.setCurrentWidget(window.tabs)
-        window.statusBar().showMessage(f"Compared {tab.title}", 8000)
-        window.compare_opened.emit(tab)
-
-    def failed(path: str, message: str) -> None:
-        text = f"perfview: cannot compare {path}: {message}"
-        window.error_bar.show_message(text, "error")
-        window.statusBar().showMessage(text, 10000)
-        window.load_failed.emit(path, message)
-
-    job.finished.connect(done)
-    job.failed.connect(failed)
-    job.cancelled.connect(lambda: window.load_cancelled.emit(str(job.paths[0])))
-    job.start()
-    return job
-
-
 __all__ = [
     "CompareDialog",
     "CompareJob",
     "CompareResult",
     "CompareTab",
     "build_result",
-    "open_compare",
     "side_labels",
 ]
