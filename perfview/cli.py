@@ -58,21 +58,29 @@ def __getattr__(name: str) -> Any:
 TREE_VIEWS = ("icicle", "tree")
 
 
-def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
-    """`--view icicle|tree`: the merged call tree in pre-order, `--top` nodes, `--lanes`."""
-    from perfview.cli_common import CliError, write_summary
+def view_table(bundle: Any, view: str, top: int, lanes: str | None = None) -> tuple[Any, int]:
+    """(the view's first `top` rows, 0 = all; how many rows the whole view has): what
+    `perfview summary --view VIEW --top N` prints, for the CLI and the assistants' server
+    (`perfview.assist`) alike. `--view icicle|tree` is the merged call tree in pre-order with
+    the `top` heaviest nodes and `lanes` (its notes join the bundle's warnings). ViewError
+    (one sentence) when the view or `lanes` do not fit the file."""
     from perfview.core.analysis import tree_table
+    from perfview.core.pages import ViewError, summary
 
-    try:
-        tree = tree_table.bundle_tree(bundle, args.lanes)
-    except ValueError as exc:
-        raise CliError(f"{args.file}: {exc}") from exc
-    table, total = tree_table.tree_rows(tree, args.top)
-    for note in tree.notes if tree is not None else []:
-        if note not in bundle.warnings:
-            bundle.warnings.append(note)
-    write_summary(bundle, view, table, 0, args.format, sys.stdout, total_rows=total)
-    return 0
+    if lanes is not None and view not in TREE_VIEWS:
+        raise ViewError("--lanes applies to --view icicle (or tree) only")
+    if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
+        try:
+            tree = tree_table.bundle_tree(bundle, lanes)
+        except ValueError as exc:
+            raise ViewError(f"{bundle.path}: {exc}") from exc
+        table, total = tree_table.tree_rows(tree, top)
+        for note in tree.notes if tree is not None else []:
+            if note not in bundle.warnings:
+                bundle.warnings.append(note)
+        return table, total
+    table = _summarize(bundle, view)
+    return (table.head(top) if top > 0 else table), len(table)
 
 
 def run_summary(args: argparse.Namespace) -> int:
@@ -88,21 +96,14 @@ def run_summary(args: argparse.Namespace) -> int:
     readahead.discard()  # when the loader did not take it (another format, a cache hit)
     startup_stamps.stamp("loaded")
     view = args.view or summary.default_view(bundle)
-    lanes = getattr(args, "lanes", None)
-    if lanes is not None and view not in TREE_VIEWS:
-        raise CliError("--lanes applies to --view icicle (or tree) only")
     try:
-        if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
-            return run_tree(args, bundle, view)
-        table = _summarize(bundle, view)
-    except CliError:
-        raise
-    except LoadError as exc:  # ViewError: the view does not fit this file
+        table, total = view_table(bundle, view, args.top, getattr(args, "lanes", None))
+    except LoadError as exc:  # ViewError: the view or --lanes do not fit this file
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
     startup_stamps.stamp("table_built")
-    write_summary(bundle, view, table, args.top, args.format, sys.stdout)
+    write_summary(bundle, view, table, 0, args.format, sys.stdout, total_rows=total)
     startup_stamps.stamp("written")
     return 0
 

@@ -77,17 +77,25 @@ def run_job(args: argparse.Namespace) -> int:
         raise CliError(f"{need}: {exc}") from exc
     except Exception as exc:
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
+    bundle, extra = summary_parts(job, args.file)
+    write_summary(bundle, view, table, args.top, args.format, sys.stdout, extra=extra)
+    return 0
+
+
+def summary_parts(job: Job, source: str) -> tuple[Bundle, dict[str, Any]]:
+    """What a job's summary document says besides its rows: a header bundle (ranks, failed,
+    the span on the common clock) and the `clock` and `failed` keys. Shared with the
+    assistants' server (`perfview.assist`), whose rows are this command's."""
     counts = {"ranks": len(job.ranks), "failed": len(job.failures)}
     bundle = Bundle(
-        format="trace", path=Path(args.file), counts=counts, duration_ns=_span(job),
+        format="trace", path=Path(source), counts=counts, duration_ns=_span(job),
         warnings=[*job.warnings],
     )  # fmt: skip
     extra: dict[str, Any] = {
         "clock": job.clock,
         "failed": [{"path": f.path, "reason": f.reason} for f in job.failures],
     }
-    write_summary(bundle, view, table, args.top, args.format, sys.stdout, extra=extra)
-    return 0
+    return bundle, extra
 
 
 def open_side(source: str) -> Job:
@@ -121,5 +129,6 @@ __all__ = [
     "is_job_source",
     "open_side",
     "run_job",
+    "summary_parts",
     "wants_job",
 ]

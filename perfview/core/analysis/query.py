@@ -263,14 +263,18 @@ class QuerySession:
             if name not in self._registered and re.search(rf"\b{name}\b", sql, re.IGNORECASE):
                 self._register(name)
 
-    def run(self, sql: str) -> pd.DataFrame:
+    def run(self, sql: str, limit: int | None = None) -> pd.DataFrame:
         """The query's result as a frame (empty for statements without rows); QueryError with
-        DuckDB's first message line when it fails or is interrupted."""
+        DuckDB's first message line when it fails or is interrupted. `limit` (one SELECT
+        only): at most that many rows, cut inside DuckDB so a huge result is never built."""
         with self._lock:
             if self.conn is None:
                 raise QueryError("the query session is closed")
             try:
                 self._ensure(sql)
+                if limit is not None:
+                    relation = self.conn.sql(sql).limit(limit)
+                    return _whole_sums(relation.df(), [str(t) for t in relation.types])
                 cursor = self.conn.execute(sql)
                 if cursor.description is None:
                     return pd.DataFrame()
@@ -293,6 +297,25 @@ class QuerySession:
             conn.close()
 
 
+def read_only_refusal(sql: str) -> str | None:
+    """Why `sql` may not run where nothing may be written (the assistants' server), or None
+    when it is one SELECT. Parsed by DuckDB itself (its statement types), not by a pattern:
+    `COPY … TO`, `CREATE`, `ATTACH`, `SET`, `INSTALL`/`LOAD` and the rest are refused before
+    they run; a SELECT reading another file (`read_csv('…')`) is refused by the session's
+    sandbox when it runs. A query DuckDB cannot parse: QueryError with its first line."""
+    duckdb = _duckdb()
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryError(one_line(exc)) from exc
+    if len(statements) != 1:
+        return f"one statement per query, not {len(statements)}"
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        return f"only a read-only SELECT runs here, not a {kind.name} statement"
+    return None
+
+
 def run_query(bundle: Bundle, sql: str) -> pd.DataFrame:
     """One query on one bundle (the CLI's path)."""
     session = QuerySession(bundle)
@@ -311,6 +334,7 @@ __all__ = [
     "TableDoc",
     "available",
     "one_line",
+    "read_only_refusal",
     "run_query",
     "table_builders",
     "table_names",
