@@ -8,6 +8,7 @@ Public contract (users' scripts rely on it):
     perfview examples [list] / perfview examples run NAME [--fixed] [-o OUT]
     perfview query FILE SQL [--format table|csv|json]   (declared in perfview.query_cli)
     perfview export FILE --to speedscope|collapsed [-o OUT]   (declared in perfview.export_cli)
+    perfview mcp   (an assistants' server on stdio; declared in perfview.mcp_cli)
     perfview [FILE…] / perfview --screenshot OUT.png [--view VIEW] FILE   → the GUI
 
 Exit codes: 0 success; 2 for usage errors and for files that cannot be opened, with exactly one
@@ -36,7 +37,7 @@ from typing import Any
 from perfview import __version__, startup_stamps
 
 # The first arguments that mean "no window": the subcommands and the top-level options.
-COMMANDS = ("summary", "record", "diff", "examples", "query", "export")
+COMMANDS = ("summary", "record", "diff", "examples", "query", "export", "mcp")
 HEADLESS_FIRST = frozenset(
     ("-h", "--help", "--version", "--install-desktop", "--uninstall-desktop", *COMMANDS)
 )
@@ -55,37 +56,15 @@ def __getattr__(name: str) -> Any:
 # ------------------------------------------------------------------------------- commands
 
 
-TREE_VIEWS = ("icicle", "tree")
-
-
-def view_table(bundle: Any, view: str, top: int, lanes: str | None = None) -> tuple[Any, int]:
-    """(the view's first `top` rows, 0 = all; how many rows the whole view has): what
-    `perfview summary --view VIEW --top N` prints, for the CLI and the assistants' server
-    (`perfview.assist`) alike. `--view icicle|tree` is the merged call tree in pre-order with
-    the `top` heaviest nodes and `lanes` (its notes join the bundle's warnings). ViewError
-    (one sentence) when the view or `lanes` do not fit the file."""
-    from perfview.core.analysis import tree_table
-    from perfview.core.pages import ViewError, summary
-
-    if lanes is not None and view not in TREE_VIEWS:
-        raise ViewError("--lanes applies to --view icicle (or tree) only")
-    if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
-        try:
-            tree = tree_table.bundle_tree(bundle, lanes)
-        except ValueError as exc:
-            raise ViewError(f"{bundle.path}: {exc}") from exc
-        table, total = tree_table.tree_rows(tree, top)
-        for note in tree.notes if tree is not None else []:
-            if note not in bundle.warnings:
-                bundle.warnings.append(note)
-        return table, total
-    table = _summarize(bundle, view)
-    return (table.head(top) if top > 0 else table), len(table)
-
-
 def run_summary(args: argparse.Namespace) -> int:
     from perfview import job_cli, readahead  # deferred: jobs only / stdlib
-    from perfview.cli_common import CliError, internal_failure, load_bundle, write_summary
+    from perfview.cli_common import (
+        CliError,
+        internal_failure,
+        load_bundle,
+        view_table,
+        write_summary,
+    )
     from perfview.core.model.errors import LoadError
     from perfview.core.pages import summary
 
@@ -106,17 +85,6 @@ def run_summary(args: argparse.Namespace) -> int:
     write_summary(bundle, view, table, 0, args.format, sys.stdout, total_rows=total)
     startup_stamps.stamp("written")
     return 0
-
-
-def _summarize(bundle: Any, view: str) -> Any:
-    """The view's table; a big trace's temporaries reuse freed heap (`trace.heap`): its
-    5M-row steps otherwise first-touch fresh pages for every array. (A no-op after a
-    one-shot load, which left the heap so: `_read_ahead`.)"""
-    from perfview.core.pages import summary
-    from perfview.loaders.trace import heap
-
-    with heap.reuse_freed(bundle.counts.get("events", 0) if bundle.format == "trace" else 0):
-        return summary.summarize(bundle, view)
 
 
 def _add_summary(subparsers: Any) -> None:
@@ -153,12 +121,12 @@ def _add_summary(subparsers: Any) -> None:
 
 
 def _add_commands(subparsers: Any) -> None:
-    """Register `record`, `diff`, `examples`, `query` and `export`, each declared by its own
-    module."""
-    from perfview import compare_cli, examples_cli, export_cli, query_cli
+    """Register `record`, `diff`, `examples`, `query`, `export` and `mcp`, each declared by
+    its own module."""
+    from perfview import compare_cli, examples_cli, export_cli, mcp_cli, query_cli
     from perfview.runner import cli as runner_cli
 
-    for module in (runner_cli, compare_cli, examples_cli, query_cli, export_cli):
+    for module in (runner_cli, compare_cli, examples_cli, query_cli, export_cli, mcp_cli):
         before = set(subparsers.choices)
         module.add_parser(subparsers)
         for added in set(subparsers.choices) - before:

@@ -4,7 +4,7 @@ Every answer that carries numbers says where they came from in `produced_by`: th
 page of the registry, `perfview.core.pages`) or the SQL query, and the `perfview` command
 that prints the same rows, so the user can check a claim in a terminal or in the window.
 The rows are `perfview summary --format json`'s rows — the same writer (`cli_common`)
-over the same tables (`cli.view_table`) — so there is one set of numbers, not two.
+over the same tables (`cli_common.view_table`) — so there is one set of numbers, not two.
 
 Bounded work per call: at most `MAX_ROWS` rows in an answer, a query stopped after
 `QUERY_TIMEOUT_S` and cut at `MAX_ROWS` inside DuckDB. Nothing is written: queries are one
@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfview import cli, cli_common, job_cli, query_cli
+from perfview import cli_common, job_cli, query_cli
 from perfview.assist.handles import AssistError, Handles, Opened
 from perfview.compare_cli import write_comparison
 from perfview.core.analysis import query
@@ -131,8 +131,7 @@ class Assistant:
         names = summary.available_views(opened.bundle)
         views = summary.VIEWS
         rows = [
-            {"name": n, "title": views[n].title, "description": views[n].description}
-            for n in names
+            {"name": n, "title": views[n].title, "description": views[n].description} for n in names
         ]
         return {"handle": handle, "views": rows}
 
@@ -163,7 +162,7 @@ class Assistant:
             bundle, extra = opened.bundle, {}
             name = view or summary.default_view(bundle)
             try:
-                table, total = cli.view_table(bundle, name, 0 if filtering else limit)
+                table, total = cli_common.view_table(bundle, name, 0 if filtering else limit)
             except LoadError as exc:  # ViewError: one sentence naming the file's views
                 raise AssistError(str(exc)) from exc
             if filtering:
