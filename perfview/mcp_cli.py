@@ -1,6 +1,6 @@
 """`perfview mcp`: serve perfview's analyses to an AI assistant (Model Context Protocol, stdio).
 
-    perfview mcp
+    perfview mcp [--window]
 
 The assistant's client starts this command and talks JSON-RPC on its stdin/stdout
 (`perfview.assist.server`; docs/mcp.md says how to configure an assistant). The server needs
@@ -24,13 +24,19 @@ INSTALL_HINT = (
 
 def add_parser(subparsers: Any) -> None:
     """Register `mcp` on the `perfview` command's subparsers (called by perfview.cli)."""
-    subparsers.add_parser(
+    p = subparsers.add_parser(
         "mcp",
         help="serve profiles to an AI assistant (Model Context Protocol over stdio)",
         description="Answer an assistant's requests on stdin/stdout: open a file or folder, "
         "list its views, get a view's rows (as `perfview summary --format json`), run a "
         "read-only SQL query, the recommendations with their evidence, a diff of two files. "
         "Nothing is written. See docs/mcp.md.",
+    )
+    p.add_argument(
+        "--window",
+        action="store_true",
+        help="also link the running perfview window: the assistant sees its tabs and selects "
+        "slices there (its status bar shows the assistant, with a Disconnect button)",
     )
 
 
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(INSTALL_HINT)
     from perfview.assist import server  # deferred: imports the SDK
 
-    server.serve()
+    server.serve(window=args.window)
     return 0
 
 

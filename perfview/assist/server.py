@@ -22,6 +22,7 @@ from pydantic import Field
 from perfview import __version__
 from perfview.assist.answers import DEFAULT_TOP, MAX_ROWS, Assistant
 from perfview.assist.handles import MAX_OPEN, AssistError
+from perfview.assist.window import WindowLink
 
 INSTRUCTIONS = f"""perfview reads Python and PyTorch profiles (cProfile/pstats, torch.profiler
 and Chrome traces, memory_profiler, mprof, memray, CUDA memory snapshots, sampled profiles).
@@ -32,6 +33,8 @@ int64 nanoseconds (columns ending in _ns), sizes bytes (_bytes). Answers hold at
 {MAX_ROWS} rows; at most {MAX_OPEN} documents are open at once. Nothing is ever written."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+# Selecting changes what the window shows, never a file.
+WINDOW = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 Handle = Annotated[str, Field(description="a handle from open_profile, e.g. 'd1'")]
 Top = Annotated[int, Field(description=f"rows to return; 0: as many as allowed ({MAX_ROWS})")]
@@ -54,11 +57,22 @@ def _one_sentence(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, 
     return call
 
 
-def build(assistant: Assistant | None = None) -> MCPServer:
-    """The server with its tools over `assistant` (a new one by default)."""
+WINDOW_INSTRUCTIONS = """
+The user's perfview window is linked: window_tabs lists its open tabs (open_profile a tab's
+path to read its views and query it), and window_select shows slices there (ids from a
+query's slices.id, or a recommendation's evidence_slices), zoomed to the first: show the user
+the slices you talk about."""
+
+
+def build(assistant: Assistant | None = None, window: WindowLink | None = None) -> MCPServer:
+    """The server with its tools over `assistant` (a new one by default), and the window's
+    tools when `window` links a running perfview window (`perfview mcp --window`)."""
     a = assistant if assistant is not None else Assistant()
     server: MCPServer = MCPServer(
-        "perfview", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+        "perfview",
+        instructions=INSTRUCTIONS + (WINDOW_INSTRUCTIONS if window is not None else ""),
+        version=__version__,
+        log_level="WARNING",
     )
 
     def tool(fn: Callable[..., dict[str, Any]]) -> None:
@@ -127,12 +141,42 @@ def build(assistant: Assistant | None = None) -> MCPServer:
         diff_profiles,
     ):
         tool(fn)
+    if window is not None:
+        _window_tools(server, window)
     return server
 
 
-def serve() -> None:
-    """Answer on stdin/stdout until the client closes stdin."""
-    build().run("stdio")
+def _window_tools(server: MCPServer, window: WindowLink) -> None:
+    def window_tabs() -> dict[str, Any]:
+        """The tabs open in the user's perfview window: path, format, the page shown, and
+        which one is in front."""
+        return window.tabs()
+
+    def window_select(
+        tab: Annotated[int, Field(description="a tab number from window_tabs")],
+        slices: Annotated[
+            list[int], Field(description="slice ids (slices.id, a finding's evidence_slices)")
+        ],
+    ) -> dict[str, Any]:
+        """Show these slices selected in the tab's Timeline, zoomed to the first, so the user
+        sees the evidence of what you say."""
+        return window.select(tab, slices)
+
+    for fn in (window_tabs, window_select):
+        server.add_tool(_one_sentence(fn), name=fn.__name__, annotations=WINDOW)
+
+
+def serve(window: bool = False) -> None:
+    """Answer on stdin/stdout until the client closes stdin; with `window`, linked to the
+    running perfview window (its status bar shows the assistant from hello to bye)."""
+    link = WindowLink() if window else None
+    if link is not None:
+        link.hello()
+    try:
+        build(window=link).run("stdio")
+    finally:
+        if link is not None:
+            link.bye()
 
 
 __all__ = ["INSTRUCTIONS", "build", "serve"]
