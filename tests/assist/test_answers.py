@@ -5,6 +5,7 @@ evidence slices, a diff is `perfview diff`'s."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,14 @@ PSTATS_B = "pstats/gprof2dot_memtrail.pstats"
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
 
 
+@pytest.fixture
+def assistant() -> Iterator[Assistant]:
+    """An Assistant whose documents (and DuckDB sessions) are closed after the test."""
+    made = Assistant()
+    yield made
+    made.handles.close_all()
+
+
 def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     code = cli.main(list(args))
     out, err = capsys.readouterr()
@@ -29,9 +38,11 @@ def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     return dict(json.loads(out))
 
 
-def test_rows_are_the_summary_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_rows_are_the_summary_json(
+    capsys: pytest.CaptureFixture[str], assistant: Assistant
+) -> None:
     path = str(sample(PSTATS))
-    a = Assistant()
+    a = assistant
     opened = a.open(path)
     assert opened["format"] == "pstats"
     assert [v["name"] for v in opened["views"]][:2] == ["functions", "callers"]
@@ -46,8 +57,8 @@ def test_rows_are_the_summary_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert produced["command"].startswith(f"perfview summary {path} --view {view}")
 
 
-def test_filters_and_row_cap() -> None:
-    a = Assistant()
+def test_filters_and_row_cap(assistant: Assistant) -> None:
+    a = assistant
     handle = a.open(str(sample(PSTATS)))["handle"]
     every = a.rows(handle, "functions", 0)
     assert len(every["rows"]) == min(every["total_rows"], MAX_ROWS)
@@ -64,8 +75,8 @@ def test_filters_and_row_cap() -> None:
         a.rows(handle, "functions", sort_by="nope")
 
 
-def test_query_is_capped_and_names_itself() -> None:
-    a = Assistant()
+def test_query_is_capped_and_names_itself(assistant: Assistant) -> None:
+    a = assistant
     path = str(sample(PSTATS))
     handle = a.open(path)["handle"]
     doc = a.query(
@@ -90,10 +101,12 @@ def test_query_is_capped_and_names_itself() -> None:
         ("SELECT * FROM read_csv('{other}')", "it reads a file"),
     ],
 )
-def test_writing_or_reading_other_files_is_refused(sql: str, why: str, tmp_path: Path) -> None:
+def test_writing_or_reading_other_files_is_refused(
+    sql: str, why: str, tmp_path: Path, assistant: Assistant
+) -> None:
     other = tmp_path / "other.csv"
     other.write_text("a\n1\n")
-    a = Assistant()
+    a = assistant
     handle = a.open(str(sample(PSTATS)))["handle"]
     with pytest.raises(AssistError) as info:
         a.query(handle, sql.format(other=other))
@@ -104,17 +117,20 @@ def test_writing_or_reading_other_files_is_refused(sql: str, why: str, tmp_path:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.csv"]
 
 
-def test_a_slow_query_is_stopped() -> None:
-    a = Assistant(query_timeout_s=0.2)
+def test_a_slow_query_is_stopped(assistant: Assistant) -> None:
+    a = assistant
+    a.query_timeout_s = 0.2
     handle = a.open(str(sample(PSTATS)))["handle"]
     slow = "SELECT count(*) FROM range(1000000000000) a"
     with pytest.raises(AssistError, match=r"query stopped after 0.2 s"):
         a.query(handle, slow)
 
 
-def test_recommendations_carry_their_evidence(capsys: pytest.CaptureFixture[str]) -> None:
+def test_recommendations_carry_their_evidence(
+    capsys: pytest.CaptureFixture[str], assistant: Assistant
+) -> None:
     path = str(sample(RESNET))
-    a = Assistant()
+    a = assistant
     handle = a.open(path)["handle"]
     doc = a.recommendations(handle)
     expected = cli_json(
@@ -130,9 +146,9 @@ def test_recommendations_carry_their_evidence(capsys: pytest.CaptureFixture[str]
         a.recommendations(other)
 
 
-def test_diff_is_the_diff_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_is_the_diff_json(capsys: pytest.CaptureFixture[str], assistant: Assistant) -> None:
     pa, pb = str(sample(PSTATS_B)), str(sample(PSTATS))
-    a = Assistant()
+    a = assistant
     ha, hb = a.open(pa)["handle"], a.open(pb)["handle"]
     got = a.diff(ha, hb, top=5)
     expected = cli_json(capsys, "diff", pa, pb, "--top", "5", "--format", "json")
@@ -140,8 +156,8 @@ def test_diff_is_the_diff_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert got == expected
 
 
-def test_errors_are_one_sentence(tmp_path: Path) -> None:
-    a = Assistant()
+def test_errors_are_one_sentence(tmp_path: Path, assistant: Assistant) -> None:
+    a = assistant
     with pytest.raises(AssistError, match="no such file"):
         a.open(str(tmp_path / "absent.json"))
     garbage = tmp_path / "garbage.json"

@@ -273,8 +273,7 @@ class QuerySession:
             try:
                 self._ensure(sql)
                 if limit is not None:
-                    relation = self.conn.sql(sql).limit(limit)
-                    return _whole_sums(relation.df(), [str(t) for t in relation.types])
+                    return self._limited(sql, limit)
                 cursor = self.conn.execute(sql)
                 if cursor.description is None:
                     return pd.DataFrame()
@@ -282,6 +281,18 @@ class QuerySession:
                 return _whole_sums(cursor.fetch_df(), types)
             except self._duckdb.Error as exc:
                 raise QueryError(one_line(exc)) from exc
+
+    def _limited(self, sql: str, limit: int) -> pd.DataFrame:
+        """At most `limit` rows of one SELECT, cut by DuckDB (a relation with LIMIT on top: the
+        whole result is never built); the relations are closed here, not left to the
+        garbage collector."""
+        relation = self.conn.sql(sql)
+        limited = relation.limit(limit)
+        try:
+            return _whole_sums(limited.df(), [str(t) for t in limited.types])
+        finally:
+            limited.close()
+            relation.close()
 
     def interrupt(self) -> None:
         """Stop the running query (safe from any thread); `run` then raises QueryError."""
