@@ -14,6 +14,7 @@ import pytest
 from perfview import cli
 from perfview.assist import Assistant, AssistError
 from perfview.assist.answers import MAX_ROWS
+from perfview.core.analysis.torch.job_views import JOB_VIEWS
 from tests.conftest import sample
 
 pytest.importorskip("duckdb", reason="queries need the 'query' extra (duckdb)")
@@ -169,3 +170,21 @@ def test_errors_are_one_sentence(tmp_path: Path, assistant: Assistant) -> None:
     handle = a.open(str(sample(PSTATS)))["handle"]
     with pytest.raises(AssistError, match="view 'ops' needs a trace"):
         a.rows(handle, "ops")
+
+
+def test_a_folder_of_rank_traces_is_a_job(
+    capsys: pytest.CaptureFixture[str], assistant: Assistant
+) -> None:
+    folder = str(sample("ranks/hta_sampled_2of128"))
+    opened = assistant.open(folder)
+    assert opened["format"] == "job"
+    assert opened["counts"] == {"ranks": 2, "failed": 0}
+    assert [v["name"] for v in opened["views"]] == list(JOB_VIEWS)
+    got = assistant.rows(opened["handle"], "ranks", 5)
+    expected = cli_json(
+        capsys, "summary", folder, "--view", "ranks", "--top", "5", "--format", "json"
+    )
+    assert got.pop("produced_by")["view"] == "ranks"
+    assert got == expected
+    with pytest.raises(AssistError, match="is a folder: open one of its files"):
+        assistant.query(opened["handle"], "SELECT 1")
