@@ -91,7 +91,7 @@ def _add_summary(subparsers: Any) -> None:
     from perfview.cli_common import FORMATS, row_count
     from perfview.core.pages import summary
 
-    views = ", ".join([*summary.VIEWS, "collectives", "collective-kinds", "overlap", "stragglers"])
+    views = ", ".join(summary.VIEWS)  # a job's views (ranks, collectives, …) among them
     p = subparsers.add_parser(
         "summary",
         help="print a table of a profile without opening a window",
@@ -102,10 +102,7 @@ def _add_summary(subparsers: Any) -> None:
         metavar="FILE",
         help="a profile, trace or memory file; a folder, glob or several files of per-rank traces",
     )
-    from perfview.core.analysis.torch.job_views import JOB_VIEWS
-
-    views_all = list(dict.fromkeys([*summary.VIEWS, *JOB_VIEWS]))
-    p.add_argument("--view", choices=views_all, help="default: the format's main view")
+    p.add_argument("--view", choices=list(summary.VIEWS), help="default: the format's main view")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
     p.add_argument(
         "--lanes",

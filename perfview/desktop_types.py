@@ -119,6 +119,15 @@ MIME_TYPES: tuple[MimeType, ...] = (
         magic=('<match type="string" value="speedscope.app/file-format-schema" offset="0:256"/>',),
     ),
     MimeType(
+        name="application/x-gecko-profile",
+        comment="Firefox Profiler profile (Gecko JSON: Firefox, samply, Python 3.15's sampler)",
+        globs=("*.gecko.json",),
+        sub_class_of="application/json",
+        # Python's sampler and the Firefox Profiler start with the meta object
+        magic_priority=60,
+        magic=('<match type="string" value="{&quot;meta&quot;:{" offset="0:16"/>',),
+    ),
+    MimeType(
         name="text/x-collapsed-stacks",
         comment="Collapsed (folded) stacks",
         globs=("*.folded", "*.collapsed", "*.austin"),

@@ -1,9 +1,11 @@
 """`perfview summary` on a multi-rank job: a folder, a glob or several trace files.
 
-    perfview summary FOLDER|GLOB|FILE… [--view ranks|collectives|collective-kinds|overlap|
-                     stragglers] [--workers N] [--cluster ADDRESS [--output DIR]]
+    perfview summary FOLDER|GLOB|FILE… [--view VIEW] [--workers N]
+                     [--cluster ADDRESS [--output DIR]]
 
-Ranks are parsed and reduced in worker processes (`perfview.jobs`), or on a Dask cluster with
+A job is a document like any file: its views are the page registry's pages with a "job" table
+(`summary.views_for("job")`: ranks, collectives, collective-kinds, overlap, stragglers). Ranks
+are parsed and reduced in worker processes (`perfview.jobs`), or on a Dask cluster with
 `--cluster` (`perfview.jobs.cluster`); the tables are the same either way. The JSON document is
 the one of every summary plus `clock` (how the ranks were put on one time axis) and `failed`
 (files that could not be opened, while the others were).
@@ -12,6 +14,7 @@ the one of every summary plus `clock` (how the ranks were put on one time axis) 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import glob
 import os
 import sys
@@ -19,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from perfview.cli_common import CliError, cannot_open, internal_failure, write_summary
-from perfview.core.analysis.torch.job import Job
-from perfview.core.analysis.torch.job_views import JOB_VIEWS, job_table
+from perfview.core.analysis.torch.job import Job, document
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
+from perfview.core.pages import summary
 
 # Views that only make sense across ranks: asking one of them of a single file opens it as a job.
-CROSS_RANK_VIEWS = tuple(v for v in JOB_VIEWS if v != "ranks")
+CROSS_RANK_VIEWS = tuple(name for name, view in summary.VIEWS.items() if view.across_ranks)
 
 
 def is_job_source(source: str) -> bool:
@@ -52,24 +55,20 @@ def _open(args: argparse.Namespace, sources: list[str]) -> Job:
     return open_job(sources, workers=args.workers)
 
 
-def _span(job: Job) -> int:
-    starts = [r.origin_ns + job.offsets.get(r.rank, 0) for r in job.ranks]
-    ends = [s + r.duration_ns for s, r in zip(starts, job.ranks, strict=True)]
-    return max(ends) - min(starts) if starts else 0
-
-
 def run_job(args: argparse.Namespace) -> int:
     """Open the job, build the view's table and print it like any other summary."""
-    view = args.view or "ranks"
-    if view not in JOB_VIEWS:
-        views = ", ".join(JOB_VIEWS)
+    view = args.view or summary.DEFAULT_VIEWS["job"]
+    names = summary.views_for("job")
+    if view not in names:
+        views = ", ".join(names)
         raise CliError(
             f"{args.file} is a folder or several rank traces: only --view {views} read them"
         )
     sources = [args.file, *getattr(args, "more", [])]
     try:
         job = _open(args, sources)
-        table = job_table(job, view)
+        doc = document(job, Path(args.file))
+        table = summary.summarize(doc, view)
     except LoadError as exc:
         raise cannot_open(args.file, str(exc)) from exc
     except ImportError as exc:
@@ -77,25 +76,23 @@ def run_job(args: argparse.Namespace) -> int:
         raise CliError(f"{need}: {exc}") from exc
     except Exception as exc:
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
-    bundle, extra = summary_parts(job, args.file)
-    write_summary(bundle, view, table, args.top, args.format, sys.stdout, extra=extra)
+    shown, extra = summary_parts(doc)
+    write_summary(shown, view, table, args.top, args.format, sys.stdout, extra=extra)
     return 0
 
 
-def summary_parts(job: Job, source: str) -> tuple[Bundle, dict[str, Any]]:
-    """What a job's summary document says besides its rows: a header bundle (ranks, failed,
-    the span on the common clock) and the `clock` and `failed` keys. Shared with the
-    assistants' server (`perfview.assist`), whose rows are this command's."""
-    counts = {"ranks": len(job.ranks), "failed": len(job.failures)}
-    bundle = Bundle(
-        format="trace", path=Path(source), counts=counts, duration_ns=_span(job),
-        warnings=[*job.warnings],
-    )  # fmt: skip
+def summary_parts(doc: Bundle) -> tuple[Bundle, dict[str, Any]]:
+    """What a job's summary document says besides its rows: its header with the format named
+    "trace", as it always has been (scripts read that field), and the `clock` and `failed`
+    keys. Shared with the assistants' server (`perfview.assist`), whose rows are this
+    command's."""
+    job = doc.job
+    assert job is not None  # a job document (`job.document`)
     extra: dict[str, Any] = {
         "clock": job.clock,
         "failed": [{"path": f.path, "reason": f.reason} for f in job.failures],
     }
-    return bundle, extra
+    return dataclasses.replace(doc, format="trace"), extra
 
 
 def open_side(source: str) -> Job:

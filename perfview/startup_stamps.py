@@ -1,4 +1,4 @@
-"""Start-up timestamps for `scripts/bench_gui_probe.py --startup` (stdlib only: the CLI writes
+"""Start-up timestamps for `scripts/bench/bench_gui_probe.py --startup` (stdlib only: the CLI writes
 the first one before it imports anything heavy).
 
 When `PERFVIEW_STARTUP_PROBE=PATH` is set, `stamp(event)` appends one line

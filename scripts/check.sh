@@ -3,6 +3,9 @@
 # Called by the README's test command and by .ci/run. Exit status is non-zero on any failure,
 # including pytest collecting no tests (its exit 5).
 set -u
+case "${1:-}" in
+  -h|--help) echo "usage: bash scripts/check.sh [PYTEST_ARGS...]  (lint, format, types, import contracts, pytest)"; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 
 # This command never installs system packages. Tests that need a validator (desktop-file-validate,

@@ -30,7 +30,7 @@ SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samp
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """tests/data: tiny fixtures made by scripts/make_fixtures.py."""
+    """tests/data: tiny fixtures made by scripts/fixtures/make_fixtures.py."""
     return DATA
 
 

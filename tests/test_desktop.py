@@ -90,6 +90,7 @@ def test_mime_xml_declares_requested_globs() -> None:
         "application/x-pytorch-cuda-memory-snapshot": ["*snapshot*.pickle", "*snapshot*.pickle.gz"],
         "application/x-perfview-workspace": ["*.perfview"],
         "application/x-speedscope-json": ["*.speedscope.json"],
+        "application/x-gecko-profile": ["*.gecko.json"],
         "text/x-collapsed-stacks": ["*.folded", "*.collapsed", "*.austin"],
         "application/x-pyinstrument-session": ["*.pyisession"],
     }

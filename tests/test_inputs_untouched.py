@@ -92,15 +92,15 @@ def test_every_view_leaves_inputs_untouched(qtbot: object, inputs: Path) -> None
         count = len(ended)
         window.open_path(path)
         qtbot.waitUntil(lambda n=count: len(ended) > n, timeout=LOAD_TIMEOUT_MS)  # type: ignore[attr-defined]
-        tab = window.tab_for_path(path)
+        tab = window.tabs_controller.tab_for_path(path)
         if tab is None:
             continue
         for name in tab.view_names():
             assert tab.show_view(name)
             QApplication.processEvents()
             views += 1
-        window.close_tab(window.tabs.indexOf(tab))
-    qtbot.waitUntil(lambda: not window.is_loading(), timeout=LOAD_TIMEOUT_MS)  # type: ignore[attr-defined]
+        window.tabs_controller.close_tab(window.tabs.indexOf(tab))
+    qtbot.waitUntil(lambda: not window.status_controller.is_loading(), timeout=LOAD_TIMEOUT_MS)  # type: ignore[attr-defined]
     window.close()
     assert views >= len(before)
     assert _snapshot(inputs) == before
@@ -179,17 +179,17 @@ def test_export_table_as_csv(
 
     window = MainWindow(Settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)))
     qtbot.addWidget(window)  # type: ignore[attr-defined]
-    action = window.actions_by_id["export_table"]
-    assert action in window.menus["file"].actions()
+    action = window.menus_controller.actions_by_id["export_table"]
+    assert action in window.menus_controller.menus["file"].actions()
     assert not action.isEnabled()  # no document yet
     with qtbot.waitSignal(window.document_opened, timeout=LOAD_TIMEOUT_MS):  # type: ignore[attr-defined]
         window.open_path(example_path())
     assert action.isEnabled()
-    tab = window.current_tab()
+    tab = window.tabs_controller.current_tab()
     assert tab is not None
     assert tab.show_view("functions")
     out = tmp_path / "functions.csv"
-    assert window.export_current_table(out) == out
+    assert window.commands.export_current_table(out) == out
     lines = out.read_text().splitlines()
     assert lines[0].startswith("function,") or "function" in lines[0]
     assert len(lines) > 5
@@ -199,6 +199,6 @@ def test_export_table_as_csv(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(atomic, "write_text", broken)
-    assert window.export_current_table(out) is None
+    assert window.commands.export_current_table(out) is None
     assert "No space left on device" in window.error_bar.label.text()
     assert out.read_text().splitlines() == lines

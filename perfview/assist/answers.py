@@ -26,7 +26,6 @@ from perfview.assist.handles import AssistError, Handles, Opened
 from perfview.compare_cli import write_comparison
 from perfview.core.analysis import query
 from perfview.core.analysis.torch import recommend
-from perfview.core.analysis.torch.job_views import JOB_VIEWS, job_table
 from perfview.core.compare.diff import diff_profiles
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
@@ -96,18 +95,6 @@ class Assistant:
         return {"closed": handle, "open": self.handles.listing()}
 
     def describe(self, opened: Opened) -> dict[str, Any]:
-        if opened.job is not None:
-            job = opened.job
-            return {
-                "handle": opened.handle,
-                "path": opened.source,
-                "format": "job",
-                "what": summary.FORMAT_PHRASES["job"],
-                "counts": {"ranks": len(job.ranks), "failed": len(job.failures)},
-                "warnings": [*job.warnings],
-                "default_view": "ranks",
-                "views": self.views(opened.handle)["views"],
-            }
         bundle = opened.bundle
         return {
             "handle": opened.handle,
@@ -124,14 +111,11 @@ class Assistant:
 
     def views(self, handle: str) -> dict[str, Any]:
         """The views with data for this document, in the page registry's order."""
-        opened = self.handles.get(handle)
-        if opened.job is not None:
-            rows = [{"name": n, "title": t, "description": d} for n, (t, d) in JOB_VIEWS.items()]
-            return {"handle": handle, "views": rows}
-        names = summary.available_views(opened.bundle)
+        bundle = self.handles.get(handle).bundle
         views = summary.VIEWS
         rows = [
-            {"name": n, "title": views[n].title, "description": views[n].description} for n in names
+            {"name": n, "title": views[n].title, "description": views[n].description}
+            for n in summary.available_views(bundle)
         ]
         return {"handle": handle, "views": rows}
 
@@ -151,23 +135,18 @@ class Assistant:
         opened = self.handles.get(handle)
         limit = _bounded(top)
         filtering = bool(contains or sort_by)
-        if opened.job is not None:
-            name = view or "ranks"
-            if name not in JOB_VIEWS:
-                raise AssistError(f"a folder of rank traces has the views {', '.join(JOB_VIEWS)}")
-            bundle, extra = job_cli.summary_parts(opened.job, opened.source)
-            table = _filtered(job_table(opened.job, name), contains, sort_by)
+        bundle = opened.bundle
+        name = view or summary.default_view(bundle)
+        try:
+            table, total = cli_common.view_table(bundle, name, 0 if filtering else limit)
+        except LoadError as exc:  # ViewError: one sentence naming the file's views
+            raise AssistError(str(exc)) from exc
+        if filtering:
+            table = _filtered(table, contains, sort_by)
             table, total = table.head(limit), len(table)
-        else:
-            bundle, extra = opened.bundle, {}
-            name = view or summary.default_view(bundle)
-            try:
-                table, total = cli_common.view_table(bundle, name, 0 if filtering else limit)
-            except LoadError as exc:  # ViewError: one sentence naming the file's views
-                raise AssistError(str(exc)) from exc
-            if filtering:
-                table = _filtered(table, contains, sort_by)
-                table, total = table.head(limit), len(table)
+        extra: dict[str, Any] = {}
+        if bundle.job is not None:  # `perfview summary FOLDER`'s header and keys
+            bundle, extra = job_cli.summary_parts(bundle)
         doc = _summary_doc(bundle, name, table, total, extra)
         words = ["summary", opened.source, "--view", name, "--top", str(limit), "--format", "json"]
         doc["produced_by"] = {"view": name, "command": _command(*words)}
@@ -180,9 +159,10 @@ class Assistant:
     def query(self, handle: str, sql: str, limit: int = DEFAULT_TOP * 5) -> dict[str, Any]:
         """One read-only SELECT over the document's tables; at most `limit` rows."""
         opened = self.handles.get(handle)
-        if opened.job is not None:
+        if not query.table_names(opened.bundle):
             raise AssistError(
-                f"SQL runs over one file's tables, and {handle} is a folder: open one of its files"
+                f"{opened.source} has no tables to query (a folder of rank traces: open one "
+                "of its files)"
             )
         if not query.available():
             raise AssistError(query.INSTALL_HINT)

@@ -2,7 +2,8 @@
 
 A file opens through `perfview.documents.open_document` (the CLI's options: parsed here, no
 window, the store written now, as `perfview summary` does); a folder of per-rank traces opens
-as a job (`perfview.jobs.open_job`), as `perfview summary FOLDER` does. At most `MAX_OPEN`
+as a job (`perfview.jobs.open_job`), a document of the format "job", as `perfview summary
+FOLDER` does. Either way the answers read one `Bundle` and the page registry. At most `MAX_OPEN`
 documents stay open: an assistant that opens more closes one first, so the server's memory is
 bounded by what the user asked for, not by how long the conversation runs.
 """
@@ -12,14 +13,15 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from perfview.cli_common import compile_notice
 from perfview.core.analysis import query
-from perfview.core.analysis.torch.job import Job
+from perfview.core.analysis.torch.job import document
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
-from perfview.documents import OpenDocument, open_document
+from perfview.documents import open_document
 
 MAX_OPEN = 8
 
@@ -30,19 +32,12 @@ class AssistError(Exception):
 
 @dataclass
 class Opened:
-    """One open document: a file (`document`) or a folder of rank traces (`job`)."""
+    """One open document: a file's bundle, or a folder's job document (format "job")."""
 
     handle: str
     source: str
-    document: OpenDocument | None = None
-    job: Job | None = None
+    bundle: Bundle
     session: query.QuerySession | None = field(default=None, repr=False)
-
-    @property
-    def bundle(self) -> Bundle:
-        if self.document is None:
-            raise AssistError(f"{self.handle} is a folder of rank traces: it has no single file")
-        return self.document.bundle
 
     def query_session(self) -> query.QuerySession:
         """The DuckDB session over this file's tables, made on the first query and kept."""
@@ -105,10 +100,10 @@ class Handles:
 
 def _open_file(path: str) -> Opened:
     try:
-        document = open_document(path, progress=compile_notice())
+        opened = open_document(path, progress=compile_notice())
     except LoadError as exc:
         raise AssistError(f"cannot open {path}: {exc}") from exc
-    return Opened("", path, document=document)
+    return Opened("", path, opened.bundle)
 
 
 def _open_folder(path: str) -> Opened:
@@ -118,7 +113,7 @@ def _open_folder(path: str) -> Opened:
         job = open_job([path])
     except LoadError as exc:
         raise AssistError(f"cannot open {path}: {exc}") from exc
-    return Opened("", path, job=job)
+    return Opened("", path, document(job, Path(path)))
 
 
 __all__ = ["MAX_OPEN", "AssistError", "Handles", "Opened"]

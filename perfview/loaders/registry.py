@@ -15,6 +15,7 @@ from perfview.loaders import (
     collapsed,
     cprofile,
     cuda_snapshot,
+    gecko,
     limits,
     memory_profiler_text,
     memray_capture,
@@ -28,6 +29,7 @@ from perfview.loaders.base import Loader, read_head
 LOADERS: tuple[Loader, ...] = (
     cprofile,
     speedscope,  # JSON like traces: its own keys decide before the trace loader looks
+    gecko,  # JSON too: a `meta` with an `interval` and threads
     pyinstrument,
     trace,
     mprof,
@@ -49,7 +51,7 @@ def internal_error(exc: BaseException) -> str:
     This is the one documented last resort: `detect()`, the GUI's load task and the CLI turn
     such exceptions into this LoadError text, so no window or terminal ever shows a traceback.
     Loaders themselves must raise LoadError for every bad input they can recognise; the fuzzer
-    (scripts/fuzz_loaders.py) counts this message as a failure, so it cannot hide a bug.
+    (scripts/probes/fuzz_loaders.py) counts this message as a failure, so it cannot hide a bug.
     """
     detail = f"{type(exc).__name__}: {exc}"
     return f"perfview could not read it (internal error: {detail}); please report it"

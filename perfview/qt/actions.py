@@ -1,15 +1,18 @@
-"""Every menu command in one table: id, text, shortcut, the window method it calls, its menu.
+"""Every menu command in one table: id, text, its menu, shortcut and tip.
 
 Keeping the table separate from the window makes shortcuts easy to audit (no duplicates, one
-place to change a key) and lets tests trigger commands by id.
+place to change a key) and lets tests trigger commands by id. What each command calls is a
+callable the window hands to `build_actions` (`MainWindow._handlers`: one line per id, each a
+method of the controller that does the work), so the type checker sees every target and a
+command without one (or one without a command) fails when the window is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
@@ -24,7 +27,6 @@ Shortcut = str | None
 class ActionSpec:
     id: str
     text: str
-    handler: str  # name of a MainWindow method taking no arguments
     menu: str  # a key of MENU_TITLES
     shortcut: Shortcut = None
     tip: str = ""
@@ -32,38 +34,47 @@ class ActionSpec:
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
-    ActionSpec("open", "&Open…", "open_dialog", "file", "Ctrl+O",
+    ActionSpec("open", "&Open…", "file", "Ctrl+O",
                "Open a profile, trace or memory recording"),
-    ActionSpec("open_example", "Open &Example Profile", "open_example", "file", None,
+    ActionSpec("open_example", "Open &Example Profile", "file", None,
                "Open the small cProfile profile that ships with perfview"),
-    ActionSpec("open_folder", "Open &Folder…", "open_folder_dialog", "file", "Ctrl+Shift+F",
+    ActionSpec("open_folder", "Open &Folder…", "file", "Ctrl+Shift+F",
                "Open a folder of per-rank torch traces (a distributed run) in a Ranks tab"),
-    ActionSpec("compare", "Co&mpare…", "compare_dialog", "file", "Ctrl+Shift+O",
+    ActionSpec("compare", "Co&mpare…", "file", "Ctrl+Shift+O",
                "Compare two runs side by side (A = baseline, B = new)", separator_before=True),
-    ActionSpec("reload", "&Reload", "reload_current", "file", "F5",
+    ActionSpec("reload", "&Reload", "file", "F5",
                "Load the current file again from disk"),
-    ActionSpec("close", "&Close", "close_current", "file", "Ctrl+W",
-               "Close the current document", separator_before=True),
-    ActionSpec("quit", "&Quit", "close", "file", "Ctrl+Q",
+    ActionSpec("export_table", "&Export Table as CSV…", "file", None,
+               "Save every visible row of the current table to a CSV file",
+               separator_before=True),
+    ActionSpec("export_view", "Export &View…", "file", None,
+               "Save the current view as SVG or PNG, its table as CSV or Parquet"),
+    ActionSpec("open_workspace", "Open &Workspace…", "file", None,
+               "Reopen the files and views of a saved workspace"),
+    ActionSpec("save_workspace", "Save Wor&kspace…", "file", None,
+               "Save the open files and how each tab looks"),
+    ActionSpec("close", "&Close", "file", "Ctrl+W",
+               "Close the current document"),
+    ActionSpec("quit", "&Quit", "file", "Ctrl+Q",
                "Quit perfview", separator_before=True),
-    ActionSpec("copy_table", "Copy Table as &CSV", "copy_current_table", "edit", "Ctrl+Shift+C",
+    ActionSpec("copy_table", "Copy Table as &CSV", "edit", "Ctrl+Shift+C",
                "Copy every visible row of the current table as CSV"),
-    ActionSpec("find", "&Filter / Search…", "focus_filter", "edit", "Ctrl+L",
+    ActionSpec("find", "&Filter / Search…", "edit", "Ctrl+L",
                "Focus the current view's filter box"),
-    ActionSpec("next_view", "&Next View", "next_view", "view", "Ctrl+PgDown",
+    ActionSpec("next_view", "&Next View", "view", "Ctrl+PgDown",
                "Show the next view of this document"),
-    ActionSpec("prev_view", "&Previous View", "previous_view", "view", "Ctrl+PgUp",
+    ActionSpec("prev_view", "&Previous View", "view", "Ctrl+PgUp",
                "Show the previous view of this document"),
-    ActionSpec("snakeviz", "Open in &snakeviz", "open_in_snakeviz", "view", None,
+    ActionSpec("snakeviz", "Open in &snakeviz", "view", None,
                "Serve this cProfile profile with snakeviz (on 127.0.0.1) and open the browser",
                separator_before=True),
-    ActionSpec("run_script", "&Run Script…", "run_script", "profile", "Ctrl+R",
+    ActionSpec("run_script", "&Run Script…", "profile", "Ctrl+R",
                "Profile a Python script with cProfile, torch.profiler or memory_profiler"),
-    ActionSpec("rerun_last", "Re-run &Last", "rerun_last", "profile", "Ctrl+Shift+R",
+    ActionSpec("rerun_last", "Re-run &Last", "profile", "Ctrl+Shift+R",
                "Run the last profiled script again with the same settings"),
-    ActionSpec("show_runs", "R&uns…", "show_runs", "profile", None,
+    ActionSpec("show_runs", "R&uns…", "profile", None,
                "List past runs to reopen or delete them", separator_before=True),
-    ActionSpec("about", "&About perfview", "show_about", "help", None, ""),
+    ActionSpec("about", "&About perfview", "help", None, ""),
 )  # fmt: skip
 
 MENU_TITLES = {
@@ -75,18 +86,24 @@ MENU_TITLES = {
 }
 
 
-def build_actions(window: QMainWindow) -> dict[str, QAction]:
-    """QActions for `ACTIONS`, connected to the window's methods and parented to it."""
+def build_actions(
+    parent: QObject, handlers: Mapping[str, Callable[[], object]]
+) -> dict[str, QAction]:
+    """QActions for `ACTIONS`, parented to `parent`, each calling `handlers[its id]`."""
+    declared = {spec.id for spec in ACTIONS}
+    if declared != set(handlers):
+        missing = sorted(declared - set(handlers))
+        extra = sorted(set(handlers) - declared)
+        raise ValueError(f"menu commands without a handler {missing}, handlers without one {extra}")
     actions: dict[str, QAction] = {}
     for spec in ACTIONS:
-        action = QAction(spec.text, window)
+        action = QAction(spec.text, parent)
         if spec.shortcut is not None:
             action.setShortcut(QKeySequence(spec.shortcut))
         if spec.tip:
             action.setStatusTip(spec.tip)
             action.setToolTip(spec.tip)
-        handler: Callable[[], Any] = getattr(window, spec.handler)
-        action.triggered.connect(lambda _checked=False, h=handler: h())
+        action.triggered.connect(lambda _checked=False, h=handlers[spec.id]: h())
         actions[spec.id] = action
     return actions
 

@@ -17,40 +17,34 @@ The one hook in the application: `attach(window, server)` where the window start
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QTabWidget, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
-from perfview.qt.document_tab import DocumentTab
+from perfview.qt.main_window import MainWindow
 from perfview.qt.single_instance import InstanceServer
+from perfview.qt.window_tabs import TabsController
 
 MAX_SELECT = 10_000  # slice ids in one select: a selection, not a dump of the trace
 
 
-class Window(Protocol):
-    """What the link needs of the main window (`MainWindow` has it)."""
-
-    tabs: QTabWidget
-
-    def document_tabs(self) -> list[DocumentTab]: ...
-
-    def statusBar(self) -> QStatusBar: ...
-
-
 class AssistantLink(QObject):
-    """Answers an assistant's requests for one window; `connected` while one is."""
+    """Answers an assistant's requests about the window's tabs (`tabs`); its badge sits in
+    `status_bar`; `connected` while an assistant is."""
 
     connected_changed = Signal(bool)
     answered = Signal(str)  # the request's op, once answered (tests wait on it)
 
-    def __init__(self, window: Window, parent: QObject | None = None) -> None:
+    def __init__(
+        self, tabs: TabsController, status_bar: QStatusBar, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
-        self.window = window
+        self.tabs_controller = tabs
         self.session: str | None = None
         self.refused: set[str] = set()
         self.badge = _Badge(self.drop_assistant)
-        window.statusBar().addPermanentWidget(self.badge)
+        status_bar.addPermanentWidget(self.badge)
         self.badge.hide()
 
     @property
@@ -90,9 +84,9 @@ class AssistantLink(QObject):
 
     def tabs(self) -> list[dict[str, Any]]:
         """The open documents, in tab order, with the page each shows."""
-        current = self.window.tabs.currentWidget()
+        current = self.tabs_controller.current_tab()
         rows = []
-        for i, tab in enumerate(self.window.document_tabs()):
+        for i, tab in enumerate(self.tabs_controller.document_tabs()):
             bundle = tab.document.bundle
             rows.append(
                 {
@@ -108,7 +102,7 @@ class AssistantLink(QObject):
 
     def select(self, index: int, ids: list[int]) -> dict[str, Any]:
         """Show tab `index` with slices `ids` selected in its Timeline, zoomed to the first."""
-        tabs = self.window.document_tabs()
+        tabs = self.tabs_controller.document_tabs()
         if not 0 <= index < len(tabs):
             return {"error": f"there is no tab {index} ({len(tabs)} documents are open)"}
         tab = tabs[index]
@@ -122,7 +116,7 @@ class AssistantLink(QObject):
                 "error": f"select 1 to {MAX_SELECT:,} slice ids between 0 and {n - 1:,}"
                 + (f"; {bad[0]} is not one" if bad else "")
             }
-        self.window.tabs.setCurrentWidget(tab)
+        self.tabs_controller.show(tab)
         tab.document.show_slices(ids)
         events = timeline.events
         first = ids[0]
@@ -170,11 +164,11 @@ class _Badge(QWidget):
         layout.addWidget(self.button)
 
 
-def attach(window: Window, server: InstanceServer) -> AssistantLink:
-    """Let assistants reach `window` through `server` (parented to the server)."""
-    link = AssistantLink(window, parent=server)
+def attach(window: MainWindow, server: InstanceServer) -> AssistantLink:
+    """Let assistants reach `window`'s tabs through `server` (the link is the server's)."""
+    link = AssistantLink(window.tabs_controller, window.statusBar(), parent=server)
     server.set_responder(link.answer)
     return link
 
 
-__all__ = ["MAX_SELECT", "AssistantLink", "Window", "attach"]
+__all__ = ["MAX_SELECT", "AssistantLink", "attach"]

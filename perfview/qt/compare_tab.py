@@ -1,6 +1,6 @@
 """Compare two runs in one tab: loading both, building the comparison, showing it.
 
-`open_compare(window, a, b)` is what File ▸ Compare…, `perfview --compare A B` and the Runs
+`MainWindow.open_compare(a, b)` is what File ▸ Compare…, `perfview --compare A B` and the Runs
 dialog call. A `CompareJob` loads both files *concurrently* through `tasks.py` (two worker
 tasks, each in the window's status bar with progress and Cancel), then builds every comparison
 of the pair's format in a third task (`core.diff.diff_all`), so nothing heavy runs on the GUI
@@ -16,7 +16,6 @@ File ▸ Compare…'s form in `compare_dialog.py`; both are re-exported here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -237,38 +236,11 @@ class CompareTab(QWidget):
         return CompareView(comparison, compact=True)
 
 
-def open_compare(window: Any, path_a: str | Path, path_b: str | Path, match: str) -> CompareJob:
-    """Start a CompareJob for `window` (a MainWindow); the tab appears when it is done."""
-    job = CompareJob(path_a, path_b, match, track=window.track_task, parent=window)
-
-    def done(result: CompareResult) -> None:
-        tab = CompareTab(result)
-        index = window.tabs.addTab(tab, tab.title)
-        window.tabs.setTabToolTip(index, f"A: {result.a.path}\nB: {result.b.path}")
-        window.tabs.setCurrentIndex(index)
-        window.stack.setCurrentWidget(window.tabs)
-        window.statusBar().showMessage(f"Compared {tab.title}", 8000)
-        window.compare_opened.emit(tab)
-
-    def failed(path: str, message: str) -> None:
-        text = f"perfview: cannot compare {path}: {message}"
-        window.error_bar.show_message(text, "error")
-        window.statusBar().showMessage(text, 10000)
-        window.load_failed.emit(path, message)
-
-    job.finished.connect(done)
-    job.failed.connect(failed)
-    job.cancelled.connect(lambda: window.load_cancelled.emit(str(job.paths[0])))
-    job.start()
-    return job
-
-
 __all__ = [
     "CompareDialog",
     "CompareJob",
     "CompareResult",
     "CompareTab",
     "build_result",
-    "open_compare",
     "side_labels",
 ]

@@ -5,8 +5,9 @@ the user did (`select`, `set_range`, `set_search`) and *listens* to its signals.
 emits when the value really changes, so a view that reacts to `selection_changed` by selecting the
 same thing again does not start a signal loop.
 
-Derived data (call tree, summary tables) is computed on first use and memoised here, so that
-several views showing the same table share one DataFrame.
+The data (bundle, summary tables, call tree) belongs to the Qt-free owner of the open document
+(`perfview.documents.OpenDocument`), which computes each on first use and keeps it, so several
+views showing the same table share one DataFrame; this object adds what views share on screen.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import Any
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from perfview.core.analysis import bundle_tree
 from perfview.core.model import Bundle, CallTree
+from perfview.documents import OpenDocument
 
 SELECTION_KINDS = ("function", "op", "event", "node")
 
@@ -76,18 +77,18 @@ class Document(QObject):
     view_requested = Signal(str)
     slices_requested = Signal(object)
 
-    def __init__(self, bundle: Bundle, parent: QObject | None = None) -> None:
+    def __init__(self, opened: OpenDocument | Bundle, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.bundle = bundle
-        self.path: Path = Path(bundle.path)
-        self.title: str = bundle.title
+        if isinstance(opened, Bundle):  # a bundle loaded elsewhere (tests, comparisons)
+            opened = OpenDocument(Path(opened.path), opened)
+        self.opened = opened
+        self.bundle = opened.bundle
+        self.path: Path = Path(self.bundle.path)
+        self.title: str = self.bundle.title
         self.selection: Selection | None = None
         self.range: tuple[int, int] | None = None
         self.search: str = ""
         self.slices: tuple[int, ...] = ()
-        self._tables: dict[str, pd.DataFrame] = {}
-        self._tree: CallTree | None = None
-        self._tree_done = False
 
     # --- shared state -----------------------------------------------------------------------
     def select(self, selection: Selection | None) -> None:
@@ -127,32 +128,23 @@ class Document(QObject):
         self.request_view("timeline")  # builds the timeline first if it was never shown
         self.slices_requested.emit(self.slices)
 
-    # --- derived data (memoised) ------------------------------------------------------------
+    # --- the open document's data (kept by its owner) ---------------------------------------
     def tree(self) -> CallTree | None:
         """The call tree for icicle/sandwich views (pstats: estimated; traces: merged slices)."""
-        if not self._tree_done:
-            self._tree = bundle_tree.tree_for(self.bundle)
-            self._tree_done = True
-        return self._tree
+        return self.opened.tree()
 
     def table(self, view_name: str) -> pd.DataFrame:
         """Summary table `view_name` (a CLI view name: functions, ops, kernels …), memoised."""
-        table = self._tables.get(view_name)
-        if table is None:
-            from perfview.core.pages import summary
-
-            table = summary.summarize(self.bundle, view_name)
-            self._tables[view_name] = table
-        return table
+        return self.opened.table(view_name)
 
     def has_table(self, view_name: str) -> bool:
         """True when summary table `view_name` is computed (showing it costs nothing)."""
-        return view_name in self._tables
+        return view_name in self.opened.tables
 
     def seed_tables(self, tables: dict[str, pd.DataFrame]) -> None:
         """Adopt tables computed off-thread by the load task (keys are view names)."""
         for name, table in tables.items():
-            self._tables.setdefault(name, table)
+            self.opened.tables.setdefault(name, table)
 
     def available_views(self) -> list[str]:
         """Names of the summary views that apply to this file."""

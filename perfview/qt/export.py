@@ -7,7 +7,7 @@ area is left out of the widget pass). Menu bars and tab bars are embedded as pix
 paint their background last through a clip region, which SVG output cannot express. PNG: the
 widget's pixels, as the screenshot does.
 
-File ▸ Export View… (`install`) also writes the view's table as CSV or Parquet and, from the
+File ▸ Export View… (`export_view`) also writes the view's table as CSV or Parquet and, from the
 timeline, the selected (or visible) time range as a trimmed Chrome trace
 (`core.trace_export`).
 """
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt
-from PySide6.QtGui import QAction, QPainter, QRegion
+from PySide6.QtGui import QPainter, QRegion
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsView, QMenuBar, QTabBar, QWidget
 
@@ -149,7 +149,7 @@ def _find(widget: QWidget | None, method: str) -> Any:
 def export_view(window: Any, path: str | Path | None = None) -> Path | None:
     """Write the current view to `path` (asking where when None); the suffix picks the form:
     .svg/.png the view's picture, .csv/.parquet its table, .json the timeline's range."""
-    tab = window.current_tab()
+    tab = window.tabs_controller.current_tab()
     widget = tab.view_widget(tab.current_view()) if tab is not None else None
     if widget is None:
         window.statusBar().showMessage("Nothing to export", 5000)
@@ -223,14 +223,4 @@ def _write_range_in_worker(
     return task
 
 
-def install(window: Any) -> QAction:
-    """File ▸ Export View…, placed before Close (one hook line in main_window)."""
-    action = QAction("Export &View…", window)
-    action.setStatusTip("Save the current view as SVG or PNG, its table as CSV or Parquet")
-    action.triggered.connect(lambda _checked=False: export_view(window))
-    window.menus["file"].insertAction(window.actions_by_id["close"], action)
-    window.actions_by_id["export_view"] = action
-    return action
-
-
-__all__ = ["export_view", "export_widget", "install", "visible_frame", "write_png", "write_svg"]
+__all__ = ["export_view", "export_widget", "visible_frame", "write_png", "write_svg"]

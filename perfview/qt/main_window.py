@@ -1,36 +1,35 @@
-"""The main window: one tab per open document, menus, background loading, drag and drop.
+"""The main window: opens files into tabs, and composes the objects that do the rest.
 
 Loading never blocks the GUI: `open_path` starts a `tasks.Task` (loader + summary tables in a
 worker thread) and the status bar shows its progress with a Cancel button. A file that cannot
 be loaded produces one message in the error bar at the top of the window (non-modal, so the
 window stays usable and tests can read it) and the `load_failed` signal.
 
-Menu commands on the current tab (`window_menus.py`), Compare and the Profile menu
-(`window_runs.py`), the status bar's task tracking (`window_status.py`) and the tabs' own
-bookkeeping (finding, closing, switching: `window_tabs.py`) are mixins in their own modules,
-so this one stays about opening files.
+The rest belongs to objects the window builds and wires, each holding only what it needs:
+the tabs (`window_tabs.TabsController`: adding, finding, closing, which is current), the
+status bar (`window_status.StatusController`: tasks' progress and Cancel, messages, errors),
+the commands on the current tab (`window_commands.TabCommands`), Compare… and the Profile menu
+(`window_runs.RunsController`) and the menu bar (`window_menus.MenusController`, every
+command of `actions.ACTIONS` calling the callable `MainWindow._handlers` gives it).
+Views never drive the window: a job's view (`views/job_view.py`) asks for a rank's trace with
+its `rank_opened` signal, which `open_folder` connects to `open_path_on`.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QCloseEvent,
-    QDragEnterEvent,
-    QDropEvent,
-)
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
-    QMenu,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -38,7 +37,6 @@ from PySide6.QtWidgets import (
 )
 
 from perfview import startup_stamps
-from perfview.qt import actions as action_table
 from perfview.qt import export, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
@@ -48,13 +46,14 @@ from perfview.qt.tasks import LoadResult, Task, load_task
 from perfview.qt.warmup import warm_imports, warm_in_background
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
-from perfview.qt.window_menus import WindowMenusMixin
-from perfview.qt.window_runs import WindowRunsMixin
-from perfview.qt.window_status import StatusTasksMixin
-from perfview.qt.window_tabs import WindowTabsMixin
+from perfview.qt.window_commands import TabCommands
+from perfview.qt.window_menus import MenusController, show_about
+from perfview.qt.window_runs import RunsController
+from perfview.qt.window_status import StatusController
+from perfview.qt.window_tabs import TabsController
 
-if TYPE_CHECKING:
-    from perfview.qt.run_dock import RunDock
+if TYPE_CHECKING:  # comparing loads its modules on first use, not at start-up
+    from perfview.qt.compare_job import CompareJob, CompareResult
 
 # The window's GIL switch interval: a worker running Python keeps the GIL that long each time
 # the GUI thread asks for it (a plot built beside one: 3.4x its time at 5 ms, 2.1x at 1 ms).
@@ -69,8 +68,16 @@ WELCOME = (
 )
 
 
-class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasksMixin, QMainWindow):
-    """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path)."""
+class MainWindow(QMainWindow):
+    """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path),
+    compare_opened(CompareTab), workspace_restored(Workspace).
+
+    The window opens files and composes the objects that do the rest, each holding only what
+    it needs: `tabs_controller` (the tabs), `status_controller` (progress, messages),
+    `commands` (what the Edit and View menus do to the current tab), `runs_controller`
+    (Compare…, the Profile menu) and `menus_controller` (the menu bar, whose commands call
+    the handlers of `_handlers`).
+    """
 
     document_opened = Signal(object)
     workspace_restored = Signal(object)  # every tab of a workspace is back (workspace_actions)
@@ -88,16 +95,12 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
         self.setWindowTitle("perfview")
         self.setAcceptDrops(True)
         self.resize(1400, 900)
-        self._tasks: dict[Task, str] = {}
-        self._run_dock: RunDock | None = None  # built on first use (window_runs.run_dock)
         if warm:
             warm_imports()  # now, not on a load's worker thread, where it froze the GUI
 
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)
         self.tabs.setMovable(True)
-        self.tabs.tabCloseRequested.connect(self.close_tab)
-        self.tabs.currentChanged.connect(self._on_current_tab)
         self.welcome = QLabel(WELCOME, self)
         self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.welcome.setWordWrap(True)  # the list of formats must never widen the window
@@ -113,29 +116,60 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
-        self._build_status_bar()
-        self.actions_by_id = action_table.build_actions(self)
-        self.recent_menu = QMenu("Open &Recent", self)
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        self.menus = action_table.build_menus(
-            self, self.actions_by_id, {"file:open_example": self.recent_menu}
+        # The parts, each handed only what it needs; built in the order they depend on.
+        status = self.status_controller = StatusController(self.statusBar(), self.error_bar)
+        tabs = self.tabs_controller = TabsController(self.tabs, self.stack, self.welcome)
+        self.commands = TabCommands(self, tabs, self.settings, status)
+        self.runs_controller = RunsController(
+            self, self.settings, tabs, self.open_path, self.open_compare
         )
-        self.view_menu = self.menus["view"]
+        self.menus_controller = MenusController(
+            self, self.settings, self._handlers(), self.open_path, self.commands.show_view
+        )
         from perfview.qt.views.examples_menu import examples_menu  # Help ▸ Examples (issue 21)
 
-        self.examples_menu = examples_menu(
-            self, lambda: self.run_dock().controller.run_script(self)
-        )
-        self.menus["help"].insertMenu(self.menus["help"].actions()[0], self.examples_menu)
-        self._add_export_action()
-        export.install(self)  # File ▸ Export View… (qt/export.py)
-        workspace_actions.install(self)  # File ▸ Open/Save Workspace…
-        self._view_actions = QActionGroup(self)
-        self._view_actions.setExclusive(True)
-        self._view_menu_items: list[QAction] = []
-        self._fill_recent_menu()
-        self._update_actions()
+        self.examples_menu = examples_menu(self, self.runs_controller.run_script)
+        self.menus_controller.add_first("help", self.examples_menu)
+        # How they hear of each other:
+        status.task_done.connect(tabs.drop_placeholder)  # a load's placeholder tab goes
+        tabs.current_changed.connect(self._on_current_tab)  # title, menus, status line
         self._restore_geometry()
+
+    def _handlers(self) -> dict[str, Callable[[], object]]:
+        """What each menu command of `actions.ACTIONS` calls, by its id."""
+        tabs, commands, runs = self.tabs_controller, self.commands, self.runs_controller
+        return {
+            "open": self.open_dialog,
+            "open_example": self.open_example,
+            "open_folder": self.open_folder_dialog,
+            "compare": runs.compare_dialog,
+            "reload": self.reload_current,
+            "export_table": commands.export_current_table,
+            "export_view": partial(export.export_view, self),
+            "open_workspace": partial(workspace_actions.open_workspace, self),
+            "save_workspace": partial(workspace_actions.save_workspace, self),
+            "close": tabs.close_current,
+            "quit": self.close,
+            "copy_table": commands.copy_current_table,
+            "find": commands.focus_filter,
+            "next_view": commands.next_view,
+            "prev_view": commands.previous_view,
+            "snakeviz": commands.open_in_snakeviz,
+            "run_script": runs.run_script,
+            "rerun_last": runs.rerun_last,
+            "show_runs": runs.show_runs,
+            "about": partial(show_about, self),
+        }
+
+    def _on_current_tab(self, tab: DocumentTab | None) -> None:
+        self.setWindowTitle(f"{tab.document.title} — perfview" if tab else "perfview")
+        self.menus_controller.follow(tab)
+        self.status_controller.show_document(tab)
+
+    def _gone(self) -> bool:
+        """True once the window's C++ side (or its status bar's) is deleted: load tasks
+        outlive a closed window and must then do nothing (`StatusController.gone`)."""
+        return not shiboken6.isValid(self) or self.status_controller.gone()
 
     # --- construction ----------------------------------------------------------------------
     def warm_later(self, delay_ms: int = 300) -> None:
@@ -147,13 +181,13 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
         def when_idle() -> None:
             if self._gone():
                 return
-            if self._tasks:  # a load is running: its first page comes first
+            if self.status_controller.is_loading():  # its first page comes first
                 QTimer.singleShot(delay_ms, self, when_idle)
             else:
                 warm_in_background()
 
         QTimer.singleShot(delay_ms, self, when_idle)
-        self.watch_compile()  # says so in the status bar if the scanner compiles meanwhile
+        self.status_controller.watch_compile()  # shows it if the scanner compiles meanwhile
 
     def _restore_geometry(self) -> None:
         geometry = self.settings.geometry("main")
@@ -185,21 +219,59 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
             self.open_folder(folder)
 
     def open_folder(self, folder: str | Path) -> Task:
-        """Open `folder` as a multi-rank job in the background and show the Job tab."""
-        from perfview.qt.views.job_view import open_job_folder
+        """Open `folder` as a multi-rank job in the background; its Job tab comes when ready."""
+        from perfview.qt.views.job_view import JobOpening
 
-        return open_job_folder(self, folder)
+        opening = JobOpening(folder, self)
+        opening.opened.connect(self._add_job_tab)
+        opening.failed.connect(
+            lambda text, details: self.error_bar.show_message(text, "error", details)
+        )
+        self.status_controller.track_task(opening.task, opening.folder, opening.status)
+        return opening.start()
 
-    def open_bundle(self, bundle: Any) -> DocumentTab:
-        """Show an already loaded bundle (a rank of a Ranks tab) in its own tab, on its Timeline."""
-        existing = self.tab_for_path(Path(bundle.path))
-        if existing is None:
-            self._on_loaded(LoadResult(Path(bundle.path), bundle), remember=False)
-            existing = self.tab_for_path(Path(bundle.path))
-        assert existing is not None
-        self.tabs.setCurrentWidget(existing)
-        existing.show_view("timeline")
-        return existing
+    def _add_job_tab(self, view: Any) -> None:
+        """Show a job's view (job_view.JobView) in a tab; a rank it asks for opens as a file."""
+        self.tabs_controller.add_tab(view, view.tab_title, str(view.document.path))
+        view.rank_opened.connect(self.open_path_on)
+
+    def open_path_on(self, path: str | Path, page: str) -> None:
+        """Open `path` like any file, then show its page `page` (a job's rank: its Timeline)."""
+        target = Path(path)
+
+        def on_open(tab: Any) -> None:
+            if Path(tab.document.path) == target:
+                self.document_opened.disconnect(on_open)
+                tab.show_view(page)
+
+        self.document_opened.connect(on_open)
+        self.open_path(target, remember=False)
+
+    def open_compare(
+        self, path_a: str | Path, path_b: str | Path, match: str = "basename"
+    ) -> CompareJob:
+        """Load two runs concurrently and show them in a compare tab (`compare_opened`)."""
+        from perfview.qt.compare_tab import CompareJob, CompareTab
+
+        track = self.status_controller.track_task
+        job = CompareJob(path_a, path_b, match, track=track, parent=self)
+
+        def done(result: CompareResult) -> None:
+            tab = CompareTab(result)
+            tip = f"A: {result.a.path}\nB: {result.b.path}"
+            self.tabs_controller.add_tab(tab, tab.title, tip)
+            self.status_controller.say(f"Compared {tab.title}", 8000)
+            self.compare_opened.emit(tab)
+
+        def failed(path: str, message: str) -> None:
+            self.status_controller.error(f"perfview: cannot compare {path}: {message}")
+            self.load_failed.emit(path, message)
+
+        job.finished.connect(done)
+        job.failed.connect(failed)
+        job.cancelled.connect(lambda: self.load_cancelled.emit(str(job.paths[0])))
+        job.start()
+        return job
 
     def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
         """Start loading `path` in the background in a placeholder tab the document replaces."""
@@ -209,34 +281,28 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
             return None
         if path.is_dir():  # a run folder of per-rank traces (File ▸ Open Folder…, `perfview DIR`)
             return self.open_folder(path)
-        existing = self.tab_for_path(path)
+        existing = self.tabs_controller.tab_for_path(path)
         if existing is not None:
-            self.tabs.setCurrentWidget(existing)
+            self.tabs_controller.show(existing)
             self.document_opened.emit(existing)
             return None
         task = load_task(path)
-        self._tasks[task] = str(path)
         placeholder = LoadingTab(path, task)
-        index = self.tabs.addTab(placeholder, path.name)
-        self.tabs.setTabToolTip(index, str(path))
-        self.tabs.setCurrentIndex(index)
-        self.stack.setCurrentWidget(self.tabs)
+        self.tabs_controller.add_tab(placeholder, path.name, str(path))
         task.progress.connect(placeholder.set_progress)
-        task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
         task.finished.connect(lambda result, r=remember: self._on_loaded(result, r, placeholder))
         task.failed.connect(lambda message, t=task, p=path: self._on_failed(p, message, t))
         task.cancelled.connect(lambda p=path: self._on_cancelled(p))
-        task.done.connect(lambda t=task: self._on_task_done(t))
-        self._set_busy(True, f"Loading {path.name}…")
+        self.status_controller.track_task(task, path, f"Loading {path.name}…")
         task.start()
         return task
 
     def reload_current(self) -> None:
-        tab = self.current_tab()
+        tab = self.tabs_controller.current_tab()
         if tab is None:
             return
         path = tab.document.path
-        self.close_tab(self.tabs.indexOf(tab))
+        self.tabs_controller.close_current()
         self.open_path(path)
 
     def _on_loaded(
@@ -252,29 +318,22 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
                 result.writes.open()
                 return  # the user closed the loading tab just as the load finished
         startup_stamps.stamp("loaded")
-        document = Document(result.bundle)
+        document = Document(result)
         tab = DocumentTab(
             document, result.tables, self.settings, pages=result.pages, writes=result.writes
         )
         startup_stamps.stamp("tab_built")
-        index = (
-            self.tabs.insertTab(at, tab, document.title)
-            if at >= 0
-            else self.tabs.addTab(tab, document.title)
-        )
-        self.tabs.setTabToolTip(index, str(document.path))
-        self.tabs.setCurrentIndex(index)
+        self.tabs_controller.add_tab(tab, document.title, str(document.path), at)
         if placeholder is not None:  # the document takes its place before anyone hears of it
-            self.tabs.removeTab(self.tabs.indexOf(placeholder))
-            placeholder.deleteLater()
-        self.stack.setCurrentWidget(self.tabs)
-        tab.view_changed.connect(lambda _name, t=tab: self._sync_view_menu(t))
+            self.tabs_controller.remove(placeholder)
+        menus = self.menus_controller
+        tab.view_changed.connect(lambda _name, t=tab: menus.sync_view_menu(t))
         if remember:
             self.settings.add_recent(document.path)
             self.settings.set_last_folder(document.path.parent)
         nonzero = [(k, v) for k, v in result.bundle.counts.items() if v][:4]
         counts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in nonzero)
-        self.statusBar().showMessage(
+        self.status_controller.say(
             f"Loaded {document.title} in {result.seconds:.2f} s"
             + (f" ({counts})" if counts else ""),
             8000,
@@ -284,15 +343,13 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
     def _on_failed(self, path: Path, message: str, task: Task) -> None:
         if self._gone():
             return
-        text = f"perfview: cannot open {path}: {message}"
-        self.error_bar.show_message(text, "error", task.traceback)
-        self.statusBar().showMessage(text, 10000)
+        self.status_controller.error(f"perfview: cannot open {path}: {message}", task.traceback)
         self.load_failed.emit(str(path), message)
 
     def _on_cancelled(self, path: Path) -> None:
         if self._gone():
             return
-        self.statusBar().showMessage(f"Loading {path.name} was cancelled", 5000)
+        self.status_controller.say(f"Loading {path.name} was cancelled", 5000)
         self.load_cancelled.emit(str(path))
 
     # --- drag and drop ---------------------------------------------------------------------
@@ -314,13 +371,11 @@ class MainWindow(WindowTabsMixin, WindowMenusMixin, WindowRunsMixin, StatusTasks
 
     # --- closing ---------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self._run_dock is not None and self._run_dock.is_running():
-            if not self.confirm_quit_during_run():
-                event.ignore()
-                return
-            self._run_dock.stop_for_quit()
-        self.cancel_loads()
-        for tab in self.document_tabs():
+        if not self.runs_controller.may_quit():
+            event.ignore()
+            return
+        self.status_controller.cancel_loads()
+        for tab in self.tabs_controller.document_tabs():
             tab.save_state()
         self.settings.set_geometry("main", self.saveGeometry())
         self.settings.set_geometry("main_state", self.saveState())

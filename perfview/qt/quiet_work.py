@@ -3,7 +3,7 @@
 Two kinds wait here: work that starts (an Overview's findings: a second of numpy and pandas
 at 1 GB, holding the GIL in stretches, which started as the user clicked the Timeline
 doubled its first paint, 165 ms gaps) and the cache writes of the tab's load and pages
-(`cache_writes.WriteGate`: written beside the tab's first pages, they took the GUI
+(`write_gates.WriteGate`: written beside the tab's first pages, they took the GUI
 thread's share of a busy machine's cores). The tab calls `arm()` once its AHEAD pages are
 built; the window is then quiet when QUIET_MS have passed with no page switched to
 (`touch`) and no put-off piece left (`deferred.pending`): the gates open, the work starts.

@@ -1,4 +1,5 @@
-"""Render the main window to PNG files: `perfview --screenshot` and `scripts/screenshots.py`.
+"""Render the main window to PNG files: `perfview --screenshot` and
+`scripts/fixtures/screenshots.py`.
 
 Everything is driven by signals: open the file, wait for `document_opened` (or
 `load_failed`), switch views, let the event loop settle, then `window.grab()`. No sleeps, so the
@@ -85,7 +86,7 @@ class ScreenshotJob(QObject):
         self.window.load_failed.connect(self._on_failed)
         self.window.load_cancelled.connect(lambda _p: self._done(2))
         if self.window.open_path(self.path, remember=False) is None and self.code is None:
-            tab = self.window.tab_for_path(self.path)
+            tab = self.window.tabs_controller.tab_for_path(self.path)
             if tab is not None:  # already open (document_opened was emitted synchronously)
                 self._on_opened(tab)
 
@@ -137,7 +138,7 @@ def single(out: str | Path, view: str | None) -> Callable[[DocumentTab], list[tu
 
 
 def every(outdir: str | Path, stem: str) -> Callable[[DocumentTab], list[tuple[str, Path]]]:
-    """Plan for scripts/screenshots.py: OUTDIR/STEM-VIEW.png for every view of the file."""
+    """Plan for scripts/fixtures/screenshots.py: OUTDIR/STEM-VIEW.png for every view of the file."""
 
     def plan(tab: DocumentTab) -> list[tuple[str, Path]]:
         return [

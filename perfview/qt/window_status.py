@@ -1,11 +1,10 @@
-"""The status bar's part of the main window: progress, Cancel, and the tasks it tracks.
+"""What the window tells the user: the status bar's progress and Cancel, messages, errors.
 
-Why its own module: every background task (a load, a compare, a job folder) reports through the
-same status-bar widgets, and this bookkeeping (which tasks run, busy or not, a window already
-deleted) is independent of what the tasks do. As a mixin of
-:class:`perfview.qt.main_window.MainWindow` it keeps that module about opening files and tabs.
-This module never imports ``main_window``: the attributes it uses are declared below for the
-type checker and set by ``MainWindow.__init__``.
+Why its own object: every background task (a load, a compare, a job folder) reports through
+the same status-bar widgets, and this bookkeeping (which tasks run, busy or not, a window
+already deleted) is independent of what the tasks do. `StatusController` holds only the
+status bar and the error bar it writes to; whoever must react when a task ends (the tabs drop
+its loading placeholder) listens to `task_done`.
 """
 
 from __future__ import annotations
@@ -14,41 +13,41 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QPushButton
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
 
+from perfview.core.model.units import format_ns
 from perfview.qt import warmup
 from perfview.qt.tasks import Task
+from perfview.qt.widgets.info_bar import InfoBar
 
-# At runtime a plain mixin (MainWindow puts QMainWindow after it); the type checker sees the
-# QMainWindow it is mixed into.
 if TYPE_CHECKING:
-    _Base = QMainWindow
-else:
-    _Base = object
+    from perfview.qt.document_tab import DocumentTab
 
 
-class StatusTasksMixin(_Base):
-    """Progress bar, label and Cancel button for the window's background tasks."""
+class StatusController(QObject):
+    """Progress bar, label and Cancel for the window's background tasks; messages and errors.
 
-    _tasks: dict[Task, str]
+    Signal: task_done(Task), once a tracked task has finished, failed or been cancelled.
+    """
 
-    if TYPE_CHECKING:
+    task_done = Signal(object)
 
-        def _drop_placeholder(self, task: Task) -> None: ...
-
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.progress_label = QLabel(self)
-        self.progress = QProgressBar(self)
+    def __init__(self, bar: QStatusBar, error_bar: InfoBar) -> None:
+        super().__init__(bar)
+        self.bar = bar
+        self.error_bar = error_bar
+        self._tasks: dict[Task, str] = {}
+        self.progress_label = QLabel(bar)
+        self.progress = QProgressBar(bar)
         self.progress.setRange(0, 1000)
         self.progress.setMaximumWidth(240)
         self.progress.setTextVisible(False)
-        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button = QPushButton("Cancel", bar)
         self.cancel_button.setToolTip("Stop loading")
         self.cancel_button.clicked.connect(self.cancel_loads)
-        self.info_label = QLabel(self)
-        self.compile_label = QLabel(self)  # its text is set when shown (`watch_compile`)
+        self.info_label = QLabel(bar)
+        self.compile_label = QLabel(bar)  # its text is set when shown (`watch_compile`)
         self.compile_label.setToolTip(
             "After an install, the fast trace reader is compiled once in the background "
             "(numba); big traces opened meanwhile wait for it."
@@ -61,27 +60,57 @@ class StatusTasksMixin(_Base):
         bar.addPermanentWidget(self.cancel_button)
         self._set_busy(False)
 
+    # --- messages --------------------------------------------------------------------------
+    def say(self, text: str, timeout_ms: int = 0) -> None:
+        """A transient line in the status bar (0: until the next one)."""
+        self.bar.showMessage(text, timeout_ms)
+
+    def error(self, text: str, details: str = "", timeout_ms: int = 10000) -> None:
+        """An error in the bar at the top (non-modal; `details` behind its button) and below."""
+        self.error_bar.show_message(text, "error", details)
+        self.bar.showMessage(text, timeout_ms)
+
+    def show_document(self, tab: DocumentTab | None) -> None:
+        """The current document's format and span, at the right of the status bar."""
+        if tab is None:
+            self.info_label.setText("")
+            return
+        bundle = tab.document.bundle
+        span = f", {format_ns(bundle.duration_ns)}" if bundle.duration_ns else ""
+        self.info_label.setText(f"{bundle.format}{span}")
+
+    # --- tasks -----------------------------------------------------------------------------
+    def track_task(self, task: Task, path: Path, text: str) -> None:
+        """Show a background task in the status bar (progress, Cancel) until it is done."""
+        self._tasks[task] = str(path)
+        task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
+        task.done.connect(lambda t=task: self._on_task_done(t))
+        self._set_busy(True, text)
+
+    def is_loading(self) -> bool:
+        return bool(self._tasks)
+
     def cancel_loads(self) -> None:
         for task in list(self._tasks):
             task.cancel()
 
-    def _gone(self) -> bool:
-        """True once the window's C++ side is deleted. Load tasks outlive a closed window
-        (closeEvent cancels them, but they still report); their lambdas must then do nothing
+    def gone(self) -> bool:
+        """True once the status bar's C++ side is deleted. Load tasks outlive a closed window
+        (closing cancels them, but they still report); their lambdas must then do nothing
         rather than raise "Internal C++ object already deleted" from the event loop."""
         return not shiboken6.isValid(self) or not shiboken6.isValid(self.progress)
 
     def _on_progress(self, path: Path, fraction: float, message: str) -> None:
-        if self._gone():
+        if self.gone():
             return
         self.progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
         self.progress_label.setText(f"{path.name}: {message}" if message else path.name)
 
     def _on_task_done(self, task: Task) -> None:
         self._tasks.pop(task, None)
-        if self._gone():
+        if self.gone():
             return
-        self._drop_placeholder(task)
+        self.task_done.emit(task)
         if not self._tasks:
             self._set_busy(False)
 
@@ -101,7 +130,7 @@ class StatusTasksMixin(_Base):
         timer.setInterval(interval_ms)
 
         def tick() -> None:
-            if self._gone():
+            if self.gone():
                 timer.stop()
                 return
             from perfview.loaders import service  # loaded by then: the first load imports it
@@ -118,15 +147,5 @@ class StatusTasksMixin(_Base):
         timer.start()
         return timer
 
-    def is_loading(self) -> bool:
-        return bool(self._tasks)
 
-    def track_task(self, task: Task, path: Path, text: str) -> None:
-        """Show a background task in the status bar (progress, Cancel) until it is done."""
-        self._tasks[task] = str(path)
-        task.progress.connect(lambda f, m, p=path: self._on_progress(p, f, m))
-        task.done.connect(lambda t=task: self._on_task_done(t))
-        self._set_busy(True, text)
-
-
-__all__ = ["StatusTasksMixin"]
+__all__ = ["StatusController"]

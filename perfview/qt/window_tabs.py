@@ -1,47 +1,41 @@
-"""The main window's tabs: finding a document's tab, closing one, and what follows a switch.
+"""The window's tabs: adding one, finding a document's tab, closing one, which is current.
 
-Why its own module: which tab is current, and what closing or switching one changes (the
-title, the View menu, which actions apply, the status line), is bookkeeping independent of how
-files are opened. As a mixin of :class:`perfview.qt.main_window.MainWindow` it keeps that
-module about opening files. This module never imports ``main_window``: the attributes it uses
-are declared below for the type checker and set by ``MainWindow.__init__``.
+Why its own object: which tab is current, and closing or adding one (the welcome page when
+none is left, a closed tab's memory given back), is bookkeeping independent of how files are
+opened. `TabsController` holds only the tab widget and the stack that shows it or the welcome
+page; the window title, the View menu and the status line follow `current_changed`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QStackedWidget, QTabWidget, QWidget
 
-from perfview.core.model.units import format_ns
 from perfview.qt import let_go
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.snakeviz_server import SnakevizServer
 from perfview.qt.tasks import Task
 from perfview.qt.widgets.loading_tab import LoadingTab
 
-# At runtime a plain mixin (MainWindow puts QMainWindow after it); the type checker sees the
-# QMainWindow it is mixed into.
-if TYPE_CHECKING:
-    _Base = QMainWindow
-else:
-    _Base = object
 
+class TabsController(QObject):
+    """The document tabs of the window (`tabs`), with the welcome page when there are none.
 
-class WindowTabsMixin(_Base):
-    """The document tabs of the window (`tabs`), with the welcome page when there are none."""
+    Signal: current_changed(DocumentTab | None), when another tab (or none) becomes current
+    and after a tab is closed.
+    """
 
-    tabs: QTabWidget
-    stack: QStackedWidget
-    welcome: QLabel
-    info_label: QLabel
-    actions_by_id: dict[str, QAction]
+    current_changed = Signal(object)
 
-    if TYPE_CHECKING:
-
-        def _sync_view_menu(self, tab: DocumentTab | None) -> None: ...
+    def __init__(self, tabs: QTabWidget, stack: QStackedWidget, welcome: QWidget) -> None:
+        super().__init__(tabs)
+        self.tabs = tabs
+        self.stack = stack
+        self.welcome = welcome
+        tabs.tabCloseRequested.connect(self.close_tab)
+        tabs.currentChanged.connect(self._on_current)
 
     def document_tabs(self) -> list[DocumentTab]:
         tabs = (self.tabs.widget(i) for i in range(self.tabs.count()))
@@ -58,7 +52,26 @@ class WindowTabsMixin(_Base):
                 return tab
         return None
 
-    def _drop_placeholder(self, task: Task) -> None:
+    def add_tab(self, widget: QWidget, title: str, tip: str, at: int = -1) -> int:
+        """Show `widget` as the current tab (inserted at `at` when given); its index."""
+        tabs = self.tabs
+        index = tabs.insertTab(at, widget, title) if at >= 0 else tabs.addTab(widget, title)
+        self.tabs.setTabToolTip(index, tip)
+        self.tabs.setCurrentIndex(index)
+        self.stack.setCurrentWidget(self.tabs)
+        return index
+
+    def show(self, widget: QWidget) -> None:
+        """Make the tab holding `widget` current."""
+        self.tabs.setCurrentWidget(widget)
+
+    def remove(self, widget: QWidget) -> None:
+        """Take `widget`'s tab out and delete it (a loading placeholder a document replaced)."""
+        self.tabs.removeTab(self.tabs.indexOf(widget))
+        widget.deleteLater()
+        self._welcome_when_empty()
+
+    def drop_placeholder(self, task: Task) -> None:
         """Remove the loading tab of a finished, failed or cancelled load."""
         for i in range(self.tabs.count()):
             widget = self.tabs.widget(i)
@@ -66,8 +79,7 @@ class WindowTabsMixin(_Base):
                 self.tabs.removeTab(i)
                 widget.deleteLater()
                 break
-        if not self.tabs.count():
-            self.stack.setCurrentWidget(self.welcome)
+        self._welcome_when_empty()
 
     def close_tab(self, index: int) -> None:
         widget = self.tabs.widget(index)
@@ -84,33 +96,19 @@ class WindowTabsMixin(_Base):
         self.tabs.removeTab(index)
         let_go.when_deleted(widget, keep)  # its memory returns now, not at some later collection
         widget.deleteLater()
-        if not self.tabs.count():
-            self.stack.setCurrentWidget(self.welcome)
-        self._update_actions()
+        self._welcome_when_empty()
+        self.current_changed.emit(self.current_tab())
 
     def close_current(self) -> None:
         if self.tabs.count():
             self.close_tab(self.tabs.currentIndex())
 
-    def _on_current_tab(self, _index: int) -> None:
-        tab = self.current_tab()
-        self.setWindowTitle(f"{tab.document.title} — perfview" if tab else "perfview")
-        self._sync_view_menu(tab)
-        self._update_actions()
-        if tab is not None:
-            bundle = tab.document.bundle
-            span = f", {format_ns(bundle.duration_ns)}" if bundle.duration_ns else ""
-            self.info_label.setText(f"{bundle.format}{span}")
-        else:
-            self.info_label.setText("")
+    def _welcome_when_empty(self) -> None:
+        if not self.tabs.count():
+            self.stack.setCurrentWidget(self.welcome)
 
-    def _update_actions(self) -> None:
-        tab = self.current_tab()
-        keys = ("close", "reload", "copy_table", "export_table", "next_view", "prev_view", "find")
-        for key in keys:
-            self.actions_by_id[key].setEnabled(tab is not None)
-        pstats = tab is not None and tab.document.bundle.format == "pstats"
-        self.actions_by_id["snakeviz"].setEnabled(pstats)
+    def _on_current(self, _index: int) -> None:
+        self.current_changed.emit(self.current_tab())
 
 
-__all__ = ["WindowTabsMixin"]
+__all__ = ["TabsController"]

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from perfview.core.layout.track_arrange import FLOW_MODES, TrackState
 from perfview.core.model.errors import LoadError
 from perfview.documents import workspace as ws
 from perfview.qt.document_tab import DocumentTab
+
+if TYPE_CHECKING:  # main_window imports this module
+    from perfview.qt.main_window import MainWindow
 
 FILTER = f"perfview workspace (*{ws.SUFFIX})"
 
@@ -31,7 +33,7 @@ def _timeline_view(tab: DocumentTab, build: bool = False) -> Any:
     return widget if hasattr(widget, "tracks_panel") else None
 
 
-def capture(window: Any) -> ws.Workspace:
+def capture(window: MainWindow) -> ws.Workspace:
     """The state of every document tab of `window`."""
     tabs: list[ws.TabState] = []
     current = 0
@@ -80,7 +82,7 @@ def apply(tab: DocumentTab, state: ws.TabState) -> None:
         tab.show_view(state.view)
 
 
-def save_workspace(window: Any, path: str | Path | None = None) -> Path | None:
+def save_workspace(window: MainWindow, path: str | Path | None = None) -> Path | None:
     if path is None:
         start = str(Path(window.settings.last_folder()) / f"workspace{ws.SUFFIX}")
         path, _ = QFileDialog.getSaveFileName(window, "Save workspace", start, FILTER)
@@ -96,7 +98,7 @@ def save_workspace(window: Any, path: str | Path | None = None) -> Path | None:
     return target
 
 
-def open_workspace(window: Any, path: str | Path | None = None) -> ws.Workspace | None:
+def open_workspace(window: MainWindow, path: str | Path | None = None) -> ws.Workspace | None:
     """Open every file of the workspace and restore its tab when it has loaded."""
     if path is None:
         start = window.settings.last_folder()
@@ -137,19 +139,4 @@ def open_workspace(window: Any, path: str | Path | None = None) -> ws.Workspace 
     return workspace
 
 
-def install(window: Any) -> None:
-    """File ▸ Open Workspace… and Save Workspace…, before Close (one hook line)."""
-    for text, tip, slot, key in (
-        ("Open &Workspace…", "Reopen the files and views of a saved workspace", open_workspace,
-         "open_workspace"),
-        ("Save Wor&kspace…", "Save the open files and how each tab looks", save_workspace,
-         "save_workspace"),
-    ):  # fmt: skip
-        action = QAction(text, window)
-        action.setStatusTip(tip)
-        action.triggered.connect(lambda _checked=False, f=slot: f(window))
-        window.menus["file"].insertAction(window.actions_by_id["close"], action)
-        window.actions_by_id[key] = action
-
-
-__all__ = ["apply", "capture", "install", "open_workspace", "save_workspace"]
+__all__ = ["apply", "capture", "open_workspace", "save_workspace"]

@@ -15,7 +15,7 @@ number must never be drawn as if it were real. So:
   shared from there.
 * Reading (`open_folder`): the manifest carries a checksum of its own text; `Folder.array` and
   `Folder.read` check length and checksums of each part before handing it out and raise
-  `Damaged` naming the part. xxHash3 runs at ~28 GB/s here (`scripts/bench_hash.py`: 8x crc32,
+  `Damaged` naming the part. xxHash3 runs at ~28 GB/s here (`scripts/bench/bench_hash.py`: 8x crc32,
   30x blake2b) and releases the GIL, so parts are checked synchronously, on several threads
   (a big part in 32 MB blocks): no lazy scheme is needed, and nothing unchecked is handed out.
 * Temp folders are locked (`flock`) by their writer while it lives: `temp_folders.sweep`

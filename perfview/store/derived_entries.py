@@ -5,7 +5,7 @@ beside its parsed columns' entry, so a reopened big trace skips computing them a
 plus a digest of the code that derived it; a read that fails for any reason (damaged, stale,
 made from other tables) drops the entry, and the page computes it again; a write that fails
 (a full disk, a file that is gone) leaves no entry. Writes run in the background once
-their gate opens (`cache_writes`), so the page is drawn first.
+their gate opens (`write_gates`), so the page is drawn first.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ draws its Timeline at once instead of laying it out again.
 
 Laying out a 1 GB trace's timeline (`core.layout.timeline_layout.prepare_timeline`: every
 slice's row, the (row, start) sort, the level-of-detail chain of merged rectangles) costs
-0.2-0.45 s of CPU, as much as reading the parsed columns back (`loaders.cache`). Its result is
-a handful of flat arrays, so it is stored the same way: a verified folder (`loaders.artifacts`)
+0.2-0.45 s of CPU, as much as reading the parsed columns back (`parsed_columns`). Its result is
+a handful of flat arrays, so it is stored the same way: a verified folder (`store.artifacts`)
 next to the columns' entry, one raw file per array, the rest (labels, spans, scalars) in the
 manifest.
 

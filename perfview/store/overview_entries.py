@@ -9,7 +9,7 @@ whole page at once, and no worker analyses the trace while the user's first clic
 On a 1 GB trace the Overview's tables (`core.pages.data.OverviewData`, without its findings,
 as a load prepares it) cost 0.2-1.5 s of CPU, more than reading the columns back; what they
 come to is a few small tables. They are stored as JSON in a verified folder
-(`loaders.artifacts`) next to the columns' entry, keyed like the layout (`layout_cache`): the
+(`store.artifacts`) next to the columns' entry, keyed like the layout (`layout_entries`): the
 columns' key plus a digest of the analysis code. Only tables that come back exactly equal
 (values, dtypes, index) are stored at all: each is read back and compared before it is written,
 so an odd column is computed again on the next open rather than shown changed.

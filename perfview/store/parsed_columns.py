@@ -207,9 +207,9 @@ def put(path: Path, bundle: Bundle) -> Path | None:
 
 def put_later(path: Path, bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW) -> None:
     """`put` on a background thread once `gate` opens, so writing the entry never delays
-    showing the trace (the window's gate opens when the new tab is drawn, `cache_writes`).
+    showing the trace (the window's gate opens when the new tab is drawn, `write_gates`).
 
-    The thread is not a daemon (see `cache_writes`): a short-lived process (the CLI)
+    The thread is not a daemon (see `write_gates`): a short-lived process (the CLI)
     finishes the entry before it exits. `flush()` waits for pending writes.
     """
     with contextlib.suppress(OSError):

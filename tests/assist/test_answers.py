@@ -14,7 +14,7 @@ import pytest
 from perfview import cli
 from perfview.assist import Assistant, AssistError
 from perfview.assist.answers import MAX_ROWS
-from perfview.core.analysis.torch.job_views import JOB_VIEWS
+from perfview.core.pages import summary
 from tests.conftest import sample
 
 pytest.importorskip("duckdb", reason="queries need the 'query' extra (duckdb)")
@@ -179,12 +179,12 @@ def test_a_folder_of_rank_traces_is_a_job(
     opened = assistant.open(folder)
     assert opened["format"] == "job"
     assert opened["counts"] == {"ranks": 2, "failed": 0}
-    assert [v["name"] for v in opened["views"]] == list(JOB_VIEWS)
+    assert [v["name"] for v in opened["views"]] == summary.views_for("job")
     got = assistant.rows(opened["handle"], "ranks", 5)
     expected = cli_json(
         capsys, "summary", folder, "--view", "ranks", "--top", "5", "--format", "json"
     )
     assert got.pop("produced_by")["view"] == "ranks"
     assert got == expected
-    with pytest.raises(AssistError, match="is a folder: open one of its files"):
+    with pytest.raises(AssistError, match="has no tables to query"):
         assistant.query(opened["handle"], "SELECT 1")

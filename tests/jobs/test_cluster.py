@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from perfview import cli
-from perfview.core.analysis.torch import job_views
+from perfview.core.pages import summary
 from tests.jobs.test_job import needs_ranks
 
 distributed = pytest.importorskip("distributed", reason="the 'cluster' extra (dask) is absent")
@@ -42,7 +42,7 @@ def test_cluster_equals_local(
 ) -> None:
     for i, folder in enumerate(needs_ranks()):
         out = tmp_path / f"job{i}"
-        for view in job_views.JOB_VIEWS:
+        for view in summary.views_for("job"):
             local = _json(capsys, [str(folder), "--view", view, "--workers", "1"])
             remote = _json(
                 capsys, [str(folder), "--view", view, "--cluster", scheduler, "--output", str(out)]

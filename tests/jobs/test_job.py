@@ -12,12 +12,22 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from perfview import cli
+from perfview import cli, job_cli
+from perfview.core import pages
 from perfview.core.analysis.torch import job_views
+from perfview.core.analysis.torch.job import Job, document
+from perfview.core.pages import summary
 from perfview.jobs import open_job
 from tests.conftest import SAMPLES
 
 NCCL = re.compile(r"(?i)\b(?:void )?[rn]ccl")
+
+
+def job_tables(job: Job) -> dict[str, pd.DataFrame]:
+    """Every view of the job, read as `perfview summary` and the Job tab read it: through the
+    page registry's job pages."""
+    doc = document(job, Path("job"))
+    return {view: summary.summarize(doc, view) for view in summary.views_for("job")}
 
 
 def rank_sets() -> list[Path]:
@@ -139,10 +149,9 @@ def test_parallel_workers_give_the_same_tables() -> None:
     folder = needs_ranks()[0]
     serial = open_job([folder], workers=1)
     parallel = open_job([folder], workers=2)
-    for view in job_views.JOB_VIEWS:
-        pd.testing.assert_frame_equal(
-            job_views.job_table(serial, view), job_views.job_table(parallel, view)
-        )
+    left, right = job_tables(serial), job_tables(parallel)
+    for view, table in left.items():
+        pd.testing.assert_frame_equal(table, right[view])
 
 
 def _summary(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
@@ -215,3 +224,38 @@ def test_diff_two_jobs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     code = cli.main(["diff", str(folder), str(tmp_path), "--format", "json"])
     rows = json.loads(capsys.readouterr()[0])["rows"]
     assert {r["rank"]: r["status"] for r in rows}["1"] == "gone"
+
+
+def test_a_job_is_a_kind_of_document_in_the_page_registry() -> None:
+    """Its views, the CLI's cross-rank views and its tabs come from the registry alone."""
+    assert summary.views_for("job") == [
+        "ranks", "collectives", "collective-kinds", "overlap", "stragglers",
+    ]  # fmt: skip
+    assert set(job_cli.CROSS_RANK_VIEWS) == {"collectives", "collective-kinds", "overlap",
+                                             "stragglers"}  # fmt: skip
+    job = open_job([needs_ranks()[0]], workers=1)
+    doc = document(job, needs_ranks()[0])
+    assert doc.format == "job"
+    assert doc.counts == {"ranks": 2, "failed": 0}
+    kind = pages.kind_of(doc)
+    assert kind is not None
+    assert kind.name == "job"
+    tabs = pages.tabs_for(doc)
+    assert [(t.name, t.title, t.table) for t in tabs] == [
+        ("ranks", "Ranks", "ranks"),
+        ("collectives", "Collectives", "collectives"),
+        ("collective-kinds", "Collective kinds", "collective-kinds"),
+        ("stragglers", "Stragglers", "stragglers"),
+        ("overlap", "Overlap", "overlap"),
+        ("heatmap", "Heat map", None),
+        ("job-timeline", "Timeline", None),
+    ]
+    assert summary.default_view(doc) == "ranks"
+    pd.testing.assert_frame_equal(summary.summarize(doc, "overlap"), job_views.overlap_table(job))
+
+
+def test_cli_help_lists_the_job_views(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["summary", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for view in summary.views_for("job"):
+        assert view in out

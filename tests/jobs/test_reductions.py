@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from perfview.core.analysis.torch import job_views
 from perfview.core.analysis.torch.job import Job
 from perfview.jobs import open_job, reductions
-from tests.jobs.test_job import needs_ranks
+from tests.jobs.test_job import job_tables, needs_ranks
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +21,7 @@ def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def tables(job: Job) -> dict[str, object]:
-    return {view: job_views.job_table(job, view) for view in job_views.JOB_VIEWS}
+    return dict(job_tables(job))
 
 
 def assert_same(a: Job, b: Job) -> None:

@@ -1,5 +1,5 @@
 """Every accelerator backend kineto knows shows its device work: lanes, Overview, kernels,
-utilisation and op → device time (fixtures: scripts/make_accelerator_fixtures.py)."""
+utilisation and op → device time (fixtures: scripts/fixtures/make_accelerator_fixtures.py)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from tests.conftest import sample
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "memray"
 
-# scripts/make_memray_fixtures.py: `memray stats` (peak_memory, total_allocations) of the
+# scripts/fixtures/make_memray_fixtures.py: `memray stats` (peak_memory, total_allocations) of the
 # release that wrote each file, and, for all but 1.19's, the totals that release's FileReader
 # gives: high-water-mark bytes/count, leaked bytes/count, temporal interval count/bytes.
 FIGURES = {

@@ -273,7 +273,7 @@ OWN_FILES = {
 
 @pytest.mark.parametrize("name", sorted(OWN_FILES))
 def test_todays_profiler_outputs(name: str, tmp_path: Path) -> None:
-    """Files written by pyinstrument 5 and py-spy 0.4 (scripts/make_sampled_fixtures.py) on
+    """Files written by pyinstrument 5 and py-spy 0.4 (scripts/fixtures/make_sampled_fixtures.py) on
     tests/data/scripts/cpu_hot.py: counts as parsed here, and `crunch` is the hottest."""
     path = OWN / name
     for where in (path, _neutral(path, tmp_path)):

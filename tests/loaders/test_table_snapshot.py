@@ -2,14 +2,14 @@
 
 tests/data/table_snapshot.json holds a sha256 per (sample, view) of exactly what
 `perfview summary SAMPLE --view VIEW --top 0 --format json` prints (path made relative), as
-`scripts/snapshot_tables.py` writes it. It was taken on the code before the trace loader was
-restructured into `perfview.loaders.trace`, so a refactor of any loader or view that changes
+`scripts/fixtures/snapshot_tables.py` writes it. It was taken on the code before the trace loader
+was restructured into `perfview.loaders.trace`, so a refactor of any loader or view that changes
 one number shows here. The trace samples are checked on both decoders (the general path and
 the compiled scanner forced on every file).
 
 A deliberate change of a view's output: regenerate the digest and commit it with the change,
 
-    python scripts/snapshot_tables.py tests/data/table_snapshot.json --digest --no-cache
+    python scripts/fixtures/snapshot_tables.py tests/data/table_snapshot.json --digest --no-cache
 
 Views added later (absent from the digest) are not compared; samples absent here are skipped.
 """
@@ -34,7 +34,7 @@ TRACE_DIRS = ("chrome_trace/", "kineto_cpu/", "kineto_gpu/", "odd/")
 
 def _snapshot_script() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "snapshot_tables", ROOT / "scripts" / "snapshot_tables.py"
+        "snapshot_tables", ROOT / "scripts" / "fixtures" / "snapshot_tables.py"
     )
     assert spec is not None
     assert spec.loader is not None

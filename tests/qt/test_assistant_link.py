@@ -22,7 +22,6 @@ from PySide6.QtCore import Qt
 from perfview.assist import AssistError
 from perfview.assist.window import NO_WINDOW, WindowLink
 from perfview.instance_channel import NAME_ENV
-from perfview.loaders import load
 from perfview.qt import assistant_link
 from perfview.qt.main_window import MainWindow
 from perfview.qt.settings import Settings
@@ -42,7 +41,8 @@ def linked(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[MainWi
     window = MainWindow(Settings.ephemeral())
     qtbot.addWidget(window)
     window.show()
-    window.open_bundle(load(TRACE))
+    with qtbot.waitSignal(window.document_opened, timeout=60_000):
+        window.open_path(TRACE)
     server = InstanceServer(name, parent=window)
     assert server.start()
     link = assistant_link.attach(window, server)
@@ -109,7 +109,7 @@ def test_an_assistant_selects_the_evidence_in_the_window(qtbot: Any, linked: Any
     ids = seen["finding"]["evidence_slices"]
     assert seen["select"]["selected"] == len(ids)
     assert seen["select"]["first"]["id"] == ids[0]
-    tab = window.document_tabs()[0]
+    tab = window.tabs_controller.document_tabs()[0]
     assert tab.current_view() == "timeline"
     timeline = tab.view_widget("timeline")
     assert timeline.selected_row == ids[0]

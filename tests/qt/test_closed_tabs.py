@@ -105,7 +105,7 @@ def _close_and_collect(qtbot: object, window: MainWindow) -> None:
     """Close the current tab once every task has been released (their `done` delivered),
     delete what was deleted later, and collect."""
     qtbot.waitUntil(lambda: not tasks._RUNNING, timeout=30_000)  # type: ignore[attr-defined]
-    window.close_current()
+    window.tabs_controller.close_current()
 
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()
@@ -131,7 +131,7 @@ def test_a_closed_tab_is_freed_without_anyone_collecting(qtbot: object) -> None:
     qtbot.waitUntil(lambda: not tasks._RUNNING, timeout=30_000)  # type: ignore[attr-defined]
     gc.disable()
     try:
-        window.close_current()
+        window.tabs_controller.close_current()
         qtbot.waitUntil(lambda: document() is None, timeout=10_000)  # type: ignore[attr-defined]
     finally:
         gc.enable()

@@ -181,7 +181,7 @@ def test_mismatched_formats_report_an_error(qtbot, window: MainWindow) -> None:
 def test_compare_dialog_prefills_current_file(qtbot, window: MainWindow) -> None:
     with qtbot.waitSignal(window.document_opened, timeout=30000):
         window.open_path(DIFF / "run_a.prof")
-    dialog = window.compare_dialog()
+    dialog = window.runs_controller.compare_dialog()
     assert isinstance(dialog, CompareDialog)
     assert dialog.path_a.text() == str(DIFF / "run_a.prof")
     dialog.path_b.setText(str(DIFF / "missing.prof"))
@@ -220,9 +220,9 @@ def test_runs_dialog_compare_opens_a_tab(qtbot, window: MainWindow, tmp_path: Pa
         shutil.copy(DIFF / name, spec.output)
         RunRecord.start(spec, folder).finish("ok", 0)
         outputs.append(spec.output)
-    controller = window.run_dock().controller
+    controller = window.runs_controller.run_dock().controller
     controller.runs_root = tmp_path
-    window.show_runs()
+    window.runs_controller.show_runs()
     dialog = controller.runs_dialog
     assert dialog is not None
     assert not dialog.compare_button.isEnabled()  # one row selected

@@ -22,13 +22,13 @@ def test_help_examples_prefills_the_run_dialog(
     monkeypatch.setenv("PERFVIEW_SETTINGS", str(path))
     window = MainWindow(Settings(QSettings(str(path), QSettings.Format.IniFormat)))
     qtbot.addWidget(window)
-    help_menu = window.menus["help"]
+    help_menu = window.menus_controller.menus["help"]
     assert help_menu.actions()[0].menu() is window.examples_menu
     subs = {a.text(): a.menu() for a in window.examples_menu.actions()}
     assert list(subs) == list(DEMOS)
     actions = {a.text(): a for a in subs["pairwise-loop"].actions()}
     actions["Fixed form"].trigger()
-    dialog = window.run_dock().controller.dialog
+    dialog = window.runs_controller.run_dock().controller.dialog
     assert dialog is not None
     spec = dialog.spec()
     assert spec.mode == "torch"
@@ -38,7 +38,7 @@ def test_help_examples_prefills_the_run_dialog(
     assert spec.options.schedule == (1, 1, 1, 1)  # wait, warmup, active, repeat
     dialog.reject()
     {a.text(): a for a in subs["elementwise-chain"].actions()}["Slow form"].trigger()
-    slow = window.run_dock().controller.dialog
+    slow = window.runs_controller.run_dock().controller.dialog
     assert slow is not None
     assert slow.spec().args == ()
     assert slow.spec().options.record_shapes

@@ -1,5 +1,5 @@
 """The window's Timeline page on a reopened trace is drawn from the cached layout
-(`loaders.layout_cache`), and the first open stores it."""
+(`store.layout_entries`), and the first open stores it."""
 
 from __future__ import annotations
 

@@ -48,10 +48,10 @@ def test_closing_the_loading_tab_cancels_the_load(
     assert started.wait(10)
     try:
         with qtbot.waitSignal(task.cancelled, timeout=10_000):
-            window.close_tab(window.tabs.indexOf(placeholder))
+            window.tabs_controller.close_tab(window.tabs.indexOf(placeholder))
     finally:
         stop.set()
-    qtbot.waitUntil(lambda: not window.is_loading(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.status_controller.is_loading(), timeout=5000)
     assert window.tabs.count() == 0
     assert window.stack.currentWidget() is window.welcome
 
@@ -59,7 +59,7 @@ def test_closing_the_loading_tab_cancels_the_load(
 def test_loaded_document_takes_the_placeholders_place(qtbot, window: MainWindow) -> None:
     with qtbot.waitSignal(window.document_opened, timeout=30_000) as blocker:
         window.open_path(PROF)
-    qtbot.waitUntil(lambda: not window.is_loading(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.status_controller.is_loading(), timeout=5000)
     assert window.tabs.count() == 1
     assert isinstance(window.tabs.widget(0), DocumentTab)
     assert window.tabs.widget(0) is blocker.args[0]

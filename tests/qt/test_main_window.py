@@ -100,7 +100,7 @@ def _broken_views(tab: DocumentTab, names: list[str]) -> list[str]:
 def test_every_sample_opens(qtbot: object, window: MainWindow, rel: str) -> None:
     path = sample(rel)
     tab = open_and_wait(qtbot, window, path)
-    assert window.current_tab() is tab
+    assert window.tabs_controller.current_tab() is tab
     assert window.tabs.count() == 1
     assert tab.view_names(), "a loaded file must offer at least one view"
     assert tab.current_view() == tab.view_names()[0]
@@ -156,7 +156,7 @@ def test_unloadable_file_shows_error_and_window_stays_usable(
     tab = open_and_wait(qtbot, window, example_path())
     assert window.tabs.count() == 1
     assert tab.document.bundle.format == "pstats"
-    qtbot.waitUntil(lambda: not window.is_loading(), timeout=5000)  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not window.status_controller.is_loading(), timeout=5000)  # type: ignore[attr-defined]
 
 
 def test_cancel_raises_load_cancelled_inside_progress(qtbot: object) -> None:
@@ -183,11 +183,12 @@ def test_window_cancel_button_cancels_load(qtbot: object, window: MainWindow) ->
     path = sample("kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz")
     task = window.open_path(path)
     assert task is not None
-    assert window.cancel_button.isVisibleTo(window)
+    assert window.status_controller.cancel_button.isVisibleTo(window)
     with qtbot.waitSignal(task.done, timeout=LOAD_TIMEOUT_MS):  # type: ignore[attr-defined]
-        window.cancel_button.click()  # before the worker's first progress report → cancelled
-    qtbot.waitUntil(lambda: not window.is_loading(), timeout=5000)  # type: ignore[attr-defined]
-    assert not window.cancel_button.isVisibleTo(window)
+        # before the worker's first progress report → cancelled
+        window.status_controller.cancel_button.click()
+    qtbot.waitUntil(lambda: not window.status_controller.is_loading(), timeout=5000)  # type: ignore[attr-defined]
+    assert not window.status_controller.cancel_button.isVisibleTo(window)
     assert window.tabs.count() in (0, 1)  # 1 only if the load won the race
 
 
@@ -209,8 +210,8 @@ def test_recent_files_and_last_folder_persist(
     open_and_wait(qtbot, window, path)
     assert settings.recent_files()[0] == str(path.resolve())
     assert settings.last_folder() == str(path.parent)
-    window._fill_recent_menu()
-    texts = [a.text() for a in window.recent_menu.actions()]
+    window.menus_controller.fill_recent_menu()
+    texts = [a.text() for a in window.menus_controller.recent_menu.actions()]
     assert any(path.name in t for t in texts)
     for i in range(MAX_RECENT + 3):
         settings.add_recent(tmp_path / f"f{i}.prof")
@@ -237,22 +238,24 @@ def test_geometry_saved_on_close(qtbot: object, settings: Settings) -> None:
 
 def test_view_menu_switches_views(qtbot: object, window: MainWindow) -> None:
     tab = open_and_wait(qtbot, window, example_path())
-    titles = [a.text() for a in window.view_menu.actions() if a.isCheckable()]
+    titles = [a.text() for a in window.menus_controller.view_menu.actions() if a.isCheckable()]
     assert titles == [
         "Icicle", "Bottom-up", "Sandwich", "Functions", "Callers/Callees", "Call tree", "Query"
     ]  # fmt: skip
-    functions = next(a for a in window.view_menu.actions() if a.text() == "Functions")
+    functions = next(
+        a for a in window.menus_controller.view_menu.actions() if a.text() == "Functions"
+    )
     functions.trigger()
     assert tab.current_view() == "functions"
     assert functions.isChecked()
-    window.next_view()
+    window.commands.next_view()
     assert tab.current_view() == "callers"
-    assert window.show_view("tree")
-    assert not window.show_view("timeline")  # a pstats tab has no timeline
-    copied = window.copy_current_table()
+    assert window.commands.show_view("tree")
+    assert not window.commands.show_view("timeline")  # a pstats tab has no timeline
+    copied = window.commands.copy_current_table()
     assert copied == ""  # the call tree is not a table
-    window.show_view("functions")
-    assert window.copy_current_table().startswith("ncalls,tottime_ns")
+    window.commands.show_view("functions")
+    assert window.commands.copy_current_table().startswith("ncalls,tottime_ns")
 
 
 def test_close_tab_and_reopen_same_file(qtbot: object, window: MainWindow) -> None:
@@ -260,7 +263,7 @@ def test_close_tab_and_reopen_same_file(qtbot: object, window: MainWindow) -> No
     again = open_and_wait(qtbot, window, example_path())
     assert again is tab
     assert window.tabs.count() == 1
-    window.close_current()
+    window.tabs_controller.close_current()
     assert window.tabs.count() == 0
     assert window.stack.currentWidget() is window.welcome
 
@@ -332,7 +335,7 @@ def test_shortcuts_are_unique_and_standard(window: MainWindow) -> None:
     from perfview.qt.actions import check_unique_shortcuts
 
     assert check_unique_shortcuts() == []
-    keys = {k: a.shortcut().toString() for k, a in window.actions_by_id.items()}
+    keys = {k: a.shortcut().toString() for k, a in window.menus_controller.actions_by_id.items()}
     assert keys["open"] == "Ctrl+O"
     assert keys["close"] == "Ctrl+W"
     assert keys["quit"] == "Ctrl+Q"

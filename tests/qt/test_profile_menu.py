@@ -32,7 +32,7 @@ def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MainWindow
 def test_profile_menu_has_the_run_commands(window: MainWindow) -> None:
     texts = {
         a.text().replace("&", ""): a.shortcut().toString()
-        for a in window.menus["profile"].actions()
+        for a in window.menus_controller.menus["profile"].actions()
     }
     assert texts["Run Script…"] == "Ctrl+R"
     assert texts["Re-run Last"] == "Ctrl+Shift+R"
@@ -42,7 +42,7 @@ def test_profile_menu_has_the_run_commands(window: MainWindow) -> None:
 def test_run_from_window_opens_result_in_a_tab(qtbot, window: MainWindow, tmp_path: Path) -> None:
     out = tmp_path / "cpu.prof"
     spec = RunSpec("cprofile", str(SCRIPTS / "cpu_work.py"), output=str(out))
-    dock = window.run_dock()
+    dock = window.runs_controller.run_dock()
     with qtbot.waitSignal(window.document_opened, timeout=RUN_TIMEOUT_MS) as blocker:
         assert dock.controller.start(spec)
     assert dock.isVisible()
@@ -59,7 +59,7 @@ def test_quit_during_run_asks_then_ends_the_child(
     spec = RunSpec(
         "cprofile", str(SCRIPTS / "long_running.py"), (str(pids),), output=str(tmp_path / "l.prof")
     )
-    dock = window.run_dock()
+    dock = window.runs_controller.run_dock()
     with qtbot.waitSignal(
         dock.controller.panel.runner.output,
         timeout=RUN_TIMEOUT_MS,
@@ -68,12 +68,12 @@ def test_quit_during_run_asks_then_ends_the_child(
         dock.controller.start(spec)
     script_pid, child_pid = (int(p) for p in pids.read_text().split())
 
-    monkeypatch.setattr(window, "confirm_quit_during_run", lambda: False)
+    monkeypatch.setattr(window.runs_controller, "confirm_quit_during_run", lambda: False)
     assert not window.close()  # the user said no: nothing stops
     assert dock.is_running()
     assert psutil.pid_exists(script_pid)
 
-    monkeypatch.setattr(window, "confirm_quit_during_run", lambda: True)
+    monkeypatch.setattr(window.runs_controller, "confirm_quit_during_run", lambda: True)
     assert window.close()
     for pid in (script_pid, child_pid):
         if psutil.pid_exists(pid):

@@ -36,8 +36,8 @@ def test_open_in_snakeviz_serves_the_profile_and_stops_with_the_tab(
     opened: list[str] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toString()))
     tab = open_and_wait(qtbot, window, example_path())
-    assert window.actions_by_id["snakeviz"].isEnabled()
-    server = window.open_in_snakeviz()
+    assert window.menus_controller.actions_by_id["snakeviz"].isEnabled()
+    server = window.commands.open_in_snakeviz()
     assert isinstance(server, SnakevizServer)
     with qtbot.waitSignal(server.url_ready, timeout=30000) as blocker:  # type: ignore[attr-defined]
         pass
@@ -48,5 +48,5 @@ def test_open_in_snakeviz_serves_the_profile_and_stops_with_the_tab(
     assert response.status == 200
     assert "snakeviz" in page.lower()
     assert opened == [url]
-    window.close_tab(window.tabs.indexOf(tab))
+    window.tabs_controller.close_tab(window.tabs.indexOf(tab))
     assert server.process.state() == QProcess.ProcessState.NotRunning

@@ -1,5 +1,5 @@
 """Soak, light: 40 documents opened and closed and 1,000 zoom/pan steps in one window, with
-RSS back near its baseline afterwards (scripts/soak.py runs 200 documents / 10,000 steps)."""
+RSS back near its baseline afterwards (scripts/probes/soak.py runs 200 documents / 10,000 steps)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ MAX_GROWTH_MB = 60
 
 
 def _soak() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("perfview_soak", ROOT / "scripts" / "soak.py")
+    path = ROOT / "scripts" / "probes" / "soak.py"
+    spec = importlib.util.spec_from_file_location("perfview_soak", path)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -56,6 +57,6 @@ def test_open_close_and_navigate_many_documents(
     assert figures.docs == DOCS
     assert figures.steps == STEPS
     assert window.tabs.count() == 0
-    assert not window.is_loading()
+    assert not window.status_controller.is_loading()
     growth_mb = (figures.final - figures.baseline) / soak.MB
     assert growth_mb < MAX_GROWTH_MB, figures.report()

@@ -69,8 +69,8 @@ def test_start_window_paints_then_hands_over(qtbot) -> None:
     ]
     assert all(not w.isVisible() for w in starts)
     assert window.isVisible()
-    qtbot.waitUntil(lambda: window.current_tab() is not None, timeout=30_000)
-    tab = window.current_tab()
+    qtbot.waitUntil(lambda: window.tabs_controller.current_tab() is not None, timeout=30_000)
+    tab = window.tabs_controller.current_tab()
     assert isinstance(tab, DocumentTab)
     assert tab.current_view() == "icicle"
     assert tab.view_widget("icicle") is not None
@@ -126,11 +126,11 @@ def test_status_bar_says_while_the_scanner_compiles(qtbot, monkeypatch) -> None:
     state = {"compiling": True}
     monkeypatch.setattr(service, "compiling", lambda: state["compiling"])
     monkeypatch.setattr(warmup, "scanner_settled", lambda: True)
-    timer = window.watch_compile(interval_ms=10)
-    qtbot.waitUntil(window.compile_label.isVisible, timeout=5000)
-    assert "compiling the trace scanner" in window.compile_label.text().lower()
+    timer = window.status_controller.watch_compile(interval_ms=10)
+    qtbot.waitUntil(window.status_controller.compile_label.isVisible, timeout=5000)
+    assert "compiling the trace scanner" in window.status_controller.compile_label.text().lower()
     state["compiling"] = False
-    qtbot.waitUntil(lambda: not window.compile_label.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.status_controller.compile_label.isVisible(), timeout=5000)
     qtbot.waitUntil(lambda: not timer.isActive(), timeout=5000)
 
 

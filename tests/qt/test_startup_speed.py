@@ -88,13 +88,13 @@ def test_a_big_prof_opens_from_the_preloading_child(tmp_path: Path) -> None:
     forked at launch, the window takes its Bundle and draws the first page."""
     if not sys.platform.startswith("linux"):
         pytest.skip("the preload forks: Linux only")
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "bench"))
     try:
         import startup_probe
     finally:
-        sys.path.remove(str(ROOT / "scripts"))
+        sys.path.remove(str(ROOT / "scripts" / "bench"))
     big = tmp_path / "big.prof"
-    maker = ROOT / "scripts" / "make_big_pstats.py"
+    maker = ROOT / "scripts" / "fixtures" / "make_big_pstats.py"
     subprocess.run(
         [sys.executable, str(maker), str(big), "--functions", "3000"],
         check=True,

@@ -105,7 +105,7 @@ def test_closing_the_window_during_a_load_cancels_it(qtbot, window: MainWindow) 
     with qtbot.waitSignal(task.done, timeout=TIMEOUT_MS):
         window.close()  # closeEvent cancels every load
     assert ended in (["cancelled"], ["finished"])  # finished only if the load won the race
-    qtbot.waitUntil(lambda: not window.is_loading(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.status_controller.is_loading(), timeout=5000)
 
 
 def test_a_load_ending_after_the_window_is_deleted_is_harmless(qtbot, tmp_path: Path) -> None:

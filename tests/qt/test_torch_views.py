@@ -6,9 +6,7 @@ the real GPU traces in the shared samples (skipped when they are absent).
 
 from __future__ import annotations
 
-import shutil
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +14,6 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QLabel
 
 from perfview.core.analysis.torch import memory_alloc, op_kernels, recommend
@@ -27,8 +24,6 @@ pytestmark = pytest.mark.gui
 
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"
-RANK0 = "kineto_gpu/hta_sampled_rank-0.json.gz"
-RANK1 = "kineto_gpu/hta_sampled_rank-1.json.gz"
 
 
 @cache
@@ -181,50 +176,6 @@ def test_memory_range_filters_the_allocation_table(qtbot: Any) -> None:
     )
     view.clear_range()
     assert view.table.model.rowCount() == len(allocs)
-
-
-def test_ranks_view_lists_ranks_and_flags_the_slowest(qtbot: Any, tmp_path: Path) -> None:
-    from perfview.core.analysis.torch.ranks import load_ranks, ranks_table
-    from perfview.loaders import load
-    from perfview.qt.views.ranks_view import RanksView
-
-    for rel in (RANK0, RANK1):
-        shutil.copy(sample(rel), tmp_path / Path(rel).name)
-    traces = load_ranks(tmp_path, load)
-    view = RanksView(traces)
-    qtbot.addWidget(view)
-    table = ranks_table(traces)
-    assert view.table.model.rowCount() == 2
-    assert sorted(table["rank"].tolist()) == [0, 1]
-    slowest = int(table["rank"].to_numpy()[int(table["step_mean_ns"].to_numpy().argmax())])
-    assert view.slowest_ranks() == [slowest]
-    assert f"rank {slowest}" in view.heading.text()
-    with qtbot.waitSignal(view.rank_opened) as blocker:
-        view.open_rank_at(0)
-    assert blocker.args[0].bundle is not None
-
-
-def test_main_window_opens_a_rank_folder(qtbot: Any, tmp_path: Path) -> None:
-    from perfview.qt.main_window import MainWindow
-    from perfview.qt.settings import Settings
-
-    for rel in (RANK0, RANK1):
-        shutil.copy(sample(rel), tmp_path / Path(rel).name)
-    store = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(Settings(store))
-    qtbot.addWidget(window)
-    task = window.open_path(tmp_path)  # a folder: loaded in a worker, shown as a Ranks tab
-    assert task is not None
-    with qtbot.waitSignal(task.done, timeout=60000):
-        pass
-    view: Any = getattr(window, "ranks_view", None)
-    assert view is not None
-    assert window.tabs.indexOf(view) == window.tabs.currentIndex()
-    with qtbot.waitSignal(window.document_opened):
-        view.open_rank_at(0)
-    tab = window.current_tab()
-    assert tab is not None
-    assert tab.current_view() == "timeline"
 
 
 def test_recommendations_view_lists_the_findings(qtbot: Any) -> None:

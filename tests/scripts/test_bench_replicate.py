@@ -1,4 +1,4 @@
-"""scripts/bench_replicate.py: a replica of N copies is N times the source to perfview, its
+"""scripts/bench/bench_replicate.py: a replica of N copies is N times the source to perfview, its
 linking ids stay unique and inside their copy, and its copies follow each other in time."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.conftest import ROOT, sample
 
 def _replicate_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "bench_replicate", ROOT / "scripts" / "bench_replicate.py"
+        "bench_replicate", ROOT / "scripts" / "bench" / "bench_replicate.py"
     )
     assert spec is not None
     assert spec.loader is not None

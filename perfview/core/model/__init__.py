@@ -18,11 +18,15 @@ import pandas as pd
 
 from perfview.core.model import schema
 
-# Every kind of file perfview reads; `Bundle.format` and each loader's NAME is one of them.
-Format = Literal["pstats", "trace", "mprof", "memprof_text", "cuda_snapshot", "memray", "sampled"]
+# Every kind of file perfview reads; `Bundle.format` and each loader's NAME is one of them,
+# except "job": a folder (or glob, or several files) of per-rank traces, opened by `perfview.jobs`.
+Format = Literal[
+    "pstats", "trace", "mprof", "memprof_text", "cuda_snapshot", "memray", "sampled", "job"
+]
 
 if TYPE_CHECKING:
     from perfview.core.model.cuda_memory import CudaSnapshot
+    from perfview.core.model.job import Job
     from perfview.core.model.memray_model import MemrayCapture
 
 
@@ -184,7 +188,8 @@ class SampledProfile:
 
 @dataclass
 class Bundle:
-    """Everything one file became. `format` names the loader that made it."""
+    """Everything one file (or one job's folder of ranks) became. `format` names the loader
+    that made it, or "job"."""
 
     format: Format
     path: Path
@@ -199,6 +204,7 @@ class Bundle:
     warnings: list[str] = field(default_factory=list)
     cuda_snapshot: CudaSnapshot | None = None  # torch.cuda.memory._dump_snapshot() pickles
     memray: MemrayCapture | None = None  # memray run captures
+    job: Job | None = None  # a multi-rank job: its per-rank reductions, never its events
 
     @property
     def title(self) -> str:

@@ -33,7 +33,8 @@ def _always(_bundle: Bundle) -> bool:
 
 @dataclass(frozen=True)
 class Page:
-    """One page: its CLI table per format, when it has data, its off-thread data, its widget."""
+    """One page: its CLI table per format (a job's is keyed "job"), when it has data, its
+    off-thread data, its widget."""
 
     name: str
     title: str
@@ -59,6 +60,9 @@ class Page:
     stored: str | None = None
     # Drawn from the document's call tree: the tree is built (off the GUI thread) first.
     needs_tree: bool = False
+    # A cross-rank table: `perfview summary FILE --view NAME` opens even a single trace as a
+    # one-rank job and prints the "job" table (a per-file table, if any, is the window's).
+    across_ranks: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from perfview.core.analysis.torch import modules, recommend
 from perfview.core.analysis.torch.common import comm_kernel_mask, step_rows
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.model.cuda_memory import CudaSnapshot
+from perfview.core.model.job import Job
 from perfview.core.model.memray_model import MemrayCapture
 from perfview.core.pages import data as page_data
 from perfview.core.pages.page import HasData, Tables, ViewError
@@ -55,6 +56,12 @@ def memray(bundle: Bundle) -> MemrayCapture:
     if bundle.memray is None:
         raise ViewError(f"{bundle.path} holds no memray capture")
     return bundle.memray
+
+
+def job(bundle: Bundle) -> Job:
+    if bundle.job is None:
+        raise ViewError(f"{bundle.path} is not a multi-rank job")
+    return bundle.job
 
 
 def has_history(bundle: Bundle) -> bool:
@@ -123,6 +130,14 @@ def has_shapes(bundle: Bundle) -> bool:
 
 def format_is(name: str) -> HasData:
     return lambda bundle: bundle.format == name
+
+
+is_job = format_is("job")
+
+
+def any_of(*checks: HasData) -> HasData:
+    """A page with tables for several formats: data when any format's own check says so."""
+    return lambda bundle: any(check(bundle) for check in checks)
 
 
 def is_torch_trace(bundle: Bundle) -> bool:

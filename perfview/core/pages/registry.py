@@ -1,13 +1,13 @@
 """The entries of the page registry: every page perfview has (`PAGES`) and every kind of
-document with its tabs (`KINDS`). Adding a page is one `Page` here plus a `Tab` in the kinds that
-show it; see docs/architecture.md. The predicates and accessors the entries use are in
-`predicates.py`."""
+document with its tabs (`KINDS`), a multi-rank job (format "job") among them. Adding a page is
+one `Page` here plus a `Tab` in the kinds that show it; see docs/architecture.md. The predicates
+and accessors the entries use are in `predicates.py`."""
 
 from __future__ import annotations
 
 from perfview.core.analysis import aggregate, cuda_memory_views, memray_views, sampled, tree_table
-from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import (
+    job_views,
     memory_alloc,
     modules,
     op_kernels,
@@ -16,6 +16,7 @@ from perfview.core.analysis.torch import (
     recommend,
     streams,
 )
+from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.pages import predicates as pred
 from perfview.core.pages.page import Kind, Page, Tab
@@ -177,10 +178,27 @@ PAGES: dict[str, Page] = {
         Page(
             "ranks",
             "Ranks",
-            "step times per rank (a folder of per-rank traces; one row for a single file)",
-            {"trace": ranks.single_rank_table},
-            has_data=pred.is_torch,
-            widget=None,
+            "per rank: steps, step time, GPU busy split, collectives, overlap (a folder of "
+            "per-rank traces; one row for a single file)",
+            {
+                "trace": ranks.single_rank_table,
+                "job": lambda b: job_views.ranks_table(pred.job(b)),
+            },
+            has_data=pred.any_of(pred.is_torch, pred.is_job),
+        ),
+        Page(
+            "collectives",
+            "Collectives",
+            "every collective matched across ranks: skew, wait, bandwidth",
+            {"job": lambda b: job_views.collectives_table(pred.job(b))},
+            across_ranks=True,
+        ),
+        Page(
+            "collective-kinds",
+            "Collective kinds",
+            "collectives per process group and kind",
+            {"job": lambda b: job_views.kinds_table(pred.job(b))},
+            across_ranks=True,
         ),
         Page(
             "recommendations",
@@ -202,9 +220,33 @@ PAGES: dict[str, Page] = {
         Page(
             "overlap",
             "Comm/compute overlap",
-            "per rank and stream: collective time, compute time, how much of it overlapped",
-            {"trace": lambda b: streams.overlap_table(pred.timeline(b))},
-            has_data=pred.has_comm,
+            "per rank (and stream, in one trace's window): collective time, compute time, "
+            "how much of it overlapped",
+            {
+                "trace": lambda b: streams.overlap_table(pred.timeline(b)),
+                "job": lambda b: job_views.overlap_table(pred.job(b)),
+            },
+            has_data=pred.any_of(pred.has_comm, pred.is_job),
+            across_ranks=True,
+        ),
+        Page(
+            "stragglers",
+            "Stragglers",
+            "per rank, worst first: how often and how late it arrived",
+            {"job": lambda b: job_views.stragglers_table(pred.job(b))},
+            across_ranks=True,
+        ),
+        Page(
+            "heatmap",
+            "Heat map",
+            "rank × step: lateness at the step's collectives, and step time",
+            widget="rank-heatmap",
+        ),
+        Page(
+            "job-timeline",
+            "Timeline",
+            "every rank's collectives on the job's one time axis",
+            widget="job-timeline",
         ),
         Page(
             "idle",
@@ -398,6 +440,19 @@ KINDS: tuple[Kind, ...] = (
         "memprof_text",
         pred.format_is("memprof_text"),
         (Tab("lines"), Tab("functions", table=True), _QUERY),
+    ),
+    Kind(
+        "job",
+        pred.is_job,
+        (
+            Tab("ranks", table=True),
+            Tab("collectives", table=True),
+            Tab("collective-kinds", table=True),
+            Tab("stragglers", table=True),
+            Tab("overlap", "Overlap", True),
+            Tab("heatmap"),
+            Tab("job-timeline"),
+        ),
     ),
 )
 

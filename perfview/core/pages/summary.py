@@ -37,6 +37,7 @@ DEFAULT_VIEWS: dict[str, str] = {
     "cuda_snapshot": "segments",
     "memray": "allocations",
     "sampled": "functions",
+    "job": "ranks",
 }
 
 
@@ -49,9 +50,14 @@ def default_view(bundle: Bundle) -> str:
     return next((n for n in applicable_views(bundle) if VIEWS[n].has_data(bundle)), "ops")
 
 
+def views_for(format_name: str) -> list[str]:
+    """Every view with a table for this format (e.g. "job"), in registry order."""
+    return [name for name, view in VIEWS.items() if format_name in view.tables]
+
+
 def applicable_views(bundle: Bundle) -> list[str]:
     """Every view that understands this bundle's format, in registry order (data or not)."""
-    return [name for name, view in VIEWS.items() if bundle.format in view.tables]
+    return views_for(bundle.format)
 
 
 def available_views(bundle: Bundle) -> list[str]:
@@ -90,4 +96,5 @@ __all__ = [
     "column_unit",
     "default_view",
     "summarize",
+    "views_for",
 ]

@@ -2,7 +2,7 @@
 holding the GIL, once after an install), which a window must not do on its own threads.
 
 Two tiny real captures ship with perfview (`resources/compile`, 19 KB: memray 1.6's format 9
-and memray 1.20's format 13, recorded by scripts/make_memray_fixtures.py), one per decoder
+and memray 1.20's format 13, recorded by scripts/fixtures/make_memray_fixtures.py), one per decoder
 (`decode11` for formats 9-11, `decode` for 12-13): reading both compiles every kernel, or
 loads it from numba's disk cache when it is there.
 """

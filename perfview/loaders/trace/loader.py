@@ -103,7 +103,7 @@ def load(path: Path, *, progress: Progress = noop) -> Bundle:
     msgspec reports invalid UTF-8 inside a JSON string as UnicodeDecodeError and nesting past
     its depth limit as RecursionError, from any of its decode calls. Both mean the file is not
     a readable JSON trace, so they become LoadError here, once, rather than at each call site
-    (found by scripts/fuzz_loaders.py).
+    (found by scripts/probes/fuzz_loaders.py).
     """
     bundle = _guard(lambda: _load(Path(path), progress, general=True))
     assert bundle is not None  # the general path always gives a bundle or raises

@@ -107,7 +107,7 @@ class _MapSink:
     Sized from gzip's trailer, which is exact for one member under 4 GB; when it is not, the
     map is replaced by one twice as big (a copy). `mmap.resize` must not grow it: on Python
     3.11 a grown anonymous map raises SIGBUS when the new pages are touched (found by
-    scripts/fuzz_loaders.py). Shrinking is fine.
+    scripts/probes/fuzz_loaders.py). Shrinking is fine.
     """
 
     def __init__(self, capacity: int) -> None:

@@ -1,162 +1,229 @@
 """Job page: a multi-rank job opened from a folder, as tables and a rank × step heat map.
 
-The job is opened by `perfview.jobs.open_job` on a worker thread (ranks are parsed in worker
-processes there), so the window only ever holds the per-rank reductions, never all ranks'
-events. Pages: Ranks, Collectives (every matched instance), Collective kinds, Stragglers,
-Overlap and Heat map (lateness and step time, rank × step). Clicking a rank row opens that
-one rank's trace as a normal document on its Timeline.
+A job is a document of format "job" (`perfview.core.analysis.torch.job.document`); its pages are
+the tabs of the page registry's "job" kind (`perfview.core.pages.tabs_for`), so the window and
+`perfview summary FOLDER --view …` show the same pages by the same names. A page with a table
+gets the generic sortable table of its `perfview summary` view; the others are built by their
+registry `widget` key from `WIDGETS` (a job has no `Document` for `page_widgets.BUILDERS`).
+
+The job is opened by `perfview.jobs.open_job` on a worker thread (`JobOpening`; ranks are parsed
+in worker processes there), so the window only ever holds the per-rank reductions, never all
+ranks' events. Neither the view nor the opening touches a window: they say what happened by
+signals (`JobOpening.opened`/`failed`, `JobView.rank_opened`), which the window connects.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from perfview.core.analysis.torch.job import Job, heatmap
-from perfview.core.analysis.torch.job_views import JOB_VIEWS, job_table, lateness_by_step
+from perfview.core import pages
+from perfview.core.analysis.torch.job import Job, document, heatmap
+from perfview.core.analysis.torch.job_views import lateness_by_step, stragglers_table
+from perfview.core.model import Bundle
 from perfview.core.model.progress import Progress
 from perfview.core.model.units import Unit, format_ns
+from perfview.core.pages import summary
 from perfview.qt.tasks import Task
 from perfview.qt.views.job_timeline import JobTimeline
 from perfview.qt.views.rank_heatmap import RankHeatmap
 from perfview.qt.views.table_view import TableView
 
-PAGES = ("ranks", "collectives", "collective-kinds", "stragglers", "overlap")
 PLAIN: dict[str, Unit | None] = {
     "rank": None, "steps": None, "ranks": None, "last_rank": None, "first_rank": None,
     "seq": None, "times_last": None, "collectives": None, "instances": None, "bytes": Unit.BYTES,
 }  # fmt: skip
+RANK_PAGE = "timeline"  # the page a rank's own trace opens on: the rank is opened to be seen
+
+
+class JobHeatMaps(QSplitter):
+    """Lateness at each step's collectives over step time, rank × step: step times hide a
+    straggler (every rank waits for it, so every step lasts as long); lateness does not."""
+
+    def __init__(self, job: Job, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Vertical, parent)
+        late = "Lateness at the step's collectives (straggler: bright)"
+        self.late = RankHeatmap(lateness_by_step(job), late, self)
+        self.heat = RankHeatmap(heatmap(job, "dur_ns"), "Step time per rank", self)
+        self.addWidget(self.late)
+        self.addWidget(self.heat)
+
+
+@dataclass(frozen=True)
+class PreparedJob:
+    """What a Job tab shows, computed off the GUI thread (`PreparedJob.of`, run by the opening
+    task: 1,024 ranks' collectives take a while): the job document, the table of every page
+    that has one (its `perfview summary` view, by page name) and the heading."""
+
+    document: Bundle
+    frames: dict[str, pd.DataFrame]
+    heading: str
+
+    @classmethod
+    def of(cls, doc: Bundle) -> PreparedJob:
+        assert doc.job is not None, "a Job tab shows a document of format 'job'"
+        tabs = pages.tabs_for(doc)
+        frames = {tab.name: summary.summarize(doc, tab.table) for tab in tabs if tab.table}
+        return cls(doc, frames, heading_html(doc.job, doc.title))
+
+
+def heading_html(job: Job, title: str) -> str:
+    """Ranks, clock, the worst straggler and the first warnings, as rich text."""
+    text = f"<h3>Job {title}</h3>{len(job.ranks)} ranks · {job.clock}."
+    worst = stragglers_table(job)
+    if len(job.ranks) > 1 and len(worst) and int(worst["times_last"].iloc[0]) > 0:
+        row = worst.iloc[0]
+        text += (
+            f" Straggler: <b>rank {int(row['rank'])}</b>, last at {int(row['times_last'])}"
+            f" collectives, {format_ns(float(row['mean_lateness_ns']))} late on average."
+        )
+    for warning in job.warnings[:4]:
+        text += f"<br><span style='color:#a33'>⚠ {warning}</span>"
+    return text + "<br>Click a rank to open its timeline."
+
+
+# How each job page without a table is built, by the registry's `widget` key.
+WIDGETS: dict[str, Callable[[Job, QWidget], QWidget]] = {
+    "rank-heatmap": JobHeatMaps,
+    "job-timeline": JobTimeline,
+}
 
 
 class JobView(QWidget):
-    """Heading (ranks, clock, warnings) over one tab per job table and the heat map.
+    """Heading (ranks, clock, warnings) over one tab per page of the "job" kind.
 
-    `rank_opened(str)` carries the path of the rank the user clicked.
+    `rank_opened(path, page)`: the user asked for one rank's own trace, to be opened like any
+    file and shown on `page`. A click on a row of a table with a `rank` column (one row per
+    rank: Ranks, Stragglers, Overlap) asks for that rank.
     """
 
-    rank_opened = Signal(str)
+    rank_opened = Signal(str, str)
 
-    def __init__(self, job: Job, title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, prepared: PreparedJob, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.job = job
-        self.frames: dict[str, pd.DataFrame] = {name: job_table(job, name) for name in PAGES}
-        self.heading = QLabel(self._heading_text(title), self)
+        doc = prepared.document
+        assert doc.job is not None
+        self.document = doc
+        self.job: Job = doc.job
+        self.tab_title = f"Job: {doc.title}"
+        self.tabs = pages.tabs_for(doc)
+        self.frames = prepared.frames
+        self.heading = QLabel(prepared.heading, self)
         self.heading.setWordWrap(True)
         self.heading.setContentsMargins(8, 8, 8, 4)
         self.pages = QTabWidget(self)
         self.tables: dict[str, TableView] = {}
-        for name in PAGES:
-            table = TableView(self.frames[name], None, kind="op", units=PLAIN)
-            self.tables[name] = table
-            self.pages.addTab(table, JOB_VIEWS[name][0])
-        self.heat = RankHeatmap(heatmap(job, "dur_ns"), "Step time per rank", self)
-        self.late = RankHeatmap(
-            lateness_by_step(job), "Lateness at the step's collectives (straggler: bright)", self
-        )
-        maps = QSplitter(Qt.Orientation.Vertical, self)
-        maps.addWidget(self.late)
-        maps.addWidget(self.heat)
-        self.pages.addTab(maps, "Heat map")
-        self.timeline = JobTimeline(job, self)
-        self.pages.addTab(self.timeline, "Timeline")
-        self.tables["ranks"].table.clicked.connect(lambda index: self.open_rank_at(index.row()))
+        self.widgets: dict[str, QWidget] = {}
+        for tab in self.tabs:
+            self.widgets[tab.name] = self._build(tab)
+            self.pages.addTab(self.widgets[tab.name], tab.title)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
         layout.addWidget(self.pages, 1)
 
-    def _heading_text(self, title: str) -> str:
-        job = self.job
-        text = f"<h3>Job {title}</h3>{len(job.ranks)} ranks · {job.clock}."
-        worst = self.frames["stragglers"]
-        if len(job.ranks) > 1 and len(worst) and int(worst["times_last"].iloc[0]) > 0:
-            row = worst.iloc[0]
-            text += (
-                f" Straggler: <b>rank {int(row['rank'])}</b>, last at {int(row['times_last'])}"
-                f" collectives, {format_ns(float(row['mean_lateness_ns']))} late on average."
+    def _build(self, tab: pages.PageTab) -> QWidget:
+        if tab.table is None:
+            widget = pages.PAGES[tab.name].widget
+            return WIDGETS[widget or ""](self.job, self)
+        frame = self.frames[tab.name]
+        table = TableView(frame, None, kind="op", units=PLAIN)
+        self.tables[tab.name] = table
+        if "rank" in frame.columns:
+            table.table.clicked.connect(
+                lambda index, name=tab.name: self.open_rank_at(index.row(), name)
             )
-        for warning in job.warnings[:4]:
-            text += f"<br><span style='color:#a33'>⚠ {warning}</span>"
-        return text + "<br>Click a rank to open its timeline."
+        return table
 
-    def show_page(self, name: str) -> None:
-        """Bring a page to front by view name (`ranks`, …, `heatmap` or `timeline`)."""
-        extra = {"heatmap": len(PAGES), "timeline": len(PAGES) + 1}
-        index = PAGES.index(name) if name in PAGES else extra.get(name, 0)
-        self.pages.setCurrentIndex(index)
+    def page_names(self) -> list[str]:
+        return [tab.name for tab in self.tabs]
 
-    def slowest_ranks(self) -> list[int]:
-        frame = self.frames["ranks"]
-        return [int(r) for r in frame.loc[frame["slowest"], "rank"].tolist()]
+    def show_page(self, name: str) -> bool:
+        """Bring a page to front by its registry name (`ranks`, …, `heatmap`, `job-timeline`)."""
+        names = self.page_names()
+        if name not in names:
+            return False
+        self.pages.setCurrentIndex(names.index(name))
+        return True
 
-    def path_at(self, proxy_row: int) -> str | None:
-        table = self.tables["ranks"]
+    def path_at(self, proxy_row: int, page: str | None = None) -> str | None:
+        """The trace file of the rank on row `proxy_row` (as sorted) of `page` (default: the
+        first page, the one the view opens on)."""
+        table = self.tables[page or self.tabs[0].name]
         src = table.proxy.mapToSource(table.proxy.index(proxy_row, 0)).row()
         if src < 0:
             return None
         rank = int(table.model.raw(src, table.model.column_index("rank")))
-        return self.job.by_rank()[rank].path
+        reduction = self.job.by_rank().get(rank)
+        return None if reduction is None else reduction.path
 
-    def open_rank_at(self, proxy_row: int) -> None:
-        path = self.path_at(proxy_row)
+    def open_rank_at(self, proxy_row: int, page: str | None = None) -> None:
+        path = self.path_at(proxy_row, page)
         if path is not None:
-            self.rank_opened.emit(path)
+            self.rank_opened.emit(path, RANK_PAGE)
 
 
 def open_job_task(folder: Path) -> Task:
-    """A Task (not started) that opens the job in `folder` → Job (reductions only)."""
+    """A Task (not started) that opens the job in `folder` → its PreparedJob (the document
+    holds the ranks' reductions only, never every rank's events)."""
     from perfview.jobs import open_job
 
-    def work(progress: Progress) -> Job:
+    def work(progress: Progress) -> PreparedJob:
         progress(0.02, "parsing ranks in worker processes")
-        return open_job(
-            [folder], progress=lambda done, total: progress(done / total, f"{done}/{total} ranks")
+        job = open_job(
+            [folder],
+            progress=lambda done, total: progress(0.9 * done / total, f"{done}/{total} ranks"),
         )
+        progress(0.95, "matching collectives across ranks")
+        return PreparedJob.of(document(job, folder))
 
     return Task(work, name=str(folder))
 
 
-def open_job_folder(window: Any, folder: str | Path) -> Task:
-    """Open `folder` as a job in the background, then add a Job tab to `window` (a MainWindow).
+class JobOpening(QObject):
+    """Opens `folder` as a job in the background and says how it went, touching no window.
 
-    A click on a rank opens that rank's file like any file, then shows its Timeline.
+    `opened(JobView)`: the job's view, ready for a tab (`tab_title`; its `document.path` is the
+    folder). `failed(text, details)`: one sentence to show and the traceback behind it.
+    `task` is the background work, for a status bar's progress and Cancel; `status` says what
+    it does. Not started: connect, then `start()`. It deletes itself once the task is done.
     """
-    folder = Path(folder)
-    task = open_job_task(folder)
 
-    def open_rank(path: str) -> None:
-        target = Path(path)
+    opened = Signal(object)
+    failed = Signal(str, str)
 
-        def on_open(tab: Any) -> None:
-            if Path(tab.document.path) == target:
-                window.document_opened.disconnect(on_open)
-                tab.show_view("timeline")
+    def __init__(self, folder: str | Path, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.folder = Path(folder)
+        self.status = f"Opening the ranks of {self.folder.name}…"
+        self.task = open_job_task(self.folder)
+        self.task.finished.connect(self._on_finished)
+        self.task.failed.connect(self._on_failed)
+        self.task.done.connect(self.deleteLater)
 
-        window.document_opened.connect(on_open)
-        window.open_path(target, remember=False)
+    def start(self) -> Task:
+        self.task.start()
+        return self.task
 
-    def shown(job: Job) -> None:
-        view = JobView(job, folder.name)
-        view.rank_opened.connect(open_rank)
-        index = window.tabs.addTab(view, f"Job: {folder.name}")
-        window.tabs.setTabToolTip(index, str(folder))
-        window.tabs.setCurrentIndex(index)
-        window.stack.setCurrentWidget(window.tabs)
-        window.ranks_view = view  # the latest, for scripts and tests
+    def _on_finished(self, prepared: PreparedJob) -> None:
+        self.opened.emit(JobView(prepared))
 
-    def failed(message: str) -> None:
-        window.error_bar.show_message(f"perfview: cannot open {folder}: {message}", "error",
-                                      task.traceback)  # fmt: skip
-
-    task.finished.connect(shown)
-    task.failed.connect(failed)
-    window.track_task(task, folder, f"Opening the ranks of {folder.name}…")
-    task.start()
-    return task
+    def _on_failed(self, message: str) -> None:
+        text = f"perfview: cannot open {self.folder}: {message}"
+        self.failed.emit(text, self.task.traceback)
 
 
-__all__ = ["JobView", "open_job_folder", "open_job_task"]
+__all__ = [
+    "WIDGETS",
+    "JobHeatMaps",
+    "JobOpening",
+    "JobView",
+    "PreparedJob",
+    "heading_html",
+    "open_job_task",
+]

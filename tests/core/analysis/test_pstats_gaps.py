@@ -91,7 +91,8 @@ def test_consistent_profile_gets_no_extra_roots() -> None:
 
 
 def test_colliding_keys_fixture() -> None:
-    """`python -m cProfile -m evalpkg` whose code calls eval (scripts/make_pstats_collision.py)."""
+    """`python -m cProfile -m evalpkg` whose code calls eval
+    (scripts/fixtures/make_pstats_collision.py)."""
     bundle = load(DATA / "module_eval_collision.prof")
     warnings = " ".join(bundle.warnings)
     assert "colliding pstats keys: <string>:1(<module>)" in warnings
@@ -127,4 +128,5 @@ def test_top_level_adds_up_on_real_samples(rel: str) -> None:
 
 
 def test_fixture_script_exists() -> None:
-    assert (Path(__file__).resolve().parents[3] / "scripts" / "make_pstats_collision.py").exists()
+    root = Path(__file__).resolve().parents[3]
+    assert (root / "scripts" / "fixtures" / "make_pstats_collision.py").exists()

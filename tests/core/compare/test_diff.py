@@ -1,7 +1,8 @@
 """diff.py / diff_views.py / diff_tree.py: hand-made pairs with known answers, then real pairs.
 
-Real pairs: tests/data/diff/ (made by scripts/make_diff_fixtures.py: run B makes `hot` about 3x
-slower and allocates 60 MiB instead of 20) and the two HTA rank traces in the shared samples.
+Real pairs: tests/data/diff/ (made by scripts/fixtures/make_diff_fixtures.py: run B makes `hot`
+about 3x slower and allocates 60 MiB instead of 20) and the two HTA rank traces in the shared
+samples.
 """
 
 from __future__ import annotations

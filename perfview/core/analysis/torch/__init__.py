@@ -11,6 +11,7 @@ dataclasses:
 - kernels:      `kernels.kernels_table`, `kernels.kernel_rows` (per launch), `tensor_core_share`
 - memory:       `memory_alloc.memory_curves`, `allocations_table`, `memory_peaks`,
                 `filter_allocations(allocs, t0, t1)`, `memory_summary`
-- ranks:        `ranks.load_ranks(folder, load)`, `ranks.ranks_table`, `single_rank_table`
+- ranks:        `ranks.trace_files`, `rank_from_meta`/`rank_from_name`, `single_rank_table`
+- jobs:         `job.reduce_rank`, `job.assemble`, `job.document`; `job_views.*_table(job)`
 - advice:       `recommend.recommendations` (list of `Finding`), `recommendations_table`
 """

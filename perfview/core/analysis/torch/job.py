@@ -15,7 +15,6 @@ first common ProfilerStep starts where the earliest rank's did, and the job says
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,55 +31,12 @@ from perfview.core.analysis.torch.common import (
 )
 from perfview.core.analysis.torch.overview import steps_table, utilization_table
 from perfview.core.analysis.torch.ranks import rank_from_meta, rank_from_name
-from perfview.core.model import Timeline
+from perfview.core.model import Bundle, Timeline
+from perfview.core.model.job import Job, RankFailure, RankReduction
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # an origin after this is an epoch time, not a relative one
 STEP_COLUMNS = ["step", "start_ns", "dur_ns", "kernel_ns", "comm_ns", "memcpy_ns", "gpu_busy_pct"]
 TOTALS = ("window_ns", "busy_ns", "compute_ns", "comm_ns", "memory_ns", "idle_ns", "overlap_ns")
-
-
-@dataclass
-class RankReduction:
-    """What one rank's trace reduces to; small enough to send between processes."""
-
-    path: str
-    order: int  # position of the file in the job (name order)
-    meta_rank: int | None  # distributedInfo.rank
-    name_rank: int | None  # rank from the file name
-    world_size: int | None
-    origin_ns: int  # absolute ns of the trace's time 0
-    duration_ns: int
-    events: int
-    steps: pd.DataFrame  # STEP_COLUMNS, start_ns absolute
-    comms: pd.DataFrame  # collectives.COMM_COLUMNS, start_ns absolute
-    totals: dict[str, int]  # TOTALS
-    rank: int = -1
-    source: str = ""
-    warnings: list[str] = field(default_factory=list)  # the loader's (a truncated file, …)
-
-
-@dataclass(frozen=True)
-class RankFailure:
-    """A file of the job that could not be opened, and the one-sentence reason."""
-
-    path: str
-    order: int
-    reason: str
-
-
-@dataclass
-class Job:
-    """Every rank that opened, sorted by rank, plus what went wrong and how clocks were aligned."""
-
-    ranks: list[RankReduction]
-    failures: list[RankFailure] = field(default_factory=list)
-    offsets: dict[int, int] = field(default_factory=dict)  # rank → ns added to its absolute times
-    clock: str = ""
-    warnings: list[str] = field(default_factory=list)
-    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables (match)
-
-    def by_rank(self) -> dict[int, RankReduction]:
-        return {r.rank: r for r in self.ranks}
 
 
 def _world_size(meta: dict[str, Any]) -> int | None:
@@ -225,6 +181,23 @@ def assemble(results: list[RankReduction | RankFailure]) -> Job:
     return Job(reductions, failures, offsets, clock, warnings)
 
 
+def span_ns(job: Job) -> int:
+    """From the earliest rank's start to the latest rank's end, on the job's one time axis."""
+    starts = [r.origin_ns + job.offsets.get(r.rank, 0) for r in job.ranks]
+    ends = [s + r.duration_ns for s, r in zip(starts, job.ranks, strict=True)]
+    return max(ends) - min(starts) if starts else 0
+
+
+def document(job: Job, path: Path) -> Bundle:
+    """The job as a document (format "job"): what the page registry's job pages read, in the
+    window and in `perfview summary`. `path`: the folder (or the first source) it came from."""
+    counts = {"ranks": len(job.ranks), "failed": len(job.failures)}
+    return Bundle(
+        format="job", path=path, counts=counts, duration_ns=span_ns(job),
+        warnings=[*job.warnings], job=job,
+    )  # fmt: skip
+
+
 def heatmap(job: Job, value: str = "dur_ns") -> pd.DataFrame:
     """Rank × step matrix of a steps column (rows: ranks, columns: step numbers; NaN if absent)."""
     frames = [r.steps.assign(rank=r.rank)[["rank", "step", value]] for r in job.ranks]
@@ -240,6 +213,8 @@ __all__ = [
     "RankReduction",
     "align_clocks",
     "assemble",
+    "document",
     "heatmap",
     "reduce_rank",
+    "span_ns",
 ]

@@ -1,5 +1,8 @@
 """The cross-rank tables of a job: ranks, collectives, collective kinds, overlap, stragglers.
 
+Which page shows which table (and `perfview summary --view`'s names for them) is declared once in
+the page registry (`perfview.core.pages.registry`, the "job" kind); this module only computes.
+
 All of them read a `Job` (per-rank reductions, see `analysis.torch.job`), never events.
 How collectives are matched across ranks and what skew, wait and transfer mean is explained in
 `analysis.torch.collectives`. Matching, per process group (or, when the trace names none,
@@ -332,33 +335,10 @@ def ranks_table(job: Job) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-JOB_VIEWS = {
-    "ranks": ("Ranks", "per rank: steps, step time, GPU busy split, collectives, overlap"),
-    "collectives": ("Collectives", "every collective matched across ranks: skew, wait, bandwidth"),
-    "collective-kinds": ("Collective kinds", "collectives per process group and kind"),
-    "overlap": ("Overlap", "per rank: collective time hidden under compute kernels"),
-    "stragglers": ("Stragglers", "per rank, worst first: how often and how late it arrived"),
-}
-_TABLES = {
-    "ranks": ranks_table,
-    "collectives": collectives_table,
-    "collective-kinds": kinds_table,
-    "overlap": overlap_table,
-    "stragglers": stragglers_table,
-}
-
-
-def job_table(job: Job, view: str) -> pd.DataFrame:
-    """The table of one job view (a key of JOB_VIEWS)."""
-    return _TABLES[view](job)
-
-
 __all__ = [
     "COLLECTIVE_COLUMNS",
-    "JOB_VIEWS",
     "arrivals",
     "collectives_table",
-    "job_table",
     "kinds_table",
     "lateness_by_step",
     "match",

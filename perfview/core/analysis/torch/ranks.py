@@ -1,4 +1,4 @@
-"""Ranks page: a folder of per-rank traces, each rank's step times, the slowest flagged.
+"""Which trace files a run folder holds and which rank each one is; one trace's `ranks` row.
 
 A run is one folder with one trace per worker: `tensorboard_trace_handler` writes
 `<worker>.<epoch_ms>.pt.trace.json[.gz]`, HTA-style jobs `rank-N.<stamp>.pt.trace.json.gz` or
@@ -7,17 +7,14 @@ is absent, from the file name (`rank-N`, `rank_N`, `rankN`, `workerN`, a trailin
 right before the extension); failing that, from the file's position in name order. Nothing is
 ever typed in by hand.
 
-Loading is done by the caller's `load` (normally `perfview.loaders.load`), so this module stays
-free of file-format knowledge and tests can pass a stub. A thread pool of two loads files side
-by side (the JSON decoder releases the GIL for part of its work).
+A folder is opened as a job by `perfview.jobs` (ranks reduced in worker processes; its tables are
+`job_views`); this module only names the files and ranks, and gives the `ranks` view of one
+opened trace (`single_rank_table`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,43 +60,15 @@ def rank_from_name(name: str) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
-class RankTrace:
-    """One loaded rank: its number, where the number came from, the file and its bundle."""
-
-    rank: int
-    source: str  # "distributedInfo" | "file name" | "file order"
-    path: Path
-    bundle: Bundle
-
-
-def load_ranks(folder: Path, load: Callable[[Path], Bundle], workers: int = 2) -> list[RankTrace]:
-    """Load every trace in `folder` and give each its rank (see the module docstring)."""
-    files = trace_files(folder)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        bundles = list(pool.map(load, files))
-    out = []
-    for order, (path, bundle) in enumerate(zip(files, bundles, strict=True)):
-        meta = bundle.timeline.meta if bundle.timeline is not None else {}
-        rank, source = rank_from_meta(meta), "distributedInfo"
-        if rank is None:
-            rank, source = rank_from_name(path.name), "file name"
-        if rank is None:
-            rank, source = order, "file order"
-        out.append(RankTrace(rank, source, path, bundle))
-    return sorted(out, key=lambda r: (r.rank, r.path.name))
-
-
-def _rank_row(trace: RankTrace) -> dict[str, Any]:
-    timeline: Timeline | None = trace.bundle.timeline
+def _rank_row(rank: int, source: str, path: Path, timeline: Timeline | None) -> dict[str, Any]:
     steps = step_rows(timeline) if timeline is not None else pd.DataFrame({"dur_ns": []})
     dur = steps["dur_ns"].to_numpy(dtype=I64)
     util = utilization_table(timeline) if timeline is not None else pd.DataFrame()
     per_device = util[util["stream"] == "all"] if len(util) else util
     return {
-        "rank": trace.rank,
-        "rank_source": trace.source,
-        "file": trace.path.name,
+        "rank": rank,
+        "rank_source": source,
+        "file": path.name,
         "steps": len(dur),
         "step_mean_ns": float(dur.mean()) if len(dur) else np.nan,
         "step_median_ns": float(np.median(dur)) if len(dur) else np.nan,
@@ -110,17 +79,20 @@ def _rank_row(trace: RankTrace) -> dict[str, Any]:
     }
 
 
-def ranks_table(traces: list[RankTrace]) -> pd.DataFrame:
-    """One row per rank, slowest flagged.
+def single_rank_table(bundle: Bundle) -> pd.DataFrame:
+    """The `ranks` view of one opened trace: its one row, flagged as the slowest of itself.
 
     Columns: rank, rank_source, file, steps, step_mean_ns, step_median_ns, step_min_ns,
-    step_max_ns, gpu_util_pct, comm_ns, slowest (bool: highest mean step time),
-    vs_fastest_pct (mean step time above the fastest rank's, in percent).
+    step_max_ns, gpu_util_pct, comm_ns, slowest, vs_fastest_pct (a job's `ranks` view has
+    these and more, see `job_views.ranks_table`).
     """
-    out = pd.DataFrame([_rank_row(t) for t in traces])
-    if not len(out):
-        cols = ["rank", "rank_source", "file", "steps", "step_mean_ns", "slowest"]
-        return pd.DataFrame({c: pd.Series([], dtype=object) for c in cols})
+    meta = bundle.timeline.meta if bundle.timeline is not None else {}
+    rank, source = rank_from_meta(meta), "distributedInfo"
+    if rank is None:
+        rank, source = rank_from_name(bundle.path.name), "file name"
+    if rank is None:
+        rank, source = 0, "file order"
+    out = pd.DataFrame([_rank_row(rank, source, bundle.path, bundle.timeline)])
     mean = out["step_mean_ns"]
     out["slowest"] = (mean == mean.max()) & mean.notna()
     fastest = mean.min()
@@ -131,23 +103,9 @@ def ranks_table(traces: list[RankTrace]) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def single_rank_table(bundle: Bundle) -> pd.DataFrame:
-    """The ranks table for one opened file (the `ranks` view of a single trace)."""
-    meta = bundle.timeline.meta if bundle.timeline is not None else {}
-    rank, source = rank_from_meta(meta), "distributedInfo"
-    if rank is None:
-        rank, source = rank_from_name(bundle.path.name), "file name"
-    if rank is None:
-        rank, source = 0, "file order"
-    return ranks_table([RankTrace(rank, source, bundle.path, bundle)])
-
-
 __all__ = [
-    "RankTrace",
-    "load_ranks",
     "rank_from_meta",
     "rank_from_name",
-    "ranks_table",
     "single_rank_table",
     "trace_files",
 ]

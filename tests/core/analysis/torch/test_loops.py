@@ -1,8 +1,9 @@
 """The eager-PyTorch rules (Python loops, unfused chains, host syncs) on recorded demo traces.
 
-tests/data/demos/ holds each bundled demo recorded slow and fixed (scripts/record_demo_fixtures.py);
-the slow form must trigger its rule and the fixed form none. The sync rule is checked against a
-real A100 trace with the numbers recomputed from its JSON.
+tests/data/demos/ holds each bundled demo recorded slow and fixed
+(scripts/fixtures/record_demo_fixtures.py); the slow form must trigger its rule and the fixed
+form none. The sync rule is checked against a real A100 trace with the numbers recomputed from
+its JSON.
 """
 
 from __future__ import annotations

@@ -1,13 +1,18 @@
-"""Ranks page: a folder of per-rank traces; rank from distributedInfo, else the file name."""
+"""Ranks of a folder of per-rank traces: rank from distributedInfo, else the file name; the
+folder opens as a job (`perfview.jobs`) and its `ranks` view is read through the page registry."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from perfview.core.analysis.torch import ranks
+from perfview.core.analysis.torch.job import document
+from perfview.core.pages import summary
+from perfview.jobs import open_job
 from perfview.loaders import load
 from tests.conftest import sample
 from tests.core.analysis.torch._raw import RANK0, RANK1, ROCM, events, ns
@@ -22,19 +27,23 @@ def _mean_step(rel: str) -> float:
     return sum(durs) / len(durs)
 
 
+def _ranks_view(folder: Path) -> pd.DataFrame:
+    """`perfview summary FOLDER --view ranks`'s table."""
+    return summary.summarize(document(open_job([folder], workers=1), folder), "ranks")
+
+
 def test_ranks_from_distributed_info_under_neutral_names(tmp_path: Path) -> None:
     # Names that say nothing (and in the wrong order): the rank must come from the metadata.
     shutil.copy(sample(RANK1), tmp_path / "a.json.gz")
     shutil.copy(sample(RANK0), tmp_path / "b.pt.trace.json.gz")
     (tmp_path / "notes.txt").write_text("not a trace")
-    traces = ranks.load_ranks(tmp_path, load)
-    table = ranks.ranks_table(traces)
+    table = _ranks_view(tmp_path)
     assert table["rank"].tolist() == [0, 1]
     assert table["file"].tolist() == ["b.pt.trace.json.gz", "a.json.gz"]
     assert table["rank_source"].tolist() == ["distributedInfo"] * 2
     assert table["steps"].tolist() == [2, 2]
     assert table["step_mean_ns"].tolist() == pytest.approx([_mean_step(RANK0), _mean_step(RANK1)])
-    slowest = int(table["step_mean_ns"].idxmax())
+    slowest = int(table["step_mean_ns"].to_numpy().argmax())
     assert table["slowest"].tolist() == [i == slowest for i in range(2)]
     assert table["vs_fastest_pct"].min() == 0.0
 
@@ -42,7 +51,7 @@ def test_ranks_from_distributed_info_under_neutral_names(tmp_path: Path) -> None
 def test_rank_from_file_name_when_metadata_lacks_it(tmp_path: Path) -> None:
     shutil.copy(sample(ROCM), tmp_path / "trainer.rank-5.json.gz")
     shutil.copy(sample(RANK0), tmp_path / "x.json.gz")
-    table = ranks.ranks_table(ranks.load_ranks(tmp_path, load))
+    table = _ranks_view(tmp_path)
     assert table[["rank", "rank_source"]].values.tolist() == [
         [0, "distributedInfo"],
         [5, "file name"],

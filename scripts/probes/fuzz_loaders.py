@@ -1,0 +1,624 @@
+"""Fuzz every loader with mutated real files; only a load or a `LoadError` is acceptable.
+
+    python3 scripts/probes/fuzz_loaders.py [--cases N] [--seed S] [--loader NAME] [--timeout 5]
+                                    [--jobs J] [--replay INDEX --target NAME [--write PATH]]
+
+Case `i` is a pure function of (seed, i): its target loader, its base file (a real sample from
+../shared/samples, or the tests/data fixtures when the samples are absent) and its mutation
+(truncation, flipped or inserted bytes, invalid UTF-8, huge numbers, deep nesting, wrong types
+in every field, random bytes, splices). Every case is fed to the loader `detect()` picks *and*
+force-fed to each loader. Anything but a clean load or a `LoadError` with a message is a failure,
+and so is one loader call over `--timeout` seconds. Workers are separate processes watched by
+the parent, which kills and replaces a worker whose call runs too long, so a hang is a reported
+failure rather than a stuck run. Failures print their seed, index and target: `--replay` runs
+one case in this process with the full traceback.
+
+`--cases` is the total number of cases (default 10,000), spread evenly over the base
+formats; since every case is fed to every loader, each loader gets all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import marshal
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+import traceback
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing import connection, get_context
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
+DATA = ROOT / "tests" / "data"
+# Every registered loader but the binary captures, which have fuzzers of their own
+# (tests/loaders/test_memray_stream.py, test_cuda_snapshot_fast.py): a new format is fuzzed
+# as soon as it is registered.
+BINARY_FUZZED_ELSEWHERE = ("cuda_snapshot", "memray")
+
+
+def _targets() -> tuple[str, ...]:
+    from perfview.loaders.registry import LOADERS
+
+    return tuple(m.NAME for m in LOADERS if m.NAME not in BINARY_FUZZED_ELSEWHERE)
+
+
+TARGETS = _targets()
+MAX_BASE_BYTES = 800_000  # bigger samples make each case slow without finding more
+HUGE = (
+    b"18446744073709551616", b"-18446744073709551617", b"1e400", b"-1e400", b"-0", b"NaN",
+    b"-Infinity", b"Infinity", b"nan", b"inf", b"1e-400", b"99999999999999999999999999999999999",
+    b"9223372036854775807", b"-9223372036854775808", b"0.000000000000000000001", b"1.5e308",
+    b"0x1F", b"1_000", b"", b"-", b"1e", b".",
+)  # fmt: skip
+WRONG = ("12", "", "x", {"a": 1}, [1, 2], [], {}, None, True, False, -1, 2**64, 1.5, -0.0,
+         "NaN", "\udcff", "\x00", "é" * 3, 10**30)  # fmt: skip
+NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+WORDS = (b"MEM", b"CMDLINE", b"CHLD", b"FUNC", b"MiB", b"KiB", b"GiB", b"Line #", b"Filename:",
+         b"def", b"=====", b"nan", b"\t", b"  ", b"\r", b"\x00", b"\xff", b"1e400")  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ base files
+
+
+def base_files() -> dict[str, list[Path]]:
+    """Base files per target loader: real samples when present, else the test fixtures."""
+    from perfview import loaders
+
+    real = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+    fixtures = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix not in (".py", ".md"))
+    pool = real or fixtures
+    by_target: dict[str, list[Path]] = defaultdict(list)
+    for path in pool:
+        if path.stat().st_size > MAX_BASE_BYTES:
+            continue
+        try:
+            name = loaders.detect(path).NAME
+        except Exception:
+            name = "pstats" if path.suffix in (".prof", ".pstats") else "trace"
+        by_target[name].append(path)
+    if real:  # a format no real sample has is fuzzed from its fixtures
+        missing = _missing(by_target)
+        for path in fixtures:
+            if path.stat().st_size <= MAX_BASE_BYTES and (name := _detected(path)) in missing:
+                by_target[name].append(path)
+    return dict(by_target)
+
+
+def _detected(path: Path) -> str:
+    from perfview import loaders
+
+    try:
+        return loaders.detect(path).NAME
+    except Exception:
+        return ""
+
+
+def _missing(by_target: dict[str, list[Path]]) -> set[str]:
+    return {t for t in TARGETS if not by_target.get(t)}
+
+
+# ------------------------------------------------------------------------------- mutations
+
+
+def _truncate(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    return data[: rng.randrange(max(len(data), 1))]
+
+
+def _flip(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    buf = bytearray(data)
+    for _ in range(rng.choice((1, 1, 2, 4, 16))):
+        if buf:
+            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
+    return bytes(buf)
+
+
+def _insert(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    pos = rng.randrange(len(data) + 1)
+    junk = rng.choice((rng.randbytes(rng.randint(1, 64)), rng.choice(WORDS), b"\n" * 3))
+    return data[:pos] + junk + data[pos:]
+
+
+def _bad_utf8(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    buf = bytearray(data)
+    for _ in range(rng.randint(1, 5)):
+        pos = rng.randrange(len(buf) + 1)
+        buf[pos:pos] = rng.choice((b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88\x80\x80", b"\x80"))
+    return bytes(buf)
+
+
+def _huge_number(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    spans = [m.span() for m in NUMBER.finditer(data[:200_000])]
+    if not spans:
+        return data + rng.choice(HUGE)
+    for _ in range(rng.choice((1, 1, 3, 20))):
+        a, b = rng.choice(spans)
+        value = rng.choice(HUGE)
+        if len(value) != b - a:  # keep later spans valid: pad or replace the first char only
+            data = data[:a] + value + data[b:]
+            spans = [m.span() for m in NUMBER.finditer(data[:200_000])] or [(0, 0)]
+        else:
+            data = data[:a] + value + data[b:]
+    return data
+
+
+def _deep_nesting(rng: random.Random, data: bytes, fmt: str) -> bytes:
+    depth = rng.choice((100, 1000, 5000, 100_000))
+    nest = rng.choice((b"[" * depth + b"]" * depth, b'{"a":' * depth + b"1" + b"}" * depth))
+    if fmt == "trace" and rng.random() < 0.8:
+        spots = [m.end() for m in re.finditer(rb'"(?:args|name|ts|pid|traceEvents)"\s*:', data)]
+        if spots:
+            pos = rng.choice(spots)
+            end = re.compile(rb"[,}\]]").search(data, pos)
+            stop = end.start() if end else len(data)
+            if data[pos:stop].strip()[:1] in (b"{", b"["):
+                stop = pos
+            return data[:pos] + nest + data[stop:]
+    if fmt == "trace" and rng.random() < 0.5:
+        return b'{"traceEvents":' + nest + b"}"
+    if fmt == "pstats" and rng.random() < 0.5:
+        return _deep_marshal(depth)
+    pos = rng.randrange(len(data) + 1)
+    return data[:pos] + nest + data[pos:]
+
+
+def _deep_marshal(depth: int) -> bytes:
+    """A marshal stream of `depth` nested tuples (written by hand: marshal.dumps would recurse)."""
+    head = b"\xa9\x01" * depth  # small tuple of 1 (with ref flag)
+    return b"\xfb" + head + b"N" + b"N0"  # dict, deep key, None value, NULL end
+
+
+def _wrong_json(rng: random.Random, data: bytes) -> bytes | None:
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    if not isinstance(events, list) or not events:
+        return None
+    for _ in range(rng.choice((1, 3, 30))):
+        if rng.random() < 0.1 and isinstance(doc, dict):
+            key = rng.choice([*doc.keys(), "traceEvents", "displayTimeUnit", "baseTimeNanoseconds"])
+            doc[key] = rng.choice(WRONG)
+            continue
+        i = rng.randrange(len(events))
+        ev = events[i]
+        if not isinstance(ev, dict):
+            events[i] = rng.choice(WRONG)
+            continue
+        key = rng.choice([*ev.keys(), "ts", "dur", "pid", "tid", "ph", "name", "cat", "id", "args"])
+        ev[key] = rng.choice(WRONG)
+        if isinstance(ev.get("args"), dict) and rng.random() < 0.3:
+            ev["args"][rng.choice(["Ev Idx", "External id", "Bytes", "Addr", "x"])] = rng.choice(
+                WRONG
+            )
+    try:
+        if isinstance(doc, dict) and doc.get("traceEvents") is not events and rng.random() < 0.5:
+            pass
+        return json.dumps(doc, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
+    except (ValueError, TypeError):
+        return None
+
+
+def _wrong_pstats(rng: random.Random, data: bytes) -> bytes | None:
+    from perfview.core.model.errors import LoadError
+    from perfview.loaders.cprofile import _check_marshal
+
+    try:
+        _check_marshal(data)  # marshal.loads alone may allocate gigabytes on mutated bytes
+        stats = marshal.loads(data)
+    except (ValueError, EOFError, TypeError, LoadError):
+        return None
+    if not isinstance(stats, dict) or not stats:
+        return None
+    items = list(stats.items())
+    for _ in range(rng.choice((1, 3, 20))):
+        i = rng.randrange(len(items))
+        key, value = items[i]
+        what = rng.random()
+        wrong = rng.choice((*WRONG[:13], float("nan"), float("inf"), -(2**70)))
+        if what < 0.2:
+            if isinstance(key, tuple) and len(key) == 3 and rng.random() < 0.5:
+                key = (key[0], wrong, key[2])
+            else:
+                key = wrong
+            if isinstance(key, dict | list):
+                key = str(key)
+        elif what < 0.6 and isinstance(value, tuple):
+            v = list(value)
+            v[rng.randrange(len(v))] = wrong
+            value = tuple(v)
+        elif isinstance(value, tuple) and len(value) == 5 and isinstance(value[4], dict):
+            callers = dict(value[4])
+            if callers and rng.random() < 0.7:
+                ck = rng.choice(list(callers))
+                edge = callers[ck]
+                if isinstance(edge, tuple) and rng.random() < 0.7:
+                    e = list(edge)
+                    e[rng.randrange(len(e))] = wrong
+                    callers[ck] = tuple(e)
+                else:
+                    callers[ck] = wrong
+            else:
+                name = wrong if not isinstance(wrong, dict | list) else "x"
+                callers[(name, 1, "f")] = (1, 1, 0.1, 0.1)
+            value = (*value[:4], callers)
+        else:
+            value = wrong
+        items[i] = (key, value)
+    try:
+        return marshal.dumps(dict(items))
+    except (ValueError, TypeError):
+        return None
+
+
+def _wrong_any_json(rng: random.Random, data: bytes) -> bytes | None:
+    """Any JSON document (speedscope, pyinstrument) with some values swapped for wrong ones."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    slots: list[tuple[Any, Any]] = []
+    todo = [doc]
+    while todo and len(slots) < 200_000:
+        node = todo.pop()
+        keys = (
+            range(len(node))
+            if isinstance(node, list)
+            else node.keys()
+            if isinstance(node, dict)
+            else ()
+        )
+        for key in keys:
+            slots.append((node, key))
+            if isinstance(node[key], list | dict):
+                todo.append(node[key])
+    if not slots:
+        return None
+    for _ in range(rng.choice((1, 3, 30))):
+        node, key = rng.choice(slots)
+        node[key] = rng.choice((*WRONG, float("nan"), -(2**70)))
+    try:
+        return json.dumps(doc, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
+    except (ValueError, TypeError):
+        return None
+
+
+def _wrong_text(rng: random.Random, data: bytes) -> bytes:
+    lines = data.split(b"\n")
+    for _ in range(rng.choice((1, 3, 30))):
+        i = rng.randrange(len(lines))
+        tokens = lines[i].split(b" ")
+        j = rng.randrange(len(tokens))
+        tokens[j] = rng.choice((*WORDS, *HUGE, rng.randbytes(3), b"-1", b"0", b"1" * 400))
+        lines[i] = b" ".join(tokens)
+        if rng.random() < 0.1:
+            lines.insert(rng.randrange(len(lines)), lines[rng.randrange(len(lines))])
+    return b"\n".join(lines)
+
+
+def _wrong_types(rng: random.Random, data: bytes, fmt: str) -> bytes:
+    out: bytes | None = None
+    if fmt == "trace":
+        out = _wrong_json(rng, data)
+    elif fmt == "pstats":
+        out = _wrong_pstats(rng, data)
+    elif data.lstrip()[:1] == b"{":  # any other JSON format (speedscope, pyinstrument, gecko…)
+        out = _wrong_any_json(rng, data)
+    return out if out is not None else _wrong_text(rng, data)
+
+
+def _random_bytes(rng: random.Random, _data: bytes, _fmt: str) -> bytes:
+    prefix = rng.choice(PREFIXES)
+    return prefix + rng.randbytes(rng.choice((0, 1, 7, 100, 5000)))
+
+
+def _splice(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    a, b = sorted(rng.randrange(len(data) + 1) for _ in range(2))
+    return data[:b] + data[a:] if rng.random() < 0.5 else data[:a] + data[b:]
+
+
+PREFIXES = (b"", b"\xfb", b"\xfb(", b"{(", b"CMDLINE x\n", b"MEM ", b"[", b"[{", b"\x1f\x8b",
+            b'{"$schema":"speedscope","profiles":[', b'{"root_frame":', b"a;b;c ",
+            b'{"traceEvents":[', b"Filename: a\nLine #  Mem usage\n")  # fmt: skip
+
+MUTATIONS: dict[str, Callable[[random.Random, bytes, str], bytes]] = {
+    "truncate": _truncate,
+    "flip": _flip,
+    "insert": _insert,
+    "bad_utf8": _bad_utf8,
+    "huge_number": _huge_number,
+    "deep_nesting": _deep_nesting,
+    "wrong_types": _wrong_types,
+    "random_bytes": _random_bytes,
+    "splice": _splice,
+}
+
+
+@dataclass
+class Case:
+    index: int
+    target: str
+    base: str
+    mutation: str
+    name: str
+    data: bytes = b""
+
+    def describe(self) -> str:
+        return f"#{self.index} target={self.target} base={self.base} {self.mutation} as {self.name}"
+
+
+def make_case(seed: int, index: int, target: str, bases: dict[str, list[Path]]) -> Case:
+    """The case's bytes and description, a pure function of (seed, index, target)."""
+    rng = random.Random(f"{seed}:{index}:{target}")
+    own = bases.get(target) or [p for ps in bases.values() for p in ps]
+    pool = own if rng.random() < 0.85 else [p for ps in bases.values() for p in ps]
+    path = rng.choice(pool)
+    raw = path.read_bytes()
+    fmt = next((t for t, ps in bases.items() if path in ps), target)
+    mutation = rng.choice(list(MUTATIONS))
+    steps = [mutation]
+    gz = raw[:2] == b"\x1f\x8b"
+    if gz and rng.random() < 0.8:
+        try:
+            content = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error):
+            content = raw
+        data = MUTATIONS[mutation](rng, content, fmt)
+        data = gzip.compress(data, compresslevel=1)
+        steps.append("in gzip")
+    else:
+        data = MUTATIONS[mutation](rng, raw, fmt)
+    if rng.random() < 0.15:
+        second = rng.choice(list(MUTATIONS))
+        data = MUTATIONS[second](rng, data, fmt)
+        steps.append(f"+{second}")
+    name = path.name if rng.random() < 0.6 else "unknown"
+    return Case(index, target, str(path.name), " ".join(steps), name, data)
+
+
+# ---------------------------------------------------------------------------------- running
+
+
+@dataclass
+class Outcome:
+    fed: int = 0
+    ok: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def feed(path: Path, loader_name: str) -> str | None:
+    """Feed one file to one loader ("detect" = the one detect() picks). None or a failure."""
+    from perfview import loaders
+    from perfview.core.model.errors import LoadError
+
+    try:
+        if loader_name == "detect":
+            loader = loaders.detect(path)
+        else:
+            loader = next(m for m in loaders.LOADERS if loader_name == m.NAME)
+        loader.load(path)
+    except LoadError as exc:
+        text = str(exc)
+        if not text.strip():
+            return f"{loader_name}: LoadError with an empty message"
+        if "internal error" in text:
+            return f"{loader_name}: guarded internal error: {text}"
+        return None
+    except Exception as exc:  # the point of fuzzing: anything else is a bug
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f"{Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else "?"
+        return f"{loader_name}: {type(exc).__name__}: {str(exc)[:160]} (at {where})"
+    return None
+
+
+def run_case(case: Case, folder: Path, step: Callable[[str], None] | None = None) -> list[str]:
+    """Write the case and feed it to detect's pick and to every loader; the failures."""
+    from perfview import loaders
+
+    path = folder / case.name
+    path.write_bytes(case.data)
+    failures: list[str] = []
+    for name in ("detect", *[m.NAME for m in loaders.LOADERS]):
+        if step is not None:
+            step(name)
+        started = time.monotonic()
+        problem = feed(path, name)
+        if problem:
+            failures.append(problem)
+        elif time.monotonic() - started > TIMEOUT[0]:
+            failures.append(f"{name}: took {time.monotonic() - started:.1f} s")
+    path.unlink(missing_ok=True)
+    return failures
+
+
+TIMEOUT = [5.0]
+
+
+def _worker(conn: Any, seed: int, timeout: float) -> None:
+    import warnings
+
+    warnings.simplefilter("ignore")
+    TIMEOUT[0] = timeout
+    bases = base_files()
+    with tempfile.TemporaryDirectory(prefix="perfview-fuzz-") as tmp:
+        while True:
+            try:
+                job = conn.recv()
+            except EOFError:  # the parent is gone
+                return
+            if job is None:
+                return
+            index, target = job
+            describe = f"#{index} target={target}"
+            try:
+                case = make_case(seed, index, target, bases)
+                describe = case.describe()
+                failures = run_case(case, Path(tmp), lambda s: conn.send(("step", s)))
+            except Exception as exc:  # the harness itself (disk full…): report, keep going
+                failures = [f"harness: {type(exc).__name__}: {exc}"]
+            conn.send(("done", (describe, failures)))
+
+
+class Pool:
+    """Worker processes fed one case at a time; a worker stuck in one call is killed."""
+
+    def __init__(self, jobs: int, seed: int, timeout: float) -> None:
+        self.ctx = get_context("fork")
+        self.seed, self.timeout = seed, timeout
+        self.workers: list[dict[str, Any]] = [self._spawn() for _ in range(jobs)]
+
+    def _spawn(self) -> dict[str, Any]:
+        parent, child = self.ctx.Pipe()
+        proc = self.ctx.Process(target=_worker, args=(child, self.seed, self.timeout), daemon=True)
+        proc.start()
+        child.close()
+        return {"proc": proc, "conn": parent, "job": None, "step": "", "since": 0.0}
+
+    def run(
+        self, jobs: list[tuple[int, str]], on_result: Callable[[str, str, list[str]], None]
+    ) -> None:
+        queue = list(reversed(jobs))
+        while queue or any(w["job"] for w in self.workers):
+            for w in self.workers:
+                if w["job"] is None and queue:
+                    w["job"] = queue.pop()
+                    w["since"], w["step"] = time.monotonic(), "make"
+                    w["conn"].send(w["job"])
+            ready = connection.wait([w["conn"] for w in self.workers if w["job"]], timeout=0.5)
+            for w in self.workers:
+                if w["conn"] in ready:
+                    try:
+                        kind, payload = w["conn"].recv()
+                    except (EOFError, OSError):
+                        self._replace(w, on_result, f"{w['step']}: worker died (native crash?)")
+                        continue
+                    if kind == "step":
+                        w["step"], w["since"] = payload, time.monotonic()
+                    else:
+                        on_result(w["job"][1], payload[0], payload[1])
+                        w["job"] = None
+                elif w["job"] and time.monotonic() - w["since"] > self.timeout:
+                    self._replace(w, on_result, f"{w['step']}: over {self.timeout:.0f} s (killed)")
+
+    def _replace(self, w: dict[str, Any], on_result: Callable[..., None], why: str) -> None:
+        index, target = w["job"]
+        on_result(target, f"#{index} target={target} (replay for details)", [why])
+        w["proc"].kill()
+        w["proc"].join()
+        w.update(self._spawn())
+
+    def close(self) -> None:
+        for w in self.workers:
+            w["conn"].send(None)
+            w["proc"].join(timeout=5)
+
+
+def fuzz(
+    cases: int, seed: int, targets: tuple[str, ...], timeout: float, jobs: int, quiet: bool = False
+) -> dict[str, Outcome]:
+    """Run `cases` cases over the targets; outcomes per loader fed ("detect" included), each
+    with its failures as replayable lines."""
+    outcomes = {t: Outcome() for t in ("detect", *TARGETS)}
+    seen: Counter[str] = Counter()
+
+    def on_result(target: str, describe: str, failures: list[str]) -> None:
+        failed = {f.split(":", 1)[0] for f in failures}
+        for name, out in outcomes.items():
+            out.fed += 1
+            if name not in failed:
+                out.ok += 1
+        for f in failures:
+            name = f.split(":", 1)[0]
+            kind = re.sub(r"\d+", "N", f.split(" (at ")[0])[:90]
+            seen[kind] += 1
+            if seen[kind] <= 3 and not quiet:
+                print(f"FAIL seed={seed} {describe}: {f}", flush=True)
+            outcomes.get(name, outcomes["detect"]).failures.append(f"seed={seed} {describe}: {f}")
+
+    job_list = [(i, targets[i % len(targets)]) for i in range(cases)]
+    if jobs <= 1:
+        TIMEOUT[0] = timeout
+        bases = base_files()
+        with tempfile.TemporaryDirectory(prefix="perfview-fuzz-") as tmp:
+            for index, target in job_list:
+                case = make_case(seed, index, target, bases)
+                on_result(target, case.describe(), run_case(case, Path(tmp)))
+        return outcomes
+    pool = Pool(jobs, seed, timeout)
+    try:
+        pool.run(job_list, on_result)
+    finally:
+        pool.close()
+    return outcomes
+
+
+def replay(seed: int, index: int, target: str, write: str | None) -> int:
+    """Run one case here with full tracebacks (and optionally keep its file)."""
+    from perfview import loaders
+
+    case = make_case(seed, index, target, base_files())
+    print(case.describe(), f"({len(case.data):,} bytes)")
+    if write:
+        Path(write).write_bytes(case.data)
+        print(f"written to {write}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / case.name
+        path.write_bytes(case.data)
+        for name in ("detect", *[m.NAME for m in loaders.LOADERS]):
+            try:
+                loader = (
+                    loaders.detect(path)
+                    if name == "detect"
+                    else next(m for m in loaders.LOADERS if name == m.NAME)
+                )
+                bundle = loader.load(path)
+                print(f"{name}: loaded ({bundle.format}, {bundle.counts})")
+            except Exception as exc:  # print everything: this is the debugging path
+                print(f"{name}: {type(exc).__name__}: {exc}")
+                if not isinstance(exc, loaders.LoadError):
+                    traceback.print_exc()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=10_000, help="cases (each fed to all)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--loader", choices=TARGETS, help="only cases based on this format")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per loader call")
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
+    parser.add_argument("--replay", type=int, metavar="INDEX", help="run one case verbosely")
+    parser.add_argument("--target", choices=TARGETS, help="the target of the replayed case")
+    parser.add_argument("--write", metavar="PATH", help="with --replay: save the case's file")
+    args = parser.parse_args(argv)
+    if args.replay is not None:
+        return replay(args.seed, args.replay, args.target or args.loader or "trace", args.write)
+    targets = (args.loader,) if args.loader else TARGETS
+    started = time.monotonic()
+    outcomes = fuzz(args.cases, args.seed, targets, args.timeout, args.jobs)
+    elapsed = time.monotonic() - started
+    print(f"\nseed {args.seed}, {args.jobs} worker(s), {elapsed:.0f} s")
+    print(f"{'loader':<14}{'cases':>8}{'accepted':>10}{'failing':>9}")
+    total_fail = 0
+    for name, out in outcomes.items():
+        bad = out.fed - out.ok
+        total_fail += bad
+        print(f"{name:<14}{out.fed:>8}{out.ok:>10}{bad:>9}")
+    return 1 if total_fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
