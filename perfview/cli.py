@@ -69,6 +69,8 @@ def run_summary(args: argparse.Namespace) -> int:
     from perfview.core.pages import summary
 
     if job_cli.wants_job(args):
+        if getattr(args, "edit", None):
+            raise CliError("--edit applies to --view what-if of one trace, not to a job")
         return job_cli.run_job(args)
     startup_stamps.stamp("imported")
     bundle = load_bundle(args.file)
@@ -76,7 +78,8 @@ def run_summary(args: argparse.Namespace) -> int:
     startup_stamps.stamp("loaded")
     view = args.view or summary.default_view(bundle)
     try:
-        table, total = view_table(bundle, view, args.top, getattr(args, "lanes", None))
+        edits = getattr(args, "edit", None) or ()
+        table, total = view_table(bundle, view, args.top, getattr(args, "lanes", None), edits)
     except LoadError as exc:  # ViewError: the view or --lanes do not fit this file
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
@@ -111,6 +114,14 @@ def _add_summary(subparsers: Any) -> None:
         "fragment of its label",
     )
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument(
+        "--edit",
+        action="append",
+        metavar="EDIT",
+        help="--view what-if: one change to replay, repeatable: kernel:GLOB=F, cpu:GLOB=F, "
+        "memcpy:GLOB=F, category:NAME=F, comm=F, data=F, launch=F, all=F, sync:remove, "
+        "overlap:comm",
+    )
     from perfview import job_cli
 
     job_cli.add_arguments(p)

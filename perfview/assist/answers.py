@@ -128,17 +128,21 @@ class Assistant:
         top: int = DEFAULT_TOP,
         contains: str | None = None,
         sort_by: str | None = None,
+        edits: list[str] | None = None,
     ) -> dict[str, Any]:
         """A view's rows as `perfview summary --format json` prints them, optionally only
         those containing `contains` and sorted by `sort_by`; `total_rows` counts the rows
-        that passed the filter."""
+        that passed the filter. `edits`: the changes a page that takes them replays
+        (`--edit`, the what-if view)."""
         opened = self.handles.get(handle)
         limit = _bounded(top)
         filtering = bool(contains or sort_by)
         bundle = opened.bundle
         name = view or summary.default_view(bundle)
         try:
-            table, total = cli_common.view_table(bundle, name, 0 if filtering else limit)
+            table, total = cli_common.view_table(
+                bundle, name, 0 if filtering else limit, edits=edits or ()
+            )
         except LoadError as exc:  # ViewError: one sentence naming the file's views
             raise AssistError(str(exc)) from exc
         if filtering:
@@ -148,7 +152,8 @@ class Assistant:
         if bundle.job is not None:  # `perfview summary FOLDER`'s header and keys
             bundle, extra = job_cli.summary_parts(bundle)
         doc = _summary_doc(bundle, name, table, total, extra)
-        words = ["summary", opened.source, "--view", name, "--top", str(limit), "--format", "json"]
+        words = ["summary", opened.source, "--view", name, "--top", str(limit)]
+        words += [w for edit in edits or () for w in ("--edit", edit)] + ["--format", "json"]
         doc["produced_by"] = {"view": name, "command": _command(*words)}
         if filtering:
             doc["produced_by"]["filter"] = {"contains": contains, "sort_by": sort_by}

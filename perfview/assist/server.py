@@ -101,9 +101,16 @@ def build(assistant: Assistant | None = None, window: WindowLink | None = None) 
         sort_by: Annotated[
             str | None, Field(description="sort by this column, largest first")
         ] = None,
+        edits: Annotated[
+            list[str] | None,
+            Field(
+                description="what-if view: changes to replay, e.g. 'kernel:*gemm*=0.5', 'data=0'"
+            ),
+        ] = None,
     ) -> dict[str, Any]:
-        """A view's rows, the JSON `perfview summary FILE --view VIEW --format json` prints."""
-        return a.rows(handle, view, top, contains, sort_by)
+        """A view's rows, the JSON `perfview summary FILE --view VIEW --format json` prints
+        (`edits`: its `--edit` changes, for the what-if view)."""
+        return a.rows(handle, view, top, contains, sort_by, edits)
 
     def run_query(
         handle: Handle,

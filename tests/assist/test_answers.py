@@ -188,3 +188,19 @@ def test_a_folder_of_rank_traces_is_a_job(
     assert got == expected
     with pytest.raises(AssistError, match="has no tables to query"):
         assistant.query(opened["handle"], "SELECT 1")
+
+
+def test_every_registry_view_is_there_what_if_included(
+    capsys: pytest.CaptureFixture[str], assistant: Assistant
+) -> None:
+    """No per-view code: the critical path and the what-if come through the generic rows,
+    with the what-if's edits as `perfview summary --edit` takes them."""
+    path = str(sample(RESNET))
+    opened = assistant.open(path)
+    names = [v["name"] for v in opened["views"]]
+    assert {"critical-path", "what-if", "recommendations"} <= set(names)
+    got = assistant.rows(opened["handle"], "what-if", 4, edits=["data=0"])
+    args = ["summary", path, "--view", "what-if", "--top", "4", "--edit", "data=0"]
+    expected = cli_json(capsys, *args, "--format", "json")
+    assert got.pop("produced_by")["command"] == "perfview " + " ".join([*args, "--format", "json"])
+    assert got == expected
