@@ -298,11 +298,14 @@ def recommendations_table(timeline: Timeline) -> pd.DataFrame:
     """The findings as rows: severity, title, evidence, metric, value, threshold, then `where`
     (the Python function / annotation a rule points at, "" if none) and `slices` (how many
     evidence slices it selects in the GUI)."""
+    return findings_table(recommendations(timeline))
+
+
+def findings_table(findings: list[Finding]) -> pd.DataFrame:
+    """`recommendations_table`'s rows for findings already found (one row per finding, in
+    order: a caller holding the findings pairs each row with its evidence slices)."""
     cols = ["severity", "title", "evidence", "metric", "value", "threshold", "where", "slices"]
-    rows = [
-        {c: getattr(f, c) for c in cols[:-1]} | {"slices": len(f.rows)}
-        for f in recommendations(timeline)
-    ]
+    rows = [{c: getattr(f, c) for c in cols[:-1]} | {"slices": len(f.rows)} for f in findings]
     return pd.DataFrame(rows, columns=cols).astype({"slices": "int64"})
 
 
@@ -311,6 +314,7 @@ __all__ = [
     "Finding",
     "cpu_gaps",
     "dataloader_bound",
+    "findings_table",
     "fp32_matmuls",
     "host_syncs",
     "launch_overhead",
