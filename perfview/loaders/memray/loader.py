@@ -35,6 +35,7 @@ from perfview.core.model.memray_model import MemrayCapture, StackInterner
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import Capabilities, CompiledReader
 from perfview.loaders.memray import header as H
+from perfview.loaders.memray.isolated import read_isolated
 from perfview.loaders.memray.stream import read_stream
 
 NAME: Final = "memray"
@@ -76,7 +77,9 @@ def refuse(head: bytes, path: Path) -> str | None:
     return None
 
 
-def _reader(path: Path, version: int | None) -> Any:
+def _installed_memray(version: int | None) -> Any:
+    """The memray module when it is installed and reads `version`; else a LoadError saying
+    which memray to install. Asked here before a child is spawned to read the file."""
     try:
         import memray
     except ImportError as exc:
@@ -88,6 +91,12 @@ def _reader(path: Path, version: int | None) -> Any:
     expected = H.version_read_by(installed)
     if version is not None and expected is not None and version != expected:
         raise LoadError(_mismatch(version, installed))
+    return memray
+
+
+def _reader(path: Path, version: int | None) -> Any:
+    memray = _installed_memray(version)
+    installed = str(getattr(memray, "__version__", "?"))
     try:
         return memray.FileReader(str(path), report_progress=False)
     except Exception as exc:  # memray raises OSError/plain exceptions for versions and damage
@@ -253,7 +262,23 @@ def read_capture(path: Path, progress: Progress = noop, reader: str = "auto") ->
 
 
 def _read_with_memray(path: Path, version: int, progress: Progress) -> MemrayCapture:
+    """memray's reader, in a child process (`isolated`): native code that trusts the file."""
     progress(0.02, "opening the capture with memray")
+    _installed_memray(version)
+    cap: MemrayCapture = read_isolated(_read_in_child, path, progress)
+    return cap
+
+
+def _read_in_child(path: Path) -> MemrayCapture:
+    """`_read_with_memray_here` in the child, the version read again from the file."""
+    with open(path, "rb") as fh:
+        version = H.header_version(fh.read(64 * 1024))
+    if version is None:
+        raise LoadError("it is not a memray capture (no memray header, raw or LZ4-framed)")
+    return _read_with_memray_here(path, version, noop)
+
+
+def _read_with_memray_here(path: Path, version: int, progress: Progress) -> MemrayCapture:
     reader = _reader(path, version)
     try:
         meta = reader.metadata
