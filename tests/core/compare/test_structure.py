@@ -1,5 +1,5 @@
 """Structural alignment of two torch traces (tests/data/diff/structure, from
-scripts/make_structure_fixtures.py): the candidate inserts `aten::tanh` after the ReLU in each
+scripts/fixtures/make_structure_fixtures.py): the candidate inserts `aten::tanh` after the ReLU in each
 of its two forward passes, and nothing else differs in the program."""
 
 from __future__ import annotations

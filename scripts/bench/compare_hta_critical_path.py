@@ -2,7 +2,7 @@
 """perfview's critical path against HTA's (`traceinsight`): the `bound_by` split per step.
 
     pip install traceinsight     # HTA; not a perfview dependency
-    python scripts/compare_hta_critical_path.py [TRACE …]   # default: the kineto_gpu samples
+    python scripts/bench/compare_hta_critical_path.py [TRACE …]   # default: the kineto_gpu samples
 
 For each trace and each ProfilerStep instance HTA's `critical_path_analysis(rank, "ProfilerStep",
 i)` runs and its `summary()` (% of the path per bound_by class) is printed beside perfview's
@@ -15,6 +15,7 @@ edges unclassified)). Where HTA fails (an exception or success False) that is pr
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import shutil
@@ -22,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
 
@@ -75,10 +76,13 @@ def hta_split(trace: Path, instance: int) -> dict[str, float] | str:
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("traces", nargs="*", type=Path, help="default: the kineto_gpu samples")
+    args = parser.parse_args(argv)
     if importlib.util.find_spec("hta") is None:
         print("HTA is not installed: pip install traceinsight", file=sys.stderr)
         return 2
-    traces = [Path(a) for a in argv] or sorted((SAMPLES / "kineto_gpu").glob("*.gz"))
+    traces = list(args.traces) or sorted((SAMPLES / "kineto_gpu").glob("*.gz"))
     for trace in traces:
         mine = ours(trace)
         print(f"== {trace.name}")

@@ -2,7 +2,7 @@
 """Critical path cost on a big trace: graph and path build time as a share of the load time,
 and the what-if recompute time.
 
-    python scripts/bench_critical_path.py [--shape resnet50|nccl|sampled|rocm] [--size-mb N]
+    python scripts/bench/bench_critical_path.py [--shape resnet50|nccl|sampled|rocm] [--size-mb N]
                                           [--keep] [FILE]
 
 Without FILE a replica of SIZE_MB (default 200) is made from the shape's sample
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 
 import bench_replicate  # noqa: E402
 
