@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis import pstats_gaps as gaps
+from perfview.core.analysis.profile_tables import function_labels
 from perfview.core.analysis.pstats_walk import Builder as _Builder
 from perfview.core.model import CallTree, PstatsProfile
 
@@ -259,6 +260,7 @@ def _side(profile: PstatsProfile, edges: pd.DataFrame, other: str) -> pd.DataFra
             "function": funcs["function"].to_numpy(dtype=object)[ids],
             "file": funcs["file"].to_numpy(dtype=object)[ids],
             "line": funcs["line"].to_numpy(dtype=np.int64)[ids],
+            "label": function_labels(funcs).to_numpy(dtype=object)[ids],
         }
     )
     for col in _STAT_COLUMNS:
@@ -270,9 +272,11 @@ def _side(profile: PstatsProfile, edges: pd.DataFrame, other: str) -> pd.DataFra
 def callers_callees(profile: PstatsProfile, function_id: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Exact (callers, callees) of one function from the recorded edges.
 
-    Both frames have columns id, function, file, line, ncalls, primitive_calls, tottime_ns,
-    cumtime_ns, sorted by cumtime. For callers the numbers are what the function cost when
-    called from that caller; for callees what each callee cost when called from this function.
+    Both frames have columns id, function, file, line, label (`file:line(function)`, as
+    `pstats.print_callees` prints it: a script's callees are often many `<module>`s), ncalls,
+    primitive_calls, tottime_ns, cumtime_ns, sorted by cumtime. For callers the numbers are
+    what the function cost when called from that caller; for callees what each callee cost
+    when called from this function.
     """
     edges = profile.edges
     callers = _side(profile, edges[edges["callee"] == function_id], "caller")
