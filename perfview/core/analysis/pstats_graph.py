@@ -185,7 +185,9 @@ def build_pstats_tree(
     """Reconstruct an icicle tree from pstats edges (snakeviz method); return it and notes.
 
     A node's time T is split among its callees in proportion to edge cumtime:
-    child = edge_cumtime * T / cumtime(function), scaled down if the children would exceed T.
+    child = edge_cumtime * T / cumtime(function). Children that would exceed T (recursion)
+    are fitted to it with the outer call kept whole (`pstats_walk.fit_to_node`), so a
+    function on one path keeps its exact pstats time; estimated calls are whole numbers.
     Callees already on the path (recursion) and children below `min_fraction` of the total
     are not drawn; their time stays in the parent's self time. Time the edges cannot lead to
     from the roots (a cycle without an entry edge, colliding keys) goes to extra top-level
