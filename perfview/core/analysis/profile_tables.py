@@ -138,7 +138,7 @@ def entry_rows(lines: pd.DataFrame) -> np.ndarray:
     line = lines["line"].to_numpy(dtype=np.int64)
     first = pd.Series(line).groupby(block).transform("min").to_numpy(dtype=np.int64)
     ran = np.isfinite(lines["mem_bytes"].to_numpy(dtype=np.float64))
-    return (line == first) & ran
+    return np.asarray((line == first) & ran, dtype=bool)
 
 
 def growth_increments(lines: pd.DataFrame) -> pd.Series:
