@@ -33,6 +33,7 @@ from perfview.core.analysis.torch.common import (
     step_rows,
 )
 from perfview.core.analysis.torch.findings import Finding
+from perfview.core.analysis.torch.overview import TRITON_MIN_CAPABILITY, cuda_capability
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_ns
 
@@ -256,6 +257,21 @@ def _kernels_of(tl: Timeline, ops: np.ndarray) -> np.ndarray:
     return np.asarray(links["gpu_row"].to_numpy(dtype=I64)[top >= 0], dtype=I64)
 
 
+FUSE_WITH_COMPILE = "Fuse them: torch.compile the function (torch.jit.script on older code)"
+
+
+def fuse_advice(tl: Timeline, advice: str) -> str:
+    """`advice` (which names torch.compile), or what to do instead where it cannot run:
+    torch.compile's GPU backend (Triton) refuses NVIDIA GPUs below compute capability 7.0."""
+    gpu = cuda_capability(tl)
+    if gpu is None or gpu[1] >= TRITON_MIN_CAPABILITY:
+        return advice
+    return (
+        "Fuse small ops by hand or with torch.jit.script (torch.compile's GPU backend, Triton, "
+        f"needs compute capability 7.0+; {gpu[0]} is {gpu[1]:.1f})"
+    )
+
+
 def unfused_chains(tl: Timeline) -> Finding | None:
     """Back-to-back element-wise ops on the same shape taking ≥ CHAIN_PCT of the window."""
     ev = tl.events
@@ -294,7 +310,7 @@ def unfused_chains(tl: Timeline) -> Finding | None:
         "element-wise operators"
         f"{f' on {dims}' if dims else ''} ({len(ops):,} operators, {format_ns(time)}, "
         f"{pct:.0f} % of the window), e.g. {pattern}. Each reads and writes the whole tensor."
-        f"{gpu} Fuse them: torch.compile the function (torch.jit.script on older code)."
+        f"{gpu} {fuse_advice(tl, FUSE_WITH_COMPILE)}."
     )
     return Finding("Chains of unfused element-wise operators",
                    "high" if pct >= 40 else "medium", evidence, "chained_ew_pct", pct,
@@ -370,4 +386,4 @@ def host_syncs(tl: Timeline) -> Finding | None:
                    site)  # fmt: skip
 
 
-__all__ = ["host_syncs", "python_loop", "unfused_chains"]
+__all__ = ["fuse_advice", "host_syncs", "python_loop", "unfused_chains"]
