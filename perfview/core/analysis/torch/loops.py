@@ -71,6 +71,24 @@ INDEX_OPS = frozenset(
         "tensor",
     )
 )
+# What only an element-by-element loop does: read or write one element (or row) at a time.
+# The reshaping and allocating ops of INDEX_OPS (unsqueeze, view, empty…) are as common in a
+# batched program's loop body, so they alone do not make a loop element-wise.
+ELEMENT_OPS = frozenset(
+    f"aten::{n}"
+    for n in (
+        "select",
+        "index",
+        "index_put_",
+        "item",
+        "_local_scalar_dense",
+        "copy_",
+        "fill_",
+        "unbind",
+        "scalar_tensor",
+    )
+)
+ELEMENT_NUMEL = 256  # a loop body whose arithmetic runs on bigger tensors is batched
 ELEMENTWISE_RE = re.compile(
     r"^aten::(?:mul|add|sub|rsub|div|pow|neg|exp|exp2|expm1|log|log1p|log2|tanh|sigmoid|relu"
     r"|gelu|silu|sin|cos|sqrt|rsqrt|abs|clamp|clamp_min|clamp_max|maximum|minimum|where|erf"
@@ -150,8 +168,25 @@ def _lane_op_span(tl: Timeline, rows: np.ndarray, lane: np.ndarray, which: int) 
     return float(end.max() - ts.min()) if len(ts) else 0.0
 
 
+def _batched(shapes: pd.Series, rows: np.ndarray, names: np.ndarray) -> bool:
+    """True when recorded shapes show the loop's arithmetic on whole tensors (median first
+    input above ELEMENT_NUMEL elements): small, repeated operators, but not element-wise.
+    False when no shapes were recorded (the pattern alone decides then)."""
+    arith = np.asarray([n not in INDEX_OPS for n in names], dtype=bool)
+    dims = _first_dims(_text_at(shapes, rows[arith]))
+    sizes = [
+        int(np.prod([int(d) for d in text[1:-1].split(",") if d.strip().lstrip("-").isdigit()]))
+        for text in dims
+        if text
+    ]
+    return bool(sizes) and float(np.median(sizes)) > ELEMENT_NUMEL
+
+
 def python_loop(tl: Timeline) -> Finding | None:
-    """Thousands of tiny top-level ops repeating a short sequence, filling a step or function."""
+    """Thousands of tiny top-level ops repeating a short sequence that reads or writes single
+    elements (`ELEMENT_OPS`), filling a step or function; not when recorded shapes show the
+    sequence's arithmetic on whole tensors (a batched program's loop is small, not
+    element-wise)."""
     ev = tl.events
     rows = _top_ops(tl)
     if len(rows) < MANY_TINY_OPS:
@@ -171,7 +206,9 @@ def python_loop(tl: Timeline) -> Finding | None:
         names = _names(tl, r)
         p = _period(pd.factorize(names)[0])
         pattern = _pattern(names, p) if p else []
-        if mean > TINY_OP_NS or not p or not INDEX_OPS.intersection(pattern):
+        if mean > TINY_OP_NS or not p or not ELEMENT_OPS.intersection(pattern):
+            continue
+        if _batched(ev["shape"], r[: 64 * p], names[: 64 * p]):
             continue
         span = float(ts[r[-1]] + dur[r[-1]] - ts[r[0]])
         whole = float(dur[c]) if c >= 0 else _lane_op_span(tl, rows, lane, which)
