@@ -166,7 +166,10 @@ def format_table(frame: pd.DataFrame) -> str:
 def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
     phrase = summary.FORMAT_PHRASES.get(bundle.format, bundle.format)
     # Zero counts (no flows, no counters…) are noise in a header line; JSON keeps them all.
-    counts = ", ".join(f"{k} {v:,}" for k, v in bundle.counts.items() if v)
+    counts = ", ".join(
+        f"{k} {v:,}" + (f" ({note})" if note else "")
+        for k, v, note in summary.shown_counts(bundle.counts)
+    )
     parts = [str(bundle.path), f"{bundle.format} ({phrase})"]
     if counts:
         parts.append(counts)
