@@ -181,7 +181,15 @@ def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
         f"{total:,} rows" if shown == total else f"top {shown:,} of {total:,} rows (--top 0: all)"
     )
     lines.append(f"view {view}: {rows}")
+    if definition := _definition(view):
+        lines.append(f"definition: {definition}")
     return lines
+
+
+def _definition(view: str) -> str:
+    """The view's one-sentence definition of its figures ("" for most views)."""
+    page = summary.VIEWS.get(view)
+    return page.definition if page is not None else ""
 
 
 def write_summary(
@@ -209,6 +217,7 @@ def write_summary(
             "duration_ns": int(bundle.duration_ns),
             "warnings": [str(w) for w in bundle.warnings],
             "view": view,
+            **({"definition": d} if (d := _definition(view)) else {}),
             "total_rows": total,
             "rows": records(shown),
             **(extra or {}),

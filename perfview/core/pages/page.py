@@ -44,6 +44,10 @@ class Page:
     prepare: Prepare | None = None  # data computed off the GUI thread for the widget
     prepare_when: HasData = _always  # the bundles `prepare` has work for
     shown_when: HasData = _always  # graphics pages: the bundles they have anything to draw for
+    # One sentence: the window and definition of a figure whose meaning is not obvious (idle,
+    # overlap), shown as the page's caption and printed by `summary --view`, so a user who
+    # checks with another tool (HTA) sees why the numbers differ.
+    definition: str = ""
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,7 @@ PAGES: dict[str, Page] = {
             "per rank and stream: collective time, compute time, how much of it overlapped",
             {"trace": lambda b: streams.overlap_table(pred.timeline(b))},
             has_data=pred.has_comm,
+            definition=streams.OVERLAP_DEFINITION,
         ),
         Page(
             "idle",
@@ -208,6 +209,7 @@ PAGES: dict[str, Page] = {
             "per GPU stream: idle waiting on the host (nothing queued), on other work, other",
             {"trace": lambda b: streams.idle_table(pred.timeline(b))},
             has_data=pred.has_gpu,
+            definition=streams.IDLE_DEFINITION,
         ),
         Page(
             "launch-delays",
