@@ -33,6 +33,7 @@ from perfview.core.analysis.torch.common import (
 from perfview.core.analysis.torch.overview import steps_table, utilization_table
 from perfview.core.analysis.torch.ranks import rank_from_meta, rank_from_name
 from perfview.core.model import Timeline
+from perfview.core.model.errors import is_partial
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # an origin after this is an epoch time, not a relative one
 STEP_COLUMNS = ["step", "start_ns", "dur_ns", "kernel_ns", "comm_ns", "memcpy_ns", "gpu_busy_pct"]
@@ -57,6 +58,12 @@ class RankReduction:
     rank: int = -1
     source: str = ""
     warnings: list[str] = field(default_factory=list)  # the loader's (a truncated file, …)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the rank's file was cut short (only part of it loaded): such a rank is
+        marked in the job tables and left out of straggler scoring."""
+        return any(is_partial(w) for w in self.warnings)
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,19 @@ def _loader_warnings(reductions: list[RankReduction]) -> list[str]:
     return [*lines[: MAX_LOADER_WARNINGS - 1], f"… {rest} more loader warnings ({ranks} ranks)"]
 
 
+def _partial(reductions: list[RankReduction]) -> list[str]:
+    """One line naming the ranks whose file was cut short (before the loaders' many notes)."""
+    cut = [r for r in reductions if r.partial]
+    if not cut:
+        return []
+    names = ", ".join(f"rank {r.rank} ({Path(r.path).name})" for r in cut[:8])
+    more = f" and {len(cut) - 8} more" if len(cut) > 8 else ""
+    return [
+        f"partial ranks (file cut short, only part loaded): {names}{more}; "
+        "left out of straggler scoring"
+    ]
+
+
 def _missing(reductions: list[RankReduction], failures: list[RankFailure]) -> list[str]:
     sizes = {r.world_size for r in reductions if r.world_size}
     if not sizes:
@@ -219,6 +239,7 @@ def assemble(results: list[RankReduction | RankFailure]) -> Job:
     warnings = [f"cannot open {Path(f.path).name}: {f.reason}" for f in failures]
     warnings += _assign_ranks(reductions)
     reductions.sort(key=lambda r: r.rank)
+    warnings += _partial(reductions)
     warnings += _loader_warnings(reductions)
     warnings += _missing(reductions, failures)
     offsets, clock = align_clocks(reductions)
