@@ -122,3 +122,33 @@ def test_idle_page_shows_its_definition(qtbot) -> None:  # type: ignore[no-untyp
     qtbot.addWidget(view)
     assert view.caption.text() == PAGES["idle"].definition
     assert not view.caption.isHidden()
+
+
+HTA_OVERLAP_PCT = 14.31  # HTA 0.5.0 get_comm_comp_overlap on this file
+
+
+def test_hta_overlap_definition_on_perfview_columns_gives_htas_figure() -> None:
+    """HTA: collective kernels against the other kernels, last step left out, whole µs;
+    perfview: the same share over every step (15.61 %), as OVERLAP_DEFINITION says."""
+    from perfview.core.analysis.torch.common import comm_kernel_mask, merge_intervals
+
+    tl = load(sample(NCCL)).timeline
+    assert tl is not None
+    ev = tl.events
+    steps = step_rows(tl).sort_values("start_ns")
+    lo, hi = int(steps["start_ns"].iloc[0]), int(steps["start_ns"].iloc[-1])
+    t = ev["ts"].to_numpy(dtype=I64)
+    start = (t - lo) / 1000.0
+    stop = start + ev["dur"].to_numpy(dtype=I64) / 1000.0
+    ts = np.round(start).astype(I64)
+    end = ts + np.clip(np.floor(stop) - np.ceil(start), 0, None).astype(I64)
+    inside = (t >= lo) & (t < hi) & gpu_lane_mask(tl)
+    comm = comm_kernel_mask(ev) & inside
+    compute = kind_mask(ev, ("kernel",)) & ~comm_kernel_mask(ev) & inside
+    c = merge_intervals(ts[comm], end[comm])
+    k = merge_intervals(ts[compute], end[compute])
+    hta_like = streams._intersection(c, k) * 100.0 / float((c[1] - c[0]).sum())
+    assert round(hta_like, 2) == HTA_OVERLAP_PCT
+    mine = streams.overlap_table(tl)
+    assert float(mine["overlap_pct"].iat[0]) == pytest.approx(15.61, abs=0.01)
+    assert "last ProfilerStep" in PAGES["overlap"].definition

@@ -53,7 +53,7 @@ OVERLAP_DEFINITION = (
     "Overlap is measured per device over the analysis window (every ProfilerStep, else the "
     "whole trace) as the share of collective-kernel time during which another kernel of the "
     "device runs; HTA's comm_comp_overlap takes the same share but leaves out the last "
-    "ProfilerStep."
+    "ProfilerStep and rounds times to whole microseconds."
 )
 
 
