@@ -50,5 +50,7 @@ def test_rows_that_differ_say_why(rows: list) -> None:  # type: ignore[type-arg]
 
 
 def test_doc_is_the_scripts_output(rows: list) -> None:  # type: ignore[type-arg]
+    if importlib.util.find_spec("memray") is None:
+        pytest.skip("memray is absent: its rows are not computed here")
     doc = Path(ROOT / "docs" / "agreement.md").read_text()
     assert doc == _script().markdown(rows)
