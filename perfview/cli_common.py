@@ -212,7 +212,10 @@ def format_table(frame: pd.DataFrame) -> str:
 def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
     phrase = summary.FORMAT_PHRASES.get(bundle.format, bundle.format)
     # Zero counts (no flows, no counters…) are noise in a header line; JSON keeps them all.
-    counts = ", ".join(f"{k} {v:,}" for k, v in bundle.counts.items() if v)
+    counts = ", ".join(
+        f"{k} {v:,}" + (f" ({note})" if note else "")
+        for k, v, note in summary.shown_counts(bundle.counts)
+    )
     parts = [str(bundle.path), f"{bundle.format} ({phrase})"]
     if counts:
         parts.append(counts)
@@ -224,7 +227,15 @@ def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
         f"{total:,} rows" if shown == total else f"top {shown:,} of {total:,} rows (--top 0: all)"
     )
     lines.append(f"view {view}: {rows}")
+    if definition := _definition(view):
+        lines.append(f"definition: {definition}")
     return lines
+
+
+def _definition(view: str) -> str:
+    """The view's one-sentence definition of its figures ("" for most views)."""
+    page = summary.VIEWS.get(view)
+    return page.definition if page is not None else ""
 
 
 def write_summary(
@@ -252,6 +263,7 @@ def write_summary(
             "duration_ns": int(bundle.duration_ns),
             "warnings": [str(w) for w in bundle.warnings],
             "view": view,
+            **({"definition": d} if (d := _definition(view)) else {}),
             "total_rows": total,
             "rows": records(shown),
             **(extra or {}),

@@ -199,8 +199,12 @@ def test_memprof_lines_view(capsys: pytest.CaptureFixture[str]) -> None:
     doc = summary_json(capsys, path, "--top", "0")
     assert doc["view"] == "lines"
     assert len(doc["rows"]) == len(rows) == 151
-    increments = [r["increment_bytes"] for r in doc["rows"] if r["increment_bytes"] is not None]
+    # Growth rows by increment; the @profile line (its increment is the baseline at entry,
+    # 779.3 MiB) comes after them.
+    growth = [r for r in doc["rows"] if r["increment_bytes"] is not None and r["line"] != 18]
+    increments = [r["increment_bytes"] for r in growth]
     assert increments == sorted(increments, reverse=True)
+    assert [r["line"] for r in doc["rows"]].index(18) == len(growth)
     assert any(r["mem_bytes"] is None for r in doc["rows"])  # NaN → null for lines never run
     assert doc["rows"][0]["function"] != ""
 

@@ -1,6 +1,7 @@
 """`perfview diff --baseline … --candidate …`: several runs per side from the command line.
 
-Fixtures: tests/data/diff/runs (scripts/fixtures/make_runs_fixtures.py; see tests/core/compare/test_runs.py).
+Fixtures: tests/data/diff/runs (scripts/fixtures/make_runs_fixtures.py; see
+tests/core/compare/test_runs.py).
 """
 
 from __future__ import annotations
@@ -124,9 +125,9 @@ def test_bad_confidence_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert "above 50 and below 100" in err
 
 
-# Torch traces (scripts/fixtures/make_torch_runs_fixtures.py): in `b_*` the input of aten::mm has twice
-# the rows; op times are wall-clock times recorded on a busy machine, so only a large effect
-# stands out of the noise, and the A/A runs only need to pass the gate.
+# Torch traces (scripts/fixtures/make_torch_runs_fixtures.py): in `b_*` the input of aten::mm
+# has twice the rows; op times are wall-clock times recorded on a busy machine, so only a large
+# effect stands out of the noise, and the A/A runs only need to pass the gate.
 TORCH = DATA / "torch_runs"
 
 

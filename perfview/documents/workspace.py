@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from perfview.core.atomic import write_text
 from perfview.core.layout.track_arrange import FLOW_MODES, TrackState
@@ -71,10 +71,17 @@ def tracks_to_dict(state: TrackState) -> dict[str, Any]:
     }
 
 
+_LIMIT = 2**62  # times, rows and ids far inside int64 (a file's 2**70 must not overflow)
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and -_LIMIT < value < _LIMIT
+
+
 def _ints(value: Any) -> list[int]:
     if not isinstance(value, list):
         return []
-    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+    return [v for v in value if _is_int(v)]
 
 
 def tracks_from_dict(doc: Any) -> TrackState:
@@ -112,8 +119,10 @@ def to_json(workspace: Workspace, base: Path) -> str:
 
 
 def _pair(value: Any) -> tuple[int, int] | None:
+    """A (start, end) range: two int64-safe integers, start before end; else None."""
     ints = _ints(value)
-    return (ints[0], ints[1]) if len(ints) == 2 and len(value) == 2 else None
+    ok = len(ints) == 2 and len(value) == 2 and ints[0] < ints[1]
+    return (ints[0], ints[1]) if ok else None
 
 
 def _tab(doc: Any, base: Path) -> TabState | None:
@@ -121,10 +130,11 @@ def _tab(doc: Any, base: Path) -> TabState | None:
         return None
     path = Path(doc["path"])
     selection = doc.get("selection")
+    marks = doc.get("bookmarks")
     bookmarks = [
         Bookmark(b["ts_ns"], str(b.get("label") or ""))
-        for b in doc.get("bookmarks") or []
-        if isinstance(b, dict) and isinstance(b.get("ts_ns"), int)
+        for b in (marks if isinstance(marks, list) else [])
+        if isinstance(b, dict) and _is_int(b.get("ts_ns"))
     ]
     view = doc.get("view")
     return TabState(
@@ -132,7 +142,7 @@ def _tab(doc: Any, base: Path) -> TabState | None:
         view=view if isinstance(view, str) else "",
         x_range=_pair(doc.get("x_range")),
         time_range=_pair(doc.get("time_range")),
-        selection=selection if isinstance(selection, int) and selection >= 0 else None,
+        selection=selection if _is_int(selection) and selection >= 0 else None,
         tracks=tracks_from_dict(doc.get("tracks")),
         bookmarks=bookmarks,
     )
@@ -142,13 +152,25 @@ def from_json(text: str, base: Path) -> Workspace:
     """Parse a workspace; LoadError (one sentence) when it is not one at all."""
     try:
         doc = json.loads(text)
+    except RecursionError as exc:  # "[[[[…": nested deeper than any workspace
+        raise LoadError("it is not a perfview workspace (JSON nested too deep)") from exc
     except ValueError as exc:
         raise LoadError(f"it is not a perfview workspace (not JSON: {exc})") from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise LoadError('it is not a perfview workspace (no "format": "perfview-workspace")')
-    if not isinstance(doc.get("version"), int) or doc["version"] > VERSION:
+    version = doc.get("version")
+    if isinstance(version, float) and version.is_integer():
+        version = int(version)  # 1.0 is version 1
+    if not _is_int(version):
+        raise LoadError('it is not a perfview workspace ("version" is not a whole number)')
+    if version > VERSION:
         raise LoadError("it was written by a newer perfview; update perfview to open it")
-    tabs = [t for t in (_tab(d, base) for d in doc.get("tabs") or []) if t is not None]
+    listed = doc.get("tabs")
+    if listed is None:
+        listed = []
+    if not isinstance(listed, list):
+        raise LoadError('it is not a perfview workspace ("tabs" is not a list)')
+    tabs = [t for t in (_tab(d, base) for d in listed) if t is not None]
     current = doc.get("current")
     index = current if isinstance(current, int) and 0 <= current < len(tabs) else 0
     return Workspace(tabs, index)

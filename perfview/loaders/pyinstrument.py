@@ -25,18 +25,24 @@ from perfview.loaders.base import PLAIN, read_content, strip_bom
 
 NAME: Final = "pyinstrument"
 DESCRIPTION = "a pyinstrument profile"
-EXTENSIONS = (".pyisession",)
+EXTENSIONS = (".pyisession", ".html")
 FORMAT: Final = "sampled"
 CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
-_ROOT = re.compile(rb'"root_frame"\s*:')
+_ROOT = re.compile(rb'"(?:root_frame|frame_tree)"\s*:')
+# The HTML report (`-r html`) embeds the renderer's JSON: `const sessionData = {...};` in
+# pyinstrument 5 (after its script), `window.profileSession = {...}` in 3 and 4.
+_HTML_DATA = re.compile(rb"(?:const sessionData|window\.profileSession)\s*=\s*")
 _SESSION = re.compile(rb'"(frame_records|start_call_stack)"\s*:')
 _MAX_SECONDS = 9.2e9
 
 
 def sniff(head: bytes, path: Path) -> bool:
-    """A JSON object with pyinstrument's `root_frame` or a session's `frame_records`."""
+    """A JSON object with pyinstrument's `root_frame` (`frame_tree` in pyinstrument 5's HTML
+    data) or a session's `frame_records`; or pyinstrument's HTML report."""
     text = strip_bom(head).lstrip()
+    if text[:15].lower() == b"<!doctype html>":
+        return b"pyinstrumentHTMLRenderer" in text or bool(_HTML_DATA.search(text))
     return text.startswith(b"{") and bool(_ROOT.search(text) or _SESSION.search(text))
 
 
@@ -45,8 +51,21 @@ def refuse(head: bytes, path: Path) -> str | None:
     return None
 
 
+def _embedded_json(raw: bytes) -> bytes:
+    """The renderer JSON inside pyinstrument's HTML report (the page's own script reads it)."""
+    found = _HTML_DATA.search(raw)
+    if found is None:
+        raise LoadError("it is a pyinstrument HTML report without its profile data")
+    end = raw.find(b"</script>", found.end())
+    chunk = raw[found.end() : end if end >= 0 else len(raw)]
+    call = chunk.find(b"pyinstrumentHTMLRenderer.render(")
+    return (chunk[:call] if call >= 0 else chunk).strip().rstrip(b";")
+
+
 def _read(path: Path) -> dict[str, Any]:
     raw = read_content(path)
+    if strip_bom(raw[:64]).lstrip()[:1] == b"<":
+        raw = _embedded_json(raw)
     try:
         doc = msgspec.json.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
@@ -63,6 +82,8 @@ def _seconds(value: Any, what: str) -> float:
 
 
 def _identity(frame: dict[str, Any]) -> tuple[str, str, int]:
+    if "function" not in frame and "identifier" in frame:  # pyinstrument 5's frame tree
+        return _identifier(frame["identifier"])
     name = frame.get("function")
     if not isinstance(name, str):
         raise LoadError("it is a pyinstrument file with a frame that has no function name")
@@ -145,6 +166,9 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
     path = Path(path)
     progress(0.0, "reading pyinstrument JSON")
     doc = _read(path)
+    if "frame_tree" in doc and isinstance(doc.get("session"), dict):
+        # pyinstrument 5's renderer data: the session's figures beside an unprocessed tree
+        doc = {**doc["session"], "root_frame": doc["frame_tree"]}
     if "root_frame" in doc:
         if doc["root_frame"] is None:
             raise EmptyProfile("the pyinstrument report holds no samples")

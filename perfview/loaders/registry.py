@@ -15,6 +15,7 @@ from perfview.loaders import (
     collapsed,
     cprofile,
     cuda_snapshot,
+    foreign,
     gecko,
     limits,
     memory_profiler_text,
@@ -80,6 +81,9 @@ def detect(path: Path) -> Loader:
         raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc
     if not head.strip():
         raise LoadError("the file is empty")
+    tool = foreign.name_tool(head)  # before sniffing: the trace reader takes any JSON object
+    if tool:
+        raise UnknownFormat(tool)
     candidates = [loader for loader in LOADERS if _guarded(loader.sniff, head, path)]
     if len(candidates) > 1:
         by_name = [loader for loader in candidates if _name_matches(loader, path)]

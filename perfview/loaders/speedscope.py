@@ -128,9 +128,14 @@ def _stack_index(samples: Any, n_frames: int) -> tuple[np.ndarray, np.ndarray, n
         if not isinstance(samples, list):
             raise LoadError("it is a speedscope sampled profile without samples and weights")
         index: dict[tuple[int, ...], int] = {}
-        try:
+        try:  # a bare frame index is a one-frame stack (some writers drop the brackets)
             inv = np.fromiter(
-                (index.setdefault(tuple(s), len(index)) for s in samples), np.int64, len(samples)
+                (
+                    index.setdefault((s,) if type(s) is int else tuple(s), len(index))
+                    for s in samples
+                ),
+                np.int64,
+                len(samples),
             )
         except (TypeError, ValueError) as exc:
             raise LoadError("it is a speedscope profile whose samples are not lists") from exc

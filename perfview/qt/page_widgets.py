@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QWidget
 
 from perfview.core.model import CallTree
+from perfview.core.pages import PAGES
 from perfview.qt.document import Document
 
 
@@ -48,6 +49,9 @@ def table(host: PageHost, name: str, _data: Any = None, **kwargs: object) -> QWi
     key = kwargs.pop("key_column", None) or ("name" if "name" in frame.columns else None)
     kind = "op" if name in ("ops", "ops-by-shape", "kernels") else "function"
     linked = host.document if name not in ("lanes", "samples", "memory") else None
+    page = PAGES.get(name)
+    if page is not None and page.definition and "caption" not in kwargs:
+        kwargs["caption"] = page.definition
     return TableView(frame, linked, kind=kind, key_column=key, **kwargs)  # type: ignore[arg-type]
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
+from perfview.core.model.errors import LoadError
+from perfview.documents import workspace as ws
 from perfview.qt import deferred
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.main_window import MainWindow
@@ -82,6 +84,9 @@ class ScreenshotJob(QObject):
             )
             self._done(2)
             return
+        if self.path.suffix == ws.SUFFIX and not self._workspace_opens():
+            self._done(2)
+            return
         self.window.document_opened.connect(self._on_opened)
         self.window.load_failed.connect(self._on_failed)
         self.window.load_cancelled.connect(lambda _p: self._done(2))
@@ -89,6 +94,19 @@ class ScreenshotJob(QObject):
             tab = self.window.tabs_controller.tab_for_path(self.path)
             if tab is not None:  # already open (document_opened was emitted synchronously)
                 self._on_opened(tab)
+
+    def _workspace_opens(self) -> bool:
+        """Whether the workspace has a file to picture; else say why (the window would only
+        show its error bar, and no document would ever open to end the job)."""
+        try:
+            workspace = ws.read(self.path)
+        except LoadError as exc:
+            self.log(f"perfview: cannot open workspace {self.path}: {exc}")
+            return False
+        if not workspace.tabs or len(ws.missing(workspace)) == len(workspace.tabs):
+            self.log(f"perfview: cannot take a screenshot of {self.path}: none of its files exist")
+            return False
+        return True
 
     def _on_failed(self, path: str, message: str) -> None:
         self.log(f"perfview: cannot open {path}: {message}")

@@ -27,6 +27,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import threading
@@ -228,6 +229,8 @@ def evict(keep: Path | None = None, limit: int | None = None) -> None:
     for entry in root.iterdir() if root.is_dir() else []:
         if entry.name.startswith(temp_folders.TEMP_PREFIX):
             continue  # a writer's, live or dead: `temp_folders.sweep` decides
+        if not _ours(entry):
+            continue  # the folder may be shared: never delete what perfview did not write
         try:
             used = _last_used(entry)
             size = sum(f.stat().st_size for f in entry.iterdir())
@@ -244,9 +247,23 @@ def evict(keep: Path | None = None, limit: int | None = None) -> None:
         total -= size
 
 
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}(?:-[A-Za-z0-9_.-]+)?")
+
+
+def _ours(entry: Path) -> bool:
+    """An entry perfview wrote: named by its key, its manifest opening with the artifact
+    marker (`artifacts.MAGIC`, the first bytes of every folder `write_folder` publishes)."""
+    if not _ENTRY_NAME.fullmatch(entry.name):
+        return False
+    try:
+        with open(entry / artifacts.MANIFEST, "rb") as fh:
+            return fh.read(len(artifacts.MAGIC)) == artifacts.MAGIC
+    except OSError:
+        return False
+
+
 def _last_used(entry: Path) -> float:
-    """The manifest's mtime (touched on every hit); an entry of an older layout has none,
-    so its folder's mtime stands in and it ages out like any other."""
+    """The manifest's mtime (touched on every hit; `_ours` checked it is there)."""
     try:
         return (entry / artifacts.MANIFEST).stat().st_mtime
     except FileNotFoundError:

@@ -126,12 +126,34 @@ def samples_table(memory: MemoryProfile) -> pd.DataFrame:
     )
 
 
+def entry_rows(lines: pd.DataFrame) -> np.ndarray:
+    """True for each function block's entry row: its first line, when it was executed.
+
+    memory_profiler measures a function's first line (the `@profile` decorator) when the
+    function is entered, with no earlier line to count from, so that row's "Increment" is the
+    process's whole memory at entry (779 MiB in a real report), not growth; reports from
+    before 0.58 print 0 there. Growth totals and "largest increment" leave the row out.
+    """
+    block = lines["block"].to_numpy(dtype=np.int64)
+    line = lines["line"].to_numpy(dtype=np.int64)
+    first = pd.Series(line).groupby(block).transform("min").to_numpy(dtype=np.int64)
+    ran = np.isfinite(lines["mem_bytes"].to_numpy(dtype=np.float64))
+    return np.asarray((line == first) & ran, dtype=bool)
+
+
+def growth_increments(lines: pd.DataFrame) -> pd.Series:
+    """Each row's increment, NaN on the entry rows (`entry_rows`): what ranks as growth."""
+    inc = lines["increment_bytes"].astype(np.float64)
+    return inc.where(~entry_rows(lines))
+
+
 def lines_table(report: LineReport, order: str = "increment") -> pd.DataFrame:
     """Line report rows: report, function, file, line, mem_bytes, increment_bytes, occurrences,
     content.
 
     `order="increment"` (the default, what a summary wants) puts the lines that grew memory most
-    first, lines that never ran last; `order="source"` keeps the report's own order.
+    first, then each function's entry row (its increment is a baseline: `entry_rows`), lines
+    that never ran last; `order="source"` keeps the report's own order.
     """
     lines = report.lines
     function = _block_functions(report, lines["block"].to_numpy(dtype=np.int64))
@@ -147,8 +169,12 @@ def lines_table(report: LineReport, order: str = "increment") -> pd.DataFrame:
             "content": lines["content"].astype(object),
         }
     )
-    if order == "increment":
-        out = out.sort_values("increment_bytes", ascending=False, kind="stable", na_position="last")
+    if order == "increment":  # growth first; then the entry rows (a baseline), never-run last
+        entry = entry_rows(lines)
+        ran = np.isfinite(lines["increment_bytes"].to_numpy(dtype=np.float64))
+        out["_group"] = np.where(entry, 1, np.where(ran, 0, 2))
+        out = out.sort_values(["_group", "increment_bytes"], ascending=[True, False], kind="stable")
+        out = out.drop(columns="_group")
     elif order != "source":
         raise ValueError(f"order must be 'increment' or 'source', not {order!r}")
     return out.reset_index(drop=True)
@@ -168,9 +194,11 @@ def line_functions_table(report: LineReport) -> pd.DataFrame:
 
     Columns: report, function, file, first_line, lines, start_mem_bytes (first executed line),
     peak_mem_bytes, increment_bytes (sum of line increments), max_increment_bytes, max_line (the
-    line number of that biggest increment).
+    line number of that biggest increment). The entry row's increment is memory_profiler's
+    baseline at entry, not growth (`entry_rows`), so it is left out of all three.
     """
     lines = report.lines.sort_values(["block", "line"], kind="stable").reset_index(drop=True)
+    lines["increment_bytes"] = growth_increments(lines)
     grouped = lines.groupby("block", sort=True)
     out = grouped.agg(
         report=("report", "first"),
@@ -221,8 +249,10 @@ def pstats_functions_frame(functions: pd.DataFrame) -> tuple[pd.DataFrame, pd.Se
 
 __all__ = [
     "callers_table",
+    "entry_rows",
     "function_labels",
     "functions_table",
+    "growth_increments",
     "line_functions_table",
     "lines_table",
     "memory_table",

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis import pstats_gaps as gaps
+from perfview.core.analysis.profile_tables import function_labels
 from perfview.core.analysis.pstats_walk import Builder as _Builder
 from perfview.core.model import CallTree, PstatsProfile
 
@@ -184,7 +185,9 @@ def build_pstats_tree(
     """Reconstruct an icicle tree from pstats edges (snakeviz method); return it and notes.
 
     A node's time T is split among its callees in proportion to edge cumtime:
-    child = edge_cumtime * T / cumtime(function), scaled down if the children would exceed T.
+    child = edge_cumtime * T / cumtime(function). Children that would exceed T (recursion)
+    are fitted to it with the outer call kept whole (`pstats_walk.fit_to_node`), so a
+    function on one path keeps its exact pstats time; estimated calls are whole numbers.
     Callees already on the path (recursion) and children below `min_fraction` of the total
     are not drawn; their time stays in the parent's self time. Time the edges cannot lead to
     from the roots (a cycle without an entry edge, colliding keys) goes to extra top-level
@@ -259,6 +262,7 @@ def _side(profile: PstatsProfile, edges: pd.DataFrame, other: str) -> pd.DataFra
             "function": funcs["function"].to_numpy(dtype=object)[ids],
             "file": funcs["file"].to_numpy(dtype=object)[ids],
             "line": funcs["line"].to_numpy(dtype=np.int64)[ids],
+            "label": function_labels(funcs).to_numpy(dtype=object)[ids],
         }
     )
     for col in _STAT_COLUMNS:
@@ -270,9 +274,11 @@ def _side(profile: PstatsProfile, edges: pd.DataFrame, other: str) -> pd.DataFra
 def callers_callees(profile: PstatsProfile, function_id: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Exact (callers, callees) of one function from the recorded edges.
 
-    Both frames have columns id, function, file, line, ncalls, primitive_calls, tottime_ns,
-    cumtime_ns, sorted by cumtime. For callers the numbers are what the function cost when
-    called from that caller; for callees what each callee cost when called from this function.
+    Both frames have columns id, function, file, line, label (`file:line(function)`, as
+    `pstats.print_callees` prints it: a script's callees are often many `<module>`s), ncalls,
+    primitive_calls, tottime_ns, cumtime_ns, sorted by cumtime. For callers the numbers are
+    what the function cost when called from that caller; for callees what each callee cost
+    when called from this function.
     """
     edges = profile.edges
     callers = _side(profile, edges[edges["callee"] == function_id], "caller")

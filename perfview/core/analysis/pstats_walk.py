@@ -29,6 +29,27 @@ def np_sum(values: list[float]) -> float:
     return float(np.add.reduce(np.asarray(values, dtype=np.float64)))
 
 
+def fit_to_node(times: list[float], calls: list[float], budget: float, outer: int) -> None:
+    """Cut callees' times (in place) to fit `budget`, keeping callee `outer` (if >= 0) whole.
+
+    The edges out of a function add up to more than the node's time only under recursion:
+    cProfile records the edges of the inner calls too, and those ran inside one of the outer
+    callees. Scaling every callee down by the same factor shrank them all (a script's
+    `<module>` under `exec` drawn at 65 % where its exact edge is 100 %, and every function
+    below it as much), so the callee that must be the outer call keeps its exact time and
+    the others share what is left in proportion. A callee cut short gets its calls cut in
+    the same proportion.
+    """
+    kept = min(times[outer], budget) if outer >= 0 else 0.0
+    rest = np_sum(times) - (times[outer] if outer >= 0 else 0.0)
+    scale = (budget - kept) / rest if rest > 0 else 0.0
+    for i in range(len(times)):
+        give = kept if i == outer else times[i] * scale
+        if times[i] > 0:
+            calls[i] *= give / times[i]
+        times[i] = give
+
+
 class Builder:
     """The growing node arrays of an estimated tree, and the DFS that expands a root into them."""
 
@@ -94,10 +115,9 @@ class Builder:
                     if not (on_path[k] or blocked[k]) and k != f:
                         kids.append(j)
                         kt.append(ect[j] * share)
-                ksum = np_sum(kt)
-                if ksum > t > 0:
-                    scale = t / ksum
-                    kt = [x * scale for x in kt]
+                kc = [enc[j] * share for j in kids]
+                if np_sum(kt) > t > 0:
+                    fit_to_node(kt, kc, t, self._outer(kids, kt, t, f))
                 big = [i for i, x in enumerate(kt) if x >= threshold]
                 if big:
                     if depth >= max_depth:
@@ -113,10 +133,33 @@ class Builder:
                         )
                         for i in order:  # largest popped (drawn) first
                             j = kids[big[i]]
-                            push((callee[j], node, bt[i], enc[j] * share, depth + 1))
+                            c = kc[big[i]]
+                            push((callee[j], node, bt[i], max(1.0, float(round(c))), depth + 1))
                         own = max(t - np_sum(bt), 0.0)
             selfs.append(own)
             node_gaps.append(0.0 if cut else min(gap[f] * share, own))
+
+    def _outer(self, kids: list[int], times: list[float], t: float, f: int) -> int:
+        """Which callee (index into `kids`) is the outer call of a recursive node, or -1.
+
+        Only one callee can carry more than half the node's time; it is the outer call (not
+        the recursion's inner calls) when most of its own time goes to functions it can
+        still be drawn with, not back into the path (a wrapper whose time is the recursion
+        itself, hypothesis' `do_draw` → `draw`, would be drawn as one block of self time).
+        """
+        if not times:
+            return -1
+        top = max(range(len(times)), key=times.__getitem__)
+        if times[top] <= t / 2:
+            return -1
+        k = self._callee[kids[top]]
+        cum = self._cum[k]
+        back = 0.0
+        for j in range(self._offsets[k], self._offsets[k + 1]):
+            c = self._callee[j]
+            if self.on_path[c] or c in (f, k):
+                back += self._ect[j]
+        return top if back <= cum / 2 else -1
 
     def placed(self, first: int = 1) -> np.ndarray:
         """Time the nodes from `first` on give each function (recursion is never nested)."""
@@ -125,4 +168,4 @@ class Builder:
         return np.bincount(frames, weights=weights, minlength=len(self.g.cum))
 
 
-__all__ = ["EXIT", "Builder", "Item", "np_sum"]
+__all__ = ["EXIT", "Builder", "Item", "fit_to_node", "np_sum"]

@@ -201,8 +201,25 @@ def _as_unit(values: np.ndarray, unit: str) -> np.ndarray:
 
 
 def threads_table(profile: SampledProfile) -> pd.DataFrame:
-    """The profile's threads (speedscope profiles, or collapsed thread roots)."""
-    return profile.threads.copy()
+    """The profile's threads (speedscope profiles, or collapsed thread roots).
+
+    `weight` is in the unit the row names (speedscope's own `unit`: py-spy's seconds), and
+    `weight<sfx>` (`_ns`, `_bytes`, `_samples`: the profile's unit, which the loaders keep)
+    is the same figure for formatting; rows in another unit (a heap profile beside a CPU
+    one) have no value there.
+    """
+    out = profile.threads.copy()
+    weight = out["weight"].to_numpy(dtype=np.float64)
+    column = f"weight{SUFFIX.get(profile.unit, '_samples')}"
+    if "unit" not in out:
+        out[column] = weight
+        return out
+    units = [UNITS.get(str(u), (profile.unit, 1.0)) for u in out["unit"]]
+    factor = np.asarray([f for _, f in units], dtype=np.float64)
+    same = np.asarray([kind == profile.unit for kind, _ in units], dtype=bool)
+    out["weight"] = weight / factor
+    out[column] = np.where(same, weight, np.nan)
+    return out
 
 
 def sampled(bundle: Bundle) -> SampledProfile:

@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from perfview.core.model.errors import is_partial
+
 
 @dataclass
 class RankReduction:
@@ -35,6 +37,12 @@ class RankReduction:
     # contributors (step, category, name, ns: CRITICAL_TOP per step)
     critical_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     critical: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the rank's file was cut short (only part of it loaded): such a rank is
+        marked in the job tables and left out of straggler scoring."""
+        return any(is_partial(w) for w in self.warnings)
 
 
 @dataclass(frozen=True)

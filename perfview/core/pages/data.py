@@ -129,12 +129,18 @@ class OpsData:
 
 
 def display_allocations(allocs: pd.DataFrame) -> pd.DataFrame:
-    """Allocation rows as shown: blanks (not -1) for unfreed blocks, freed as yes/no."""
+    """Allocation rows as shown: blanks (not -1) for unfreed blocks, freed as yes/no.
+
+    Frees are paired by address; a row without one (2021 traces record no "Addr") says
+    "not recorded" with a blank address: "no" would claim the block was never freed.
+    """
     out = allocs.copy()
     freed = out["freed"].to_numpy(dtype=bool)
+    known = out["addr"].to_numpy(dtype=np.int64) != 0
     for col in ("free_ts_ns", "lifetime_ns"):
         out[col] = out[col].astype("float64").where(freed)
-    out["freed"] = np.where(freed, "yes", "no")
+    out["freed"] = np.where(freed, "yes", np.where(known, "no", "not recorded"))
+    out["addr"] = out["addr"].astype("Int64").where(known)
     return out
 
 

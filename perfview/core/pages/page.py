@@ -66,6 +66,10 @@ class Page:
     # one-rank job and prints the "job" table (a per-file table, if any, is the window's).
     across_ranks: bool = False
     edited: EditedTableFn | None = None  # the table under `--edit` edits; None: takes none
+    # One sentence: the window and definition of a figure whose meaning is not obvious (idle,
+    # overlap), shown as the page's caption and printed by `summary --view`, so a user who
+    # checks with another tool (HTA) sees why the numbers differ.
+    definition: str = ""
 
 
 @dataclass(frozen=True)

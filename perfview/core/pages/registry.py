@@ -229,6 +229,7 @@ PAGES: dict[str, Page] = {
             },
             has_data=pred.any_of(pred.has_comm, pred.is_job),
             across_ranks=True,
+            definition=streams.OVERLAP_DEFINITION,
         ),
         Page(
             "stragglers",
@@ -255,6 +256,7 @@ PAGES: dict[str, Page] = {
             "per GPU stream: idle waiting on the host (nothing queued), on other work, other",
             {"trace": lambda b: streams.idle_table(pred.timeline(b))},
             has_data=pred.has_gpu,
+            definition=streams.IDLE_DEFINITION,
         ),
         Page(
             "critical-path",

@@ -43,6 +43,26 @@ DEFAULT_VIEWS: dict[str, str] = {
 }
 
 
+def shown_counts(counts: dict[str, int]) -> list[tuple[str, int, str]]:
+    """A bundle's nonzero counts as (name, number, note) for a header or status line.
+
+    A trace's loader counts complete and B/E slices (`slices`) apart from async ones
+    (`async`); the SQL `slices` table holds both, so the shown `slices` is their sum, noted
+    with how many are async, and matches `SELECT count(*) FROM slices`. (The JSON output keeps
+    the loader's counts as they are.)
+    """
+    out: list[tuple[str, int, str]] = []
+    folded = "slices" in counts and counts.get("async", 0) > 0
+    for name, value in counts.items():
+        if not value or (folded and name == "async"):
+            continue
+        if folded and name == "slices":
+            out.append((name, int(value) + int(counts["async"]), f"{counts['async']:,} async"))
+        else:
+            out.append((name, int(value), ""))
+    return out
+
+
 def default_view(bundle: Bundle) -> str:
     """The view to show first for this bundle's format (the first view with data only for a
     format without a default: asking every view whether it has data costs a pass each)."""
@@ -103,6 +123,7 @@ __all__ = [
     "available_views",
     "column_unit",
     "default_view",
+    "shown_counts",
     "summarize",
     "views_for",
 ]

@@ -67,7 +67,8 @@ class _Interner:
         """Id of one frame dict (-1: not a dict, skipped)."""
         if not isinstance(f, dict):
             return -1
-        fk = (str(f.get("name", "")), str(f.get("filename", "")), _int(f.get("line")))
+        fk = (_text(f.get("name"), "frame name"), _text(f.get("filename"), "frame file"),
+              _int(f.get("line")))  # fmt: skip
         fid = self.frame_ids.get(fk)
         if fid is None:
             fid = self.frame_ids[fk] = len(self.frame_ids)
@@ -94,13 +95,38 @@ class _Interner:
         return offsets, flat
 
 
+def _text(value: Any, what: str) -> str:
+    """A text field as is ("" when missing). Anything else is refused, never `str()`-ed: a
+    list of shared references (a "billion laughs" pickle) would take forever to print."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, int | float):  # bounded: a number prints in a few characters
+        return str(value)
+    raise LoadError(
+        f"a {what} is not text ({type(value).__name__}); it is not a real CUDA memory snapshot"
+    )
+
+
 def _int(value: Any) -> int:
-    """An int64-safe integer from a field (missing, bool, text, nan, inf → 0; huge → clamped)."""
-    if isinstance(value, float) and math.isfinite(value):
+    """An int64 integer from a field (missing, bool, text → 0). A number int64 cannot hold
+    (above 2**63, NaN, infinite) is refused: clamped, it turned into wrong (negative) totals."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise LoadError(
+                f"it holds a size or address that is not a number ({value}); int64 columns "
+                "cannot hold it, so the snapshot is damaged"
+            )
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         return 0
-    return max(min(value, 2**63 - 1), -(2**63))
+    if not -(2**63) <= value < 2**63:
+        raise LoadError(
+            f"it holds a size or address beyond the int64 range ({value:.3e}); the snapshot "
+            "is damaged"
+        )
+    return value
 
 
 def _segments(raw: list[Any], intern: _Interner) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -120,7 +146,7 @@ def _segments(raw: list[Any], intern: _Interner) -> tuple[pd.DataFrame, pd.DataF
                 _int(seg.get("active_size")),
                 _int(seg.get("requested_size")),
                 _int(seg.get("stream")),
-                str(seg.get("segment_type", "")),
+                _text(seg.get("segment_type"), "segment type"),
                 bool(seg.get("is_expandable", False)),
                 intern.stack(seg.get("frames")),
             )
@@ -135,7 +161,7 @@ def _segments(raw: list[Any], intern: _Interner) -> tuple[pd.DataFrame, pd.DataF
                         _int(blk.get("address")),
                         _int(blk.get("size")),
                         _int(blk.get("requested_size")),
-                        str(blk.get("state", "")),
+                        _text(blk.get("state"), "block state"),
                         intern.stack(blk.get("frames")),
                     )
                 )
@@ -161,11 +187,13 @@ _INT_COLUMNS_BLK = {
 
 
 def _int_column(values: list[Any]) -> np.ndarray:
-    """int64 column from raw field values; a bad value (missing, float, huge) becomes 0/clamped."""
-    try:
-        return np.asarray(values, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        return np.asarray([_int(v) for v in values], dtype=np.int64)
+    """int64 column from raw field values (missing or text: 0; see `_int` for the rest)."""
+    if not any(type(v) is float for v in values):  # numpy would cast 1e30 silently
+        try:
+            return np.asarray(values, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return np.asarray([_int(v) for v in values], dtype=np.int64)
 
 
 def _traces(raw: Any, intern: _Interner, progress: Progress) -> tuple[pd.DataFrame, bool]:
@@ -197,7 +225,7 @@ def _traces(raw: Any, intern: _Interner, progress: Progress) -> tuple[pd.DataFra
         {
             "device": np.asarray(device, dtype=np.int64),
             "seq": np.asarray(seq, dtype=np.int64),
-            "action": pd.Categorical([str(a) if a is not None else "" for a in cols["action"]]),
+            "action": pd.Categorical([_text(a, "trace action") for a in cols["action"]]),
             "addr": _int_column(cols["addr"]),
             "size_bytes": _int_column(cols["size"]),
             "stream": _int_column(cols["stream"]),
@@ -254,6 +282,6 @@ def snapshot_from_data(
         stack_offsets=offsets,
         stack_frames=flat,
         has_time=has_time,
-        keys=[str(k) for k in data],
+        keys=[_text(k, "top-level key") for k in data],
         allocator_settings=settings if isinstance(settings, dict) else {},
     )

@@ -316,6 +316,7 @@ def _read_with_memray_here(path: Path, version: int, progress: Progress) -> Memr
         meta={
             "version": version,
             "records": int(meta.total_allocations),
+            "header_records": int(meta.total_allocations),
             "peak_bytes": int(meta.peak_memory),
             "command_line": str(meta.command_line),
             "pid": int(meta.pid),
@@ -325,6 +326,23 @@ def _read_with_memray_here(path: Path, version: int, progress: Progress) -> Memr
             "end_ns": int(meta.end_time.timestamp() * 1e9),
             "reader": "memray",
         },
+    )
+
+
+def _note_truncation(bundle: Bundle, cap: MemrayCapture) -> None:
+    """Say what a capture cut short lost: memray's header counts the records it wrote, the
+    replay counts those it read (the trace loader says as much of a truncated trace). The
+    duration then ends at the last memory snapshot replayed, not at the header's end time."""
+    wrote, read = int(cap.meta.get("header_records", 0)), int(cap.meta.get("records", 0))
+    if not wrote or read >= wrote:
+        return  # complete, or a header memray never finished (its count is 0)
+    if len(cap.memory):
+        last = int(cap.memory["ts_ns"].max()) - int(cap.meta["start_ns"])
+        bundle.duration_ns = max(min(bundle.duration_ns, last), 0)
+    bundle.warnings.append(
+        f"the capture is cut short: {read:,} of {wrote:,} records replayed "
+        f"({read * 100.0 / wrote:.1f} %); peak, leaks and totals cover only the first "
+        f"{bundle.duration_ns / 1e9:.2f} s"
     )
 
 
@@ -341,6 +359,7 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
     bundle.memray = cap
     bundle.tree = memray_views.site_tree(cap, cap.peak)
     bundle.duration_ns = max(cap.meta["end_ns"] - cap.meta["start_ns"], 0)
+    _note_truncation(bundle, cap)
     if cap.meta["native_traces"] and cap.meta.get("reader") == "perfview":
         bundle.warnings.append(
             "recorded with native traces, read without memray: the stacks show Python frames "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfview import readahead
+from perfview.core.model.errors import GZIP_CORRUPT, GZIP_ENDS_EARLY
 
 if TYPE_CHECKING:  # at run time neither: the scanner's imports stay free of pandas
     from perfview.core.model.progress import Progress
@@ -159,7 +160,7 @@ def _inflate(
         chunk = fh.read(CHUNK)
         if not chunk:
             if not dec.eof and wrote:
-                return "the gzip stream ends early; loaded what was decompressed"
+                return GZIP_ENDS_EARLY
             return ""
         try:
             data = dec.decompress(chunk)
@@ -172,7 +173,7 @@ def _inflate(
                 from perfview.core.model.errors import LoadError
 
                 raise LoadError("the gzip file is corrupt") from None
-            return "the gzip stream is corrupt; loaded what was decompressed before the damage"
+            return GZIP_CORRUPT
         if data:
             write(data)
             wrote = True

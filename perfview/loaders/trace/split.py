@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
-from perfview.core.model.errors import LoadError
+from perfview.core.model.errors import LoadError, truncated_after
 
 _WS = b" \t\r\n"
 _MAX_REPAIR_TRIES = 200
@@ -128,9 +128,7 @@ def _parse_array(
             return events, []
         if not tail.strip(_WS):
             return events, ["the event array is not closed (chrome://tracing accepts this)"]
-        return events, [
-            f"the file is truncated after {len(events):,} events; loaded what was complete"
-        ]
+        return events, [truncated_after(len(events))]
     raise LoadError("it is not valid JSON (no complete event could be read)")
 
 

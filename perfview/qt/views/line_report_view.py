@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from perfview.core.analysis.profile_tables import entry_rows, growth_increments
 from perfview.core.model import LineReport
 from perfview.core.model.units import format_bytes
 from perfview.qt.document import Document, Selection
@@ -34,6 +35,10 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 HEADERS = ("Line #", "Mem usage", "Increment", "Occurrences", "Line Contents")
 LINE, MEM, INC, OCC, CONTENT = range(len(HEADERS))
 RAW_ROLE = Qt.ItemDataRole.UserRole + 1
+ENTRY_TIP = (
+    "memory_profiler's Increment on a function's first line is the memory when the function "
+    "was entered (a baseline, not growth), so it is not coloured or counted as growth"
+)
 
 
 def heat_color(increment: float, scale: float) -> QColor | None:
@@ -54,12 +59,15 @@ class LineReportModel(QAbstractTableModel):
         self._font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._rows = pd.DataFrame()
         self._scale = 0.0
+        self._entry = np.zeros(0, dtype=bool)
         self.set_rows(rows if rows is not None else pd.DataFrame())
 
     def set_rows(self, rows: pd.DataFrame) -> None:
         self.beginResetModel()
         self._rows = rows.reset_index(drop=True)
-        inc = rows["increment_bytes"].to_numpy(np.float64) if len(rows) else np.zeros(0)
+        growth = growth_increments(self._rows) if len(rows) else pd.Series(dtype=np.float64)
+        self._entry = entry_rows(self._rows) if len(rows) else np.zeros(0, dtype=bool)
+        inc = growth.to_numpy(np.float64)
         finite = np.abs(inc[np.isfinite(inc)])
         self._scale = float(finite.max()) if len(finite) else 0.0
         self.endResetModel()
@@ -97,7 +105,11 @@ class LineReportModel(QAbstractTableModel):
             text = format_bytes(value, digits=4)
             return f"+{text}" if column == INC and value > 0 else text
         if role == Qt.ItemDataRole.BackgroundRole and column == INC:
+            if self._entry[row]:  # a baseline, not growth: not on the heat scale
+                return None
             return heat_color(self._raw(row, INC), self._scale)
+        if role == Qt.ItemDataRole.ToolTipRole and column == INC and self._entry[row]:
+            return ENTRY_TIP
         if role == Qt.ItemDataRole.FontRole and column in (LINE, CONTENT):
             return self._font
         if role == Qt.ItemDataRole.TextAlignmentRole and column != CONTENT:
@@ -194,7 +206,7 @@ class LineReportView(QWidget):
 
     def _summarise(self, rows: pd.DataFrame) -> None:
         mem = rows["mem_bytes"].to_numpy(np.float64)
-        inc = rows["increment_bytes"].to_numpy(np.float64)
+        inc = growth_increments(rows).to_numpy(np.float64)
         if not len(rows) or not np.isfinite(mem).any():
             self.summary.setText(f"{len(rows)} lines, none executed")
             return

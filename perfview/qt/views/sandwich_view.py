@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 from PySide6 import QtCore, QtWidgets
 
+from perfview.core.analysis.profile_tables import function_labels
 from perfview.core.model import CallTree, PstatsProfile
 from perfview.core.model.units import format_ns
 from perfview.qt.document import Document, Selection
 
+_FUNCTION_ID = QtCore.Qt.ItemDataRole.UserRole
 _RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
 
 
@@ -88,8 +90,9 @@ class SandwichView(QtWidgets.QWidget):
             callers, callees = callers_callees(self.profile, fid)
             self._fill_pstats(self.callers, callers)
             self._fill_pstats(self.callees, callees)
+            label = str(function_labels(self.profile.functions.iloc[[fid]]).iloc[0])
             self.title.setText(
-                f"<b>{_html(name)}</b> — exact, from cProfile's caller/callee records"
+                f"<b>{_html(label)}</b> — exact, from cProfile's caller/callee records"
             )
         elif self.tree is not None:
             from perfview.core.analysis.calltree import callers_callees_tree
@@ -115,7 +118,11 @@ class SandwichView(QtWidgets.QWidget):
         self.callees.setRowCount(0)
 
     def _fill(
-        self, table: QtWidgets.QTableWidget, headers: list[str], rows: list[list[str]]
+        self,
+        table: QtWidgets.QTableWidget,
+        headers: list[str],
+        rows: list[list[str]],
+        ids: list[int] | None = None,
     ) -> None:
         table.setColumnCount(len(headers))
         table.setHorizontalHeaderLabels(headers)
@@ -125,20 +132,26 @@ class SandwichView(QtWidgets.QWidget):
                 item = QtWidgets.QTableWidgetItem(text)
                 if j:
                     item.setTextAlignment(_RIGHT)
+                elif ids is not None:
+                    item.setData(_FUNCTION_ID, ids[i])
                 table.setItem(i, j, item)
 
     def _fill_pstats(self, table: QtWidgets.QTableWidget, frame: pd.DataFrame) -> None:
+        """Rows named `file:line(function)` like `pstats.print_callees`, each keeping its
+        function id: the bare name is ambiguous (a script's many `<module>`s)."""
+        frame = frame.iloc[:500]
         rows = [
             [str(f), f"{int(n):,}", format_ns(int(tt)), format_ns(int(ct))]
             for f, n, tt, ct in zip(
-                frame["function"],
+                frame["label"],
                 frame["ncalls"],
                 frame["tottime_ns"],
                 frame["cumtime_ns"],
                 strict=True,
             )
-        ][:500]
-        self._fill(table, ["Function", "Calls", "Own time", "Cumulative"], rows)
+        ]
+        ids = [int(i) for i in frame["id"]]
+        self._fill(table, ["Function", "Calls", "Own time", "Cumulative"], rows, ids)
 
     def _fill_tree(self, table: QtWidgets.QTableWidget, frame: pd.DataFrame) -> None:
         rows = [
@@ -154,12 +167,16 @@ class SandwichView(QtWidgets.QWidget):
         first = table.item(item.row(), 0) if table is not None else None
         if first is None:
             return
+        fid = first.data(_FUNCTION_ID)
+        function_id = int(fid) if fid is not None else None
         name = first.text()
+        if function_id is not None and self.profile is not None:
+            name = str(self.profile.functions["function"].iloc[function_id])
         self.function_activated.emit(name)
         if self.document is not None:
             kind = "function" if self.profile is not None else "node"
-            self.document.select(Selection(kind=kind, name=name, source=self))
-        self.show_function(name)
+            self.document.select(Selection(kind=kind, name=name, function=function_id, source=self))
+        self.show_function(name, function_id)
 
 
 def _html(text: str) -> str:

@@ -73,6 +73,7 @@ class TableView(QWidget):
         id_selection: bool = False,
         stretch_column: str | None = None,
         names: pd.Series | None = None,
+        caption: str = "",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -132,6 +133,12 @@ class TableView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(bar)
+        # The figures' definition, where a user reads them (idle, overlap: see the page).
+        self.caption = QLabel(caption, self)
+        self.caption.setWordWrap(True)
+        self.caption.setVisible(bool(caption))
+        self.caption.setContentsMargins(4, 0, 4, 0)
+        layout.addWidget(self.caption)
         layout.addWidget(self.table, 1)
         self._update_count()
 

@@ -337,8 +337,9 @@ def make_report() -> LineReport:
 def test_lines_table_orders() -> None:
     report = make_report()
     by_inc = aggregate.lines_table(report)
-    assert by_inc["line"].tolist() == [2, 1, 10, 11, 3]  # never-ran line last
-    assert by_inc["function"].tolist()[:2] == ["f", "f"]
+    # Growth first, then each function's entry line (a baseline), the never-ran line last.
+    assert by_inc["line"].tolist() == [2, 11, 1, 10, 3]
+    assert by_inc["function"].tolist()[:2] == ["f", "g"]
     source = aggregate.lines_table(report, order="source")
     assert source["line"].tolist() == [1, 2, 3, 10, 11]
     with pytest.raises(ValueError, match="order"):

@@ -1,8 +1,9 @@
 """Several runs per side: the rank statistics, and the verdicts on recorded cProfile runs.
 
-The fixtures (tests/data/diff/runs, from scripts/fixtures/make_runs_fixtures.py) are 5 runs per side of
-one pipeline; each function's work varies ±3 % from run to run. In `b_*` the function `parse`
-(a quarter of the run) does 30 % more work, in `c_*` the function `checksum` (3 % of the run);
+The fixtures (tests/data/diff/runs, from scripts/fixtures/make_runs_fixtures.py) are 5 runs per
+side of one pipeline; each function's work varies ±3 % from run to run. In `b_*` the function
+`parse` (a quarter of the run) does 30 % more work, in `c_*` the function `checksum` (3 % of
+the run);
 `a_6`..`a_10` are more runs of the baseline, recorded interleaved with the others.
 """
 

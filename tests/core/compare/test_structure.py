@@ -1,6 +1,6 @@
 """Structural alignment of two torch traces (tests/data/diff/structure, from
-scripts/fixtures/make_structure_fixtures.py): the candidate inserts `aten::tanh` after the ReLU in each
-of its two forward passes, and nothing else differs in the program."""
+scripts/fixtures/make_structure_fixtures.py): the candidate inserts `aten::tanh` after the ReLU
+in each of its two forward passes, and nothing else differs in the program."""
 
 from __future__ import annotations
 

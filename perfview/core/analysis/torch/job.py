@@ -127,6 +127,19 @@ def _loader_warnings(reductions: list[RankReduction]) -> list[str]:
     return [*lines[: MAX_LOADER_WARNINGS - 1], f"… {rest} more loader warnings ({ranks} ranks)"]
 
 
+def _partial(reductions: list[RankReduction]) -> list[str]:
+    """One line naming the ranks whose file was cut short (before the loaders' many notes)."""
+    cut = [r for r in reductions if r.partial]
+    if not cut:
+        return []
+    names = ", ".join(f"rank {r.rank} ({Path(r.path).name})" for r in cut[:8])
+    more = f" and {len(cut) - 8} more" if len(cut) > 8 else ""
+    return [
+        f"partial ranks (file cut short, only part loaded): {names}{more}; "
+        "left out of straggler scoring"
+    ]
+
+
 def _missing(reductions: list[RankReduction], failures: list[RankFailure]) -> list[str]:
     sizes = {r.world_size for r in reductions if r.world_size}
     if not sizes:
@@ -182,6 +195,7 @@ def assemble(results: list[RankReduction | RankFailure]) -> Job:
     warnings = [f"cannot open {Path(f.path).name}: {f.reason}" for f in failures]
     warnings += _assign_ranks(reductions)
     reductions.sort(key=lambda r: r.rank)
+    warnings += _partial(reductions)
     warnings += _loader_warnings(reductions)
     warnings += _missing(reductions, failures)
     offsets, clock = align_clocks(reductions)

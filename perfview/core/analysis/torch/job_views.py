@@ -202,9 +202,13 @@ def stragglers_table(job: Job) -> pd.DataFrame:
 
     times_last: collectives (with 2+ ranks) it reached last; mean_lateness_ns: mean of its
     arrival - the first arrival; straggler_score: mean lateness / mean arrival skew of the same
-    collectives (1 = always the last by the whole skew, 0 = always first).
+    collectives (1 = always the last by the whole skew, 0 = always first). partial: the rank's
+    file was cut short; it is left out of the matching and its score is NaN (listed last).
     """
     arr = match(job)
+    partial = {r.rank for r in job.ranks if r.partial}
+    if len(arr) and partial:  # a rank cut short looks late for the wrong reason: not scored
+        arr = arr[~arr["rank"].isin(partial)]
     multi = arr[arr.groupby("instance")["rank"].transform("size") >= 2] if len(arr) else arr
     stats = pd.DataFrame(index=pd.Index([r.rank for r in job.ranks], name="rank"))
     if len(multi):
@@ -233,12 +237,18 @@ def stragglers_table(job: Job) -> pd.DataFrame:
             "mean_lateness_ns": np.round(late_v).astype(I64),
             "straggler_score": np.where(skew_v > 0, late_v / np.where(skew_v > 0, skew_v, 1), 0.0),
             "step_mean_ns": [step_mean[r] for r in stats.index],
+            "partial": [r in partial for r in stats.index],
         }
     )
+    rows["straggler_score"] = rows["straggler_score"].where(~rows["partial"])
     cols = ["rank", "times_last", "collectives", "mean_lateness_ns", "straggler_score",
-            "step_mean_ns"]  # fmt: skip
+            "step_mean_ns", "partial"]  # fmt: skip
     out = rows[cols]
-    out = out.sort_values(["straggler_score", "times_last", "rank"], ascending=[False, False, True])
+    out = out.sort_values(
+        ["straggler_score", "times_last", "rank"],
+        ascending=[False, False, True],
+        na_position="last",
+    )
     return out.reset_index(drop=True)
 
 
@@ -318,13 +328,14 @@ def ranks_table(job: Job) -> pd.DataFrame:
                 "overlap_pct": t.get("overlap_ns", 0) * 100.0 / comm if comm else np.nan,
                 "collectives": len(red.comms),
                 "clock_offset_ns": int(job.offsets.get(red.rank, 0)),
+                "partial": red.partial,
             }
         )
     out = pd.DataFrame(rows)
     if not len(out):
         return pd.DataFrame({c: pd.Series([], dtype=object) for c in ("rank", "file", "steps")})
     out["gpu_util_pct"] = out["gpu_busy_pct"]  # the name the single-file ranks view uses
-    mean = out["step_mean_ns"].where(out["steps"] > 0)
+    mean = out["step_mean_ns"].where((out["steps"] > 0) & ~out["partial"])  # not cut short
     out["slowest"] = (mean == mean.max()) & mean.notna()
     fastest = mean.min()
     out["vs_fastest_pct"] = (
@@ -332,7 +343,8 @@ def ranks_table(job: Job) -> pd.DataFrame:
     )
     late = stragglers_table(job).set_index("rank")
     out["times_last"] = out["rank"].map(late["times_last"]).fillna(0).astype(I64)
-    out["straggler_score"] = out["rank"].map(late["straggler_score"]).fillna(0.0)
+    score = out["rank"].map(late["straggler_score"])
+    out["straggler_score"] = score.where(out["partial"], score.fillna(0.0))  # NaN: not scored
     return out.reset_index(drop=True)
 
 

@@ -33,6 +33,7 @@ from perfview.core.analysis.torch.common import (
     step_rows,
 )
 from perfview.core.analysis.torch.findings import Finding
+from perfview.core.analysis.torch.overview import TRITON_MIN_CAPABILITY, cuda_capability
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_ns
 
@@ -70,6 +71,24 @@ INDEX_OPS = frozenset(
         "tensor",
     )
 )
+# What only an element-by-element loop does: read or write one element (or row) at a time.
+# The reshaping and allocating ops of INDEX_OPS (unsqueeze, view, empty…) are as common in a
+# batched program's loop body, so they alone do not make a loop element-wise.
+ELEMENT_OPS = frozenset(
+    f"aten::{n}"
+    for n in (
+        "select",
+        "index",
+        "index_put_",
+        "item",
+        "_local_scalar_dense",
+        "copy_",
+        "fill_",
+        "unbind",
+        "scalar_tensor",
+    )
+)
+ELEMENT_NUMEL = 256  # a loop body whose arithmetic runs on bigger tensors is batched
 ELEMENTWISE_RE = re.compile(
     r"^aten::(?:mul|add|sub|rsub|div|pow|neg|exp|exp2|expm1|log|log1p|log2|tanh|sigmoid|relu"
     r"|gelu|silu|sin|cos|sqrt|rsqrt|abs|clamp|clamp_min|clamp_max|maximum|minimum|where|erf"
@@ -149,8 +168,25 @@ def _lane_op_span(tl: Timeline, rows: np.ndarray, lane: np.ndarray, which: int) 
     return float(end.max() - ts.min()) if len(ts) else 0.0
 
 
+def _batched(shapes: pd.Series, rows: np.ndarray, names: np.ndarray) -> bool:
+    """True when recorded shapes show the loop's arithmetic on whole tensors (median first
+    input above ELEMENT_NUMEL elements): small, repeated operators, but not element-wise.
+    False when no shapes were recorded (the pattern alone decides then)."""
+    arith = np.asarray([n not in INDEX_OPS for n in names], dtype=bool)
+    dims = _first_dims(_text_at(shapes, rows[arith]))
+    sizes = [
+        int(np.prod([int(d) for d in text[1:-1].split(",") if d.strip().lstrip("-").isdigit()]))
+        for text in dims
+        if text
+    ]
+    return bool(sizes) and float(np.median(sizes)) > ELEMENT_NUMEL
+
+
 def python_loop(tl: Timeline) -> Finding | None:
-    """Thousands of tiny top-level ops repeating a short sequence, filling a step or function."""
+    """Thousands of tiny top-level ops repeating a short sequence that reads or writes single
+    elements (`ELEMENT_OPS`), filling a step or function; not when recorded shapes show the
+    sequence's arithmetic on whole tensors (a batched program's loop is small, not
+    element-wise)."""
     ev = tl.events
     rows = _top_ops(tl)
     if len(rows) < MANY_TINY_OPS:
@@ -170,7 +206,9 @@ def python_loop(tl: Timeline) -> Finding | None:
         names = _names(tl, r)
         p = _period(pd.factorize(names)[0])
         pattern = _pattern(names, p) if p else []
-        if mean > TINY_OP_NS or not p or not INDEX_OPS.intersection(pattern):
+        if mean > TINY_OP_NS or not p or not ELEMENT_OPS.intersection(pattern):
+            continue
+        if _batched(ev["shape"], r[: 64 * p], names[: 64 * p]):
             continue
         span = float(ts[r[-1]] + dur[r[-1]] - ts[r[0]])
         whole = float(dur[c]) if c >= 0 else _lane_op_span(tl, rows, lane, which)
@@ -256,6 +294,21 @@ def _kernels_of(tl: Timeline, ops: np.ndarray) -> np.ndarray:
     return np.asarray(links["gpu_row"].to_numpy(dtype=I64)[top >= 0], dtype=I64)
 
 
+FUSE_WITH_COMPILE = "Fuse them: torch.compile the function (torch.jit.script on older code)"
+
+
+def fuse_advice(tl: Timeline, advice: str) -> str:
+    """`advice` (which names torch.compile), or what to do instead where it cannot run:
+    torch.compile's GPU backend (Triton) refuses NVIDIA GPUs below compute capability 7.0."""
+    gpu = cuda_capability(tl)
+    if gpu is None or gpu[1] >= TRITON_MIN_CAPABILITY:
+        return advice
+    return (
+        "Fuse small ops by hand or with torch.jit.script (torch.compile's GPU backend, Triton, "
+        f"needs compute capability 7.0+; {gpu[0]} is {gpu[1]:.1f})"
+    )
+
+
 def unfused_chains(tl: Timeline) -> Finding | None:
     """Back-to-back element-wise ops on the same shape taking ≥ CHAIN_PCT of the window."""
     ev = tl.events
@@ -294,7 +347,7 @@ def unfused_chains(tl: Timeline) -> Finding | None:
         "element-wise operators"
         f"{f' on {dims}' if dims else ''} ({len(ops):,} operators, {format_ns(time)}, "
         f"{pct:.0f} % of the window), e.g. {pattern}. Each reads and writes the whole tensor."
-        f"{gpu} Fuse them: torch.compile the function (torch.jit.script on older code)."
+        f"{gpu} {fuse_advice(tl, FUSE_WITH_COMPILE)}."
     )
     return Finding("Chains of unfused element-wise operators",
                    "high" if pct >= 40 else "medium", evidence, "chained_ew_pct", pct,
@@ -370,4 +423,4 @@ def host_syncs(tl: Timeline) -> Finding | None:
                    site)  # fmt: skip
 
 
-__all__ = ["host_syncs", "python_loop", "unfused_chains"]
+__all__ = ["fuse_advice", "host_syncs", "python_loop", "unfused_chains"]

@@ -92,6 +92,32 @@ def devices_table(timeline: Timeline) -> pd.DataFrame:
     return out
 
 
+TRITON_MIN_CAPABILITY = 7.0  # torch.compile's GPU backend refuses older NVIDIA GPUs
+TF32_MIN_CAPABILITY = 8.0  # TF32 and bf16 tensor cores arrived with Ampere
+
+
+def cuda_capability(timeline: Timeline) -> tuple[str, float] | None:
+    """(name, compute capability) of the oldest NVIDIA GPU the trace ran work on.
+
+    Advice that depends on the hardware (TF32/bf16 need 8.0, fp16 tensor cores and
+    torch.compile's Triton backend 7.0) must hold on every GPU used, so the oldest one
+    decides. None when the trace is not CUDA or records no capability.
+    """
+    devices = devices_table(timeline)
+    used = devices[devices["used"]]
+    if not len(used) or str(used["backend"].iat[0]) not in ("CUDA", "GPU"):
+        return None
+    known = [
+        (float(cap), str(name))
+        for cap, name in zip(used["compute_capability"], used["name"], strict=True)
+        if str(cap).replace(".", "", 1).isdigit()
+    ]
+    if not known:
+        return None
+    cap, name = min(known)
+    return name, cap
+
+
 def _intervals(timeline: Timeline, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ev = timeline.events
     ts = ev["ts"].to_numpy(dtype=I64)[mask]
@@ -209,8 +235,11 @@ def utilization_table(timeline: Timeline) -> pd.DataFrame:
 
 __all__ = [
     "BREAKDOWN",
+    "TF32_MIN_CAPABILITY",
+    "TRITON_MIN_CAPABILITY",
     "StepStats",
     "category_intervals",
+    "cuda_capability",
     "devices_table",
     "step_stats",
     "steps_table",

@@ -31,8 +31,21 @@ from perfview.core.analysis.torch.common import (
 from perfview.core.analysis.torch.critical_path.path import path_or_enclosing
 from perfview.core.analysis.torch.findings import SEVERITIES, Finding
 from perfview.core.analysis.torch.kernels import GEMM_RE, TENSOR_CORE_RE
-from perfview.core.analysis.torch.loops import MAX_ROWS, host_syncs, python_loop, unfused_chains
-from perfview.core.analysis.torch.overview import devices_table, steps_table, utilization_table
+from perfview.core.analysis.torch.loops import (
+    MAX_ROWS,
+    fuse_advice,
+    host_syncs,
+    python_loop,
+    unfused_chains,
+)
+from perfview.core.analysis.torch.overview import (
+    TF32_MIN_CAPABILITY,
+    TRITON_MIN_CAPABILITY,
+    cuda_capability,
+    devices_table,
+    steps_table,
+    utilization_table,
+)
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
 
@@ -117,7 +130,8 @@ def launch_overhead(tl: Timeline) -> Finding | None:
     evidence = (
         f"{len(k):,} kernels, median {format_ns(median)}; CPU launch/runtime calls took "
         f"{format_ns(runtime)} for {format_ns(float(k.sum()))} of kernel time "
-        f"(ratio {ratio:.2f}). Fuse small ops (torch.compile), use CUDA graphs or bigger batches."
+        f"(ratio {ratio:.2f}). {fuse_advice(tl, 'Fuse small ops (torch.compile)')}, use "
+        "CUDA graphs or bigger batches."
     )
     return Finding("Many tiny kernels / launch overhead", "medium", evidence,
                    "median_kernel_ns", median, TINY_KERNEL_NS)  # fmt: skip
@@ -158,8 +172,8 @@ def fp32_matmuls(tl: Timeline) -> Finding | None:
     used = devices[devices["used"]]
     if len(used) and str(used["backend"].iat[0]) not in ("CUDA", "GPU"):
         return None  # tensor-core kernel names and the TF32 switch are NVIDIA's
-    caps = [float(c) for c in used["compute_capability"] if c.replace(".", "").isdigit()]
-    if caps and max(caps) < 7.0:
+    gpu = cuda_capability(tl)
+    if gpu is not None and gpu[1] < TRITON_MIN_CAPABILITY:
         return None  # no tensor cores to use
     pct = float(dur[plain].sum()) * 100.0 / total
     if not pct > FP32_GEMM_PCT:
@@ -173,10 +187,23 @@ def fp32_matmuls(tl: Timeline) -> Finding | None:
     names = "; ".join(str(n)[:60] for n in top.index[:3])
     evidence = (
         f"{pct:.1f} % of kernel time is matrix-multiply kernels without tensor-core markers "
-        f"(e.g. {names}). Enable TF32 (torch.backends.cuda.matmul.allow_tf32 / "
-        "torch.set_float32_matmul_precision('high')) or autocast to bf16/fp16."
+        f"(e.g. {names}). "
     )
-    return Finding("FP32 matmuls where TF32/bf16 would do", "medium", evidence,
+    title = "FP32 matmuls where TF32/bf16 would do"
+    if gpu is not None and gpu[1] < TF32_MIN_CAPABILITY:  # Volta/Turing: fp16 tensor cores only
+        title = "FP32 matmuls where fp16 autocast would use tensor cores"
+        evidence += (
+            f"{gpu[0]} (compute capability {gpu[1]:.1f}) has fp16 tensor cores but no TF32 or "
+            "bf16 (those need 8.0+): autocast to fp16 (torch.autocast('cuda', "
+            "dtype=torch.float16) with a GradScaler)."
+        )
+    else:
+        evidence += (
+            "Enable TF32 (torch.backends.cuda.matmul.allow_tf32 / "
+            "torch.set_float32_matmul_precision('high')) or autocast to bf16/fp16"
+            + (" (TF32 and bf16 need compute capability 8.0+)." if gpu is None else ".")
+        )
+    return Finding(title, "medium", evidence,
                    "fp32_gemm_pct", pct, FP32_GEMM_PCT,
                    tuple(int(r) for r in np.flatnonzero(plain)[:MAX_ROWS]))  # fmt: skip
 

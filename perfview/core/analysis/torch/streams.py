@@ -39,6 +39,23 @@ from perfview.core.model import Timeline
 
 OUTLIER_IQR = 3.0
 
+# What the idle and overlap pages state under their tables (and `summary --view` prints):
+# the window and the definition, and how HTA's figures for the same file differ.
+IDLE_DEFINITION = (
+    "Idle is measured per GPU stream over the analysis window (every ProfilerStep, else the "
+    "whole trace), the gaps before the first and after the last activity included, and each "
+    "gap is split at the launch of the activity after it (host wait before, kernel wait after); "
+    "HTA's idle-time breakdown leaves out the last ProfilerStep, sums only the gaps between "
+    "consecutive activities and calls a whole gap host wait when the launch came after the "
+    "previous activity ended, so its figures are lower."
+)
+OVERLAP_DEFINITION = (
+    "Overlap is measured per device over the analysis window (every ProfilerStep, else the "
+    "whole trace) as the share of collective-kernel time during which another kernel of the "
+    "device runs; HTA's comm_comp_overlap takes the same share but leaves out the last "
+    "ProfilerStep and rounds times to whole microseconds."
+)
+
 
 def covered_length(starts: np.ndarray, ends: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Length of the (merged: sorted, disjoint) intervals' union lying before each point x."""
@@ -230,6 +247,8 @@ def launch_delay_table(tl: Timeline) -> pd.DataFrame:
 
 
 __all__ = [
+    "IDLE_DEFINITION",
+    "OVERLAP_DEFINITION",
     "covered_length",
     "idle_table",
     "launch_delay_table",

@@ -206,6 +206,7 @@ def capture(s: State) -> MemrayCapture:
         meta={
             "version": h.version,
             "records": int(s.st[K.RECORDS]),
+            "header_records": int(h.n_records),  # what memray wrote: more when cut short
             "peak_bytes": int(s.st[K.PEAK]),
             "command_line": h.command_line,
             "pid": h.pid,

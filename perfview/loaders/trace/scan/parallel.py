@@ -33,6 +33,7 @@ import msgspec
 import numpy as np
 
 from perfview.core.analysis import ancestors, nesting
+from perfview.core.model.errors import truncated_after
 from perfview.loaders.trace import idmerge
 from perfview.loaders.trace import kernels as build_kernels
 from perfview.loaders.trace.assemble import ARG_PC, assemble
@@ -275,7 +276,7 @@ def _truncation(buf: Text, ranges: list[_Range], stop: int) -> str | None:
     tail = bytes(buf[stop:]).strip(_WS + b",")
     if not tail:
         return "the event array is not closed (chrome://tracing accepts this)"
-    return f"the file is truncated after {n:,} events; loaded what was complete"
+    return truncated_after(n)
 
 
 def _split(buf: Text, start: int, threads: int) -> list[_Range]:

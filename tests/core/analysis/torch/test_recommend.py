@@ -25,7 +25,7 @@ def test_resnet50_2021_findings() -> None:
     ]
     assert pageable.value == len(copies) == 12
     assert "12 Memcpy HtoD" in pageable.evidence
-    fp32 = found["FP32 matmuls where TF32/bf16 would do"]  # V100, sgemm kernels
+    fp32 = found["FP32 matmuls where fp16 autocast would use tensor cores"]  # V100 (7.0), sgemm
     assert fp32.value > recommend.FP32_GEMM_PCT
     assert "sgemm" in fp32.evidence
     tiny = found["Many tiny kernels / launch overhead"]
