@@ -114,7 +114,8 @@ def test_unrelated_files_do_not_make_a_job(
     code = cli.main(["summary", str(tmp_path), "--view", "stragglers", "--workers", "1"])
     _, err = capsys.readouterr()
     assert code == 2
-    assert "is not a multi-rank job" in err and "\n" not in err.strip()
+    assert "is not a multi-rank job" in err
+    assert "\n" not in err.strip()
 
 
 def test_a_multi_rank_folder_still_opens_as_a_job(
