@@ -12,8 +12,10 @@ never become a job (they state no ranks, so the run is not one, see `Run.is_job`
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import zlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +53,28 @@ def worker_of(name: str) -> tuple[str, int | None]:
     return match["worker"], stamp_ns(match["stamp"])
 
 
+def is_whole(path: Path) -> bool:
+    """Whether a trace file is complete, not still being written: its JSON closes (the last
+    byte that is not white space is `}` or `]`) and, gzipped, its stream ends. Reads the file
+    once, in pieces (a gzip stream's end is only known at its end)."""
+    try:
+        with open(path, "rb") as f:
+            if path.suffix == ".gz":
+                inflate = zlib.decompressobj(wbits=31)
+                tail = b""
+                while chunk := f.read(1 << 20):
+                    out = inflate.decompress(chunk)
+                    tail = (tail + out)[-64:]
+                    if inflate.eof:
+                        break
+                return inflate.eof and tail.rstrip()[-1:] in (b"}", b"]")
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - 64))
+            return f.read().rstrip()[-1:] in (b"}", b"]")
+    except (OSError, zlib.error, gzip.BadGzipFile):
+        return False
+
+
 def _run(root: Path, folder: Path, names: list[str]) -> Run:
     groups: dict[str, list[Span]] = {}
     for name in names:
@@ -64,9 +88,12 @@ def _run(root: Path, folder: Path, names: list[str]) -> Run:
     return Run(rel, folder, workers)
 
 
-def find_runs(root: str | Path) -> list[Run]:
+def find_runs(root: str | Path, pending: list[Path] | None = None) -> list[Run]:
     """Every folder under `root` (itself included) holding trace files, by path; hidden folders
-    and symbolic links to folders are not followed. LoadError when there is none."""
+    and symbolic links to folders are not followed. LoadError when there is none.
+
+    With `pending` (a live folder), a file that is not whole yet (`is_whole`) is left out and
+    added to `pending` instead: it is read once the training has finished writing it."""
     top = Path(root)
     if not top.is_dir():
         raise LoadError(f"{root} is not a folder")
@@ -75,13 +102,16 @@ def find_runs(root: str | Path) -> list[Run]:
     for here, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         traces = sorted(f for f in files if TRACE_RE.search(f) and not f.startswith("."))
+        if pending is not None:
+            pending += [Path(here, f) for f in traces if not is_whole(Path(here, f))]
+            traces = [f for f in traces if Path(here, f) not in pending]
         seen += len(traces)
         if seen > MAX_FILES:
             raise LoadError(f"{root} holds more than {MAX_FILES:,} trace files: open one run")
         if traces:
             runs.append(_run(top, Path(here), traces))
-    if not runs:
-        raise LoadError(f"{root} holds no .json / .json.gz trace files, at any depth")
+    if not runs and not pending:
+        raise LoadError(f"{root} holds no .json / .json.gz trace files")
     return runs
 
 
@@ -134,20 +164,32 @@ def runs_table(runs: Sequence[Run], results: dict[Path, Result]) -> pd.DataFrame
 
 
 def open_logdir(
-    root: str | Path, workers: int | None = None, progress: Progress | None = None
+    root: str | Path,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    *,
+    live: bool = False,
+    known: dict[Path, Result] | None = None,
 ) -> LogDir:
-    """Find the runs under `root`, parse and reduce every span (cached), rank the workers."""
-    runs = find_runs(root)
+    """Find the runs under `root`, parse and reduce every span (cached), rank the workers.
+
+    `live`: leave out the files still being written (`LogDir.pending`); `known`: the spans
+    already read (a re-read of a live folder parses only the new files)."""
+    pending: list[Path] | None = [] if live else None
+    runs = find_runs(root, pending)
     files = [p for run in runs for p in run.files]
-    outcomes = run_local(files, workers, progress)
-    results = dict(zip(files, outcomes, strict=True))
+    have = known or {}
+    todo = [p for p in files if p not in have]
+    results = {p: have[p] for p in files if p in have}
+    results.update(zip(todo, run_local(todo, workers, progress) if todo else [], strict=True))
+    outcomes = [results[p] for p in files]
     runs = [Run(r.name, r.path, tuple(_ranked(w, results) for w in r.workers)) for r in runs]
     failures = [
         f"cannot open {Path(r.path).name}: {r.reason}"
         for r in outcomes
         if isinstance(r, RankFailure)
     ]
-    return LogDir(Path(root), runs, runs_table(runs, results), failures, results)
+    return LogDir(Path(root), runs, runs_table(runs, results), failures, results, pending or [])
 
 
 def pooled(spans: list[RankReduction], order: int) -> RankReduction:
@@ -193,6 +235,7 @@ def run_job(run: Run, results: dict[Path, Result]) -> Job:
 __all__ = [
     "HANDLER_NAME",
     "find_runs",
+    "is_whole",
     "open_logdir",
     "pooled",
     "run_job",

@@ -78,6 +78,8 @@ class LogDir:
     failures: list[str] = field(default_factory=list)
     # Every span's reduction (or why it failed), by path: what a run's job is assembled from.
     results: dict[Path, RankReduction | RankFailure] = field(default_factory=dict, repr=False)
+    # Files still being written when the folder was read (a live folder): read once whole.
+    pending: list[Path] = field(default_factory=list)
 
 
 __all__ = ["RUNS_COLUMNS", "LogDir", "Run", "Span", "Worker"]
