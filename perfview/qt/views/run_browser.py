@@ -108,6 +108,7 @@ class RunBrowser(QWidget):
         self.tree = QTreeWidget(self)
         self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setAlternatingRowColors(True)
+        self.tree.header().setStretchLastSection(False)  # numbers beside their labels
         self.tree.itemActivated.connect(lambda item, _col: self.open_item(item))
         self.tree.currentItemChanged.connect(lambda *_: self._enable())
         self.open_button = QPushButton("Open", self)
