@@ -69,7 +69,12 @@ def add_parser(subparsers: Any) -> None:
         description=f"Compare run B against baseline A. Views: {views}.",
     )
     p.add_argument("a", metavar="A", help="baseline run")
-    p.add_argument("b", metavar="B", help="new run")
+    p.add_argument("b", metavar="B", nargs="?", help="new run")
+    p.add_argument(
+        "--spans",
+        action="store_true",
+        help="with one log directory A: each worker's step time over its spans (no B)",
+    )
     p.add_argument("--view", choices=list(diff_views.VIEWS), help="default: the format's first")
     p.add_argument("--metric", help="metric to sort and gate on (default: the view's own)")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
@@ -98,8 +103,12 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load both files, compare, print, and apply the gate; returns the exit status."""
-    from perfview import job_cli  # two folders of rank traces compare as jobs
+    from perfview import job_cli, logdir_cli  # folders of traces compare as runs
 
+    if args.spans:
+        return logdir_cli.run_span_diff(args)
+    if args.b is None:
+        raise CliError("diff needs two runs, A and B (or one log directory and --spans)")
     if job_cli.is_job_source(args.a) or job_cli.is_job_source(args.b):
         return run_job_diff(args)
     bundle_a = load_bundle(args.a)

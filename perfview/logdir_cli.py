@@ -10,6 +10,8 @@ cycle). So
     perfview summary LOG/RUN              a multi-rank run: the job views (ranks, stragglers, …)
                                           with each worker's spans pooled; any other run: `runs`
     perfview diff LOG/RUN_A LOG/RUN_B     two runs, worker by worker, spans pooled
+    perfview diff LOG --spans             each worker's mean step time over its spans, across
+                                          runs: the change from its previous and first span
 
 A folder of per-rank traces (a job) reads exactly as before: one worker per rank file.
 """
@@ -130,4 +132,24 @@ def run_logdir(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["RUNS_VIEW", "default_view", "job_run", "logdir_document", "open_run", "run_logdir"]
+def run_span_diff(args: argparse.Namespace) -> int:
+    """`perfview diff LOGDIR --spans`: the trend of each worker over its spans."""
+    from perfview.jobs.logdir import span_trend
+
+    if args.b is not None:
+        raise CliError("--spans reads one log directory: perfview diff LOGDIR --spans")
+    logdir = _open(args.a)
+    table = span_trend(logdir)
+    write_summary(logdir_document(logdir), "spans", table, args.top, args.format, sys.stdout)
+    return 0
+
+
+__all__ = [
+    "RUNS_VIEW",
+    "default_view",
+    "job_run",
+    "logdir_document",
+    "open_run",
+    "run_logdir",
+    "run_span_diff",
+]

@@ -192,6 +192,34 @@ def open_logdir(
     return LogDir(Path(root), runs, runs_table(runs, results), failures, results, pending or [])
 
 
+TREND_COLUMNS = [
+    "worker", "run", "span", "file", "started", "steps", "step_mean_ns", "vs_previous_pct",
+    "vs_first_pct",
+]  # fmt: skip
+
+
+def span_trend(logdir: LogDir) -> pd.DataFrame:
+    """Each worker's mean step time over its spans, across runs, in start order, with the
+    change from its previous span and from its first (`perfview diff LOGDIR --spans`).
+
+    A worker is followed by its rank when its traces state one, else by its name; when every
+    run is one process, that process is one worker through all runs (its PID changes from run
+    to run). Spans without steps are left out (nothing to compare)."""
+    table = logdir.table[logdir.table["steps"] > 0].copy()
+    one_each = all(len(run.workers) == 1 for run in logdir.runs)
+    names = table["worker"].astype(str)
+    ranks = table["rank"].astype("string")
+    key = names.where(table["rank"].isna(), "rank " + ranks.fillna(""))
+    table["worker"] = "the process" if one_each else key
+    table = table.sort_values(["worker", "started_ns"], kind="stable")
+    mean = table.groupby("worker", sort=False)["step_mean_ns"]
+    prev = mean.shift(1)
+    first = mean.transform("first")
+    table["vs_previous_pct"] = (table["step_mean_ns"] - prev) * 100.0 / prev
+    table["vs_first_pct"] = (table["step_mean_ns"] - first) * 100.0 / first
+    return table[TREND_COLUMNS].reset_index(drop=True)
+
+
 def pooled(spans: list[RankReduction], order: int) -> RankReduction:
     """One worker's spans as one reduction: steps and collectives concatenated, totals summed,
     from the first span's start to the last span's end (a lone span is returned as it is)."""
@@ -240,6 +268,7 @@ __all__ = [
     "pooled",
     "run_job",
     "runs_table",
+    "span_trend",
     "stamp_ns",
     "worker_of",
 ]

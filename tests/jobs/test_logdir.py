@@ -168,3 +168,27 @@ def test_a_log_directory_of_several_runs_is_no_side_of_a_diff(
     _, err = capsys.readouterr()
     assert code == 2
     assert "log directory of 2 runs" in err
+
+
+def test_diff_spans_follows_the_process_over_spans_and_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    doc = _json(capsys, "diff", str(LOGDIR), "--spans")
+    rows = doc["rows"]
+    files = sorted(LOGDIR.glob("*/*.pt.trace.json.gz"))  # the stamps order them like their names
+    assert [r["file"] for r in rows] == [f.name for f in files]
+    assert {r["worker"] for r in rows} == {"the process"}  # one process per run: one series
+    means = [float(np.mean(step_durations_ns(f))) for f in files]
+    assert [r["step_mean_ns"] for r in rows] == pytest.approx(means, abs=2)
+    assert rows[0]["vs_previous_pct"] is None
+    for i in range(1, len(rows)):
+        want = (means[i] - means[i - 1]) * 100 / means[i - 1]
+        assert rows[i]["vs_previous_pct"] == pytest.approx(want, rel=1e-6)
+        assert rows[i]["vs_first_pct"] == pytest.approx(
+            (means[i] - means[0]) * 100 / means[0], rel=1e-6
+        )
+
+
+def test_diff_needs_two_runs_or_spans(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["diff", str(LOGDIR)]) == 2
+    assert "diff needs two runs" in capsys.readouterr().err
