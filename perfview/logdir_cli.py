@@ -26,23 +26,13 @@ from typing import Any
 
 from perfview.cli_common import CliError, cannot_open, internal_failure, write_summary
 from perfview.core.analysis.torch.job import document
-from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.job import Job
 from perfview.core.model.logdir import LogDir, Run
 from perfview.core.pages import summary
+from perfview.jobs.logdir import logdir_document
 
 RUNS_VIEW = "runs"
-
-
-def logdir_document(logdir: LogDir) -> Bundle:
-    """The log directory as a document (format "logdir"): the `runs` page reads it."""
-    spans = len(logdir.table)
-    counts = {"runs": len(logdir.runs), "spans": spans}
-    return Bundle(
-        format="logdir", path=logdir.root, counts=counts, warnings=[*logdir.failures],
-        logdir=logdir,
-    )  # fmt: skip
 
 
 def _open(folder: str, workers: int | None = None) -> LogDir:
@@ -148,7 +138,6 @@ __all__ = [
     "RUNS_VIEW",
     "default_view",
     "job_run",
-    "logdir_document",
     "open_run",
     "run_logdir",
     "run_span_diff",

@@ -25,6 +25,7 @@ import pandas as pd
 
 from perfview.core.analysis.torch.job import EPOCH_2001_NS, assemble
 from perfview.core.analysis.torch.ranks import TRACE_RE
+from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.job import Job, RankFailure, RankReduction
 from perfview.core.model.logdir import RUNS_COLUMNS, LogDir, Run, Span, Worker
@@ -220,6 +221,15 @@ def span_trend(logdir: LogDir) -> pd.DataFrame:
     return table[TREND_COLUMNS].reset_index(drop=True)
 
 
+def logdir_document(logdir: LogDir) -> Bundle:
+    """The log directory as a document (format "logdir"): the `runs` page reads it."""
+    counts = {"runs": len(logdir.runs), "spans": len(logdir.table)}
+    return Bundle(
+        format="logdir", path=logdir.root, counts=counts, warnings=[*logdir.failures],
+        logdir=logdir,
+    )  # fmt: skip
+
+
 def pooled(spans: list[RankReduction], order: int) -> RankReduction:
     """One worker's spans as one reduction: steps and collectives concatenated, totals summed,
     from the first span's start to the last span's end (a lone span is returned as it is)."""
@@ -264,6 +274,7 @@ __all__ = [
     "HANDLER_NAME",
     "find_runs",
     "is_whole",
+    "logdir_document",
     "open_logdir",
     "pooled",
     "run_job",

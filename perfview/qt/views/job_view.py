@@ -173,8 +173,7 @@ def open_job_task(folder: Path) -> Task:
     """A Task (not started) that opens `folder` → a PreparedJob when it is one multi-rank run
     (each worker's spans pooled), else a PreparedLogDir for the run browser (the documents
     hold per-file reductions only, never every rank's events)."""
-    from perfview.jobs.logdir import open_logdir, run_job
-    from perfview.logdir_cli import logdir_document
+    from perfview.jobs.logdir import logdir_document, open_logdir, run_job
 
     def work(progress: Progress) -> PreparedJob | PreparedLogDir:
         progress(0.02, "parsing traces in worker processes")
