@@ -192,3 +192,26 @@ def test_diff_spans_follows_the_process_over_spans_and_runs(
 def test_diff_needs_two_runs_or_spans(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["diff", str(LOGDIR)]) == 2
     assert "diff needs two runs" in capsys.readouterr().err
+
+
+def test_a_file_being_written_is_not_whole(tmp_path: Path) -> None:
+    from perfview.jobs.logdir import is_whole
+
+    whole = next((LOGDIR / "run1").iterdir())
+    data = whole.read_bytes()
+    assert is_whole(whole)
+    half = tmp_path / "run" / "vm_1.1795828099000.pt.trace.json.gz"
+    half.parent.mkdir()
+    half.write_bytes(data[: len(data) // 2])
+    assert not is_whole(half)
+    plain = tmp_path / "run" / "vm_1.1795828099001.pt.trace.json"
+    text = gzip.decompress(data)
+    plain.write_bytes(text[: len(text) - 40])
+    assert not is_whole(plain)
+    shutil.copy(whole, tmp_path / "run" / whole.name)
+    pending: list[Path] = []
+    (run,) = find_runs(tmp_path, pending)
+    assert sorted(pending) == sorted([half, plain])  # left for later, not read early
+    assert [s.path.name for w in run.workers for s in w.spans] == [whole.name]
+    plain.write_bytes(text)
+    assert is_whole(plain)
