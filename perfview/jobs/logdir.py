@@ -12,14 +12,14 @@ never become a job (they state no ranks, so the run is not one, see `Run.is_job`
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -55,24 +55,24 @@ def worker_of(name: str) -> tuple[str, int | None]:
 
 
 def is_whole(path: Path) -> bool:
-    """Whether a trace file is complete, not still being written: its JSON closes (the last
-    byte that is not white space is `}` or `]`) and, gzipped, its stream ends. Reads the file
-    once, in pieces (a gzip stream's end is only known at its end)."""
+    """Whether a trace file is complete, not still being written: gzipped, its stream ends
+    (the writer adds the trailer when it closes the file); plain, its JSON parses whole
+    (validated by msgspec without building it: a file cut after an event's `}` still fails).
+    Reads the file once, in pieces for a gzip stream."""
     try:
         with open(path, "rb") as f:
             if path.suffix == ".gz":
                 inflate = zlib.decompressobj(wbits=31)
-                tail = b""
                 while chunk := f.read(1 << 20):
-                    out = inflate.decompress(chunk)
-                    tail = (tail + out)[-64:]
+                    inflate.decompress(chunk, 1 << 16)
+                    while inflate.unconsumed_tail and not inflate.eof:
+                        inflate.decompress(inflate.unconsumed_tail, 1 << 16)
                     if inflate.eof:
-                        break
-                return inflate.eof and tail.rstrip()[-1:] in (b"}", b"]")
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - 64))
-            return f.read().rstrip()[-1:] in (b"}", b"]")
-    except (OSError, zlib.error, gzip.BadGzipFile):
+                        return True
+                return False
+            msgspec.json.decode(f.read(), type=msgspec.Raw)
+            return True
+    except (OSError, zlib.error, msgspec.DecodeError):
         return False
 
 
@@ -89,12 +89,15 @@ def _run(root: Path, folder: Path, names: list[str]) -> Run:
     return Run(rel, folder, workers)
 
 
-def find_runs(root: str | Path, pending: list[Path] | None = None) -> list[Run]:
+def find_runs(
+    root: str | Path, pending: list[Path] | None = None, whole: Collection[Path] = ()
+) -> list[Run]:
     """Every folder under `root` (itself included) holding trace files, by path; hidden folders
     and symbolic links to folders are not followed. LoadError when there is none.
 
     With `pending` (a live folder), a file that is not whole yet (`is_whole`) is left out and
-    added to `pending` instead: it is read once the training has finished writing it."""
+    added to `pending` instead: it is read once the training has finished writing it. Files
+    in `whole` were read already and are not checked again."""
     top = Path(root)
     if not top.is_dir():
         raise LoadError(f"{root} is not a folder")
@@ -104,7 +107,11 @@ def find_runs(root: str | Path, pending: list[Path] | None = None) -> list[Run]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         traces = sorted(f for f in files if TRACE_RE.search(f) and not f.startswith("."))
         if pending is not None:
-            pending += [Path(here, f) for f in traces if not is_whole(Path(here, f))]
+            pending += [
+                Path(here, f)
+                for f in traces
+                if Path(here, f) not in whole and not is_whole(Path(here, f))
+            ]
             traces = [f for f in traces if Path(here, f) not in pending]
         seen += len(traces)
         if seen > MAX_FILES:
@@ -177,9 +184,9 @@ def open_logdir(
     `live`: leave out the files still being written (`LogDir.pending`); `known`: the spans
     already read (a re-read of a live folder parses only the new files)."""
     pending: list[Path] | None = [] if live else None
-    runs = find_runs(root, pending)
-    files = [p for run in runs for p in run.files]
     have = known or {}
+    runs = find_runs(root, pending, have.keys())
+    files = [p for run in runs for p in run.files]
     todo = [p for p in files if p not in have]
     results = {p: have[p] for p in files if p in have}
     results.update(zip(todo, run_local(todo, workers, progress) if todo else [], strict=True))
