@@ -90,3 +90,25 @@ def test_new_spans_appear_once_whole(qtbot: Any, tmp_path: Path) -> None:
     assert view.span_items()[-1].text(0).endswith(target.name)
     assert "1 new span(s) written" in view.heading.text()
     assert len(view.trend.values) == 3
+
+
+def test_a_job_run_of_the_log_directory_opens_as_a_job(qtbot: Any, tmp_path: Path) -> None:
+    from perfview.qt.views.job_view import JobView
+    from tests.conftest import sample
+
+    ranks = sample("ranks/hta_sampled_2of128")
+    shutil.copytree(ranks, tmp_path / "log" / "ddp")
+    shutil.copytree(LOGDIR / "run1", tmp_path / "log" / "run1")
+    window = _window(qtbot, tmp_path)
+    view = _open(qtbot, window, tmp_path / "log")
+    job_item = view.tree.topLevelItem(0)
+    assert job_item.text(0) == "ddp (job of 2 ranks)"
+    assert [job_item.child(i).text(1) for i in range(job_item.childCount())] == ["0", "1"]
+    view.tree.setCurrentItem(job_item)
+    assert view.open_button.isEnabled()
+    with qtbot.waitSignal(view.folder_opened) as opened:
+        view.open_button.click()
+    assert opened.args == [str(tmp_path / "log" / "ddp")]
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), JobView), timeout=60000)
+    job_view = window.tabs.currentWidget()
+    assert [int(r.rank) for r in job_view.job.ranks] == [0, 1]
