@@ -36,6 +36,7 @@ class PageTab:
     name: str
     title: str
     table: str | None = None
+    widget: str | None = None  # the GUI's builder key for this page in this kind of document
 
 
 def kind_of(bundle: Bundle) -> Kind | None:
@@ -72,7 +73,7 @@ def _tabs_for(bundle: Bundle) -> list[PageTab]:
         page = PAGES[tab.page]
         if shows(page, bundle):
             table = tab.page if tab.table and bundle.format in page.tables else None
-            out.append(PageTab(tab.page, tab.title or page.title, table))
+            out.append(PageTab(tab.page, tab.title or page.title, table, tab.widget or page.widget))
     return out
 
 
