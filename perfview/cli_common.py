@@ -142,7 +142,7 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         if pd.api.types.is_bool_dtype(series):
             columns[str(col)] = [bool(v) for v in series.tolist()]
         elif pd.api.types.is_integer_dtype(series):
-            columns[str(col)] = [int(v) for v in series.tolist()]
+            columns[str(col)] = [None if v is pd.NA else int(v) for v in series.tolist()]
         elif pd.api.types.is_float_dtype(series):
             columns[str(col)] = [None if not math.isfinite(v) else v for v in series.tolist()]
         else:

@@ -78,6 +78,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("a", metavar="A", nargs="?", help="baseline run")
     p.add_argument("b", metavar="B", nargs="?", help="new run")
     p.add_argument(
+        "--spans",
+        action="store_true",
+        help="with one log directory A: each worker's step time over its spans (no B)",
+    )
+    p.add_argument(
         "--baseline", nargs="+", metavar="RUN", help="several baseline runs (files, folders, globs)"
     )
     p.add_argument(
@@ -124,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
     """Load both files, compare, print, and apply the gate; returns the exit status."""
     if args.baseline or args.candidate:
         return compare_runs_cli.run(args, run_two)
+    if args.spans and args.a is not None:  # one log directory: its spans' trend
+        from perfview import logdir_cli
+
+        return logdir_cli.run_span_diff(args)
     if args.a is None or args.b is None:
         raise CliError("diff needs two runs (A B) or several: --baseline A1 A2 … --candidate B1 …")
     return run_two(args)

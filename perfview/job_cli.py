@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perfview import logdir_cli
 from perfview.cli_common import CliError, cannot_open, internal_failure, write_summary
 from perfview.core.analysis.torch.job import Job, document
 from perfview.core.model import Bundle
@@ -57,6 +58,8 @@ def _open(args: argparse.Namespace, sources: list[str]) -> Job:
 
 def run_job(args: argparse.Namespace) -> int:
     """Open the job, build the view's table and print it like any other summary."""
+    if not getattr(args, "more", []) and not args.cluster and os.path.isdir(args.file):
+        return logdir_cli.run_logdir(args)
     view = args.view or summary.DEFAULT_VIEWS["job"]
     names = summary.views_for("job")
     if view not in names:
@@ -96,8 +99,12 @@ def summary_parts(doc: Bundle) -> tuple[Bundle, dict[str, Any]]:
 
 
 def open_side(source: str) -> Job:
+    """One side of `perfview diff`: a run folder's workers (their spans pooled), or the files
+    of a glob as ranks."""
     from perfview.jobs import open_job
 
+    if os.path.isdir(source):
+        return logdir_cli.open_run(source)
     try:
         return open_job([source])
     except LoadError as exc:

@@ -214,13 +214,14 @@ class MainWindow(QMainWindow):
 
     def open_folder_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(
-            self, "Open a folder of per-rank traces", self.settings.last_folder()
+            self, "Open a log directory or a folder of per-rank traces", self.settings.last_folder()
         )
         if folder:
             self.open_folder(folder)
 
     def open_folder(self, folder: str | Path) -> Task:
-        """Open `folder` as a multi-rank job in the background; its Job tab comes when ready."""
+        """Open `folder` in the background: one multi-rank run as a Job tab, any other log
+        directory (runs, workers, spans) in a run browser; the tab comes when ready."""
         from perfview.qt.views.job_view import JobOpening
 
         opening = JobOpening(folder, self)
@@ -232,9 +233,15 @@ class MainWindow(QMainWindow):
         return opening.start()
 
     def _add_job_tab(self, view: Any) -> None:
-        """Show a job's view (job_view.JobView) in a tab; a rank it asks for opens as a file."""
+        """Show a job's view (job_view.JobView) or a log directory's run browser in a tab; a
+        rank or span it asks for opens as a file, a job run as a Job tab, two spans compared."""
+        from perfview.qt.views.run_browser import RunBrowser
+
         self.tabs_controller.add_tab(view, view.tab_title, str(view.document.path))
         view.rank_opened.connect(self.open_path_on)
+        if isinstance(view, RunBrowser):
+            view.folder_opened.connect(self.open_folder)
+            view.compare_requested.connect(self.open_compare)
 
     def open_path_on(self, path: str | Path, page: str) -> None:
         """Open `path` like any file, then show its page `page` (a job's rank: its Timeline)."""

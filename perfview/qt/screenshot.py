@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
@@ -20,8 +20,18 @@ from PySide6.QtWidgets import QApplication
 from perfview.core.model.errors import LoadError
 from perfview.documents import workspace as ws
 from perfview.qt import deferred
-from perfview.qt.document_tab import DocumentTab
 from perfview.qt.main_window import MainWindow
+
+
+class Shootable(Protocol):
+    """What a screenshot plan reads: a document tab, or a folder's view (`FolderTab`)."""
+
+    def view_names(self) -> list[str]: ...
+
+    def show_view(self, name: str) -> Any: ...
+
+
+Plan = Callable[[Shootable], list[tuple[str, Path]]]
 
 SETTLE_ROUNDS = 3
 
@@ -64,7 +74,7 @@ class ScreenshotJob(QObject):
         self,
         window: MainWindow,
         path: str | Path,
-        outputs: Callable[[DocumentTab], list[tuple[str, Path]]],
+        outputs: Plan,
         *,
         log: Callable[[str], None] | None = None,
     ) -> None:
@@ -77,12 +87,8 @@ class ScreenshotJob(QObject):
         self.code: int | None = None
 
     def start(self) -> None:
-        if self.path.is_dir():  # a job opens as a Job tab, never a document: no picture comes
-            self.log(
-                f"perfview: cannot take a screenshot of {self.path}: it is a folder of rank "
-                "traces (open it in the window, or use `perfview summary FOLDER`)"
-            )
-            self._done(2)
+        if self.path.is_dir():  # a Job tab or a run browser, not a document (FolderTab)
+            self._open_folder()
             return
         if self.path.suffix == ws.SUFFIX and not self._workspace_opens():
             self._done(2)
@@ -108,11 +114,19 @@ class ScreenshotJob(QObject):
             return False
         return True
 
+    def _open_folder(self) -> None:
+        from perfview.qt.views.job_view import JobOpening
+
+        task = self.window.open_folder(self.path)
+        task.failed.connect(lambda message: self._on_failed(str(self.path), message))
+        for opening in self.window.findChildren(JobOpening):  # after the window's own slot
+            opening.opened.connect(lambda view: self._on_opened(FolderTab(view)))
+
     def _on_failed(self, path: str, message: str) -> None:
         self.log(f"perfview: cannot open {path}: {message}")
         self._done(2)
 
-    def _on_opened(self, tab: DocumentTab) -> None:
+    def _on_opened(self, tab: Shootable) -> None:
         if self.code is not None:
             return
         try:
@@ -124,7 +138,7 @@ class ScreenshotJob(QObject):
         # Grab on the next event-loop turns so the new tab is laid out and painted first.
         QTimer.singleShot(0, lambda: self._shoot(tab, plan))
 
-    def _shoot(self, tab: DocumentTab, plan: list[tuple[str, Path]]) -> None:
+    def _shoot(self, tab: Shootable, plan: list[tuple[str, Path]]) -> None:
         for view, out in plan:
             tab.show_view(view)
             if not grab(self.window, out):
@@ -140,10 +154,27 @@ class ScreenshotJob(QObject):
             self.finished.emit(code)
 
 
-def single(out: str | Path, view: str | None) -> Callable[[DocumentTab], list[tuple[str, Path]]]:
+class FolderTab:
+    """A folder's view (a Job tab's `JobView`, a log directory's `RunBrowser`) seen as a
+    document tab by the screenshot plans: its pages by name, one brought to front."""
+
+    def __init__(self, view: Any) -> None:
+        self.view = view
+
+    def view_names(self) -> list[str]:
+        names = getattr(self.view, "page_names", None)
+        return list(names()) if names is not None else ["runs"]
+
+    def show_view(self, name: str) -> None:
+        show = getattr(self.view, "show_page", None)
+        if show is not None:
+            show(name)
+
+
+def single(out: str | Path, view: str | None) -> Plan:
     """Plan for `--screenshot OUT [--view VIEW]`: one picture of VIEW (default: the first)."""
 
-    def plan(tab: DocumentTab) -> list[tuple[str, Path]]:
+    def plan(tab: Shootable) -> list[tuple[str, Path]]:
         names = tab.view_names()
         if not names:
             raise ValueError("this file has no views to show")
@@ -155,10 +186,10 @@ def single(out: str | Path, view: str | None) -> Callable[[DocumentTab], list[tu
     return plan
 
 
-def every(outdir: str | Path, stem: str) -> Callable[[DocumentTab], list[tuple[str, Path]]]:
+def every(outdir: str | Path, stem: str) -> Plan:
     """Plan for scripts/fixtures/screenshots.py: OUTDIR/STEM-VIEW.png for every view of the file."""
 
-    def plan(tab: DocumentTab) -> list[tuple[str, Path]]:
+    def plan(tab: Shootable) -> list[tuple[str, Path]]:
         return [
             (n, Path(outdir) / f"{safe_name(stem)}-{safe_name(n)}.png") for n in tab.view_names()
         ]
@@ -169,7 +200,7 @@ def every(outdir: str | Path, stem: str) -> Callable[[DocumentTab], list[tuple[s
 def run(
     window: MainWindow,
     path: str | Path,
-    outputs: Callable[[DocumentTab], list[tuple[str, Path]]],
+    outputs: Plan,
 ) -> tuple[int, list[Path]]:
     """Open `path`, take the planned screenshots, return (exit code, files written).
 

@@ -319,16 +319,19 @@ def test_screenshot_entry_point(qtbot: object, tmp_path: Path) -> None:
     )
 
 
-def test_screenshot_of_a_folder_is_refused_not_waited_for(
+def test_screenshot_of_a_folder_shows_its_runs_or_says_why_not(
     qtbot: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A folder opens as a Job tab, never as a document: the screenshot says so and exits."""
+    """A folder opens as a run browser (or a Job tab): its picture, or one sentence and 2."""
     from perfview.qt.app import main
 
     (tmp_path / "job").mkdir()
     assert main(["--screenshot", str(tmp_path / "z.png"), str(tmp_path / "job")]) == 2
     assert not (tmp_path / "z.png").exists()
-    assert "is a folder of rank traces" in capsys.readouterr().err
+    assert "holds no .json / .json.gz trace files" in capsys.readouterr().err
+    logdir = Path(__file__).resolve().parents[1] / "data" / "tb_logdir"
+    assert main(["--screenshot", str(tmp_path / "runs.png"), str(logdir)]) == 0
+    assert (tmp_path / "runs.png").stat().st_size > 0
 
 
 def test_shortcuts_are_unique_and_standard(window: MainWindow) -> None:

@@ -19,14 +19,24 @@ import pandas as pd
 from perfview.core.model import schema
 
 # Every kind of file perfview reads; `Bundle.format` and each loader's NAME is one of them,
-# except "job": a folder (or glob, or several files) of per-rank traces, opened by `perfview.jobs`.
+# except "job": a folder (or glob, or several files) of per-rank traces, opened by `perfview.jobs`,
+# and "logdir": a profile log directory's runs, workers and spans (`perfview.jobs.logdir`).
 Format = Literal[
-    "pstats", "trace", "mprof", "memprof_text", "cuda_snapshot", "memray", "sampled", "job"
+    "pstats",
+    "trace",
+    "mprof",
+    "memprof_text",
+    "cuda_snapshot",
+    "memray",
+    "sampled",
+    "job",
+    "logdir",
 ]
 
 if TYPE_CHECKING:
     from perfview.core.model.cuda_memory import CudaSnapshot
     from perfview.core.model.job import Job
+    from perfview.core.model.logdir import LogDir
     from perfview.core.model.memray_model import MemrayCapture
 
 
@@ -205,6 +215,7 @@ class Bundle:
     cuda_snapshot: CudaSnapshot | None = None  # torch.cuda.memory._dump_snapshot() pickles
     memray: MemrayCapture | None = None  # memray run captures
     job: Job | None = None  # a multi-rank job: its per-rank reductions, never its events
+    logdir: LogDir | None = None  # a log directory: its runs, workers and spans
 
     @property
     def title(self) -> str:

@@ -17,6 +17,7 @@ from perfview.core.analysis.torch.common import comm_kernel_mask, step_rows
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.job import Job
+from perfview.core.model.logdir import LogDir
 from perfview.core.model.memray_model import MemrayCapture
 from perfview.core.pages import data as page_data
 from perfview.core.pages.page import HasData, Tables, ViewError
@@ -62,6 +63,12 @@ def job(bundle: Bundle) -> Job:
     if bundle.job is None:
         raise ViewError(f"{bundle.path} is not a multi-rank job")
     return bundle.job
+
+
+def logdir(bundle: Bundle) -> LogDir:
+    if bundle.logdir is None:
+        raise ViewError(f"{bundle.path} is not a profile log directory")
+    return bundle.logdir
 
 
 def has_history(bundle: Bundle) -> bool:

@@ -19,6 +19,7 @@ from perfview.core.analysis.torch import (
 from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch.critical_path import idle_gaps, path, what_if
 from perfview.core.analysis.torch.overview_table import overview_table
+from perfview.core.model.logdir import RUNS_COLUMNS
 from perfview.core.pages import predicates as pred
 from perfview.core.pages.page import Kind, Page, Tab
 
@@ -237,6 +238,14 @@ PAGES: dict[str, Page] = {
             "per rank, worst first: how often and how late it arrived",
             {"job": lambda b: job_views.stragglers_table(pred.job(b))},
             across_ranks=True,
+        ),
+        Page(
+            "runs",
+            "Runs",
+            "a profile log directory: per run, worker and span (one schedule cycle's file) "
+            "its start, steps and mean step time",
+            {"logdir": lambda b: pred.logdir(b).table[list(RUNS_COLUMNS)]},
+            widget=None,
         ),
         Page(
             "heatmap",
@@ -502,6 +511,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("job-timeline"),
         ),
     ),
+    Kind("logdir", pred.format_is("logdir"), (Tab("runs", table=True),)),
 )
 
 

@@ -27,6 +27,7 @@ FORMAT_PHRASES: dict[str, str] = {
     "memray": "a memray capture",
     "sampled": "a sampled profile",
     "job": "a multi-rank job",
+    "logdir": "a profile log directory",
 }
 
 
@@ -40,6 +41,7 @@ DEFAULT_VIEWS: dict[str, str] = {
     "memray": "allocations",
     "sampled": "functions",
     "job": "ranks",
+    "logdir": "runs",
 }
 
 

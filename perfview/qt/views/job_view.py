@@ -32,6 +32,7 @@ from perfview.core.pages import summary
 from perfview.qt.tasks import Task
 from perfview.qt.views.job_timeline import JobTimeline
 from perfview.qt.views.rank_heatmap import RankHeatmap
+from perfview.qt.views.run_browser import PreparedLogDir, RunBrowser
 from perfview.qt.views.table_view import TableView
 
 PLAIN: dict[str, Unit | None] = {
@@ -168,18 +169,23 @@ class JobView(QWidget):
 
 
 def open_job_task(folder: Path) -> Task:
-    """A Task (not started) that opens the job in `folder` → its PreparedJob (the document
-    holds the ranks' reductions only, never every rank's events)."""
-    from perfview.jobs import open_job
+    """A Task (not started) that opens `folder` → a PreparedJob when it is one multi-rank run
+    (each worker's spans pooled), else a PreparedLogDir for the run browser (the documents
+    hold per-file reductions only, never every rank's events)."""
+    from perfview.jobs.logdir import logdir_document, open_logdir, run_job
 
-    def work(progress: Progress) -> PreparedJob:
-        progress(0.02, "parsing ranks in worker processes")
-        job = open_job(
-            [folder],
-            progress=lambda done, total: progress(0.9 * done / total, f"{done}/{total} ranks"),
+    def work(progress: Progress) -> PreparedJob | PreparedLogDir:
+        progress(0.02, "parsing traces in worker processes")
+        logdir = open_logdir(
+            folder,
+            progress=lambda done, total: progress(0.9 * done / total, f"{done}/{total} traces"),
+            live=True,
         )
+        if len(logdir.runs) != 1 or not (logdir.runs[0].is_job or len(logdir.runs[0].files) == 1):
+            return PreparedLogDir(logdir_document(logdir))
+        run = logdir.runs[0]
         progress(0.95, "matching collectives across ranks")
-        return PreparedJob.of(document(job, folder))
+        return PreparedJob.of(document(run_job(run, logdir.results), folder))
 
     return Task(work, name=str(folder))
 
@@ -187,8 +193,9 @@ def open_job_task(folder: Path) -> Task:
 class JobOpening(QObject):
     """Opens `folder` as a job in the background and says how it went, touching no window.
 
-    `opened(JobView)`: the job's view, ready for a tab (`tab_title`; its `document.path` is the
-    folder). `failed(text, details)`: one sentence to show and the traceback behind it.
+    `opened(JobView | RunBrowser)`: the job's view, or a log directory's run browser, ready
+    for a tab (`tab_title`; its `document.path` is the folder). `failed(text, details)`: one
+    sentence to show and the traceback behind it.
     `task` is the background work, for a status bar's progress and Cancel; `status` says what
     it does. Not started: connect, then `start()`. It deletes itself once the task is done.
     """
@@ -199,7 +206,7 @@ class JobOpening(QObject):
     def __init__(self, folder: str | Path, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.folder = Path(folder)
-        self.status = f"Opening the ranks of {self.folder.name}…"
+        self.status = f"Opening the traces of {self.folder.name}…"
         self.task = open_job_task(self.folder)
         self.task.finished.connect(self._on_finished)
         self.task.failed.connect(self._on_failed)
@@ -209,8 +216,11 @@ class JobOpening(QObject):
         self.task.start()
         return self.task
 
-    def _on_finished(self, prepared: PreparedJob) -> None:
-        self.opened.emit(JobView(prepared))
+    def _on_finished(self, prepared: PreparedJob | PreparedLogDir) -> None:
+        if isinstance(prepared, PreparedLogDir):
+            self.opened.emit(RunBrowser(prepared))
+        else:
+            self.opened.emit(JobView(prepared))
 
     def _on_failed(self, message: str) -> None:
         text = f"perfview: cannot open {self.folder}: {message}"
