@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from perfview.loaders import cache, trace
+from perfview.loaders import trace
+from perfview.store import parsed_columns
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"
@@ -32,9 +33,9 @@ def test_eviction_leaves_folders_perfview_did_not_write(
     for folder in (theirs, lookalike):
         os.utime(folder, (1, 1))  # older than anything perfview wrote
     path = sample_copy(NCCL, tmp_path)
-    entry = cache.put(path, trace.load(path))
+    entry = parsed_columns.put(path, trace.load(path))
     assert entry is not None
-    cache.evict(limit=0)  # evict everything perfview may evict
+    parsed_columns.evict(limit=0)  # evict everything perfview may evict
     assert (theirs / "holiday.jpg").exists()
     assert (lookalike / "manifest.json").exists()
     assert not entry.exists()
