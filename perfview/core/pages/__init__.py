@@ -36,6 +36,7 @@ class PageTab:
     name: str
     title: str
     table: str | None = None
+    group: str = ""  # the navigation group it is shown in ("": an entry of its own)
 
 
 def kind_of(bundle: Bundle) -> Kind | None:
@@ -72,7 +73,8 @@ def _tabs_for(bundle: Bundle) -> list[PageTab]:
         page = PAGES[tab.page]
         if shows(page, bundle):
             table = tab.page if tab.table and bundle.format in page.tables else None
-            out.append(PageTab(tab.page, tab.title or page.title, table))
+            group = page.group if tab.group is None else tab.group
+            out.append(PageTab(tab.page, tab.title or page.title, table, group or ""))
     return out
 
 

@@ -63,16 +63,26 @@ class Page:
     # A cross-rank table: `perfview summary FILE --view NAME` opens even a single trace as a
     # one-rank job and prints the "job" table (a per-file table, if any, is the window's).
     across_ranks: bool = False
+    # The navigation group the page belongs to wherever it is shown ("GPU", "Flame graphs"):
+    # a document's tab bar shows one entry per group, its pages on a second row, so a trace's
+    # pages fit a 1024 px window. None: a top-level entry of its own. A new page names its
+    # group here and appears in it in every kind that lists it.
+    group: str | None = None
+    # What each figure the page shows means, one sentence per figure, for its caption in the
+    # window and under its table in the CLI (`perfview summary --view NAME`).
+    definitions: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Tab:
     """A page's place in one kind of document. `table`: the load worker precomputes the
-    page's CLI table when this tab comes first (it is what the tab opens on)."""
+    page's CLI table when this tab comes first (it is what the tab opens on). `group`: the
+    page's navigation group in this kind when it differs from `Page.group` ("" for none)."""
 
     page: str
     title: str | None = None  # None: the page's own title
     table: bool = False
+    group: str | None = None  # None: the page's own group
 
 
 @dataclass(frozen=True)

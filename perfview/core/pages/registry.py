@@ -43,6 +43,7 @@ PAGES: dict[str, Page] = {
             {"pstats": lambda b: aggregate.callers_table(pred.profile(b))},
             widget="callers",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "overview",
@@ -56,6 +57,7 @@ PAGES: dict[str, Page] = {
             prepare_first=pred.overview_first,
             derives=pred.overview_derives,
             stored="overview",
+            group="Overview",
         ),
         Page(
             "steps",
@@ -78,6 +80,7 @@ PAGES: dict[str, Page] = {
             "Ops",
             "operators (or slices) by name: calls, self and total time",
             {"trace": lambda b: aggregate.ops_table(pred.timeline(b))},
+            group="Operators",
         ),
         Page(
             "operators",
@@ -88,6 +91,7 @@ PAGES: dict[str, Page] = {
             widget="operators",
             prepare=pred.ops_data,
             prepare_when=pred.is_torch,
+            group="Operators",
         ),
         Page(
             "operators-by-shape",
@@ -111,6 +115,7 @@ PAGES: dict[str, Page] = {
             "operators by name and input shapes",
             {"trace": lambda b: aggregate.ops_table(pred.timeline(b), by_shape=True)},
             has_data=pred.has_shapes,
+            group="Operators",
         ),
         Page(
             "kernels",
@@ -127,6 +132,7 @@ PAGES: dict[str, Page] = {
             "Lanes",
             "threads and GPU streams: events, busy time, depth",
             {"trace": lambda b: aggregate.lanes_table(pred.timeline(b))},
+            group="Timeline",
         ),
         Page(
             "memory",
@@ -209,6 +215,7 @@ PAGES: dict[str, Page] = {
             widget="recommendations",
             prepare=pred.recommendations_data,
             prepare_when=pred.is_torch,
+            group="Overview",
         ),
         Page(
             "modules",
@@ -216,6 +223,7 @@ PAGES: dict[str, Page] = {
             "per nn.Module (with_stack/with_modules traces): calls, forward and backward time",
             {"trace": lambda b: modules.modules_table(pred.timeline(b))},
             has_data=pred.has_modules,
+            group="Operators",
         ),
         Page(
             "overlap",
@@ -228,6 +236,14 @@ PAGES: dict[str, Page] = {
             },
             has_data=pred.any_of(pred.has_comm, pred.is_job),
             across_ranks=True,
+            group="GPU",
+            definitions={
+                "comm": "time the stream's collective (communication) kernels ran, overlaps "
+                "counted once",
+                "compute": "time the device's other kernels ran, on any stream",
+                "overlap %": "the share of communication time during which compute kernels "
+                "ran too; the rest is exposed communication the step waits for",
+            },
         ),
         Page(
             "stragglers",
@@ -254,6 +270,17 @@ PAGES: dict[str, Page] = {
             "per GPU stream: idle waiting on the host (nothing queued), on other work, other",
             {"trace": lambda b: streams.idle_table(pred.timeline(b))},
             has_data=pred.has_gpu,
+            group="GPU",
+            definitions={
+                "host wait": "idle with nothing queued: the gap before the next kernel's "
+                "launch call, when the GPU waited for the CPU",
+                "kernel wait": "idle with the next kernel already launched: it waited on "
+                "other kernels, events or synchronisation",
+                "other": "gaps whose next activity has no launch call, and the tail after the "
+                "stream's last activity",
+                "idle %": "idle time (host wait + kernel wait + other) over the analysis "
+                "window (the profiler steps, else the whole trace)",
+            },
         ),
         Page(
             "launch-delays",
@@ -261,6 +288,13 @@ PAGES: dict[str, Page] = {
             "per GPU stream: launch → start delay of kernels and copies, with outliers",
             {"trace": lambda b: streams.launch_delay_table(pred.timeline(b))},
             has_data=pred.has_gpu,
+            group="GPU",
+            definitions={
+                "launch delay": "from the start of the CPU's launch call to the start of the "
+                "kernel or copy on the GPU: queueing behind earlier work, plus launch overhead",
+                "outliers": "launches slower than Q3 + 3 × IQR of the stream's delays (and "
+                "at least twice the median)",
+            },
         ),
         Page(
             "lines",
@@ -290,6 +324,7 @@ PAGES: dict[str, Page] = {
             prepare_when=pred.has_events,
             ahead=True,
             stored="layout",
+            group="Timeline",
         ),
         Page("query", "Query", "SQL over the file's tables (DuckDB)", widget="query"),
         Page(
@@ -298,6 +333,7 @@ PAGES: dict[str, Page] = {
             "the inverted flame graph: hottest frames on top",
             widget="bottom-up",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "sandwich",
@@ -305,6 +341,7 @@ PAGES: dict[str, Page] = {
             "a function's callers above it, its callees below",
             widget="sandwich",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "threads",
@@ -321,6 +358,7 @@ PAGES: dict[str, Page] = {
             has_data=pred.has_tree,
             widget="icicle",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "tree",
@@ -330,6 +368,7 @@ PAGES: dict[str, Page] = {
             has_data=pred.has_tree,
             widget="tree",
             needs_tree=True,
+            group="Flame graphs",
         ),
     )
 }
@@ -346,7 +385,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("icicle"),
             *_FLAME,
             Tab("functions", table=True),
-            Tab("callers", "Callers/Callees", True),
+            Tab("callers", "Callers/Callees", True, group=""),  # beside Functions
             Tab("tree"),
             _QUERY,
         ),
