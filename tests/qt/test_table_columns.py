@@ -24,7 +24,9 @@ def test_kernel_names_get_the_width_and_numbers_stay_narrow(qtbot: Any) -> None:
     from perfview.loaders import load
     from perfview.qt.views.table_view import TableView
 
-    frame = kernels_table(load(sample(RESNET)).timeline)
+    timeline = load(sample(RESNET)).timeline
+    assert timeline is not None
+    frame = kernels_table(timeline)
     view = TableView(frame, stretch_column="name")
     qtbot.addWidget(view)
     view.resize(2400, 600)
@@ -38,10 +40,12 @@ def test_kernel_names_get_the_width_and_numbers_stay_narrow(qtbot: Any) -> None:
     assert sum(widths) == viewport  # the name column fills the rest, no blank band
     assert widths[name] == max(widths)
     assert all(widths[i] < 200 for i, c in enumerate(names) if view.model.is_numeric(i)), widths
-    longest = frame["name"].map(len).idxmax()
-    row = next(r for r in range(view.model.rowCount()) if view.model.row_id(r) == longest)
+    longest = int(frame["name"].map(len).to_numpy().argmax())
+    row = next(
+        r for r in range(view.model.rowCount()) if view.model.row_id(r) == frame.index[longest]
+    )
     tip = view.model.data(view.model.index(row, name), Qt.ItemDataRole.ToolTipRole)
-    assert tip == frame.loc[longest, "name"]  # the whole name, however it is elided
+    assert tip == frame["name"].iloc[longest]  # the whole name, however it is elided
     # narrower: the name column gives way, the numbers keep their width
     before = widths
     view.resize(1400, 600)
