@@ -46,3 +46,24 @@ def test_other_text_columns_are_capped_and_every_column_has_a_minimum() -> None:
         100 + PADDING,
         60 + PADDING,
     ]
+
+
+def test_track_axis_names_a_process_once_then_its_threads_alone() -> None:
+    from perfview.core.layout.track_arrange import axis_labels
+
+    labels = [
+        "Browser (6488) · CrBrowserMain",
+        "Browser (6488) · Chrome_IOThread",
+        "GPU 0 · stream 7",
+        "GPU 0 · stream 23",
+        "▸ Renderer (12) (3 tracks)",
+    ]
+    processes = ["Browser (6488)", "Browser (6488)", "GPU 0", "GPU 0", ""]
+    out = axis_labels(labels, processes, [6488, 6488, 0, 0, 12], [4, 2, 1, 1, 1])
+    assert out == [
+        "Browser (6488)\nCrBrowserMain",  # room for two lines: the process above
+        "Chrome_IOThread",
+        "GPU 0 · stream 7",  # one row: on one line
+        "stream 23",
+        "▸ Renderer (12) (3 tracks)",  # a collapsed process keeps its summary label
+    ]
