@@ -17,6 +17,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QWidget
 
+from perfview.core import pages
 from perfview.core.model import CallTree
 from perfview.qt.document import Document
 
@@ -48,7 +49,14 @@ def table(host: PageHost, name: str, _data: Any = None, **kwargs: object) -> QWi
     key = kwargs.pop("key_column", None) or ("name" if "name" in frame.columns else None)
     kind = "op" if name in ("ops", "ops-by-shape", "kernels") else "function"
     linked = host.document if name not in ("lanes", "samples", "memory") else None
-    return TableView(frame, linked, kind=kind, key_column=key, **kwargs)  # type: ignore[arg-type]
+    view = TableView(frame, linked, kind=kind, key_column=key, **kwargs)  # type: ignore[arg-type]
+    page = pages.PAGES.get(name)
+    chart = None if page is None else page.charts.get(host.document.bundle.format)
+    if page is None or (chart is None and not page.definitions):
+        return view
+    from perfview.qt.views.answer_page import AnswerPage
+
+    return AnswerPage(view, frame, chart, page.definitions)
 
 
 def _timeline(host: PageHost, name: str, data: Any) -> QWidget:

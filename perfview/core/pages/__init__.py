@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfview.core.model import Bundle
-from perfview.core.pages.page import Kind, Page, Tab, Tables, ViewError
+from perfview.core.pages.page import BarChart, Kind, Page, Tab, Tables, ViewError
 from perfview.core.pages.registry import KINDS, PAGES
 
 
@@ -132,6 +132,7 @@ def derived(name: str, data: Any) -> dict[str, Any]:
 __all__ = [
     "KINDS",
     "PAGES",
+    "BarChart",
     "Kind",
     "Page",
     "PageTab",

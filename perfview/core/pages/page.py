@@ -32,6 +32,20 @@ def _always(_bundle: Bundle) -> bool:
 
 
 @dataclass(frozen=True)
+class BarChart:
+    """A chart of a page's table: one horizontal bar per row, named by the `label` columns,
+    stacked from `parts` ((column, legend name, colour) in ns), plus `rest` (a total column
+    and its legend name: the total less the parts). `rising`: the parts are rising marks of
+    one distribution (median ≤ p95 ≤ max), so each segment runs from the mark before."""
+
+    title: str
+    label: tuple[str, ...]
+    parts: tuple[tuple[str, str, str], ...]
+    rest: tuple[str, str, str] | None = None
+    rising: bool = False
+
+
+@dataclass(frozen=True)
 class Page:
     """One page: its CLI table per format (a job's is keyed "job"), when it has data, its
     off-thread data, its widget."""
@@ -71,6 +85,9 @@ class Page:
     # What each figure the page shows means, one sentence per figure, for its caption in the
     # window and under its table in the CLI (`perfview summary --view NAME`).
     definitions: Mapping[str, str] = field(default_factory=dict)
+    # The chart drawn above the page's table, per bundle format (as `tables`), from the same
+    # rows: the picture people expect (HTA draws idle time and overlap as stacked bars).
+    charts: Mapping[str, BarChart] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,4 +111,14 @@ class Kind:
     tabs: tuple[Tab, ...]
 
 
-__all__ = ["HasData", "Kind", "Page", "Prepare", "Tab", "TableFn", "Tables", "ViewError"]
+__all__ = [
+    "BarChart",
+    "HasData",
+    "Kind",
+    "Page",
+    "Prepare",
+    "Tab",
+    "TableFn",
+    "Tables",
+    "ViewError",
+]

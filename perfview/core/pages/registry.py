@@ -19,7 +19,42 @@ from perfview.core.analysis.torch import (
 from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.pages import predicates as pred
-from perfview.core.pages.page import Kind, Page, Tab
+from perfview.core.pages.page import BarChart, Kind, Page, Tab
+
+# one colour per meaning across the charts: GPU work blue, the host's fault red, waiting on
+# other GPU work orange, unexplained grey, communication purple
+_BUSY, _HOST, _WAIT, _OTHER, _COMM = "#4e79a7", "#e15759", "#f28e2b", "#bab0ac", "#b07aa1"
+_IDLE_CHART = BarChart(
+    "Each stream's analysis window: busy, and idle by cause",
+    ("device", "stream"),
+    (
+        ("busy_ns", "busy", _BUSY),
+        ("host_wait_ns", "host wait", _HOST),
+        ("kernel_wait_ns", "kernel wait", _WAIT),
+        ("other_ns", "other", _OTHER),
+    ),
+)
+_OVERLAP_CHART = BarChart(
+    "Communication time: hidden under compute, or exposed",
+    ("rank", "stream"),
+    (("overlapped_ns", "overlapped with compute", _BUSY),),
+    rest=("comm_ns", "exposed communication", _COMM),
+)
+_JOB_OVERLAP_CHART = BarChart(
+    "Communication time per rank: hidden under compute, or exposed",
+    ("rank",),
+    (("overlap_ns", "overlapped with compute", _BUSY), ("exposed_comm_ns", "exposed", _COMM)),
+)
+_DELAY_CHART = BarChart(
+    "Launch → start delay per stream: median, 95th percentile, max",
+    ("device", "stream"),
+    (
+        ("median_ns", "≤ median", _BUSY),
+        ("p95_ns", "median – p95", _WAIT),
+        ("max_ns", "p95 – max", _HOST),
+    ),
+    rising=True,
+)
 
 PAGES: dict[str, Page] = {
     page.name: page
@@ -237,6 +272,7 @@ PAGES: dict[str, Page] = {
             has_data=pred.any_of(pred.has_comm, pred.is_job),
             across_ranks=True,
             group="GPU",
+            charts={"trace": _OVERLAP_CHART, "job": _JOB_OVERLAP_CHART},
             definitions={
                 "comm": "time the stream's collective (communication) kernels ran, overlaps "
                 "counted once",
@@ -271,6 +307,7 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: streams.idle_table(pred.timeline(b))},
             has_data=pred.has_gpu,
             group="GPU",
+            charts={"trace": _IDLE_CHART},
             definitions={
                 "host wait": "idle with nothing queued: the gap before the next kernel's "
                 "launch call, when the GPU waited for the CPU",
@@ -289,6 +326,7 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: streams.launch_delay_table(pred.timeline(b))},
             has_data=pred.has_gpu,
             group="GPU",
+            charts={"trace": _DELAY_CHART},
             definitions={
                 "launch delay": "from the start of the CPU's launch call to the start of the "
                 "kernel or copy on the GPU: queueing behind earlier work, plus launch overhead",
