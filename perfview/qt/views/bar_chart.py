@@ -36,7 +36,11 @@ def segments(frame: pd.DataFrame, chart: BarChart) -> tuple[list[str], np.ndarra
     Pure: a test checks the numbers the bars are drawn from."""
     shown = frame.head(MAX_BARS)
     labels = [
-        " · ".join(str(shown[c].iat[i]) for c in chart.label if c in shown.columns)
+        " · ".join(
+            f"rank {shown[c].iat[i]}" if c == "rank" else str(shown[c].iat[i])  # not a bare "0"
+            for c in chart.label
+            if c in shown.columns
+        )
         for i in range(len(shown))
     ]
     values = (
