@@ -8,6 +8,7 @@ Public contract (users' scripts rely on it):
     perfview examples [list] / perfview examples run NAME [--fixed] [-o OUT]
     perfview query FILE SQL [--format table|csv|json]   (declared in perfview.query_cli)
     perfview export FILE --to speedscope|collapsed [-o OUT]   (declared in perfview.export_cli)
+    perfview mcp   (an assistants' server on stdio; declared in perfview.mcp_cli)
     perfview [FILE…] / perfview --screenshot OUT.png [--view VIEW] FILE   → the GUI
 
 Exit codes: 0 success; 2 for usage errors and for files that cannot be opened, with exactly one
@@ -36,7 +37,7 @@ from typing import Any
 from perfview import __version__, startup_stamps
 
 # The first arguments that mean "no window": the subcommands and the top-level options.
-COMMANDS = ("summary", "record", "diff", "examples", "query", "export")
+COMMANDS = ("summary", "record", "diff", "examples", "query", "export", "mcp")
 HEADLESS_FIRST = frozenset(
     ("-h", "--help", "--version", "--install-desktop", "--uninstall-desktop", *COMMANDS)
 )
@@ -55,67 +56,38 @@ def __getattr__(name: str) -> Any:
 # ------------------------------------------------------------------------------- commands
 
 
-TREE_VIEWS = ("icicle", "tree")
-
-
-def run_tree(args: argparse.Namespace, bundle: Any, view: str) -> int:
-    """`--view icicle|tree`: the merged call tree in pre-order, `--top` nodes, `--lanes`."""
-    from perfview.cli_common import CliError, write_summary
-    from perfview.core.analysis import tree_table
-
-    try:
-        tree = tree_table.bundle_tree(bundle, args.lanes)
-    except ValueError as exc:
-        raise CliError(f"{args.file}: {exc}") from exc
-    table, total = tree_table.tree_rows(tree, args.top)
-    for note in tree.notes if tree is not None else []:
-        if note not in bundle.warnings:
-            bundle.warnings.append(note)
-    write_summary(bundle, view, table, 0, args.format, sys.stdout, total_rows=total)
-    return 0
-
-
 def run_summary(args: argparse.Namespace) -> int:
     from perfview import job_cli, readahead  # deferred: jobs only / stdlib
-    from perfview.cli_common import CliError, internal_failure, load_bundle, write_summary
+    from perfview.cli_common import (
+        CliError,
+        internal_failure,
+        load_bundle,
+        view_table,
+        write_summary,
+    )
     from perfview.core.model.errors import LoadError
     from perfview.core.pages import summary
 
     if job_cli.wants_job(args):
+        if getattr(args, "edit", None):
+            raise CliError("--edit applies to --view what-if of one trace, not to a job")
         return job_cli.run_job(args)
     startup_stamps.stamp("imported")
     bundle = load_bundle(args.file)
     readahead.discard()  # when the loader did not take it (another format, a cache hit)
     startup_stamps.stamp("loaded")
     view = args.view or summary.default_view(bundle)
-    lanes = getattr(args, "lanes", None)
-    if lanes is not None and view not in TREE_VIEWS:
-        raise CliError("--lanes applies to --view icicle (or tree) only")
     try:
-        if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
-            return run_tree(args, bundle, view)
-        table = _summarize(bundle, view)
-    except CliError:
-        raise
-    except LoadError as exc:  # ViewError: the view does not fit this file
+        edits = getattr(args, "edit", None) or ()
+        table, total = view_table(bundle, view, args.top, getattr(args, "lanes", None), edits)
+    except LoadError as exc:  # ViewError: the view or --lanes do not fit this file
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
     startup_stamps.stamp("table_built")
-    write_summary(bundle, view, table, args.top, args.format, sys.stdout)
+    write_summary(bundle, view, table, 0, args.format, sys.stdout, total_rows=total)
     startup_stamps.stamp("written")
     return 0
-
-
-def _summarize(bundle: Any, view: str) -> Any:
-    """The view's table; a big trace's temporaries reuse freed heap (`trace.heap`): its
-    5M-row steps otherwise first-touch fresh pages for every array. (A no-op after a
-    one-shot load, which left the heap so: `_read_ahead`.)"""
-    from perfview.core.pages import summary
-    from perfview.loaders.trace import heap
-
-    with heap.reuse_freed(bundle.counts.get("events", 0) if bundle.format == "trace" else 0):
-        return summary.summarize(bundle, view)
 
 
 def _add_summary(subparsers: Any) -> None:
@@ -142,6 +114,14 @@ def _add_summary(subparsers: Any) -> None:
         "fragment of its label",
     )
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    p.add_argument(
+        "--edit",
+        action="append",
+        metavar="EDIT",
+        help="--view what-if: one change to replay, repeatable: kernel:GLOB=F, cpu:GLOB=F, "
+        "memcpy:GLOB=F, category:NAME=F, comm=F, data=F, launch=F, all=F, sync:remove, "
+        "overlap:comm",
+    )
     from perfview import job_cli
 
     job_cli.add_arguments(p)
@@ -149,12 +129,12 @@ def _add_summary(subparsers: Any) -> None:
 
 
 def _add_commands(subparsers: Any) -> None:
-    """Register `record`, `diff`, `examples`, `query` and `export`, each declared by its own
-    module."""
-    from perfview import compare_cli, examples_cli, export_cli, query_cli
+    """Register `record`, `diff`, `examples`, `query`, `export` and `mcp`, each declared by
+    its own module."""
+    from perfview import compare_cli, examples_cli, export_cli, mcp_cli, query_cli
     from perfview.runner import cli as runner_cli
 
-    for module in (runner_cli, compare_cli, examples_cli, query_cli, export_cli):
+    for module in (runner_cli, compare_cli, examples_cli, query_cli, export_cli, mcp_cli):
         before = set(subparsers.choices)
         module.add_parser(subparsers)
         for added in set(subparsers.choices) - before:

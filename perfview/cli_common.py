@@ -51,16 +51,17 @@ def cannot_open(path: str, reason: str) -> CliError:
 
 
 def compile_notice() -> Any:
-    """A load's progress callback that prints the one message a user must see: the trace
-    scanner's compile after an install (`loaders.service.COMPILE_MESSAGE`, ~15 s, once) on
-    stderr, so a first `perfview summary BIG.json` does not wait silently."""
-    from perfview.loaders.service import COMPILE_MESSAGE
+    """A load's progress callback that prints the one message a user must see: a compiled
+    reader's compile after an install (`CompiledReader.message`: the trace scanner's, ~15 s,
+    once) on stderr, so a first `perfview summary BIG.json` does not wait silently."""
+    from perfview.loaders.service import compile_messages
 
+    messages = compile_messages()
     printed = False
 
     def progress(_fraction: float, message: str) -> None:
         nonlocal printed
-        if message == COMPILE_MESSAGE and not printed:
+        if message in messages and not printed:
             printed = True
             print(f"perfview: {message}", file=sys.stderr, flush=True)
 
@@ -84,6 +85,50 @@ def load_bundle(path: str) -> Any:
         if os.environ.get(DEBUG_ENV):
             raise
         raise cannot_open(path, f"{internal_error(exc)} (set {DEBUG_ENV}=1 for details)") from exc
+
+
+# ---------------------------------------------------------------------------------- views
+
+
+TREE_VIEWS = ("icicle", "tree")
+
+
+def view_table(
+    bundle: Any, view: str, top: int, lanes: str | None = None, edits: Sequence[str] = ()
+) -> tuple[pd.DataFrame, int]:
+    """(the view's first `top` rows, 0 = all; how many rows the whole view has): what
+    `perfview summary --view VIEW --top N [--edit E…]` prints, for the CLI and the
+    assistants' server (`perfview.assist`) alike; `edits` for a page that takes them
+    (what-if). `--view icicle|tree` is the merged call tree in pre-order with
+    the `top` heaviest nodes and `lanes` (its notes join the bundle's warnings). ViewError
+    (one sentence) when the view or `lanes` do not fit the file."""
+    from perfview.core.analysis import tree_table
+    from perfview.core.pages import ViewError
+
+    if lanes is not None and view not in TREE_VIEWS:
+        raise ViewError("--lanes applies to --view icicle (or tree) only")
+    if view in TREE_VIEWS and bundle.format in summary.VIEWS[view].tables:
+        try:
+            tree = tree_table.bundle_tree(bundle, lanes)
+        except ValueError as exc:
+            raise ViewError(f"{bundle.path}: {exc}") from exc
+        table, total = tree_table.tree_rows(tree, top)
+        for note in tree.notes if tree is not None else []:
+            if note not in bundle.warnings:
+                bundle.warnings.append(note)
+        return table, total
+    table = _summarize(bundle, view, edits)
+    return (table.head(top) if top > 0 else table), len(table)
+
+
+def _summarize(bundle: Any, view: str, edits: Sequence[str] = ()) -> pd.DataFrame:
+    """The view's table; a big trace's temporaries reuse freed heap (`trace.heap`): its
+    5M-row steps otherwise first-touch fresh pages for every array. (A no-op after a
+    one-shot load, which left the heap so: `cli._read_ahead`.)"""
+    from perfview.loaders.trace import heap
+
+    with heap.reuse_freed(bundle.counts.get("events", 0) if bundle.format == "trace" else 0):
+        return summary.summarize(bundle, view, edits)
 
 
 # ---------------------------------------------------------------------------------- output
@@ -252,5 +297,6 @@ __all__ = [
     "load_bundle",
     "records",
     "row_count",
+    "view_table",
     "write_summary",
 ]

@@ -2,6 +2,12 @@
 
     perfview diff A B [--view VIEW] [--metric M] [--top N] [--format table|csv|json]
                       [--fail-above PCT] [--min-share PCT] [--match basename|name|full]
+    perfview diff --baseline A1 A2 … --candidate B1 B2 … [--confidence PCT] [same options]
+    perfview diff A B --view structure     (two traces aligned by structure: compare_structure_cli)
+
+Several runs per side (files, folders, globs) are compared by `perfview.compare_runs_cli`:
+medians, the change with a rank-test interval and a verdict per row; the gate then fails only
+on significant slowdowns.
 
 Rows are sorted by the change of the chosen metric, largest growth (slowdown) first. Exit codes:
 0 no regression (or no gate asked for); 1 with `--fail-above PCT` when the run total or any row
@@ -22,6 +28,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from perfview import compare_runs_cli, compare_structure_cli
 from perfview.cli_common import (
     FORMATS,
     CliError,
@@ -68,9 +75,26 @@ def add_parser(subparsers: Any) -> None:
         help="compare two runs of the same kind (A = baseline, B = new)",
         description=f"Compare run B against baseline A. Views: {views}.",
     )
-    p.add_argument("a", metavar="A", help="baseline run")
-    p.add_argument("b", metavar="B", help="new run")
-    p.add_argument("--view", choices=list(diff_views.VIEWS), help="default: the format's first")
+    p.add_argument("a", metavar="A", nargs="?", help="baseline run")
+    p.add_argument("b", metavar="B", nargs="?", help="new run")
+    p.add_argument(
+        "--baseline", nargs="+", metavar="RUN", help="several baseline runs (files, folders, globs)"
+    )
+    p.add_argument(
+        "--candidate", nargs="+", metavar="RUN", help="several candidate runs, compared as a group"
+    )
+    p.add_argument(
+        "--confidence",
+        type=compare_runs_cli.confidence_arg,
+        default=95.0,
+        metavar="PCT",
+        help="with several runs per side: the interval's confidence (default 95)",
+    )
+    p.add_argument(
+        "--view",
+        choices=[*diff_views.VIEWS, compare_structure_cli.VIEW],
+        help="default: the format's first; structure: two traces aligned by their call trees",
+    )
     p.add_argument("--metric", help="metric to sort and gate on (default: the view's own)")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
@@ -98,8 +122,19 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load both files, compare, print, and apply the gate; returns the exit status."""
+    if args.baseline or args.candidate:
+        return compare_runs_cli.run(args, run_two)
+    if args.a is None or args.b is None:
+        raise CliError("diff needs two runs (A B) or several: --baseline A1 A2 … --candidate B1 …")
+    return run_two(args)
+
+
+def run_two(args: argparse.Namespace) -> int:
+    """`perfview diff A B`: one run per side."""
     from perfview import job_cli  # two folders of rank traces compare as jobs
 
+    if args.view == compare_structure_cli.VIEW:
+        return compare_structure_cli.run(args)
     if job_cli.is_job_source(args.a) or job_cli.is_job_source(args.b):
         return run_job_diff(args)
     bundle_a = load_bundle(args.a)

@@ -23,6 +23,7 @@ from typing import Any
 
 from perfview.cli_common import CliError, cannot_open, internal_failure, write_summary
 from perfview.core.analysis.torch.job import Job, document
+from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.pages import summary
 
@@ -75,14 +76,23 @@ def run_job(args: argparse.Namespace) -> int:
         raise CliError(f"{need}: {exc}") from exc
     except Exception as exc:
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
+    shown, extra = summary_parts(doc)
+    write_summary(shown, view, table, args.top, args.format, sys.stdout, extra=extra)
+    return 0
+
+
+def summary_parts(doc: Bundle) -> tuple[Bundle, dict[str, Any]]:
+    """What a job's summary document says besides its rows: its header with the format named
+    "trace", as it always has been (scripts read that field), and the `clock` and `failed`
+    keys. Shared with the assistants' server (`perfview.assist`), whose rows are this
+    command's."""
+    job = doc.job
+    assert job is not None  # a job document (`job.document`)
     extra: dict[str, Any] = {
         "clock": job.clock,
         "failed": [{"path": f.path, "reason": f.reason} for f in job.failures],
     }
-    # The output names a job's format "trace", as it always has: scripts read that field.
-    shown = dataclasses.replace(doc, format="trace")
-    write_summary(shown, view, table, args.top, args.format, sys.stdout, extra=extra)
-    return 0
+    return dataclasses.replace(doc, format="trace"), extra
 
 
 def open_side(source: str) -> Job:
@@ -116,5 +126,6 @@ __all__ = [
     "is_job_source",
     "open_side",
     "run_job",
+    "summary_parts",
     "wants_job",
 ]

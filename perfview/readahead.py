@@ -241,10 +241,10 @@ def file_key(path: str | os.PathLike[str]) -> Key | None:
 
 
 def worth_it(path: str) -> bool:
-    """A plain (not gzip) file of MIN_BYTES or more whose head looks like trace JSON, with
-    the trace scanner not turned off: what the loader would read with `read_plain`.
-    PERFVIEW_READAHEAD=0 turns the read-ahead off (to compare)."""
-    if os.environ.get("PERFVIEW_TRACE_SCANNER", "") == "0" or os.environ.get(ENV) == "0":
+    """A plain (not gzip) file of MIN_BYTES or more whose head looks like trace JSON: what
+    the loader would read with `read_plain`. PERFVIEW_READAHEAD=0 turns the read-ahead off
+    (to compare)."""
+    if os.environ.get(ENV) == "0":
         return False
     try:
         if not os.path.isfile(path) or os.path.getsize(path) < MIN_BYTES:

@@ -25,6 +25,7 @@ HEADLESS_PACKAGES = (
     "perfview.documents",
     "perfview.runner",
     "perfview.jobs",
+    "perfview.assist",
 )
 
 _CHILD = """

@@ -15,9 +15,12 @@ import numpy as np
 import pytest
 
 from perfview import cli, readahead
-from perfview.loaders import FRESH, load
+from perfview.loaders import LoadOptions, load
 from perfview.loaders.trace import heap, read
 from perfview.store.parsed_columns import cache_dir
+
+# the compiled scanner, whatever the file's size; no cache
+SCANNED = LoadOptions(read_cache=False, write_cache=False, compiled=True)
 
 
 def _trace(path: Path, events: int) -> Path:
@@ -40,14 +43,13 @@ def test_the_loader_takes_the_read_ahead_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _trace(tmp_path / "t.json", 3000)
-    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")
-    want = load(path, options=FRESH)
+    want = load(path, options=SCANNED)
     assert readahead.start(str(path))
     readahead._ahead.thread.join()  # type: ignore[union-attr]
     reads: list[int] = []
     real = readahead.read_plain
     monkeypatch.setattr(readahead, "read_plain", lambda *a: reads.append(1) or real(*a))
-    got = load(path, options=FRESH)
+    got = load(path, options=SCANNED)
     assert reads == []  # taken, not read again
     assert got.timeline is not None
     assert want.timeline is not None
@@ -84,9 +86,6 @@ def test_which_files_are_worth_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert not readahead.worth_it(str(tmp_path))
     assert not readahead.worth_it("ops")
     monkeypatch.setenv("PERFVIEW_READAHEAD", "0")
-    assert not readahead.worth_it(str(trace))
-    monkeypatch.setenv("PERFVIEW_READAHEAD", "1")
-    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "0")
     assert not readahead.worth_it(str(trace))
 
 
@@ -212,12 +211,12 @@ MAPPED_THEN_CUT = """
 import os, sys
 from pathlib import Path
 from perfview import readahead
-from perfview.loaders import FRESH, load
+from perfview.loaders import LoadOptions, load
 path = Path(sys.argv[1])
 maps = []
 real = readahead.map_file
 readahead.map_file = lambda *a: maps.append(real(*a)) or maps[-1]
-bundle = load(path, options=FRESH)
+bundle = load(path, options=LoadOptions(read_cache=False, write_cache=False, compiled=True))
 assert maps and maps[0] is not None, "the file was not mapped"
 assert not readahead.is_file_map(bundle.timeline.args.blob)
 before = path.read_bytes()
@@ -238,7 +237,6 @@ def test_a_mapped_trace_loads_the_same_and_keeps_nothing_of_the_file(
     the args it keeps are its own pages: cutting the file after the load (which would make
     reading a page still mapped from it a bus error) changes nothing. In a child process,
     so that a bus error fails this test and not the suite."""
-    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")
     monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
     rows = [
         {"ph": "X", "name": f"op{k % 7}", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": k,
@@ -247,7 +245,7 @@ def test_a_mapped_trace_loads_the_same_and_keeps_nothing_of_the_file(
     ]  # fmt: skip
     copy = tmp_path / "copy.json"
     copy.write_text(json.dumps({"traceEvents": rows}))
-    want = load(copy, options=FRESH)
+    want = load(copy, options=SCANNED)
     mapped = tmp_path / "mapped.json"
     mapped.write_bytes(copy.read_bytes())
     _aged(mapped)
@@ -294,14 +292,13 @@ def test_the_loader_takes_the_cli_scan_ahead(
     from perfview.loaders.trace.scan import parallel
 
     path = _trace(tmp_path / "t.json", 5000)
-    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")
-    want = load(path, options=FRESH)
+    want = load(path, options=SCANNED)
     assert readahead.start(str(path), then=cli._scan_ahead)
     readahead._ahead.thread.join()  # type: ignore[union-attr]
     scans: list[int] = []
     real = parallel.scan
     monkeypatch.setattr(parallel, "scan", lambda *a, **k: scans.append(1) or real(*a, **k))
-    got = load(path, options=FRESH)
+    got = load(path, options=SCANNED)
     assert scans == []
     assert got.timeline is not None
     assert want.timeline is not None

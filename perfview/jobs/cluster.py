@@ -25,7 +25,7 @@ import pandas as pd
 from perfview.core.analysis.torch.job import Job, RankFailure, RankReduction, assemble
 from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
-from perfview.jobs.local import job_files, parse_and_reduce, use_scanner
+from perfview.jobs.local import WORKER_COMPILED, job_files, parse_and_reduce
 
 MANIFEST = "manifest.json"
 
@@ -57,8 +57,8 @@ def cluster_task(path: str, order: int, output: str) -> RankReduction | RankFail
         reduction.comms.to_parquet(folder / "collectives.parquet", index=False)
         reduction.steps.to_parquet(folder / "steps.parquet", index=False)
 
-    use_scanner()  # a Dask worker process parses rank after rank: see use_scanner
-    return parse_and_reduce(path, order, write_parquet)
+    # a Dask worker process parses rank after rank: see WORKER_COMPILED
+    return parse_and_reduce(path, order, write_parquet, compiled=WORKER_COMPILED)
 
 
 def write_manifest(job: Job, output: Path) -> Path:

@@ -48,15 +48,21 @@ def job_files(sources: Sequence[str | Path]) -> list[Path]:
 
 
 def parse_and_reduce(
-    path: str, order: int, keep: Callable[[Timeline, RankReduction], None] | None = None
+    path: str,
+    order: int,
+    keep: Callable[[Timeline, RankReduction], None] | None = None,
+    *,
+    compiled: bool | None = None,
 ) -> Result:
     """Parse one rank's trace and reduce it; `keep(timeline, reduction)` stores what the caller
     keeps of it (cached reduction, Parquet columns). A bad file, or a failure to keep, becomes a
-    RankFailure, never an error: the other ranks still open."""
-    from perfview.loaders import FRESH, internal_error, load  # deferred: the worker imports it
+    RankFailure, never an error: the other ranks still open. `compiled`: as
+    `LoadOptions.compiled` (a worker passes WORKER_COMPILED)."""
+    from perfview.loaders import LoadOptions, internal_error, load  # deferred: the worker's
 
     try:
-        bundle = load(path, options=FRESH)
+        fresh = LoadOptions(read_cache=False, write_cache=False, compiled=compiled)
+        bundle = load(path, options=fresh)
         if bundle.timeline is None:
             return RankFailure(path, order, "it holds no trace timeline")
         reduction = reduce_rank(bundle.timeline, path, order)
@@ -70,21 +76,21 @@ def parse_and_reduce(
         return RankFailure(path, order, internal_error(exc))
 
 
-def rank_task(path: str, order: int) -> Result:
+# A worker process parses every rank with the compiled scanner, whatever its size. The loader
+# keeps files under 16 MB on its msgspec path, which costs nothing to start in a GUI process;
+# a worker parsing rank after rank is better served by the scanner (measured on a 8.6 MB kineto
+# rank: 0.30 s instead of 0.58 s).
+WORKER_COMPILED = True
+
+
+def rank_task(path: str, order: int, compiled: bool | None = None) -> Result:
     """A local worker's task: parse and reduce one rank, its reduction kept in the cache."""
     from perfview.jobs import reductions
 
-    return parse_and_reduce(path, order, lambda _tl, red: reductions.put(Path(path), red))
+    def keep(_tl: Timeline, red: RankReduction) -> None:
+        reductions.put(Path(path), red)
 
-
-def use_scanner() -> None:
-    """In a worker process: parse every rank with the compiled scanner, whatever its size.
-
-    The loader keeps files under 16 MB on its msgspec path, which costs nothing to start in a
-    GUI process; a worker parsing rank after rank is better served by the scanner (measured on
-    a 8.6 MB kineto rank: 0.30 s instead of 0.58 s). A user's own choice is kept.
-    """
-    os.environ.setdefault("PERFVIEW_TRACE_SCANNER", "1")
+    return parse_and_reduce(path, order, keep, compiled=compiled)
 
 
 def default_workers(n_files: int) -> int:
@@ -117,7 +123,7 @@ def run_local(
                 progress(done, len(files))
         return [results[i] for i in range(len(files))]
     pool = _pool(n)
-    futures = {i: pool.submit(rank_task, str(files[i]), i) for i in todo}
+    futures = {i: pool.submit(rank_task, str(files[i]), i, WORKER_COMPILED) for i in todo}
     broken = False
     for i, fut in futures.items():
         try:
@@ -144,7 +150,7 @@ def _pool(n: int) -> ProcessPoolExecutor:
         pool = _POOLS.get(n)
         if pool is None:
             ctx = multiprocessing.get_context("spawn")
-            pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=use_scanner)
+            pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
             _POOLS[n] = pool
         return pool
 
@@ -181,6 +187,7 @@ def open_job(
 
 __all__ = [
     "TRACE_RE",
+    "WORKER_COMPILED",
     "default_workers",
     "job_files",
     "open_job",

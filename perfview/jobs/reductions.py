@@ -24,12 +24,14 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch import collectives, job
+from perfview.core.analysis.torch.critical_path import graph as cp_graph
+from perfview.core.analysis.torch.critical_path import path as cp_path
 from perfview.core.analysis.torch.job import RankReduction
 from perfview.store import artifacts
 from perfview.store import parsed_columns as column_cache
 
 PREFIX = "rank-"  # entries sit beside the trace entries, evicted by the same LRU bound
-_FRAMES = ("steps", "comms")
+_FRAMES = ("steps", "comms", "critical_steps", "critical")
 _SCALARS = ("meta_rank", "name_rank", "world_size", "origin_ns", "duration_ns", "events")
 
 
@@ -37,7 +39,7 @@ _SCALARS = ("meta_rank", "name_rank", "world_size", "origin_ns", "duration_ns", 
 def _code_digest() -> str:
     """What the reduction depends on beyond the loaders (already in the cache's key)."""
     h = hashlib.blake2b(digest_size=8)
-    for module in (job, collectives):
+    for module in (job, collectives, cp_graph, cp_path):
         with contextlib.suppress(OSError, TypeError):
             h.update(Path(str(module.__file__)).read_bytes())
     return h.hexdigest()
@@ -70,6 +72,8 @@ def get(path: Path, order: int) -> RankReduction | None:
             **{name: meta[name] for name in _SCALARS},
             steps=frames["steps"],
             comms=frames["comms"],
+            critical_steps=frames["critical_steps"],
+            critical=frames["critical"],
             totals={str(k): int(v) for k, v in meta["totals"].items()},
             warnings=[str(w) for w in meta["warnings"]],
         )

@@ -2,7 +2,10 @@
 
 A loader module defines NAME, DESCRIPTION, EXTENSIONS, `sniff(head, path)` (a cheap content
 check on the first bytes, gunzipped), `refuse(head, path)` (a sentence naming a file it
-recognises but will not read, else None) and `load(path, *, progress)` → Bundle. It is a pure
+recognises but will not read, else None), `load(path, *, progress, compiled)` → Bundle, and
+CAPABILITIES: what the load service may do with it (run it in a child process, wait for or
+compile ahead its numba-compiled reader). The service asks the capabilities, never which
+loader it holds, so a new format with a compiled reader needs no edit there. A load is a pure
 function of its inputs: where it runs and caching are the load service's business.
 """
 
@@ -10,6 +13,8 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -19,6 +24,58 @@ from perfview.core.model.progress import Progress
 
 HEAD_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class CompiledReader:
+    """A loader's numba-compiled reader, which numba compiles once after an install (~15 s
+    holding the GIL) and then loads from its disk cache. The service reports `message` before
+    a load that would compile it, waits for the window's compile-ahead child instead of
+    compiling a second time, and has that child call `warm`. The callables import numba only
+    when called: registering a loader must stay cheap."""
+
+    what: str  # what compiles, for the user ("the trace scanner")
+    min_bytes: int  # files this big or bigger take it unless the caller chooses (`compiled`)
+    on_disk: Callable[[], bool]  # its compiled code is in numba's cache: no compile on first use
+    warm: Callable[[], None]  # compile it, or load it from numba's cache
+
+    @property
+    def message(self) -> str:
+        return f"compiling {self.what} (once, ~15 s)…"
+
+    def used_for(self, path: Path, compiled: bool | None = None) -> bool:
+        """True when loading `path` takes this reader: by size (`min_bytes`), unless
+        `compiled` (a load's explicit choice: True always, False never) says otherwise."""
+        if compiled is not None:
+            return compiled
+        try:
+            return Path(path).stat().st_size >= self.min_bytes
+        except OSError:
+            return False
+
+    def pending(self, path: Path | None = None, compiled: bool | None = None) -> bool:
+        """True when this reader's code is not on disk yet and, with `path`, loading that
+        file would take it (so the load would compile first)."""
+        if path is not None and not self.used_for(path, compiled):
+            return False
+        return not self.on_disk()
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the load service may do with a loader, declared once by each loader module."""
+
+    # its Bundle can be parsed in a spawned child process and handed back through the cache's
+    # entry format (`cache.write_entry`): big files then parse on another GIL
+    child: bool = False
+    # a numba-compiled reader (None: pure Python and numpy, nothing to compile)
+    compiled: CompiledReader | None = None
+    # a load that leaves the GIL to other threads, or returns None where the file needs the
+    # loader's GIL-holding path (which the service then sends to a child, when `child`)
+    gil_free_load: Callable[[Path, Progress, bool | None], Bundle | None] | None = None
+
+
+PLAIN = Capabilities()  # parsed in the caller's process, nothing compiled
 
 
 class Loader(Protocol):
@@ -38,7 +95,12 @@ class Loader(Protocol):
 
     def refuse(self, head: bytes, path: Path) -> str | None: ...
 
-    def load(self, path: Path, *, progress: Progress = ...) -> Bundle: ...
+    @property
+    def CAPABILITIES(self) -> Capabilities: ...  # what the load service may do with it
+
+    def load(
+        self, path: Path, *, progress: Progress = ..., compiled: bool | None = ...
+    ) -> Bundle: ...  # `compiled`: take the compiled reader (True), never (False), by size (None)
 
 
 def is_gzip(path: Path) -> bool:

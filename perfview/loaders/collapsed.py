@@ -24,12 +24,13 @@ from perfview.core.analysis.sampled import build_tree, frames_table, stack_items
 from perfview.core.model import Bundle, SampledProfile
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import read_content, strip_bom
+from perfview.loaders.base import PLAIN, read_content, strip_bom
 
 NAME: Final = "collapsed"
 DESCRIPTION = "collapsed stacks"
 EXTENSIONS = (".folded", ".collapsed", ".austin", ".stacks")
 FORMAT: Final = "sampled"
+CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
 _LINE = re.compile(rb"^(?:[^\x00]*\S[ \t]+)?[0-9]+(?:\.[0-9]+)?(?:,[-0-9.,]*)?$")
 _PYSPY = re.compile(r"^(?P<name>.*\S) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
@@ -188,7 +189,7 @@ def _threads(stacks: list[str], weights: np.ndarray, counts: np.ndarray) -> pd.D
     )
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
     """Sum identical stacks, then merge them into one tree (counts as weights)."""
     path = Path(path)
     progress(0.0, "reading collapsed stacks")

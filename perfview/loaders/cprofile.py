@@ -23,11 +23,12 @@ from perfview.core.analysis.pstats_graph import build_pstats_tree
 from perfview.core.model import Bundle, PstatsProfile, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import GZIP_MAGIC, is_gzip, read_head
+from perfview.loaders.base import GZIP_MAGIC, PLAIN, is_gzip, read_head
 
 NAME: Final = "pstats"
 DESCRIPTION = "a cProfile/pstats profile"
 EXTENSIONS = (".prof", ".pstats", ".cprof", ".profile")
+CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
 _REF_DICT = 0xFB  # marshal TYPE_DICT | FLAG_REF
 # What may follow the dict code: a tuple key (TYPE_TUPLE / TYPE_SMALL_TUPLE, with or without
@@ -291,7 +292,7 @@ def _tables(stats: dict[Any, Any]) -> tuple[pd.DataFrame, pd.DataFrame, float, i
     return functions, edges, total_tt, total_calls, prim_calls
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
     """Read a pstats dump into a `PstatsProfile` and an estimated icicle tree."""
     path = Path(path)
     progress(0.0, "reading cProfile data")

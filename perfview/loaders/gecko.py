@@ -33,12 +33,13 @@ from perfview.core.analysis.sampled import Items, build_tree, frames_table
 from perfview.core.model import Bundle, SampledProfile
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import read_content, strip_bom
+from perfview.loaders.base import PLAIN, read_content, strip_bom
 
 NAME: Final = "gecko"
 DESCRIPTION = "a Firefox Profiler (Gecko) profile"
 EXTENSIONS = (".gecko.json", ".gecko")
 FORMAT: Final = "sampled"
+CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
 _NOT = "it is not a Firefox Profiler profile"
 _LOCATION = re.compile(r"^(?P<name>.*\S) \((?P<file>[^()]*?)(?::(?P<line>\d+))?(?::\d+)?\)$")
@@ -310,7 +311,7 @@ def _thread_name(thread: dict[str, Any]) -> str:
     return f"{name} ({', '.join(ids)})" if ids else name
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
     """Every thread's samples merged into one tree, each thread under its own root."""
     path = Path(path)
     progress(0.0, "reading the Firefox Profiler profile")

@@ -32,10 +32,12 @@ import pandas as pd
 from perfview.core.model import Bundle, LineReport, schema
 from perfview.core.model.errors import EmptyProfile
 from perfview.core.model.progress import Progress, noop
+from perfview.loaders.base import PLAIN
 
 NAME: Final = "memprof_text"
 DESCRIPTION = "a memory_profiler line-by-line report"
 EXTENSIONS = (".txt", ".log", ".mprof.txt")
+CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
 _HEADER = re.compile(r"^\s*Line #\s+Mem usage\s+Increment(\s+Occurrences)?\s+Line Contents")
 _RULE = re.compile(r"^=+\s*$")
@@ -143,7 +145,7 @@ def _parse(text: str) -> tuple[list[_Block], int]:
     return blocks, report + 1 if blocks else 0
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
     """Read every block of every appended report into a `LineReport`."""
     path = Path(path)
     progress(0.0, "reading memory_profiler report")

@@ -25,10 +25,12 @@ from perfview.core.model import Bundle, MemoryProfile, schema
 from perfview.core.model.errors import EmptyProfile
 from perfview.core.model.progress import Progress, noop
 from perfview.core.model.units import MIB
+from perfview.loaders.base import PLAIN
 
 NAME: Final = "mprof"
 DESCRIPTION = "an mprof memory recording (.dat)"
 EXTENSIONS = (".dat", ".mprof")
+CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
 _TAGS = (b"CMDLINE ", b"MEM ", b"CHLD ", b"FUNC ")
 
@@ -164,7 +166,7 @@ def _assign_spans(
     return nearest
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
     """Read a `.dat` file into a `MemoryProfile` (bytes, unix ns, one `run` per CMDLINE)."""
     path = Path(path)
     progress(0.0, "reading mprof data")

@@ -21,12 +21,13 @@ from perfview.core.analysis.sampled import build_tree, frames_table, span_items,
 from perfview.core.model import Bundle, SampledProfile
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import read_content, strip_bom
+from perfview.loaders.base import PLAIN, read_content, strip_bom
 
 NAME: Final = "pyinstrument"
 DESCRIPTION = "a pyinstrument profile"
 EXTENSIONS = (".pyisession",)
 FORMAT: Final = "sampled"
+CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
 _ROOT = re.compile(rb'"root_frame"\s*:')
 _SESSION = re.compile(rb'"(frame_records|start_call_stack)"\s*:')
@@ -139,7 +140,7 @@ def _from_records(
             np.asarray(weights, dtype=np.float64), np.ones(len(lengths)), list(codes))  # fmt: skip
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
     """Read a pyinstrument JSON report or saved session into a merged tree."""
     path = Path(path)
     progress(0.0, "reading pyinstrument JSON")

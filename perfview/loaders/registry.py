@@ -18,7 +18,7 @@ from perfview.loaders import (
     gecko,
     limits,
     memory_profiler_text,
-    memray_capture,
+    memray,
     mprof,
     pyinstrument,
     speedscope,
@@ -35,7 +35,7 @@ LOADERS: tuple[Loader, ...] = (
     mprof,
     memory_profiler_text,
     cuda_snapshot,
-    memray_capture,
+    memray,
     collapsed,  # plain text lines: last, after every format with a signature
 )
 

@@ -4,11 +4,13 @@ Loaders are pure functions of (path, progress). Everything else about a load is 
 caller states it with explicit `LoadOptions` instead of a loader guessing it from its thread:
 
 * `where`: `HERE` parses on the calling thread (the CLI, scripts, tests). `CHILD` parses a
-  trace in a child process, which has its own GIL. `GIL_FREE` is the window's background
-  load: what the compiled trace scanner can parse stays in this process (the scanner leaves
-  the GIL to the GUI thread), and anything that would hold the GIL for long — the general
-  JSON path, numba compiling the scanner right after an install — goes to a child, for big
-  traces.
+  file in a child process, which has its own GIL, when its loader can run there
+  (`Capabilities.child`: traces). `GIL_FREE` is the window's background load: what a
+  loader's GIL-free reader can parse stays in this process (the trace scanner leaves the
+  GIL to the GUI thread), and anything that would hold the GIL for long — the general JSON
+  path, numba compiling the scanner right after an install — goes to a child, for big files.
+* `compiled`: take each loader's compiled reader always (True), never (False), or above its
+  size threshold (None, `CompiledReader.min_bytes`); benchmarks and tests choose with it.
 * `read_cache` / `write_cache`: the parsed-column cache (`perfview.store.parsed_columns`) wraps any
   loader; it only stores formats whose parse costs more than a lookup (traces today). It is
   independent of where the parse ran: a child hands its result back through a private folder,
@@ -16,19 +18,19 @@ caller states it with explicit `LoadOptions` instead of a loader guessing it fro
 
 Cancellation: `progress` may raise (`LoadCancelled`); a child is then killed at once.
 
-First use after an install: numba compiles the trace scanner once (~15-20 s of CPU, then it
-is on disk), and the CUDA snapshot walker and memray's replay likewise. Nobody should wait for
-that silently: a load that is about to compile the scanner first reports `COMPILE_MESSAGE`
-through `progress` (the CLI prints it on stderr, the window shows it), and the window compiles
-all three ahead in a child at start-up (`compile_ahead`); a big trace, snapshot or memray load
-that starts meanwhile waits for that child, saying so, instead of compiling a second time.
+First use after an install: numba compiles each loader's compiled reader once (~15-20 s of
+CPU, then it is on disk): the trace scanner, the CUDA snapshot walker, memray's replay. Nobody
+should wait for that silently: a load that is about to compile one first reports its
+`CompiledReader.message` through `progress` (the CLI prints it on stderr, the window shows
+it), and the window compiles them all ahead in a child at start-up (`compile_ahead`); a load
+that would use one and starts meanwhile waits for that child, saying so, instead of compiling
+a second time. The service learns all this from each loader's CAPABILITIES, never its name.
 """
 
 from __future__ import annotations
 
 import enum
 import multiprocessing
-import os
 import shutil
 import tempfile
 import threading
@@ -41,13 +43,14 @@ from pathlib import Path
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders import cuda_snapshot, memray_capture, trace
-from perfview.loaders.registry import Loader, detect
-from perfview.loaders.trace.loader import SCANNER_MIN_BYTES
+from perfview.loaders.base import CompiledReader
+from perfview.loaders.registry import LOADERS, Loader, detect
 from perfview.store import parsed_columns, write_gates
 
 CHILD_MIN_BYTES = 64_000_000  # smaller traces parse in about a second in-process
 POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
+# what the window's status bar says while `compile_ahead`'s child runs (the trace scanner
+# first: the format most opened big)
 COMPILE_MESSAGE = "compiling the trace scanner (once, ~15 s)…"
 
 
@@ -67,6 +70,7 @@ class LoadOptions:
     read_cache: bool = True
     write_cache: bool = True
     child_min_bytes: int = CHILD_MIN_BYTES  # GIL_FREE: smaller files never go to a child
+    compiled: bool | None = None  # each loader's compiled reader: always, never, by size
     # when the cache entry is written: at once (the CLI), or once the window's tab is drawn
     write_gate: write_gates.WriteGate = write_gates.NOW
 
@@ -87,8 +91,9 @@ def load(
         if hit is not None:
             progress(1.0, "loaded from the cache")
             return hit
-    if loader is trace and compile_pending(path):
-        progress(0.0, COMPILE_MESSAGE)
+    reader = loader.CAPABILITIES.compiled
+    if reader is not None and reader.pending(path, options.compiled):
+        progress(0.0, reader.message)
     bundle = _parse(loader, path, progress, options)
     if options.write_cache and cached:
         parsed_columns.put_later(path, bundle, options.write_gate)
@@ -97,22 +102,27 @@ def load(
 
 
 def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions) -> Bundle:
-    if options.where is Where.CHILD and loader is trace:
-        return in_child(path, progress)
-    if options.where is Where.GIL_FREE and loader is trace and _big(path, options):
-        if compile_pending(path):  # the compile-ahead child may be at it: do not compile twice
+    caps = loader.CAPABILITIES
+    reader, choice = caps.compiled, options.compiled
+
+    def pending() -> bool:
+        return reader is not None and reader.pending(path, choice)
+
+    if options.where is Where.CHILD and caps.child:
+        return in_child(path, progress, compiled=choice)
+    if options.where is Where.GIL_FREE and caps.child and _big(path, options):
+        if pending():  # the compile-ahead child may be at it: do not compile twice
             wait_for_compile(progress)
-        scanned = guarded(lambda: trace.load_scanned(path, progress=progress))
-        if scanned is not None:
-            return scanned
-        pending = compile_pending(path)
-        return in_child(path, progress, COMPILE_MESSAGE if pending else CHILD_MESSAGE)
-    if options.where is Where.GIL_FREE and (
-        (loader is cuda_snapshot and snapshot_compile_pending())
-        or (loader is memray_capture and memray_compile_pending())
-    ):
+        gil_free = caps.gil_free_load
+        if gil_free is not None:
+            done = guarded(lambda: gil_free(path, progress, choice))
+            if done is not None:
+                return done
+        message = reader.message if reader is not None and pending() else CHILD_MESSAGE
+        return in_child(path, progress, message, compiled=choice)
+    if options.where is Where.GIL_FREE and pending():
         wait_for_compile(progress)  # the window's compile-ahead child: do not compile twice
-    bundle = guarded(lambda: loader.load(path, progress=progress))
+    bundle = guarded(lambda: loader.load(path, progress=progress, compiled=choice))
     assert bundle is not None
     return bundle
 
@@ -136,48 +146,35 @@ def guarded(fn: Callable[[], Bundle | None]) -> Bundle | None:
         raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc
 
 
-# ------------------------------------------------------------- compiling the trace scanner
+# ------------------------------------------------------------ compiling the compiled readers
 
 _compiler: multiprocessing.process.BaseProcess | None = None
 _compiler_lock = threading.Lock()
 
 
-def scanner_wanted(path: Path) -> bool:
-    """True when loading trace `path` would use the compiled scanner (its size, or
-    PERFVIEW_TRACE_SCANNER=1 / =0 forcing it on / off, as the trace loader decides)."""
-    choice = os.environ.get("PERFVIEW_TRACE_SCANNER", "")
-    if choice in ("0", "1"):
-        return choice == "1"
+def compiled_readers() -> list[CompiledReader]:
+    """Every registered loader's compiled reader, in the registry's order."""
+    readers = (loader.CAPABILITIES.compiled for loader in LOADERS)
+    return [reader for reader in readers if reader is not None]
+
+
+def compile_messages() -> frozenset[str]:
+    """What a load reports before it compiles a reader (the CLI prints these on stderr)."""
+    return frozenset(reader.message for reader in compiled_readers())
+
+
+def compile_pending(path: Path | None = None, compiled: bool | None = None) -> bool:
+    """With `path`: True when loading it would compile its loader's reader first (its code is
+    not on disk yet, numba's cache, and the load would take it: `compiled` or the file's
+    size). Without: True while any loader's compiled reader is not on disk. Imports numba
+    (~0.4 s). A path that no loader reads is False: the load will say why."""
+    if path is None:
+        return any(reader.pending() for reader in compiled_readers())
     try:
-        return path.stat().st_size >= SCANNER_MIN_BYTES
-    except OSError:
+        reader = detect(Path(path)).CAPABILITIES.compiled
+    except LoadError:
         return False
-
-
-def compile_pending(path: Path | None = None) -> bool:
-    """True when the trace scanner's compiled code is not on disk yet (numba's cache), and
-    with `path`, when loading that trace would use the scanner. Imports numba (~0.4 s)."""
-    if path is not None and not scanner_wanted(path):
-        return False
-    try:
-        from perfview.loaders.trace.scan import parallel
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return False
-    return not parallel.compiled()
-
-
-def snapshot_compile_pending() -> bool:
-    """True when the CUDA snapshot reader's compiled walker is not on disk yet."""
-    from perfview.loaders import cuda_snapshot_fast
-
-    return not cuda_snapshot_fast.compiled()
-
-
-def memray_compile_pending() -> bool:
-    """True when memray's compiled record replay is not on disk yet."""
-    from perfview.loaders.memray_stream import warm
-
-    return not warm.compiled()
+    return reader is not None and reader.pending(Path(path), compiled)
 
 
 def layout_compile_pending() -> bool:
@@ -196,12 +193,7 @@ def compile_ahead() -> bool:
     with _compiler_lock:
         if _compiler is not None and _compiler.is_alive():
             return True
-        if not (
-            compile_pending()
-            or snapshot_compile_pending()
-            or memray_compile_pending()
-            or layout_compile_pending()
-        ):
+        if not (compile_pending() or layout_compile_pending()):
             return False
         context = multiprocessing.get_context("spawn")  # the child gets this sys.path
         _compiler = context.Process(target=_compile_all, name="perfview-compile", daemon=True)
@@ -210,17 +202,15 @@ def compile_ahead() -> bool:
 
 
 def _compile_all() -> None:
-    """The compile-ahead child: the trace scanner first (the format most opened big), then
-    the Timeline layout's steps (what a big trace shows next)."""
+    """The compile-ahead child: the first registered loader's reader (the trace scanner: the
+    format most opened big), then the Timeline layout's steps (what a big trace shows next),
+    then the other loaders' readers."""
     from perfview.core.layout import layout_kernels
-    from perfview.loaders import cuda_snapshot_fast
-    from perfview.loaders.memray_stream import warm
-    from perfview.loaders.trace.scan import parallel
 
-    parallel.warm()
-    layout_kernels.warm()
-    cuda_snapshot_fast.warm()
-    warm.warm()
+    steps = [reader.warm for reader in compiled_readers()]
+    steps.insert(1, layout_kernels.warm)
+    for step in steps:
+        step()
 
 
 def compiling() -> bool:
@@ -241,8 +231,15 @@ def wait_for_compile(progress: Progress = noop) -> None:
 CHILD_MESSAGE = "parsing in a helper process"
 
 
-def in_child(path: Path, progress: Progress = noop, message: str = CHILD_MESSAGE) -> Bundle:
-    """Parse `path` in a spawned child process and return its Bundle.
+def in_child(
+    path: Path,
+    progress: Progress = noop,
+    message: str = CHILD_MESSAGE,
+    *,
+    compiled: bool | None = None,
+) -> Bundle:
+    """Parse `path` in a spawned child process and return its Bundle (`compiled`: as
+    `LoadOptions.compiled`).
 
     The child writes the columns into a private temporary folder in the cache's entry format
     (`parsed_columns.write_entry`) and the parent reads them back
@@ -253,7 +250,9 @@ def in_child(path: Path, progress: Progress = noop, message: str = CHILD_MESSAGE
     context = multiprocessing.get_context("spawn")  # sys.path travels; no PYTHONPATH edits
     folder = Path(tempfile.mkdtemp(prefix="perfview-child-"))
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child_main, args=(str(path), str(folder), send), daemon=True)
+    child = context.Process(
+        target=_child_main, args=(str(path), str(folder), send, compiled), daemon=True
+    )
     try:
         child.start()
         send.close()
@@ -295,7 +294,7 @@ def _follow(
             return
 
 
-def _child_main(file: str, folder: str, send: Connection) -> None:
+def _child_main(file: str, folder: str, send: Connection, compiled: bool | None = None) -> None:
     """Child side: detect, parse, write the columns, report through the pipe."""
     import time
 
@@ -310,12 +309,11 @@ def _child_main(file: str, folder: str, send: Connection) -> None:
     try:
         path = Path(file)
         loader = detect(path)
-        if loader is trace and compile_pending(path):  # say so, then compile before reading
-            send.send(("P", 0.0, COMPILE_MESSAGE))
-            from perfview.loaders.trace.scan import parallel
-
-            parallel.warm()
-        bundle = guarded(lambda: loader.load(path, progress=report))
+        reader = loader.CAPABILITIES.compiled
+        if reader is not None and reader.pending(path, compiled):  # say so, then compile
+            send.send(("P", 0.0, reader.message))
+            reader.warm()
+        bundle = guarded(lambda: loader.load(path, progress=report, compiled=compiled))
         assert bundle is not None
         report(1.0, "storing")
         parsed_columns.write_entry(Path(folder) / "entry", bundle)
@@ -331,12 +329,13 @@ __all__ = [
     "LoadOptions",
     "Where",
     "compile_ahead",
+    "compile_messages",
     "compile_pending",
+    "compiled_readers",
     "compiling",
     "guarded",
     "in_child",
     "layout_compile_pending",
     "load",
-    "scanner_wanted",
     "wait_for_compile",
 ]

@@ -31,13 +31,14 @@ from perfview.core.analysis.sampled import (
 from perfview.core.model import Bundle, SampledProfile, Timeline, schema
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import read_content, strip_bom
+from perfview.loaders.base import PLAIN, read_content, strip_bom
 from perfview.loaders.speedscope_fast import decode, plain, stack_codes
 
 NAME: Final = "speedscope"
 DESCRIPTION = "a speedscope profile"
 EXTENSIONS = (".speedscope.json", ".speedscope")
 FORMAT: Final = "sampled"
+CAPABILITIES = PLAIN  # parsed here, in Python and numpy: nothing to compile
 
 _SCHEMA = re.compile(rb'"\$schema"\s*:\s*"[^"]*speedscope')
 _PROFILES = re.compile(rb'"profiles"\s*:\s*\[')
@@ -205,7 +206,7 @@ def _profiles(doc: Any) -> list[dict[str, Any]]:
     return profiles
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
     """Read every profile of a speedscope file into one merged tree (threads as roots)."""
     path = Path(path)
     progress(0.0, "reading speedscope JSON")

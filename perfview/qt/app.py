@@ -119,6 +119,9 @@ def _serve_instance(window: QWidget) -> object | None:
     server.files_received.connect(window.open_paths)  # type: ignore[attr-defined]
     server.files_received.connect(lambda _paths: single_instance.raise_window(window))
     server.raise_requested.connect(lambda: single_instance.raise_window(window))
+    from perfview.qt import assistant_link  # `perfview mcp --window`
+
+    assistant_link.attach(window, server)  # type: ignore[arg-type]  # the MainWindow
     app = QApplication.instance()
     if app is not None:
         single_instance.install_file_open_handler(app, window.open_paths)  # type: ignore[attr-defined]

@@ -1,5 +1,8 @@
 """File ▸ Compare…: the dialog that picks runs A and B and the matching rule.
 
+Each side may name several runs separated by `;` (Browse picks several files): the compare
+tab then shows medians, intervals and verdicts (`compare_runs`).
+
 Why its own module: the dialog is a self-contained form (two paths, Browse, Swap, a match
 rule) that only emits `compare_requested`; it needs nothing from the compare tab, so keeping
 it apart keeps :mod:`perfview.qt.compare_tab` short. ``compare_tab`` re-exports it.
@@ -44,9 +47,11 @@ class CompareDialog(QDialog):
         self.setMinimumWidth(620)
         self.folder = folder
         self.path_a = QLineEdit(str(path_a) if path_a is not None else "")
-        self.path_a.setPlaceholderText("baseline run (.prof, trace .json(.gz), .dat, report)")
+        self.path_a.setPlaceholderText(
+            "baseline run (.prof, trace .json(.gz), .dat, report); several: a1.prof; a2.prof"
+        )
         self.path_b = QLineEdit()
-        self.path_b.setPlaceholderText("new run, of the same kind")
+        self.path_b.setPlaceholderText("new run, of the same kind; several runs: separate with ;")
         self.match = QComboBox()
         for key, label in MATCH_LABELS.items():
             self.match.addItem(label, key)
@@ -83,11 +88,11 @@ class CompareDialog(QDialog):
         from perfview.qt.file_types import name_filters
 
         start = edit.text() or self.path_a.text() or self.folder
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Choose a run", start, ";;".join(name_filters())
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Choose one run or several", start.split(";")[0], ";;".join(name_filters())
         )
-        if path:
-            edit.setText(path)
+        if paths:
+            edit.setText("; ".join(paths))
 
     def swap_fields(self) -> None:
         a, b = self.path_a.text(), self.path_b.text()
@@ -97,9 +102,11 @@ class CompareDialog(QDialog):
     def accept(self) -> None:
         a, b = self.path_a.text().strip(), self.path_b.text().strip()
         for label, text in (("A", a), ("B", b)):
-            if not text or not Path(text).is_file():
-                self.error.setText(f"Run {label}: file not found: {text or '(none)'}")
-                return
+            parts = [p.strip() for p in text.split(";") if p.strip()] or [""]
+            for part in parts:
+                if not part or not Path(part).is_file():
+                    self.error.setText(f"Run {label}: file not found: {part or '(none)'}")
+                    return
         self.compare_requested.emit(a, b, str(self.match.currentData()))
         super().accept()
 

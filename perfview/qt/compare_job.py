@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from perfview.core.compare.diff import Comparison, diff_all
+from perfview.core.compare.structure import StructureDiff, diff_structure
 from perfview.core.model import Bundle
 from perfview.core.model.progress import Progress
 from perfview.qt.tasks import LoadResult, Task, load_task
@@ -26,6 +27,7 @@ TITLES = {
     "kernels": "Kernels",
     "steps": "Steps",
     "timelines": "Timelines",
+    "structure": "Structure",
     "memory": "Memory",
     "lines": "Lines",
     "live-bytes": "Live bytes",
@@ -46,18 +48,25 @@ class CompareResult:
     match: str
     comparisons: dict[str, Comparison]
     errors: dict[str, str] = field(default_factory=dict)
+    structure: StructureDiff | None = None  # two traces aligned by call-tree structure
 
     def views(self) -> list[str]:
         names = [*self.comparisons, *self.errors]
         if self.a.timeline is not None and self.b.timeline is not None:
             names.append("timelines")
+        if self.structure is not None:
+            names.append("structure")
         return sorted(names, key=list(TITLES).index)
 
 
 def build_result(a: Bundle, b: Bundle, match: str, progress: Progress) -> CompareResult:
     """Pure worker function: all comparisons of A against B."""
     comparisons, errors = diff_all(a, b, match=match, progress=progress)
-    return CompareResult(a, b, match, comparisons, errors)
+    structure = None
+    if a.timeline is not None and b.timeline is not None:
+        progress(1.0, "aligning the two traces by structure")
+        structure = diff_structure(a.timeline, b.timeline)
+    return CompareResult(a, b, match, comparisons, errors, structure)
 
 
 class CompareJob(QObject):

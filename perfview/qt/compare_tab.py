@@ -118,6 +118,16 @@ class CompareTab(QWidget):
             self._build(name)
         return self._views.get(name)
 
+    def show_in_timelines(self, a_ts: float, b_ts: float, width: float) -> None:
+        """Switch to Timelines with A at `a_ts` and B at `b_ts` (a Structure row's node)."""
+        from perfview.qt.views.compare_timelines import CompareTimelines
+
+        widget = self.view_widget("timelines")
+        if not isinstance(widget, CompareTimelines):
+            return
+        self.show_view("timelines")
+        widget.show_points(a_ts, b_ts, width)
+
     def set_result(self, result: CompareResult) -> None:
         """Show `result`: rebuild the sub-tabs, keeping the current one selected."""
         current = self._names[self.tabs.currentIndex()] if self._names else ""
@@ -226,6 +236,12 @@ class CompareTab(QWidget):
             assert r.a.timeline is not None
             assert r.b.timeline is not None
             return CompareTimelines(r.a.timeline, r.b.timeline, names)
+        if name == "structure" and r.structure is not None:
+            from perfview.qt.views.compare_structure import CompareStructureView
+
+            view = CompareStructureView(r.structure)
+            view.node_activated.connect(self.show_in_timelines)
+            return view
         comparison = r.comparisons[name]
         if name == "memory" and r.a.memory is not None and r.b.memory is not None:
             from perfview.qt.views.compare_memory import CompareMemoryView

@@ -358,7 +358,7 @@ class DocumentTab(QWidget):
             setter(data)
 
     def _make(self, name: str) -> QWidget:
-        widget = page_registry.PAGES[name].widget
+        widget = next((tab.widget for tab in self.page_tabs if tab.name == name), None)
         builder = BUILDERS.get(widget or "table", BUILDERS["table"])
         return builder(self, name, self._data.get(name))
 

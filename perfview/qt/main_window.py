@@ -54,6 +54,7 @@ from perfview.qt.window_tabs import TabsController
 
 if TYPE_CHECKING:  # comparing loads its modules on first use, not at start-up
     from perfview.qt.compare_job import CompareJob, CompareResult
+    from perfview.qt.compare_runs import RunsCompareJob
 
 # The window's GIL switch interval: a worker running Python keeps the GIL that long each time
 # the GUI thread asks for it (a plot built beside one: 3.4x its time at 5 ms, 2.1x at 1 ms).
@@ -249,9 +250,15 @@ class MainWindow(QMainWindow):
 
     def open_compare(
         self, path_a: str | Path, path_b: str | Path, match: str = "basename"
-    ) -> CompareJob:
-        """Load two runs concurrently and show them in a compare tab (`compare_opened`)."""
+    ) -> CompareJob | RunsCompareJob:
+        """Load two runs concurrently and show them in a compare tab (`compare_opened`); with
+        several runs on a side (`;`-separated, File ▸ Compare…), a tab of verdicts per row."""
+        from perfview.qt.compare_runs import open_runs_compare, split_runs
         from perfview.qt.compare_tab import CompareJob, CompareTab
+
+        runs_a, runs_b = split_runs(path_a), split_runs(path_b)
+        if len(runs_a) > 1 or len(runs_b) > 1:
+            return open_runs_compare(self, runs_a, runs_b, match)
 
         track = self.status_controller.track_task
         job = CompareJob(path_a, path_b, match, track=track, parent=self)

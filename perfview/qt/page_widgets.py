@@ -62,8 +62,6 @@ def table(host: PageHost, name: str, _data: Any = None, **kwargs: object) -> QWi
 def _timeline(host: PageHost, name: str, data: Any) -> QWidget:
     from perfview.qt.views.timeline_view import TimelineView
 
-    if host.document.bundle.format in ("cuda_snapshot", "memray"):
-        return _allocations_page(host, name, data)
     timeline = host.document.bundle.timeline
     if timeline is None:
         return placeholder("This file has no timeline.")
@@ -103,7 +101,7 @@ def _callers(host: PageHost, _name: str, _data: Any) -> QWidget:
 
 def _functions(host: PageHost, name: str, _data: Any) -> QWidget:
     profile = host.document.bundle.profile
-    if host.document.bundle.format == "sampled":  # frames by self and total weight
+    if host.document.bundle.sampled is not None:  # frames by self and total weight
         return table(host, name, key_column="name")
     if profile is None:  # memory_profiler: the summary table as is
         return table(host, name, key_column="function")
@@ -197,6 +195,17 @@ def _recommendations(host: PageHost, _name: str, data: Any) -> QWidget:
     return RecommendationsView(data, host.document)
 
 
+def _critical_path(host: PageHost, _name: str, data: Any) -> QWidget:
+    from perfview.core.pages.data import CriticalPathData
+    from perfview.qt.views.critical_path_view import CriticalPathView
+
+    if data is None:
+        timeline = host.document.bundle.timeline
+        assert timeline is not None
+        data = CriticalPathData.compute(timeline)
+    return CriticalPathView(data, host.document)
+
+
 def _allocations_page(host: PageHost, name: str, _data: Any) -> QWidget:
     """Pages of allocation captures: CUDA snapshot timeline and segments, memray's temporal
     view and leaks; the plain table when the capture has nothing to draw for the page."""
@@ -232,6 +241,7 @@ BUILDERS: dict[str, Builder] = {
     "sandwich": _flame,
     "query": _query,
     "segments": _allocations_page,
+    "allocations": _allocations_page,  # a capture's pages: its timeline is memory over time
     "leaks": _allocations_page,
     "table": table,
     "timeline": _timeline,
@@ -245,6 +255,7 @@ BUILDERS: dict[str, Builder] = {
     "operators": _operators,
     "kernels": _kernels,
     "recommendations": _recommendations,
+    "critical-path": _critical_path,
 }
 
 PSTATS_HEADERS = {

@@ -15,10 +15,8 @@ macOS does not pass files in ``argv`` when a document is opened from Finder; it 
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -28,23 +26,11 @@ from PySide6.QtGui import QFileOpenEvent
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QWidget
 
-NAME_ENV = "PERFVIEW_INSTANCE_NAME"
+from perfview.instance_channel import NAME_ENV as NAME_ENV  # re-exported: tests, callers
+from perfview.instance_channel import decode_assist, server_name
+
 MAX_REQUEST_BYTES = 1 << 20  # a path list never gets near this; bounds memory on garbage input
 _ACK = b'{"ok": true}\n'
-
-
-def server_name() -> str:
-    """Per-user socket name; ``$PERFVIEW_INSTANCE_NAME`` overrides it (tests, several sessions)."""
-    override = os.environ.get(NAME_ENV)
-    if override:
-        return override
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry (containers) and no LOGNAME/USER
-        user = "user"
-    uid = str(os.getuid()) if hasattr(os, "getuid") else ""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", user)
-    return f"perfview-{safe}-{uid}" if uid else f"perfview-{safe}"
 
 
 def encode_request(paths: Iterable[str | os.PathLike[str]]) -> bytes:
@@ -112,6 +98,12 @@ class InstanceServer(QObject):
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._on_new_connection)
         self._buffers: dict[QLocalSocket, bytes] = {}
+        self._responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def set_responder(self, responder: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Answer an assistant's requests (`{"assist": …}`, `perfview.instance_channel`) with
+        `responder`'s JSON object, on the GUI thread (`perfview.qt.assistant_link`)."""
+        self._responder = responder
 
     def start(self) -> bool:
         """Listen; False if another live instance owns the name.
@@ -150,7 +142,15 @@ class InstanceServer(QObject):
             else:
                 self._buffers[socket] = data
             return
-        paths = decode_request(data.split(b"\n", 1)[0])
+        line = data.split(b"\n", 1)[0]
+        request = decode_assist(line)
+        if request is not None and self._responder is not None:
+            reply = json.dumps(self._responder(request)).encode("utf-8") + b"\n"
+            socket.write(QByteArray(reply))
+            socket.flush()
+            socket.disconnectFromServer()
+            return
+        paths = decode_request(line)
         if paths is None:
             socket.disconnectFromServer()
             return

@@ -102,7 +102,7 @@ class TabCommands(QObject):
         """Serve the current pstats document with snakeviz and open the browser on it. The
         server belongs to the tab: closing the tab stops it."""
         tab = self.tabs.current_tab()
-        if tab is None or tab.document.bundle.format != "pstats":
+        if tab is None or tab.document.bundle.profile is None:
             return None
         server = tab.findChild(SnakevizServer)
         if server is not None and server.url:

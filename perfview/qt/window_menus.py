@@ -66,7 +66,7 @@ class MenusController(QObject):
         self.sync_view_menu(tab)
         for key in NEED_A_DOCUMENT:
             self.actions_by_id[key].setEnabled(tab is not None)
-        pstats = tab is not None and tab.document.bundle.format == "pstats"
+        pstats = tab is not None and tab.document.bundle.profile is not None
         self.actions_by_id["snakeviz"].setEnabled(pstats)
 
     # --- view menu -------------------------------------------------------------------------

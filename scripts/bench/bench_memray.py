@@ -68,9 +68,9 @@ main(int(sys.argv[1]))
 """
 LOAD = """\
 import sys, time
-from perfview.loaders import memray_capture
+from perfview.loaders import memray
 t = time.perf_counter()
-cap = memray_capture.read_capture(sys.argv[1], reader=sys.argv[2])
+cap = memray.read_capture(sys.argv[1], reader=sys.argv[2])
 print(f"{time.perf_counter() - t:.3f} {cap.meta['records']} {cap.meta['peak_bytes']}")
 """
 

@@ -230,13 +230,11 @@ JOB = (
     + """
 import json, sys, time
 from perfview.jobs import open_job
-from perfview.jobs.local import use_scanner
 from pathlib import Path as _P
 from perfview.core.analysis.torch.job import document
 from perfview.core.pages import summary
 def job_tables(job):  # every job view, read through the page registry as the CLI does
     return {v: summary.summarize(document(job, _P('job')), v) for v in summary.views_for('job')}
-use_scanner()  # the pool's workers do this; the 1-process run too, for a fair comparison
 workers = int(sys.argv[2])
 times = []
 for _ in range(2):  # open, then reopen
@@ -288,12 +286,11 @@ print(json.dumps({"cold": runs[0], "s": runs[1], "same": same}))
 
 TASK = """
 import json, sys, time
-from perfview.jobs.local import job_files, rank_task, use_scanner
-use_scanner()  # as the Dask workers do
+from perfview.jobs.local import WORKER_COMPILED, job_files, rank_task
 files = job_files([sys.argv[1]])
 t = time.perf_counter()
 for i, f in enumerate(files):
-    rank_task(str(f), i)
+    rank_task(str(f), i, WORKER_COMPILED)  # as the Dask workers do
 print(json.dumps({"s": time.perf_counter() - t, "n": len(files)}))
 """
 

@@ -229,7 +229,8 @@ def test_diff_two_jobs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
 def test_a_job_is_a_kind_of_document_in_the_page_registry() -> None:
     """Its views, the CLI's cross-rank views and its tabs come from the registry alone."""
     assert summary.views_for("job") == [
-        "ranks", "collectives", "collective-kinds", "overlap", "stragglers",
+        "ranks", "collectives", "collective-kinds", "overlap", "stragglers", "critical-path",
+        "critical-path-steps",
     ]  # fmt: skip
     assert set(job_cli.CROSS_RANK_VIEWS) == {"collectives", "collective-kinds", "overlap",
                                              "stragglers"}  # fmt: skip
@@ -247,6 +248,7 @@ def test_a_job_is_a_kind_of_document_in_the_page_registry() -> None:
         ("collective-kinds", "Collective kinds", "collective-kinds"),
         ("stragglers", "Stragglers", "stragglers"),
         ("overlap", "Overlap", "overlap"),
+        ("critical-path-steps", "Critical path", "critical-path-steps"),
         ("heatmap", "Heat map", None),
         ("job-timeline", "Timeline", None),
     ]

@@ -123,13 +123,14 @@ def test_warm_up_compiles_the_signatures_a_load_uses(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from perfview.loaders import FRESH, load\n"
+        "from perfview.loaders import LoadOptions, load\n"
         "from perfview.loaders.trace import idmerge, kernels\n"
         "idmerge.warm(); kernels.warm()\n"
-        "load(Path(sys.argv[1]), options=FRESH)\n"
+        "scanned = LoadOptions(read_cache=False, write_cache=False, compiled=True)\n"
+        "load(Path(sys.argv[1]), options=scanned)\n"
         "print([len(k.signatures) for k in (*kernels.kernels(), *idmerge.kernels())])\n"
     )
-    env = {**os.environ, "PERFVIEW_TRACE_SCANNER": "1", "PERFVIEW_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "PERFVIEW_CACHE_DIR": str(tmp_path)}
     out = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
         check=True, cwd=Path(__file__).resolve().parents[2],

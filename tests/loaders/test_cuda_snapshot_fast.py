@@ -16,8 +16,9 @@ import pytest
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import noop
-from perfview.loaders import cuda_snapshot, cuda_snapshot_fast
-from perfview.loaders.pickle_walk import Unsupported
+from perfview.loaders.cuda_snapshot import fast as cuda_snapshot_fast
+from perfview.loaders.cuda_snapshot import loader as cuda_snapshot
+from perfview.loaders.cuda_snapshot.pickle_walk import Unsupported
 from tests.conftest import SAMPLES
 
 SAMPLE_DIR = SAMPLES / "cuda_memory_snapshot"
@@ -148,17 +149,16 @@ def test_load_uses_it_for_big_files_and_refuses_code(tmp_path: Path, monkeypatch
         def __reduce__(self) -> tuple[Any, ...]:
             return (os.system, (f"touch {tmp_path / 'pwned'}",))
 
-    monkeypatch.setattr(cuda_snapshot, "FAST_MIN_BYTES", 0)
     path = tmp_path / "snapshot.pickle"
     path.write_bytes(pickle.dumps({"segments": [Evil()], "device_traces": [[]]}, protocol=4))
     with pytest.raises(LoadError, match=r"asks to import (posix|nt)\.system"):
-        cuda_snapshot.load(path)
+        cuda_snapshot.load(path, compiled=True)
     assert not (tmp_path / "pwned").exists()
     bomb_entry = {"action": "alloc", "addr": 1, "size": 1, "stream": 0, "frames": []}
     bomb = {"segments": [], "device_traces": [[bomb_entry] * 100_000] * 1000}
     path.write_bytes(pickle.dumps(bomb, protocol=4))
     with pytest.raises(LoadError, match="repeated references"):
-        cuda_snapshot.load(path)
+        cuda_snapshot.load(path, compiled=True)
 
 
 def test_truncated_and_mutated_snapshots(data_dir: Path, tmp_path: Path) -> None:
@@ -197,11 +197,12 @@ def test_load_takes_the_compiled_path_from_the_size_up(data_dir: Path, monkeypat
         raise AssertionError("the restricted unpickler's path was taken")
 
     monkeypatch.setattr(cuda_snapshot, "_unpickled", no_unpickling)
-    monkeypatch.setattr(cuda_snapshot, "FAST_MIN_BYTES", 0)
-    assert cuda_snapshot.load(path).counts == want
-    monkeypatch.setattr(cuda_snapshot, "FAST_MIN_BYTES", path.stat().st_size + 1)
+    assert cuda_snapshot.load(path, compiled=True).counts == want
+    assert path.stat().st_size < cuda_snapshot.WALKER.min_bytes  # by size: the unpickler
     with pytest.raises(AssertionError, match="unpickler's path"):
         cuda_snapshot.load(path)
+    with pytest.raises(AssertionError, match="unpickler's path"):
+        cuda_snapshot.load(path, compiled=False)
 
 
 def test_warm_compiles_everything_and_compiled_says_so() -> None:

@@ -71,9 +71,9 @@ def test_gil_free_scans_here_and_sends_the_rest_to_a_child(
     children: list[Path] = []
     real = service.in_child
 
-    def child(path: Path, progress: Any = None, *rest: Any) -> Bundle:
+    def child(path: Path, progress: Any = None, *rest: Any, **options: Any) -> Bundle:
         children.append(path)
-        return real(path, progress, *rest)
+        return real(path, progress, *rest, **options)
 
     monkeypatch.setattr(service, "in_child", child)
     plain = tmp_path / "plain.json"

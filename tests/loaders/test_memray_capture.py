@@ -13,7 +13,9 @@ import pytest
 from perfview.core.analysis import memray_views
 from perfview.core.model.errors import LoadError
 from perfview.core.pages import summary
-from perfview.loaders import detect, load, memray_capture, memray_header
+from perfview.loaders import FRESH, detect, load
+from perfview.loaders import memray as memray_capture
+from perfview.loaders.memray import header as memray_header
 from tests.conftest import sample
 
 MIB = 1 << 20
@@ -129,3 +131,13 @@ def test_other_format_version_names_the_writer(tmp_path: Path) -> None:
     # 8 (memray before 1.5): neither perfview's reader nor the installed memray reads it
     with pytest.raises(LoadError, match=r"format version 8"):
         load(path)
+
+
+def test_a_capture_that_crashes_memrays_reader_is_one_sentence(data_dir: Path) -> None:
+    """v12_aggregated_damaged.bin is v12_aggregated.bin with bytes flipped (found by
+    scripts/probes/fuzz_loaders.py): memray's native reader dies on it with a segmentation
+    fault. Read in a child process, it is a LoadError and this process lives on."""
+    pytest.importorskip("memray")
+    path = data_dir / "memray" / "v12_aggregated_damaged.bin"
+    with pytest.raises(LoadError, match="memray's reader crashed on it: the capture is damaged"):
+        load(path, options=FRESH)

@@ -1,4 +1,4 @@
-"""perfview's own reader of memray's record stream (`loaders/memray_stream`): captures written
+"""perfview's own reader of memray's record stream (`loaders/memray/stream`): captures written
 by memray 1.6 (header 9), 1.10 (10), 1.18 (11), 1.19 (12) and 1.20 (13), checked against the figures
 of the memray that wrote them, and table for table against memray's own reader where it is
 installed."""
@@ -15,9 +15,11 @@ import pytest
 
 from perfview.core.model.errors import LoadError
 from perfview.core.model.memray_model import MemrayCapture
-from perfview.loaders import load, memray_capture, memray_header
-from perfview.loaders.memray_stream import read_stream
-from perfview.loaders.memray_stream.lines import line_number
+from perfview.loaders import load
+from perfview.loaders import memray as memray_capture
+from perfview.loaders.memray import header as memray_header
+from perfview.loaders.memray.stream import read_stream
+from perfview.loaders.memray.stream.lines import line_number
 from tests.conftest import sample
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "memray"
@@ -206,7 +208,7 @@ def test_line_table_matches_the_interpreter() -> None:
 @pytest.mark.parametrize("name", ["v13_raw_pyalloc.bin", "v11_raw_pyalloc.bin", "v12_default.bin"])
 def test_small_chunks_give_the_same_tables(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Records (and code objects, thread names) cut at chunk ends are carried over whole."""
-    from perfview.loaders.memray_stream import source
+    from perfview.loaders.memray.stream import source
 
     whole = read_stream(DATA / name)
     monkeypatch.setattr(source, "CHUNK", 333)
@@ -235,3 +237,22 @@ def test_corrupted_bytes_give_a_capture_or_load_error(name: str, tmp_path: Path)
         path.write_bytes(bytes(data[: rng.randrange(len(data) // 2, len(data) + 1)]))
         with contextlib.suppress(LoadError):
             read_stream(path)
+
+
+@pytest.mark.parametrize("name", ["v11_raw_pyalloc.bin", "v13_raw_pyalloc.bin"])
+def test_one_header_reader_for_sniffing_choosing_and_reading(name: str) -> None:
+    """Sniffing, choosing a reader and the reader itself read the header with the same
+    fields (`header.leading`, which `header.parse` extends); every version the reader
+    knows has its record encoding in `decode.ENCODINGS`."""
+    from perfview.loaders.memray.loader import choose_reader
+    from perfview.loaders.memray.stream import decode
+
+    raw = (DATA / name).read_bytes()
+    lead = memray_header.leading(memray_header.inner_head(raw[:65536]))
+    whole = memray_header.parse(raw)
+    assert memray_header.header_version(raw[:65536]) == lead.version == whole.version
+    fixed = {k: v for k, v in vars(lead).items() if k != "size"}
+    assert fixed == {k: getattr(whole, k) for k in fixed}
+    assert whole.size > lead.size  # the command line and the rest follow the fixed fields
+    assert choose_reader(raw[:65536], lead.version) == "own"
+    assert set(decode.ENCODINGS) == set(memray_header.VERSIONS)

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 from perfview.core.model.errors import LoadCancelled, LoadError
-from perfview.loaders import pickle_walk
-from perfview.loaders.cuda_snapshot import restricted_loads
-from perfview.loaders.pickle_walk import Unsupported, kernel, walk_file
-from perfview.loaders.pickle_walk.objects import items, load_objects
+from perfview.loaders.cuda_snapshot import pickle_walk, restricted_loads
+from perfview.loaders.cuda_snapshot.pickle_walk import Unsupported, kernel, walk_file
+from perfview.loaders.cuda_snapshot.pickle_walk.objects import items, load_objects
 
 PROTOCOLS = (2, 3, 4, 5)
 SHARED = [1, 2]

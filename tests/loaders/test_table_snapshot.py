@@ -44,11 +44,11 @@ def _snapshot_script() -> ModuleType:
     return module
 
 
-def _check(label: str) -> None:
+def _check(label: str, compiled: bool | None) -> None:
     path = SAMPLES / label
     if not path.is_file():
         pytest.skip(f"sample {label} is absent ({SAMPLES})")
-    got = _snapshot_script().digests(label, path, use_cache=False)
+    got = _snapshot_script().digests(label, path, use_cache=False, compiled=compiled)
     want = EXPECTED[label]
     changed = sorted(name for name in want if got.get(name) != want[name])
     assert not changed, (
@@ -57,14 +57,10 @@ def _check(label: str) -> None:
 
 
 @pytest.mark.parametrize("label", sorted(EXPECTED))
-def test_views_match_the_snapshot(label: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "0")  # small files take the general path
-    _check(label)
+def test_views_match_the_snapshot(label: str) -> None:
+    _check(label, None)  # every sample is small: the general path, as each loader chooses
 
 
 @pytest.mark.parametrize("label", sorted(k for k in EXPECTED if k.startswith(TRACE_DIRS)))
-def test_trace_views_match_the_snapshot_on_the_scanner(
-    label: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PERFVIEW_TRACE_SCANNER", "1")  # the compiled scanner, where it can
-    _check(label)
+def test_trace_views_match_the_snapshot_on_the_scanner(label: str) -> None:
+    _check(label, True)  # the compiled scanner, where it can

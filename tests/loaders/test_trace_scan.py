@@ -33,16 +33,14 @@ from tests.loaders.test_chrome_trace import TRACE_SAMPLES, _same_bundles
 FIXTURE = Path(__file__).resolve().parent.parent / "data" / "torch_cpu_small.pt.trace.json.gz"
 
 
-def _load(path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> Bundle:
-    with monkeypatch.context() as m:
-        m.setenv("PERFVIEW_TRACE_SCANNER", mode)
-        return trace.load(path)
+def _load(path: Path, scanner: bool) -> Bundle:
+    return trace.load(path, compiled=scanner)
 
 
-def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> Bundle:
+def _both(path: Path) -> Bundle:
     """Load on both paths, check they agree, return the scanner's bundle."""
-    fast = _load(path, "1", monkeypatch)
-    _same_bundles(fast, _load(path, "0", monkeypatch))
+    fast = _load(path, True)
+    _same_bundles(fast, _load(path, False))
     return fast
 
 
@@ -55,12 +53,12 @@ def _scanned(path: Path, threads: int | None = None) -> trace_parallel.Scanned |
 def test_scanner_equals_general_path_on_samples(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
     path = sample(rel)
     assert _scanned(path) is not None, "a real trace should not need the general path"
-    _both(path, monkeypatch)
+    _both(path)
 
 
 def test_scanner_equals_general_path_on_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _scanned(FIXTURE) is not None
-    bundle = _both(FIXTURE, monkeypatch)
+    bundle = _both(FIXTURE)
     assert bundle.timeline is not None
     assert len(bundle.timeline.events) > 100
 
@@ -188,7 +186,7 @@ def test_edge_cases_scan_identically(
 ) -> None:
     path = _write(tmp_path, EDGE_EVENTS, top=top, indent=indent)
     assert _scanned(path) is not None
-    bundle = _both(path, monkeypatch)
+    bundle = _both(path)
     tl = bundle.timeline
     assert tl is not None
     ev = tl.events
@@ -205,10 +203,10 @@ def test_edge_cases_scan_identically(
 def test_bom_and_gzip_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _write(tmp_path, EDGE_EVENTS, prefix=b"\xef\xbb\xbf")
     assert _scanned(path) is not None
-    _both(path, monkeypatch)
+    _both(path)
     gz = tmp_path / "t.json.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
-    _both(gz, monkeypatch)
+    _both(gz)
 
 
 def _many(n: int) -> list[dict[str, Any]]:
@@ -246,7 +244,7 @@ def test_splits_inside_strings_are_detected(
     scanned = _scanned(path, 4)
     assert scanned is not None
     assert scanned.cols.n == 2
-    _both(path, monkeypatch)
+    _both(path)
 
 
 @pytest.mark.parametrize("reserve", [True, False])
@@ -266,7 +264,7 @@ def test_small_batches_and_growing_tables(
     scanned = _scanned(path, 2)
     assert scanned is not None
     assert len(scanned.cols.names.values) == 6000
-    _both(path, monkeypatch)
+    _both(path)
 
 
 ODD = [
@@ -294,7 +292,7 @@ def test_odd_values_fall_back_and_agree(
     path.write_text('{"traceEvents":[' + plain + "," + extra + "]}")
     if '"[memory]"' not in extra:  # memory args fall back inside the scanner path
         assert _scanned(path) is None
-    _both(path, monkeypatch)
+    _both(path)
 
 
 TRUNCATED = {
@@ -315,7 +313,7 @@ def test_truncated_files_scan_like_the_general_path(
     path = tmp_path / "cut.json"
     path.write_text(text)
     assert _scanned(path) is not None
-    bundle = _both(path, monkeypatch)
+    bundle = _both(path)
     assert bundle.counts["slices"] == 1
     assert any("truncated" in w or "not closed" in w for w in bundle.warnings)
 
@@ -340,12 +338,12 @@ def test_broken_json_goes_to_the_general_path(
     path.write_text(text)
     assert _scanned(path) is None
     try:
-        general = _load(path, "0", monkeypatch)
+        general = _load(path, False)
     except LoadError as exc:
         with pytest.raises(LoadError, match=str(exc)[:20]):
-            _load(path, "1", monkeypatch)
+            _load(path, True)
         return
-    _same_bundles(_load(path, "1", monkeypatch), general)
+    _same_bundles(_load(path, True), general)
 
 
 def test_invalid_utf8_gives_the_same_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -353,7 +351,7 @@ def test_invalid_utf8_gives_the_same_error(tmp_path: Path, monkeypatch: pytest.M
     path.write_bytes(b'{"traceEvents":[{"ph":"X","name":"a\xff","pid":1,"tid":1,"ts":1,"dur":1}]}')
     assert _scanned(path) is None
     with pytest.raises(LoadError, match="not UTF-8"):
-        _load(path, "1", monkeypatch)
+        _load(path, True)
 
 
 def test_cancel_stops_every_scan_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -587,7 +585,7 @@ def test_ranges_give_the_same_columns_on_edge_cases(
     _same_columns(one, many)
     with monkeypatch.context() as m:  # the whole load over `threads` ranges
         m.setattr(trace_parallel, "threads_for", lambda _n: threads)
-        _both(path, m)
+        _both(path)
 
 
 def test_the_text_past_the_args_is_given_back_in_pieces_and_the_args_stay() -> None:

@@ -114,7 +114,7 @@ def test_trace_pair_tables_and_linked_timelines(qtbot, window: MainWindow) -> No
     a = sample("kineto_gpu/hta_sampled_rank-0.json.gz")
     b = sample("kineto_gpu/hta_sampled_rank-1.json.gz")
     tab = open_pair(qtbot, window, a, b)
-    assert tab.view_names() == ["ops", "ops-by-shape", "kernels", "steps", "timelines"]
+    assert tab.view_names() == ["ops", "ops-by-shape", "kernels", "steps", "timelines", "structure"]
     assert tab.match_combo.isHidden()  # trace keys do not depend on the match rule
     for name in ("ops", "ops-by-shape", "kernels"):
         view = tab.view_widget(name)

@@ -121,7 +121,7 @@ def test_main_window_opens_a_rank_folder(qtbot: Any, tmp_path: Path) -> None:
     assert window.tabs.tabToolTip(window.tabs.currentIndex()) == str(folder)
     with qtbot.waitSignal(window.document_opened, timeout=60000):
         view.open_rank_at(0)
-    tab = window.current_tab()
+    tab = window.tabs_controller.current_tab()
     assert tab is not None
     assert tab.document.path.name == "first.json.gz"
     assert tab.current_view() == "timeline"

@@ -27,7 +27,7 @@ def _all_tabs(kind_name: str) -> list[PageTab]:
     for tab in kind.tabs:
         page = PAGES[tab.page]
         group = page.group if tab.group is None else tab.group
-        out.append(PageTab(tab.page, tab.title or page.title, None, group or ""))
+        out.append(PageTab(tab.page, tab.title or page.title, None, group=group or ""))
     return out
 
 
@@ -43,7 +43,7 @@ def test_groups_collect_pages_at_their_first_place() -> None:
     assert titles[:4] == ["Overview", "Timeline", "Operators", "Kernels"]
     gpu = next(e for e in entries if e.title == "GPU")
     names = [_all_tabs("torch")[i].name for i in gpu.pages]
-    assert names == ["idle", "overlap", "launch-delays"]
+    assert names == ["critical-path", "idle", "idle-gaps", "overlap", "launch-delays"]
     flame = next(e for e in entries if e.title == "Flame graphs")
     assert {_all_tabs("torch")[i].name for i in flame.pages} >= {"icicle", "bottom-up", "tree"}
     # every page in exactly one entry
@@ -81,14 +81,15 @@ def test_clicks_on_either_row_switch_the_document_tab_s_page(qtbot: Any) -> None
     gpu = next(i for i, e in enumerate(tab.nav.entries) if e.title == "GPU")
     with qtbot.waitSignal(tab.view_changed) as changed:
         tab.nav.groups.setCurrentIndex(gpu)  # what a click on "GPU" does
-    assert changed.args == ["idle"]
-    assert tab.current_view() == "idle"
+    assert changed.args == ["critical-path"]  # the group's first page
+    assert tab.current_view() == "critical-path"
     in_gpu = [names[i] for i in tab.nav.entries[gpu].pages]
-    assert in_gpu == ["idle", "launch-delays"]  # no collectives in this trace: no overlap
+    # no collectives in this trace: no overlap
+    assert in_gpu == ["critical-path", "idle", "idle-gaps", "launch-delays"]
     assert tab.nav.pages.isVisibleTo(tab)
-    assert tab.nav.pages.count() == 2
+    assert tab.nav.pages.count() == 4
     with qtbot.waitSignal(tab.view_changed) as changed:
-        tab.nav.pages.setCurrentIndex(1)
+        tab.nav.pages.setCurrentIndex(3)
     assert changed.args == ["launch-delays"]
     assert tab.show_view("kernels")
     assert tab.current_view() == "kernels"

@@ -263,14 +263,17 @@ class QuerySession:
             if name not in self._registered and re.search(rf"\b{name}\b", sql, re.IGNORECASE):
                 self._register(name)
 
-    def run(self, sql: str) -> pd.DataFrame:
+    def run(self, sql: str, limit: int | None = None) -> pd.DataFrame:
         """The query's result as a frame (empty for statements without rows); QueryError with
-        DuckDB's first message line when it fails or is interrupted."""
+        DuckDB's first message line when it fails or is interrupted. `limit` (one SELECT
+        only): at most that many rows, cut inside DuckDB so a huge result is never built."""
         with self._lock:
             if self.conn is None:
                 raise QueryError("the query session is closed")
             try:
                 self._ensure(sql)
+                if limit is not None:
+                    return self._limited(sql, limit)
                 cursor = self.conn.execute(sql)
                 if cursor.description is None:
                     return pd.DataFrame()
@@ -278,6 +281,18 @@ class QuerySession:
                 return _whole_sums(cursor.fetch_df(), types)
             except self._duckdb.Error as exc:
                 raise QueryError(one_line(exc)) from exc
+
+    def _limited(self, sql: str, limit: int) -> pd.DataFrame:
+        """At most `limit` rows of one SELECT, cut by DuckDB (a relation with LIMIT on top: the
+        whole result is never built); the relations are closed here, not left to the
+        garbage collector."""
+        relation = self.conn.sql(sql)
+        limited = relation.limit(limit)
+        try:
+            return _whole_sums(limited.df(), [str(t) for t in limited.types])
+        finally:
+            limited.close()
+            relation.close()
 
     def interrupt(self) -> None:
         """Stop the running query (safe from any thread); `run` then raises QueryError."""
@@ -291,6 +306,25 @@ class QuerySession:
         _OPEN.discard(self)
         if conn is not None:
             conn.close()
+
+
+def read_only_refusal(sql: str) -> str | None:
+    """Why `sql` may not run where nothing may be written (the assistants' server), or None
+    when it is one SELECT. Parsed by DuckDB itself (its statement types), not by a pattern:
+    `COPY … TO`, `CREATE`, `ATTACH`, `SET`, `INSTALL`/`LOAD` and the rest are refused before
+    they run; a SELECT reading another file (`read_csv('…')`) is refused by the session's
+    sandbox when it runs. A query DuckDB cannot parse: QueryError with its first line."""
+    duckdb = _duckdb()
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryError(one_line(exc)) from exc
+    if len(statements) != 1:
+        return f"one statement per query, not {len(statements)}"
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        return f"only a read-only SELECT runs here, not a {kind.name} statement"
+    return None
 
 
 def run_query(bundle: Bundle, sql: str) -> pd.DataFrame:
@@ -311,6 +345,7 @@ __all__ = [
     "TableDoc",
     "available",
     "one_line",
+    "read_only_refusal",
     "run_query",
     "table_builders",
     "table_names",

@@ -101,7 +101,9 @@ class Comparison:
         )  # fmt: skip
 
 
-def _prepare(df: pd.DataFrame, key: list[str], metrics: list[str], info: list[str]) -> pd.DataFrame:
+def prepare_table(
+    df: pd.DataFrame, key: list[str], metrics: list[str], info: list[str]
+) -> pd.DataFrame:
     """Keys as plain text (or ints), metrics as float64 with 0 for missing, one row per key.
 
     Categorical keys would make the join compare category codes of two different files, so they
@@ -152,8 +154,8 @@ def compare_tables(
     if sort_by not in metrics:
         raise ValueError(f"unknown metric {sort_by!r}; choose one of {', '.join(metrics)}")
     info = list(info)
-    left = _prepare(a, key, metrics, info).assign(_order=lambda f: np.arange(len(f)))
-    right = _prepare(b, key, metrics, info).assign(_order=lambda f: np.arange(len(f)))
+    left = prepare_table(a, key, metrics, info).assign(_order=lambda f: np.arange(len(f)))
+    right = prepare_table(b, key, metrics, info).assign(_order=lambda f: np.arange(len(f)))
     out = left.merge(right, on=key, how="outer", suffixes=("_a", "_b"), indicator=True)
     if not sort:  # an outer merge sorts keys; restore A's order, then B's new rows in B's order
         rank = out["_order_a"].fillna(len(left) + out["_order_b"]).to_numpy()
@@ -293,6 +295,7 @@ __all__ = [
     "diff_profiles",
     "diff_tree",
     "pct_change",
+    "prepare_table",
     "regressions",
     "unit_of",
 ]

@@ -31,6 +31,10 @@ class RankReduction:
     rank: int = -1
     source: str = ""
     warnings: list[str] = field(default_factory=list)  # the loader's (a truncated file, …)
+    # the rank's own critical path: per step (critical_path.path.steps_table) and its top
+    # contributors (step, category, name, ns: CRITICAL_TOP per step)
+    critical_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    critical: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 @dataclass(frozen=True)

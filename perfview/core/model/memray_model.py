@@ -17,7 +17,7 @@ import pandas as pd
 
 @dataclass
 class MemrayCapture:
-    """A memray capture as columns (filled by `perfview.loaders.memray_capture`).
+    """A memray capture as columns (filled by `perfview.loaders.memray`).
 
     peak / leaks: one row per site (stack): size_bytes and count of the allocations alive at
     the high-water mark / never freed. intervals: per thread (tid), site and interval, the

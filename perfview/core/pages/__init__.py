@@ -36,6 +36,7 @@ class PageTab:
     name: str
     title: str
     table: str | None = None
+    widget: str | None = None  # the GUI's builder key for this page in this kind of document
     group: str = ""  # the navigation group it is shown in ("": an entry of its own)
 
 
@@ -74,7 +75,8 @@ def _tabs_for(bundle: Bundle) -> list[PageTab]:
         if shows(page, bundle):
             table = tab.page if tab.table and bundle.format in page.tables else None
             group = page.group if tab.group is None else tab.group
-            out.append(PageTab(tab.page, tab.title or page.title, table, group or ""))
+            widget = tab.widget or page.widget
+            out.append(PageTab(tab.page, tab.title or page.title, table, widget, group or ""))
     return out
 
 

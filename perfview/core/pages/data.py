@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch import memory_alloc, op_kernels, overview, recommend
+from perfview.core.analysis.torch.critical_path import idle_gaps, path
 from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.analysis.torch.recommend import Finding
 from perfview.core.model import Timeline
@@ -159,6 +160,7 @@ class MemoryData:
 
 __all__ = [
     "ALLOC_COLUMNS",
+    "CriticalPathData",
     "KernelsData",
     "MemoryData",
     "OpDetail",
@@ -167,3 +169,30 @@ __all__ = [
     "display_allocations",
     "longest_call",
 ]
+
+
+@dataclass(frozen=True)
+class CriticalPathData:
+    """The Critical path page: per step the path's length and bound, its breakdown by
+    category and name, and the GPU idle time by cause. `timeline` is kept for what-if replays,
+    which the page runs in a worker as edits change."""
+
+    steps: pd.DataFrame  # path.steps_table
+    breakdown: pd.DataFrame  # path.critical_path_table
+    idle: pd.DataFrame  # idle_gaps.cause_totals
+    rows: dict[tuple[int, str, str], np.ndarray]  # breakdown row → its slices on the path
+    path_rows: dict[int, np.ndarray]  # step → every slice its path is named after
+    timeline: Timeline
+    definition: str = path.DEFINITION
+
+    @classmethod
+    def compute(cls, timeline: Timeline) -> CriticalPathData:
+        graph, _nodes, paths = path.measured_paths(timeline)
+        return cls(
+            path.steps_table(timeline),
+            path.breakdown(timeline, graph, paths),
+            idle_gaps.cause_totals(timeline),
+            path.contributor_rows(timeline, graph, paths),
+            path.path_rows(graph, paths),
+            timeline,
+        )

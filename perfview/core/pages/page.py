@@ -4,7 +4,7 @@ pages a kind of document shows, in order), and `ViewError`. No entries here: tho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,8 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 
 TableFn = Callable[[Bundle], pd.DataFrame]
+# A table computed under `perfview summary --edit TEXT …` edits (the what-if page's).
+EditedTableFn = Callable[[Bundle, Sequence[str]], pd.DataFrame]
 HasData = Callable[[Bundle], bool]
 Tables = Mapping[str, pd.DataFrame]
 Prepare = Callable[[Bundle, Tables], Any]
@@ -77,6 +79,7 @@ class Page:
     # A cross-rank table: `perfview summary FILE --view NAME` opens even a single trace as a
     # one-rank job and prints the "job" table (a per-file table, if any, is the window's).
     across_ranks: bool = False
+    edited: EditedTableFn | None = None  # the table under `--edit` edits; None: takes none
     # The navigation group the page belongs to wherever it is shown ("GPU", "Flame graphs"):
     # a document's tab bar shows one entry per group, its pages on a second row, so a trace's
     # pages fit a 1024 px window. None: a top-level entry of its own. A new page names its
@@ -99,6 +102,9 @@ class Tab:
     page: str
     title: str | None = None  # None: the page's own title
     table: bool = False
+    # The widget this kind of document draws the page with, when not the page's own (a
+    # capture's Timeline is its memory over time, drawn by the allocations widget).
+    widget: str | None = None
     group: str | None = None  # None: the page's own group
 
 
@@ -113,6 +119,7 @@ class Kind:
 
 __all__ = [
     "BarChart",
+    "EditedTableFn",
     "HasData",
     "Kind",
     "Page",

@@ -198,3 +198,7 @@ def memory_data(bundle: Bundle, _tables: Tables) -> page_data.MemoryData:
 
 def recommendations_data(bundle: Bundle, _tables: Tables) -> list[recommend.Finding]:
     return recommend.recommendations(torch_timeline(bundle))
+
+
+def critical_path_data(bundle: Bundle, _tables: Tables) -> page_data.CriticalPathData:
+    return page_data.CriticalPathData.compute(torch_timeline(bundle))

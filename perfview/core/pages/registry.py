@@ -17,6 +17,7 @@ from perfview.core.analysis.torch import (
     streams,
 )
 from perfview.core.analysis.torch import kernels as torch_kernels
+from perfview.core.analysis.torch.critical_path import idle_gaps, path, what_if
 from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.pages import predicates as pred
 from perfview.core.pages.page import BarChart, Kind, Page, Tab
@@ -320,6 +321,50 @@ PAGES: dict[str, Page] = {
             },
         ),
         Page(
+            "critical-path",
+            "Critical path",
+            "per step: the chain of dependencies that bounds it, its time by category and name",
+            {
+                "trace": lambda b: path.critical_path_table(pred.timeline(b)),
+                "job": lambda b: job_views.critical_path_table(pred.job(b)),
+            },
+            has_data=pred.any_of(pred.is_torch, pred.is_job),
+            widget="critical-path",
+            prepare=pred.critical_path_data,
+            prepare_when=pred.is_torch,
+            group="GPU",
+        ),
+        Page(
+            "critical-path-steps",
+            "Critical path per step",
+            "per step: its time, its critical path's length and the category bounding it",
+            {
+                "trace": lambda b: path.steps_table(pred.timeline(b)),
+                "job": lambda b: job_views.critical_steps_table(pred.job(b)),
+            },
+            has_data=pred.any_of(pred.is_torch, pred.is_job),
+            widget=None,
+        ),
+        Page(
+            "idle-gaps",
+            "GPU idle gaps",
+            "per step and GPU stream: idle time by cause (CPU op, launch latency, sync drain, "
+            "data loader, collective, another stream)",
+            {"trace": lambda b: idle_gaps.idle_gaps_table(pred.timeline(b))},
+            has_data=pred.has_gpu,
+            group="GPU",
+        ),
+        Page(
+            "what-if",
+            "What if",
+            "per step: measured and predicted time after --edit changes (a replay of the "
+            "dependency graph)",
+            {"trace": lambda b: what_if.what_if_table(pred.timeline(b), ())},
+            has_data=pred.is_torch,
+            widget=None,
+            edited=lambda b, edits: what_if.what_if_table(pred.timeline(b), edits),
+        ),
+        Page(
             "launch-delays",
             "Launch delays",
             "per GPU stream: launch → start delay of kernels and copies, with outliers",
@@ -438,8 +483,10 @@ KINDS: tuple[Kind, ...] = (
             Tab("kernels", table=True),
             Tab("memory"),
             Tab("recommendations"),
+            Tab("critical-path"),
             Tab("modules", table=True),
             Tab("idle", "GPU idle", True),
+            Tab("idle-gaps", "Idle gaps", True),
             Tab("overlap", "Comm overlap", True),
             Tab("launch-delays", table=True),
             Tab("icicle"),
@@ -477,7 +524,7 @@ KINDS: tuple[Kind, ...] = (
         "cuda_snapshot",
         pred.format_is("cuda_snapshot"),
         (
-            Tab("timeline"),
+            Tab("timeline", widget="allocations"),
             Tab("segments"),
             Tab("allocations", table=True),
             Tab("oom", table=True),
@@ -492,7 +539,7 @@ KINDS: tuple[Kind, ...] = (
         (
             Tab("icicle", "Flame graph (peak)"),
             *_FLAME,
-            Tab("timeline", "Memory over time"),
+            Tab("timeline", "Memory over time", widget="allocations"),
             Tab("allocations", "Allocations at peak", True),
             Tab("leaks", table=True),
             _QUERY,
@@ -527,6 +574,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("collective-kinds", table=True),
             Tab("stragglers", table=True),
             Tab("overlap", "Overlap", True),
+            Tab("critical-path-steps", "Critical path", True),
             Tab("heatmap"),
             Tab("job-timeline"),
         ),

@@ -6,6 +6,8 @@ the CLI's side: which view a format opens on, which views a bundle has, and `sum
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from perfview.core.model import Bundle, units
@@ -65,8 +67,9 @@ def available_views(bundle: Bundle) -> list[str]:
     return [name for name in applicable_views(bundle) if VIEWS[name].has_data(bundle)]
 
 
-def summarize(bundle: Bundle, view: str | None = None) -> pd.DataFrame:
-    """The table for `view` (default: `default_view(bundle)`); ViewError when it does not apply."""
+def summarize(bundle: Bundle, view: str | None = None, edits: Sequence[str] = ()) -> pd.DataFrame:
+    """The table for `view` (default: `default_view(bundle)`), under `edits` for a page that
+    takes them (what-if); ViewError when it does not apply."""
     name = view or default_view(bundle)
     spec = VIEWS.get(name)
     if spec is None:
@@ -78,6 +81,11 @@ def summarize(bundle: Bundle, view: str | None = None) -> pd.DataFrame:
         what = FORMAT_PHRASES.get(bundle.format, f"a {bundle.format} file")
         fits = ", ".join(applicable_views(bundle)) or "none"
         raise ViewError(f"view {name!r} needs {needs}; {bundle.path} is {what} (its views: {fits})")
+    if edits and spec.edited is None:
+        takes = ", ".join(n for n, v in VIEWS.items() if v.edited is not None)
+        raise ViewError(f"--edit applies to --view {takes} only, not {name!r}")
+    if spec.edited is not None:
+        return spec.edited(bundle, tuple(edits))
     return table(bundle)
 
 

@@ -7,14 +7,17 @@ only when a load needs it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from perfview.loaders import lazy
 
 if TYPE_CHECKING:
     from perfview.loaders.trace.loader import (
+        CAPABILITIES,
         DESCRIPTION,
         EXTENSIONS,
         NAME,
+        SCANNER,
         load,
         load_scanned,
         refuse,
@@ -22,14 +25,16 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    """The loader's names from `loader`, imported on first use (PEP 562): the scanner's
-    modules (`scan`) are importable without the rest of the loader (pandas)."""
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("perfview.loaders.trace.loader"), name)
-    globals()[name] = value
-    return value
+__all__ = [
+    "CAPABILITIES",
+    "DESCRIPTION",
+    "EXTENSIONS",
+    "NAME",
+    "SCANNER",
+    "load",
+    "load_scanned",
+    "refuse",
+    "sniff",
+]
 
-
-__all__ = ["DESCRIPTION", "EXTENSIONS", "NAME", "load", "load_scanned", "refuse", "sniff"]
+__getattr__ = lazy.exports(__name__, "perfview.loaders.trace.loader", __all__)

@@ -13,14 +13,14 @@ The stages, each a module of this package:
   `split` (events as raw slices) → `general` (msgspec batches, exact `numbers`).
 
 Both give the same `columns.Columns` (tests compare them on every sample), from the one
-table of event keys in `fields`. PERFVIEW_TRACE_SCANNER=0 turns the scanner off, =1 forces it.
+table of event keys in `fields`. A load's `compiled` argument turns the scanner off (False)
+or forces it (True); the CLI, the window and the tests state it, no environment variable does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import mmap
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -34,7 +34,7 @@ from perfview import readahead
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import strip_bom
+from perfview.loaders.base import Capabilities, CompiledReader, strip_bom
 from perfview.loaders.trace import heap
 from perfview.loaders.trace.build import Built, build
 from perfview.loaders.trace.columns import Columns
@@ -97,28 +97,31 @@ def refuse(head: bytes, path: Path) -> str | None:
     return None
 
 
-def load(path: Path, *, progress: Progress = noop) -> Bundle:
-    """Load a Chrome trace file into a Bundle with a Timeline.
+def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
+    """Load a Chrome trace file into a Bundle with a Timeline; `compiled`: the compiled
+    scanner always (True), never (False), or for files of SCANNER_MIN_BYTES or more (None).
 
     msgspec reports invalid UTF-8 inside a JSON string as UnicodeDecodeError and nesting past
     its depth limit as RecursionError, from any of its decode calls. Both mean the file is not
     a readable JSON trace, so they become LoadError here, once, rather than at each call site
     (found by scripts/probes/fuzz_loaders.py).
     """
-    bundle = _guard(lambda: _load(Path(path), progress, general=True))
+    bundle = _guard(lambda: _load(Path(path), progress, general=True, compiled=compiled))
     assert bundle is not None  # the general path always gives a bundle or raises
     return bundle
 
 
-def load_scanned(path: Path, *, progress: Progress = noop) -> Bundle | None:
+def load_scanned(
+    path: Path, *, progress: Progress = noop, compiled: bool | None = None
+) -> Bundle | None:
     """Load with the compiled scanner only; None when the file needs the general path.
 
     For a background load in the GUI process: the scanner leaves the GIL free, while the
     general path's long msgspec calls (and numba compiling the scanner, right after an
     install) would freeze the GUI thread, so the caller sends what this refuses to a child
-    process instead (`service.in_child`).
+    process instead (`service.in_child`). `compiled=False` (the scanner turned off): None.
     """
-    if not _scanner_wanted(1 << 62):  # turned off
+    if compiled is False:
         return None
     try:
         from perfview.loaders.trace.scan import parallel as trace_parallel
@@ -126,7 +129,34 @@ def load_scanned(path: Path, *, progress: Progress = noop) -> Bundle | None:
         return None
     if not trace_parallel.compiled():  # compiling would hold the GIL for ~15 s: not here
         return None
-    return _guard(lambda: _load(Path(path), progress, general=False))
+    return _guard(lambda: _load(Path(path), progress, general=False, compiled=True))
+
+
+def _gil_free_load(path: Path, progress: Progress, compiled: bool | None) -> Bundle | None:
+    return load_scanned(path, progress=progress, compiled=compiled)
+
+
+def _scanner_on_disk() -> bool:
+    from perfview.loaders.trace.scan import parallel as trace_parallel
+
+    return trace_parallel.compiled()
+
+
+def _warm_scanner_code() -> None:
+    from perfview.loaders.trace.scan import parallel as trace_parallel
+
+    trace_parallel.warm()
+
+
+SCANNER = CompiledReader(
+    what="the trace scanner",
+    min_bytes=SCANNER_MIN_BYTES,
+    on_disk=_scanner_on_disk,
+    warm=_warm_scanner_code,
+)
+# A trace's columns round-trip through the cache's entry format, so a big one parses in a
+# child process; the scanner leaves the GIL, so the window's loads use it in-process.
+CAPABILITIES = Capabilities(child=True, compiled=SCANNER, gil_free_load=_gil_free_load)
 
 
 def _guard(fn: Callable[[], Bundle | None]) -> Bundle | None:
@@ -141,11 +171,11 @@ def _guard(fn: Callable[[], Bundle | None]) -> Bundle | None:
         raise LoadError("it is not a readable trace: its JSON is nested too deeply") from exc
 
 
-def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
+def _load(path: Path, progress: Progress, *, general: bool, compiled: bool | None) -> Bundle | None:
     """read → scan (or split → general) → build → a Bundle; None when `general` is False
     and the file needs the general path."""
     progress(0.0, "reading")
-    warming = _warm_scanner(path, force=not general)
+    warming = _warm_scanner(path, compiled, gil_free=not general)
     text: bytearray | mmap.mmap
     if warming is not None:
         text, read_warning = read_mapped(path, progress)
@@ -154,7 +184,7 @@ def _load(path: Path, progress: Progress, *, general: bool) -> Bundle | None:
     warnings = [read_warning] if read_warning else []
     if warming is not None:
         warming.join()
-    scanned = _scan(text, progress, force=not general) if warming is not None else None
+    scanned = _scan(text, progress) if warming is not None else None
     if scanned is None and not general:
         return None
     if scanned is None and isinstance(text, mmap.mmap):  # the general path edits a bytearray
@@ -273,19 +303,13 @@ def _check_events(cols: Columns) -> None:
         raise EmptyProfile("the trace has no events (the list holds no event objects)")
 
 
-def _scanner_wanted(nbytes: int) -> bool:
-    choice = os.environ.get("PERFVIEW_TRACE_SCANNER", "")
-    return choice == "1" or (choice != "0" and nbytes >= SCANNER_MIN_BYTES)
-
-
-def _warm_scanner(path: Path, *, force: bool = False) -> threading.Thread | None:
+def _warm_scanner(
+    path: Path, compiled: bool | None, *, gil_free: bool = False
+) -> threading.Thread | None:
     """Start loading the compiled scanner while the file is read (both take a while on a
-    big file: numba's import and JIT start-up hold the GIL little, reading none)."""
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return None
-    if not _scanner_wanted(1 << 62 if force else size):
+    big file: numba's import and JIT start-up hold the GIL little, reading none); None when
+    the scanner does not read this file (`compiled`, else its size)."""
+    if not SCANNER.used_for(path, compiled):
         return None
 
     def warm() -> None:
@@ -295,9 +319,9 @@ def _warm_scanner(path: Path, *, force: bool = False) -> threading.Thread | None
 
             trace_parallel.warm()
             # build's compiled steps: a few ms each from numba's cache; compiled here (a few
-            # seconds, once) only off the window's process (`force`: a GIL-free load), where
-            # the loader keeps its numpy steps until they are on disk
-            if not force or (idmerge.ready() and kernels.ready()):
+            # seconds, once) only off the window's process (`gil_free`: a GIL-free load),
+            # where the loader keeps its numpy steps until they are on disk
+            if not gil_free or (idmerge.ready() and kernels.ready()):
                 idmerge.warm()
                 kernels.warm()
 
@@ -306,11 +330,9 @@ def _warm_scanner(path: Path, *, force: bool = False) -> threading.Thread | None
     return thread
 
 
-def _scan(buf: bytearray | mmap.mmap, progress: Progress, *, force: bool) -> Scanned | None:
-    """The compiled scanner's columns, or None for the general path (small files, odd
-    content, or numba missing). PERFVIEW_TRACE_SCANNER=0 turns it off, =1 forces it."""
-    if not _scanner_wanted(1 << 62 if force else len(buf)):
-        return None
+def _scan(buf: bytearray | mmap.mmap, progress: Progress) -> Scanned | None:
+    """The compiled scanner's columns (the caller chose it: `_warm_scanner`), or None for the
+    general path (odd content, or numba missing)."""
     try:
         from perfview.loaders.trace.scan import parallel as trace_parallel
     except ImportError:  # pragma: no cover - numba is a dependency, but keep working without
@@ -364,4 +386,14 @@ def _validate(tl: Timeline) -> None:
         raise LoadError(f"the trace could not be converted ({exc})") from exc
 
 
-__all__ = ["DESCRIPTION", "EXTENSIONS", "NAME", "load", "load_scanned", "refuse", "sniff"]
+__all__ = [
+    "CAPABILITIES",
+    "DESCRIPTION",
+    "EXTENSIONS",
+    "NAME",
+    "SCANNER",
+    "load",
+    "load_scanned",
+    "refuse",
+    "sniff",
+]

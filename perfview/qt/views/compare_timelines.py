@@ -125,6 +125,25 @@ class CompareTimelines(QWidget):
         lo, hi = min(lo_a, lo_b), max(hi_a, hi_b)
         self.view_a.viewbox.setXRange(lo, hi, padding=0.01)
 
+    def show_points(self, a_ts: float, b_ts: float, width: float) -> None:
+        """Show A around `a_ts` and B around `b_ts` (the Structure view's aligned node).
+
+        The two instants need not be `offset` apart (the runs diverged before), so both views
+        are placed at once, without linking; a side given as NaN (the node is absent there)
+        follows the other through the usual offset.
+        """
+        pad = max(width, 1000.0)
+        if a_ts != a_ts:  # NaN: only in B
+            a_ts = b_ts + self.offset
+        if b_ts != b_ts:  # only in A
+            b_ts = a_ts - self.offset
+        self._syncing = True
+        try:
+            self.view_a.viewbox.setXRange(a_ts - pad, a_ts + 2 * pad, padding=0)
+            self.view_b.viewbox.setXRange(b_ts - pad, b_ts + 2 * pad, padding=0)
+        finally:
+            self._syncing = False
+
     def x_ranges(self) -> tuple[tuple[float, float], tuple[float, float]]:
         return self.view_a.x_range(), self.view_b.x_range()
 

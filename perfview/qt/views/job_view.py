@@ -129,8 +129,7 @@ class JobView(QWidget):
 
     def _build(self, tab: pages.PageTab) -> QWidget:
         if tab.table is None:
-            widget = pages.PAGES[tab.name].widget
-            return WIDGETS[widget or ""](self.job, self)
+            return WIDGETS[tab.widget or ""](self.job, self)
         frame = self.frames[tab.name]
         table = TableView(frame, None, kind="op", units=PLAIN)
         self.tables[tab.name] = table

@@ -29,6 +29,8 @@ from perfview.core.analysis.torch.common import (
     merge_intervals,
     partition,
 )
+from perfview.core.analysis.torch.critical_path.path import critical_path_table
+from perfview.core.analysis.torch.critical_path.path import steps_table as critical_steps_table
 from perfview.core.analysis.torch.overview import steps_table, utilization_table
 from perfview.core.analysis.torch.ranks import rank_from_meta, rank_from_name
 from perfview.core.model import Bundle, Timeline
@@ -36,6 +38,7 @@ from perfview.core.model.job import Job, RankFailure, RankReduction
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # an origin after this is an epoch time, not a relative one
 STEP_COLUMNS = ["step", "start_ns", "dur_ns", "kernel_ns", "comm_ns", "memcpy_ns", "gpu_busy_pct"]
+CRITICAL_TOP = 20  # contributors kept per step of a rank's critical path
 TOTALS = ("window_ns", "busy_ns", "compute_ns", "comm_ns", "memory_ns", "idle_ns", "overlap_ns")
 
 
@@ -70,6 +73,8 @@ def reduce_rank(timeline: Timeline, path: str | Path, order: int) -> RankReducti
     steps["start_ns"] = steps["start_ns"].astype(I64) + origin
     comms = comm_kernels(timeline)
     comms["start_ns"] = comms["start_ns"] + origin
+    critical = critical_path_table(timeline)
+    critical = critical.groupby("step", sort=False).head(CRITICAL_TOP)
     return RankReduction(
         path=str(path),
         order=order,
@@ -82,6 +87,8 @@ def reduce_rank(timeline: Timeline, path: str | Path, order: int) -> RankReducti
         steps=steps.reset_index(drop=True),
         comms=comms.reset_index(drop=True),
         totals=_totals(timeline),
+        critical_steps=critical_steps_table(timeline).reset_index(drop=True),
+        critical=critical[["step", "category", "name", "ns"]].reset_index(drop=True),
     )
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from perfview.core.analysis.torch.collectives import bus_factor
 from perfview.core.analysis.torch.common import I64
+from perfview.core.analysis.torch.critical_path import job_path
 from perfview.core.analysis.torch.job import Job
 
 COLLECTIVE_COLUMNS = [
@@ -335,10 +336,22 @@ def ranks_table(job: Job) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def critical_steps_table(job: Job) -> pd.DataFrame:
+    """Per step, the rank that bounds it and its own critical path (`job_path`)."""
+    return job_path.critical_steps(job, match(job))
+
+
+def critical_path_table(job: Job) -> pd.DataFrame:
+    """Per step, the bounding rank's top critical path contributors (`job_path`)."""
+    return job_path.critical_path(job, match(job))
+
+
 __all__ = [
     "COLLECTIVE_COLUMNS",
     "arrivals",
     "collectives_table",
+    "critical_path_table",
+    "critical_steps_table",
     "kinds_table",
     "lateness_by_step",
     "match",

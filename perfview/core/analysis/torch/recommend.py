@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from perfview.core.analysis.torch.common import (
     names_at,
     text,
 )
+from perfview.core.analysis.torch.critical_path.path import path_or_enclosing
 from perfview.core.analysis.torch.findings import SEVERITIES, Finding
 from perfview.core.analysis.torch.kernels import GEMM_RE, TENSOR_CORE_RE
 from perfview.core.analysis.torch.loops import MAX_ROWS, host_syncs, python_loop, unfused_chains
@@ -263,21 +265,47 @@ RULES: tuple[Callable[[Timeline], Finding | None], ...] = (
 )
 
 
+OFF_PATH = (
+    " Off the critical path: none of these slices is on a step's critical path, so fixing "
+    "this alone may not shorten a step."
+)
+
+
 def recommendations(timeline: Timeline) -> list[Finding]:
-    """Every rule that fires, most severe first (rule order within a severity)."""
+    """Every rule that fires, most severe first (rule order within a severity); within a
+    severity a finding whose evidence slices are all off the critical path comes after the
+    others, and says so."""
     found = [f for rule in RULES if (f := rule(timeline)) is not None]
-    return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
+    off = _off_path(timeline, found)
+    found = [
+        replace(f, evidence=f.evidence + OFF_PATH) if o else f
+        for f, o in zip(found, off, strict=True)
+    ]
+    order = sorted(range(len(found)), key=lambda i: (SEVERITIES.index(found[i].severity), off[i]))
+    return [found[i] for i in order]
+
+
+def _off_path(timeline: Timeline, found: list[Finding]) -> list[bool]:
+    """Per finding: it has evidence slices and none of them is, or encloses, a slice the
+    critical path of some step runs through."""
+    if not any(f.rows for f in found):
+        return [False] * len(found)
+    on = path_or_enclosing(timeline)
+    return [bool(f.rows) and not on[np.asarray(f.rows, dtype=np.int64)].any() for f in found]
 
 
 def recommendations_table(timeline: Timeline) -> pd.DataFrame:
     """The findings as rows: severity, title, evidence, metric, value, threshold, then `where`
     (the Python function / annotation a rule points at, "" if none) and `slices` (how many
     evidence slices it selects in the GUI)."""
+    return findings_table(recommendations(timeline))
+
+
+def findings_table(findings: list[Finding]) -> pd.DataFrame:
+    """`recommendations_table`'s rows for findings already found (one row per finding, in
+    order: a caller holding the findings pairs each row with its evidence slices)."""
     cols = ["severity", "title", "evidence", "metric", "value", "threshold", "where", "slices"]
-    rows = [
-        {c: getattr(f, c) for c in cols[:-1]} | {"slices": len(f.rows)}
-        for f in recommendations(timeline)
-    ]
+    rows = [{c: getattr(f, c) for c in cols[:-1]} | {"slices": len(f.rows)} for f in findings]
     return pd.DataFrame(rows, columns=cols).astype({"slices": "int64"})
 
 
@@ -286,6 +314,7 @@ __all__ = [
     "Finding",
     "cpu_gaps",
     "dataloader_bound",
+    "findings_table",
     "fp32_matmuls",
     "host_syncs",
     "launch_overhead",

@@ -1,0 +1,197 @@
+"""Why each GPU stream is idle: every gap between a stream's activities inside a step gets one
+cause, read off the dependency graph (the edge that held back the activity after the gap).
+
+- the activity's launch came late: the gap up to the launch call is the CPU's — labelled by
+  what the launching thread was doing when the stream ran dry: `sync drain` (blocked in a
+  synchronising call), `data loader` (under enumerate(DataLoader)), `collective` (a
+  communication op) or `cpu op` (named: the innermost slice open then); the rest of the gap,
+  launch call → start, is `launch latency`;
+- it was queued in time but started after the previous one ended: `launch latency`
+  (kernel-to-kernel gap);
+- it waited on another stream (cudaStreamWaitEvent): `another stream`, or `collective` when
+  the awaited activity is a collective kernel;
+- nothing explains it (no launch recorded, or no later work on the stream): `unknown`.
+This replaces the coarse host-wait / kernel-wait split of the GPU idle page with named causes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.torch.common import I64
+from perfview.core.analysis.torch.critical_path.graph import (
+    BUSY,
+    CHAIN,
+    COMM,
+    DATA,
+    LAUNCH,
+    STREAM,
+    SYNC_CAT,
+    XSTREAM,
+    Graph,
+    build_graph,
+    edge_names,
+)
+from perfview.core.analysis.torch.critical_path.path import steps_of
+from perfview.core.model import Timeline
+
+CAUSES = (
+    "cpu op", "launch latency", "sync drain", "data loader", "collective", "another stream",
+    "unknown",
+)  # fmt: skip
+_CPU_CAUSE = {SYNC_CAT: "sync drain", DATA: "data loader", COMM: "collective"}
+GAP_COLS = ["step", "device", "stream", "start_ns", "end_ns", "idle_ns", "cause", "detail"]
+
+
+def _lane_info(tl: Timeline) -> tuple[dict[int, str], dict[int, str]]:
+    lanes = tl.lanes
+    ids = lanes["lane"].to_numpy(dtype=I64).tolist()
+    return (
+        dict(zip(ids, lanes["device"].astype(str).tolist(), strict=True)),
+        dict(zip(ids, lanes["thread"].astype(str).tolist(), strict=True)),
+    )
+
+
+class _CpuAt:
+    """What each CPU lane was doing at an instant: the CHAIN edge covering it."""
+
+    def __init__(self, tl: Timeline, graph: Graph) -> None:
+        chain = np.flatnonzero(graph.etype == CHAIN)
+        lane = tl.events["lane"].to_numpy(dtype=I64)[graph.rows[graph.src[chain] // 2]]
+        order = np.lexsort((graph.time[graph.src[chain]], lane))
+        self.edges = chain[order]
+        self.lane = lane[order]
+        self.t = graph.time[graph.src[self.edges]]
+        self.graph = graph
+
+    def at(self, lane: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """The chain edge of `lane` covering each instant `x` (-1 if none)."""
+        out = np.full(len(x), -1, I64)
+        for ln in np.unique(lane).tolist():
+            lo, hi = np.searchsorted(self.lane, [ln, ln + 1])
+            want = np.flatnonzero(lane == ln)
+            j = np.searchsorted(self.t[lo:hi], x[want], side="right") - 1
+            ok = j >= 0
+            e = self.edges[lo:hi][np.clip(j, 0, None)]
+            ok &= self.graph.time[self.graph.dst[e]] >= x[want]
+            out[want[ok]] = e[ok]
+        return out
+
+
+def idle_gaps(tl: Timeline) -> pd.DataFrame:
+    """One row per idle interval of a GPU stream inside a step (a gap split at its launch
+    call has two rows): step, device, stream, start_ns, end_ns, idle_ns, cause, detail."""
+    graph = build_graph(tl)
+    steps = steps_of(tl)
+    busy = np.flatnonzero(graph.etype == BUSY)
+    if not len(busy) or not len(steps):
+        return pd.DataFrame(columns=GAP_COLS)
+    ev_lane = tl.events["lane"].to_numpy(dtype=I64)
+    pair = graph.src[busy] // 2
+    lane = ev_lane[graph.rows[pair]]
+    ts, end = graph.time[2 * pair], graph.time[2 * pair + 1]
+    lo_all, hi_all = int(steps["start_ns"].min()), int(steps["end_ns"].max())
+    parts = []
+    for ln in np.unique(lane).tolist():
+        k = np.flatnonzero(lane == ln)
+        k = k[np.argsort(ts[k], kind="stable")]
+        run = np.maximum.accumulate(end[k])
+        gs = np.concatenate([[min(lo_all, int(ts[k[0]]))], run])
+        ge = np.concatenate([ts[k], [max(hi_all, int(run[-1]))]])
+        nxt = np.concatenate([pair[k], [-1]])
+        keep = ge > gs
+        parts.append((np.full(int(keep.sum()), ln, I64), gs[keep], ge[keep], nxt[keep]))
+    g_lane, gs, ge, nxt = (np.concatenate(c) for c in zip(*parts, strict=True))
+    return _label(tl, graph, steps, g_lane, gs, ge, nxt)
+
+
+def _label(tl: Timeline, graph: Graph, steps: pd.DataFrame, g_lane: np.ndarray, gs: np.ndarray,
+           ge: np.ndarray, nxt: np.ndarray) -> pd.DataFrame:  # fmt: skip
+    """Split each gap by cause, then clip it to every step window it overlaps."""
+    n = len(gs)
+    b = np.where(nxt >= 0, graph.binding[2 * np.clip(nxt, 0, None)], -1)
+    et = np.where(b >= 0, graph.etype[np.clip(b, 0, None)], -1)
+    src = graph.src[np.clip(b, 0, None)]
+    cause = np.full(n, "unknown", object)
+    detail = np.full(n, "", object)
+    detail[nxt < 0] = "(no later work on the stream)"
+    cause[et == STREAM] = "launch latency"
+    detail[et == STREAM] = "(kernel-to-kernel gap)"
+    dev, label = _lane_info(tl)
+    x = np.flatnonzero(et == XSTREAM)
+    other = tl.events["lane"].to_numpy(dtype=I64)[graph.rows[src[x] // 2]]
+    from_comm = graph.category[graph.binding[src[x]]] == COMM
+    cause[x] = np.where(from_comm, "collective", "another stream")
+    detail[x] = [label.get(int(o), str(o)) for o in other.tolist()]
+    # launched late: the CPU's part up to the launch call, then launch latency
+    la = np.flatnonzero(et == LAUNCH)
+    at = graph.time[src[la]]
+    cut = np.clip(at, gs[la], ge[la])
+    cause[la] = "launch latency"
+    detail[la] = edge_names(tl, graph, b[la])
+    late = la[cut > gs[la]]
+    cpu_lane = tl.events["lane"].to_numpy(dtype=I64)[graph.rows[src[late] // 2]]
+    edge = _CpuAt(tl, graph).at(cpu_lane, gs[late])
+    has = edge >= 0
+    cpu_cause = np.full(len(late), "cpu op", object)
+    cpu_detail = np.full(len(late), "(thread idle)", object)
+    cats = graph.category[edge[has]].tolist()
+    cpu_cause[has] = [_CPU_CAUSE.get(c, "cpu op") for c in cats]
+    cpu_detail[has] = edge_names(tl, graph, edge[has])
+    cpu_end = cut[cut > gs[la]]
+    rows_lane = np.concatenate([g_lane, g_lane[late]])
+    start = np.concatenate([gs, gs[late]])
+    stop = np.concatenate([ge, ge[late]])
+    start[la] = cut  # the launch-latency part starts at the launch call
+    stop[n:] = cpu_end
+    all_cause = np.concatenate([cause, cpu_cause])
+    all_detail = np.concatenate([detail, cpu_detail])
+    frames = []
+    for step, lo, hi in steps[["step", "start_ns", "end_ns"]].itertuples(index=False):
+        a, z = np.maximum(start, lo), np.minimum(stop, hi)
+        keep = np.flatnonzero(z > a)
+        frames.append(pd.DataFrame({
+            "step": int(step),
+            "device": [dev.get(int(v), "") for v in rows_lane[keep].tolist()],
+            "stream": [label.get(int(v), "") for v in rows_lane[keep].tolist()],
+            "start_ns": a[keep], "end_ns": z[keep], "idle_ns": z[keep] - a[keep],
+            "cause": all_cause[keep], "detail": all_detail[keep],
+        }))  # fmt: skip
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=GAP_COLS)
+    return out.sort_values(["step", "device", "stream", "start_ns"], kind="stable")[
+        GAP_COLS
+    ].reset_index(drop=True)
+
+
+def idle_gaps_table(tl: Timeline) -> pd.DataFrame:
+    """`perfview summary --view idle-gaps`: per step, stream, cause and detail: gaps, idle_ns
+    and share_pct (of that stream's idle time in the step), biggest first."""
+    gaps = idle_gaps(tl)
+    cols = ["step", "device", "stream", "cause", "detail", "gaps", "idle_ns", "share_pct"]
+    if not len(gaps):
+        return pd.DataFrame(columns=cols)
+    keys = ["step", "device", "stream", "cause", "detail"]
+    out = (
+        gaps.groupby(keys, sort=False)
+        .agg(gaps=("idle_ns", "size"), idle_ns=("idle_ns", "sum"))
+        .reset_index()
+    )
+    total = out.groupby(["step", "device", "stream"])["idle_ns"].transform("sum")
+    out["share_pct"] = out["idle_ns"] * 100.0 / total
+    out = out.sort_values(["step", "device", "stream", "idle_ns"],
+                          ascending=[True, True, True, False], kind="stable")  # fmt: skip
+    return out[cols].astype({"gaps": "int64", "idle_ns": "int64"}).reset_index(drop=True)
+
+
+def cause_totals(tl: Timeline) -> pd.DataFrame:
+    """step, device, stream, then one `<cause>` ns column per cause (the idle-gap chart)."""
+    gaps = idle_gaps(tl)
+    if not len(gaps):
+        return pd.DataFrame(columns=["step", "device", "stream", *CAUSES])
+    wide = gaps.pivot_table(index=["step", "device", "stream"], columns="cause",
+                            values="idle_ns", aggfunc="sum")  # fmt: skip
+    return wide.reindex(columns=list(CAUSES)).fillna(0).astype(I64).reset_index()
+
+
+__all__ = ["CAUSES", "cause_totals", "idle_gaps", "idle_gaps_table"]

@@ -1,0 +1,219 @@
+"""The critical path of each step and its time by category.
+
+Definition (stated on the page): a step's critical path is the chain of dependencies that
+ended last at the step's end: walking back from the end of the `ProfilerStep#N` slice (or of
+a stand-in step of a step-less recording), each node is entered through the edge that held it
+back (its latest-arriving predecessor), until the walk reaches the step's start. Every edge on
+it is exact, so the path's length equals the step's duration; its time is split by the
+category of each edge: a CPU op (the innermost slice on the thread), a kernel, a memcpy or
+memset, communication (collective kernels and ops), launch latency (runtime call → start),
+synchronisation (a blocking call returning after the GPU work it waited for; a stream waiting
+on another), data loading (under `enumerate(DataLoader)`), idle (kernel-to-kernel gaps).
+HTA's `critical_path_analysis` builds a similar graph; it differs in that it has no cross-
+stream edges and labels CPU time between ops differently (see docs/critical-path.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.torch.common import I64, step_rows
+from perfview.core.analysis.torch.critical_path import replay
+from perfview.core.analysis.torch.critical_path.graph import (
+    CATEGORIES,
+    Graph,
+    build_graph,
+    edge_names,
+)
+from perfview.core.analysis.torch.no_steps import pseudo_steps
+from perfview.core.model import Timeline
+
+DEFINITION = (
+    "The critical path is the chain of dependencies (CPU thread order, launches, stream order, "
+    "syncs) that finished last at the step's end; its length is the step's time, split by what "
+    "each link was."
+)
+
+
+def steps_of(tl: Timeline) -> pd.DataFrame:
+    """step, row, start_ns, end_ns: the ProfilerStep slices, else the stand-in steps."""
+    steps = step_rows(tl)
+    if not len(steps):
+        steps = pseudo_steps(tl)
+    return steps[["step", "row", "start_ns", "end_ns"]].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class StepNodes:
+    """Per step, the node whose time is its start and the node whose time is its end."""
+
+    steps: pd.DataFrame
+    begin: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def of(cls, tl: Timeline, graph: Graph) -> StepNodes:
+        steps = steps_of(tl)
+        row = steps["row"].to_numpy(dtype=I64)
+        begin = graph.node_of(row, end=False)
+        end = graph.node_of(row, end=True)
+        begin[row < 0] = graph.root
+        end[row < 0] = -1  # the whole recording ends with whichever node ends last
+        return cls(steps, begin, end)
+
+
+@dataclass(frozen=True)
+class StepPath:
+    """One step's path under some weights: its edges (latest first) and what each gave."""
+
+    step: int
+    start: float
+    end: float
+    edges: np.ndarray
+    ns: np.ndarray  # float64 time each edge gave inside the step
+
+
+def step_paths(graph: Graph, nodes: StepNodes, t: np.ndarray, via: np.ndarray) -> list[StepPath]:
+    """The path of every step from a replay's times and binding edges."""
+    out = []
+    last = int(np.argmax(t[:-1])) if len(t) > 1 else graph.root
+    for i, step in enumerate(nodes.steps["step"].tolist()):
+        end = int(nodes.end[i]) if nodes.end[i] >= 0 else last
+        start, stop = float(t[nodes.begin[i]]), float(t[end])
+        e = replay.walk_back(via, graph.src, t, end, start)
+        ns = t[graph.dst[e]] - np.maximum(t[graph.src[e]], start)
+        out.append(StepPath(int(step), start, stop, e, ns))
+    return out
+
+
+def breakdown(tl: Timeline, graph: Graph, paths: list[StepPath]) -> pd.DataFrame:
+    """step, category, name, ns, share_pct: each step's path time by category and name,
+    biggest first."""
+    frames = []
+    for p in paths:
+        if not len(p.edges):
+            continue
+        frames.append(pd.DataFrame({
+            "step": p.step,
+            "category": np.asarray(CATEGORIES, object)[graph.category[p.edges]],
+            "name": edge_names(tl, graph, p.edges),
+            "ns": p.ns,
+        }))  # fmt: skip
+    cols = ["step", "category", "name", "ns", "share_pct"]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    rows = pd.concat(frames).groupby(["step", "category", "name"], sort=False)["ns"].sum()
+    out = rows.reset_index()
+    out["ns"] = np.rint(out["ns"].to_numpy(np.float64)).astype(I64)
+    out = out[out["ns"] > 0]  # links that took no time (back-to-back kernels) say nothing
+    total = out.groupby("step")["ns"].transform("sum").to_numpy(np.float64)
+    out["share_pct"] = np.where(total > 0, out["ns"] * 100.0 / np.where(total > 0, total, 1), 0.0)
+    out = out.sort_values(["step", "ns", "category", "name"], ascending=[True, False, True, True])
+    return out[cols].reset_index(drop=True)
+
+
+def contributor_rows(
+    tl: Timeline, graph: Graph, paths: list[StepPath]
+) -> dict[tuple[int, str, str], np.ndarray]:
+    """(step, category, name) of the breakdown → the event rows behind it on the path (the
+    slices, kernels and calls its links are named after), for selecting them on a Timeline."""
+    out: dict[tuple[int, str, str], np.ndarray] = {}
+    for p in paths:
+        e = p.edges[(graph.label[p.edges] >= 0) & (p.ns > 0)]
+        if not len(e):
+            continue
+        frame = pd.DataFrame({
+            "category": np.asarray(CATEGORIES, object)[graph.category[e]],
+            "name": edge_names(tl, graph, e),
+            "row": graph.label[e],
+        })  # fmt: skip
+        for (cat, name), rows in frame.groupby(["category", "name"], sort=False)["row"]:
+            out[(p.step, str(cat), str(name))] = np.unique(rows.to_numpy(dtype=I64))
+    return out
+
+
+def path_rows(graph: Graph, paths: list[StepPath]) -> dict[int, np.ndarray]:
+    """Per step, every event row its critical path is named after (slices, kernels, calls):
+    what the Timeline highlights to draw the path over the trace."""
+    out = {}
+    for p in paths:
+        label = graph.label[p.edges[p.ns > 0]]
+        out[p.step] = np.unique(label[label >= 0])
+    return out
+
+
+def path_or_enclosing(tl: Timeline) -> np.ndarray:
+    """Mask over the events: slices some step's critical path runs through, and every slice
+    enclosing one (a Python loop is on the path when an op inside it is)."""
+    graph, _nodes, paths = measured_paths(tl)
+    rows = path_rows(graph, paths)
+    on = np.zeros(len(tl.events), dtype=bool)
+    parent = tl.events["parent"].to_numpy(dtype=I64)
+    level = np.unique(np.concatenate([np.zeros(0, I64), *rows.values()]))
+    while len(level):  # up one enclosing level per pass: as many passes as the nesting is deep
+        level = level[~on[level]]
+        on[level] = True
+        level = parent[level]
+        level = np.unique(level[level >= 0])
+    return on
+
+
+def by_category(table: pd.DataFrame) -> pd.DataFrame:
+    """step × category ns (every category a column, zeros where absent)."""
+    wide = table.pivot_table(index="step", columns="category", values="ns", aggfunc="sum")
+    return wide.reindex(columns=list(CATEGORIES)).fillna(0).astype(I64)
+
+
+def measured_paths(tl: Timeline) -> tuple[Graph, StepNodes, list[StepPath]]:
+    graph = build_graph(tl)
+    nodes = StepNodes.of(tl, graph)
+    t, via = graph.replay()
+    return graph, nodes, step_paths(graph, nodes, t, via)
+
+
+def critical_path_table(tl: Timeline) -> pd.DataFrame:
+    """`perfview summary --view critical-path`: step, category, name, ns, share_pct."""
+    graph, _nodes, paths = measured_paths(tl)
+    return breakdown(tl, graph, paths)
+
+
+def steps_table(tl: Timeline) -> pd.DataFrame:
+    """`--view critical-path-steps`: step, step_ns, path_ns, bound_by (the category with the
+    most time on the step's path) and its share, bound_pct."""
+    graph, _nodes, paths = measured_paths(tl)
+    table = breakdown(tl, graph, paths)
+    wide = by_category(table) if len(table) else pd.DataFrame()
+    rows = []
+    for p in paths:
+        cats = wide.loc[p.step].to_numpy(np.float64) if p.step in wide.index else np.zeros(1)
+        path_ns = round(float(p.ns.sum()))
+        best = float(cats.max())
+        top = CATEGORIES[int(cats.argmax())] if best > 0 else ""
+        rows.append({
+            "step": p.step,
+            "step_ns": round(p.end - p.start),
+            "path_ns": path_ns,
+            "bound_by": top,
+            "bound_pct": best * 100.0 / path_ns if top and path_ns else 0.0,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=["step", "step_ns", "path_ns", "bound_by", "bound_pct"])
+
+
+__all__ = [
+    "DEFINITION",
+    "StepNodes",
+    "StepPath",
+    "breakdown",
+    "by_category",
+    "contributor_rows",
+    "critical_path_table",
+    "measured_paths",
+    "path_or_enclosing",
+    "path_rows",
+    "step_paths",
+    "steps_of",
+    "steps_table",
+]

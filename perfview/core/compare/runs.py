@@ -1,0 +1,285 @@
+"""Several runs per side: per row the median of each side, the change with its interval, a verdict.
+
+One run of a benchmark says little: the same program run twice differs by a few percent, more
+on a busy machine. With N runs of the baseline (A) and M of the candidate (B) each row (a
+function, op, kernel, step, allocation site …) becomes two small samples, and
+`perfview.core.compare.significance` says whether B shifted: the Hodges-Lehmann change with the
+Mann-Whitney interval. Rows are built by the same views as the two-run diff
+(`compare.diff_views`), so every format that compares two runs compares several; a row missing
+from one run counts as 0 there (a function that was not called took no time).
+
+Verdicts (`verdict` column), for metrics where more is worse (time, bytes, calls):
+- `slower` / `faster`: the interval excludes 0 and the change is at least `NEGLIGIBLE_PCT` %.
+- `unchanged`: the interval lies within ±`NEGLIGIBLE_PCT` % of A's median, or the change is
+  significant but smaller than that (real but immaterial).
+- `noise`: the interval spans 0 and is wider than that band: the runs cannot tell.
+- `new` / `gone`: the row is absent from every run of A / of B.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.compare import diff_views, significance
+from perfview.core.compare.diff import MIN_SHARE_PCT, prepare_table, unit_of
+from perfview.core.model import Bundle
+from perfview.core.model.units import Unit
+
+VERDICT_SLOWER = "slower"
+VERDICT_FASTER = "faster"
+VERDICT_UNCHANGED = "unchanged"
+VERDICT_NOISE = "noise"
+VERDICT_NEW = "new"
+VERDICT_GONE = "gone"
+VERDICTS = (VERDICT_SLOWER, VERDICT_FASTER, VERDICT_UNCHANGED, VERDICT_NOISE, VERDICT_NEW,
+            VERDICT_GONE)  # fmt: skip
+# A change under this share of A's median is called unchanged even when it is significant.
+NEGLIGIBLE_PCT = 1.0
+
+
+@dataclass
+class TotalShift:
+    """The run totals (`ViewSpec.total_label`) of both sides, their medians and their shift."""
+
+    values_a: np.ndarray
+    values_b: np.ndarray
+    median_a: float
+    median_b: float
+    shift: significance.Shift
+    change_pct: float
+    low_pct: float
+    high_pct: float
+    verdict: str
+
+
+@dataclass
+class RunsComparison:
+    """N runs of A against M runs of B in one view.
+
+    `table`: key and info columns, then per metric `<m>_a`, `<m>_b` (medians over the runs)
+    and `<m>_delta` (difference of medians); then for the chosen metric `change` (the
+    Hodges-Lehmann shift), `ci_low`, `ci_high`, the same three relative to A's median
+    (`change_pct`, `ci_low_pct`, `ci_high_pct`), `p_value`, `runs_a`/`runs_b` (runs holding the
+    row) and `verdict`. Sorted by `change`, largest growth first, unless the view keeps order.
+    """
+
+    view: str
+    metric: str
+    table: pd.DataFrame
+    key: list[str]
+    info: list[str]
+    metrics: list[str]
+    paths_a: list[Path]
+    paths_b: list[Path]
+    format: str
+    total: TotalShift
+    total_label: str
+    confidence: float
+    coverage: float
+    match: str = "basename"
+    method: str = field(default=significance.METHOD)
+
+    @property
+    def total_unit(self) -> Unit:
+        return diff_views.VIEWS[self.view].total_unit
+
+
+def _relative(value: float, base: float) -> float:
+    if base == 0:
+        return 0.0 if value == 0 else math.copysign(math.inf, value)
+    return value * 100.0 / abs(base)
+
+
+def verdict(change_pct: float, low_pct: float, high_pct: float) -> str:
+    """One word for a shift given relative to A's median (see the module docstring)."""
+    if low_pct > 0 or high_pct < 0:  # significant
+        if abs(change_pct) < NEGLIGIBLE_PCT:
+            return VERDICT_UNCHANGED
+        return VERDICT_SLOWER if change_pct > 0 else VERDICT_FASTER
+    if low_pct >= -NEGLIGIBLE_PCT and high_pct <= NEGLIGIBLE_PCT:
+        return VERDICT_UNCHANGED
+    return VERDICT_NOISE
+
+
+def _total_shift(a: np.ndarray, b: np.ndarray, confidence: float) -> TotalShift:
+    s = significance.shift(a, b, confidence)
+    med_a = float(np.median(a))
+    pct, low, high = (_relative(v, med_a) for v in (s.estimate, s.low, s.high))
+    return TotalShift(a, b, med_a, float(np.median(b)), s, pct, low, high,
+                      verdict(pct, low, high))  # fmt: skip
+
+
+def _matrix(
+    frames: list[pd.DataFrame], key: list[str], metrics: list[str], info: list[str]
+) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
+    """Rows (keys + info) in first-seen order, metric values [row, run] (0 if absent), presence."""
+    stacked = pd.concat([f.assign(_run=i) for i, f in enumerate(frames)], ignore_index=True)
+    row = stacked.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
+    n_rows, n_runs = int(row.max()) + 1 if len(row) else 0, len(frames)
+    run = stacked["_run"].to_numpy()
+    present = np.zeros((n_rows, n_runs), dtype=bool)
+    present[row, run] = True
+    values: dict[str, np.ndarray] = {}
+    for m in metrics:
+        grid = np.zeros((n_rows, n_runs))
+        grid[row, run] = stacked[m].to_numpy(dtype=np.float64)
+        values[m] = grid
+    # keys from the first run holding the row, info from the last (B's text wins, as in diff)
+    stacked["_row"] = row
+    first = stacked.drop_duplicates("_row", keep="first").sort_values("_row")
+    last = stacked.drop_duplicates("_row", keep="last").sort_values("_row")
+    rows = first[key].reset_index(drop=True)
+    for col in info:
+        rows[col] = last[col].to_numpy()
+    return rows, values, present
+
+
+def diff_runs(
+    runs_a: list[Bundle],
+    runs_b: list[Bundle],
+    *,
+    view: str | None = None,
+    metric: str | None = None,
+    match: str = "basename",
+    confidence: float = significance.DEFAULT_CONFIDENCE,
+    progress: Callable[[float, str], None] | None = None,
+) -> RunsComparison:
+    """Compare the runs of B against the runs of A in one view (default: the format's first).
+
+    Raises ValueError with a user-readable sentence for mixed formats, views or metrics.
+    """
+    if not runs_a or not runs_b:
+        raise ValueError("each side needs at least one run")
+    formats = {r.format for r in [*runs_a, *runs_b]}
+    if len(formats) > 1:
+        raise ValueError(f"cannot compare runs of different kinds ({', '.join(sorted(formats))})")
+    first = runs_a[0]
+    view = view or diff_views.default_view_for(first)
+    spec = diff_views.spec_for(first.format, view)
+    metric = metric or spec.default_metric
+    if metric not in spec.metrics:
+        raise ValueError(
+            f"view {view!r} has no metric {metric!r}; choose one of {', '.join(spec.metrics)}"
+        )
+    metrics = list(spec.metrics)
+    sides = []
+    everyone = [*runs_a, *runs_b]
+    for i, bundle in enumerate(everyone):
+        if progress is not None:
+            progress(i / len(everyone), f"building {view} of {bundle.title}")
+        sides.append(diff_views.build(bundle, view, match))
+    key, info = sides[0].key, sides[0].info
+    frames = [prepare_table(s.frame, key, metrics, info) for s in sides]
+    rows, values, present = _matrix(frames, key, metrics, info)
+    na = len(runs_a)
+    cols: dict[str, object] = {c: rows[c].to_numpy() for c in rows.columns}
+    for m in metrics:
+        med_a = np.median(values[m][:, :na], axis=1)
+        med_b = np.median(values[m][:, na:], axis=1)
+        cols |= {f"{m}_a": med_a, f"{m}_b": med_b, f"{m}_delta": med_b - med_a}
+    grid = values[metric]
+    in_a, in_b = present[:, :na].any(axis=1), present[:, na:].any(axis=1)
+    stats = np.full((len(rows), 7), np.nan)
+    verdicts = np.empty(len(rows), dtype=object)
+    for r in range(len(rows)):
+        s = significance.shift(grid[r, :na], grid[r, na:], confidence)
+        base = float(np.median(grid[r, :na]))
+        rel = [_relative(v, base) for v in (s.estimate, s.low, s.high)]
+        stats[r] = [s.estimate, s.low, s.high, *rel, s.p_value]
+        verdicts[r] = verdict(*rel)
+    verdicts[~in_a] = VERDICT_NEW
+    verdicts[~in_b] = VERDICT_GONE
+    for i, name in enumerate(
+        ["change", "ci_low", "ci_high", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"]
+    ):
+        cols[name] = stats[:, i]
+    cols["runs_a"] = present[:, :na].sum(axis=1)
+    cols["runs_b"] = present[:, na:].sum(axis=1)
+    cols["verdict"] = verdicts
+    table = pd.DataFrame(cols)
+    if spec.sort:
+        table = table.sort_values(
+            ["change", *key], ascending=[False] + [True] * len(key), kind="stable"
+        )
+    totals = np.array([s.total for s in sides])
+    if progress is not None:
+        progress(1.0, "compared")
+    return RunsComparison(
+        view=view, metric=metric, table=table.reset_index(drop=True), key=key, info=info,
+        metrics=metrics, paths_a=[r.path for r in runs_a], paths_b=[r.path for r in runs_b],
+        format=first.format, total=_total_shift(totals[:na], totals[na:], confidence),
+        total_label=spec.total_label, confidence=confidence, match=match,
+        coverage=significance.coverage(len(runs_a), len(runs_b), confidence),
+    )  # fmt: skip
+
+
+def regressions(
+    comparison: RunsComparison, fail_above_pct: float, min_share_pct: float = MIN_SHARE_PCT
+) -> pd.DataFrame:
+    """Rows that got significantly worse by more than `fail_above_pct` % (the CI gate).
+
+    Only `slower` rows count: a large change whose interval spans 0 is noise, not a regression.
+    Rows whose A median is under `min_share_pct` % of the A medians' sum are ignored.
+    """
+    table, m = comparison.table, comparison.metric
+    a = table[f"{m}_a"].to_numpy(dtype=np.float64)
+    pct = table["change_pct"].to_numpy(dtype=np.float64)
+    floor = float(np.nansum(a)) * min_share_pct / 100.0
+    slower = (table["verdict"] == VERDICT_SLOWER).to_numpy()
+    with np.errstate(invalid="ignore"):
+        hit = slower & (a > 0) & (a >= floor) & (pct > fail_above_pct)
+    return table[hit].reset_index(drop=True)
+
+
+__all__ = [
+    "NEGLIGIBLE_PCT",
+    "VERDICTS",
+    "RunsComparison",
+    "TotalShift",
+    "diff_runs",
+    "diff_runs_all",
+    "regressions",
+    "unit_of",
+    "verdict",
+]
+
+
+def diff_runs_all(
+    runs_a: list[Bundle],
+    runs_b: list[Bundle],
+    *,
+    match: str = "basename",
+    confidence: float = significance.DEFAULT_CONFIDENCE,
+    progress: Callable[[float, str], None] | None = None,
+) -> tuple[dict[str, RunsComparison], dict[str, str]]:
+    """Every view that applies to the runs' format: (comparisons by view, errors by view).
+
+    What the GUI's compare tab shows for several runs per side, like `diff.diff_all` for two:
+    a view that cannot be built is reported in `errors`; mixed formats still raise ValueError.
+    """
+    if not runs_a or not runs_b:
+        raise ValueError("each side needs at least one run")
+    formats = {r.format for r in [*runs_a, *runs_b]}
+    if len(formats) > 1:
+        raise ValueError(f"cannot compare runs of different kinds ({', '.join(sorted(formats))})")
+    views = diff_views.views_for_bundle(runs_a[0])
+    if not views:
+        raise ValueError(f"perfview cannot compare {runs_a[0].format} files")
+    out: dict[str, RunsComparison] = {}
+    errors: dict[str, str] = {}
+    for i, view in enumerate(views):
+        if progress is not None:
+            progress(i / len(views), f"comparing {view}")
+        try:
+            out[view] = diff_runs(runs_a, runs_b, view=view, match=match, confidence=confidence)
+        except (ValueError, KeyError) as exc:
+            errors[view] = str(exc)
+    if progress is not None:
+        progress(1.0, "compared")
+    return out, errors

@@ -1,0 +1,256 @@
+"""Compare several runs per side in one tab: loading them all, then medians and verdicts.
+
+File ▸ Compare… takes several files per side (separated by `;`); `open_compare` then hands the
+lists to `open_runs_compare` here. A `RunsCompareJob` loads every file concurrently through
+`tasks.py` (one worker task each, in the status bar with progress and Cancel), then builds
+every view's `core.compare.runs.RunsComparison` in one more task, so nothing heavy runs on the
+GUI thread. A `RunsCompareTab` shows one sub-tab per view: per row the median of each side,
+the change with its rank-test interval, and the verdict (docs/compare.md says which statistics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QLabel, QTableView, QTabWidget, QVBoxLayout, QWidget
+
+from perfview.core.compare import significance
+from perfview.core.compare.runs import RunsComparison, diff_runs_all, unit_of
+from perfview.core.model import Bundle
+from perfview.core.model.progress import Progress
+from perfview.qt.compare_job import TITLES
+from perfview.qt.models.table_model import DataFrameModel
+from perfview.qt.tasks import LoadResult, Task, load_task
+
+SEPARATOR = ";"
+
+
+def split_runs(text: str | Path) -> list[str]:
+    """The files of one side of File ▸ Compare…: `a.prof; b.prof` (one file: a list of one)."""
+    return [part.strip() for part in str(text).split(SEPARATOR) if part.strip()]
+
+
+@dataclass
+class RunsCompareResult:
+    """Both sides' files and every view's comparison (errors per view that failed).
+
+    Only paths are kept, not the loaded runs: ten bundles would stay in memory for as long as
+    the tab, and the tables hold all the tab shows.
+    """
+
+    runs_a: list[Path]
+    runs_b: list[Path]
+    match: str
+    comparisons: dict[str, RunsComparison]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def views(self) -> list[str]:
+        return [*self.comparisons, *self.errors]
+
+
+def build_runs_result(
+    runs_a: list[Bundle], runs_b: list[Bundle], match: str, progress: Progress
+) -> RunsCompareResult:
+    """Pure worker function: all comparisons of the B runs against the A runs."""
+    comparisons, errors = diff_runs_all(runs_a, runs_b, match=match, progress=progress)
+    paths_a, paths_b = [r.path for r in runs_a], [r.path for r in runs_b]
+    return RunsCompareResult(paths_a, paths_b, match, comparisons, errors)
+
+
+class RunsCompareJob(QObject):
+    """Load every run concurrently, then compare; exactly one of finished/failed/cancelled."""
+
+    finished = Signal(object)  # RunsCompareResult
+    failed = Signal(str, str)
+    cancelled = Signal()
+
+    def __init__(
+        self,
+        paths_a: list[str],
+        paths_b: list[str],
+        match: str = "basename",
+        track: Callable[[Task, Path, str], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.paths = [Path(p) for p in [*paths_a, *paths_b]]
+        self.n_a = len(paths_a)
+        self.match = match
+        self.track = track
+        self.tasks: list[Task] = []
+        self._loaded: dict[int, Bundle] = {}
+        self._over = False
+
+    def start(self) -> None:
+        for i, path in enumerate(self.paths):
+            task = load_task(path)
+            task.finished.connect(lambda result, i=i: self._on_loaded(i, result))
+            task.failed.connect(lambda message, p=path: self._fail(str(p), message))
+            task.cancelled.connect(self._cancel)
+            self._start(task, path, f"Loading {path.name} to compare…")
+
+    def cancel(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+    def _start(self, task: Task, path: Path, text: str) -> None:
+        self.tasks.append(task)
+        if self.track is not None:
+            self.track(task, path, text)
+        task.start()
+
+    def _on_loaded(self, i: int, result: LoadResult) -> None:
+        result.writes.open()  # no tab of its own waits to be drawn: its cache is stored now
+        self._loaded[i] = result.bundle
+        if len(self._loaded) < len(self.paths) or self._over:
+            return
+        runs = [self._loaded[k] for k in range(len(self.paths))]
+        a, b, match = runs[: self.n_a], runs[self.n_a :], self.match
+        task = Task(lambda progress: build_runs_result(a, b, match, progress), name="compare")
+        task.finished.connect(self._finish)
+        task.failed.connect(lambda message: self._fail("the runs", message))
+        task.cancelled.connect(self._cancel)
+        self._start(task, self.paths[-1], "Comparing runs…")
+
+    def _finish(self, result: RunsCompareResult) -> None:
+        if not self._over:
+            self._over = True
+            self.finished.emit(result)
+            self._loaded.clear()
+
+    def _fail(self, path: str, message: str) -> None:
+        if not self._over:
+            self._over = True
+            self.cancel()
+            self.failed.emit(path, message)
+            self._loaded.clear()
+
+    def _cancel(self) -> None:
+        if not self._over:
+            self._over = True
+            self.cancel()
+            self.cancelled.emit()
+            self._loaded.clear()
+
+
+def display_frame(c: RunsComparison) -> pd.DataFrame:
+    """Columns shown: verdict, keys, info, medians of the metric, change and its interval."""
+    m = c.metric
+    cols = ["verdict", *[k for k in [*c.key, *c.info] if k != "nth"]]
+    cols += [f"{m}_a", f"{m}_b", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"]
+    return c.table[cols]
+
+
+def _placeholder(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(True)
+    return label
+
+
+class RunsCompareTab(QWidget):
+    """Header (both sides, the method) plus one table per view of the several-runs comparison."""
+
+    def __init__(self, result: RunsCompareResult, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result = result
+        self.header = QLabel(self.header_html(), self)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.header.setWordWrap(True)
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tables: dict[str, QTableView] = {}
+        for name in result.views():
+            self.tabs.addTab(self._make(name), TITLES.get(name, name))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.header)
+        layout.addWidget(self.tabs, 1)
+
+    @property
+    def title(self) -> str:
+        r = self.result
+        return f"{len(r.runs_a)} runs ↔ {len(r.runs_b)} runs"
+
+    def header_html(self) -> str:
+        r = self.result
+        first = next(iter(r.comparisons.values()), None)
+        fewest = min(len(r.runs_a), len(r.runs_b))
+        need = significance.min_runs()
+        method = significance.METHOD
+        if first is not None and fewest >= need:
+            method += f", {first.coverage * 100:.1f} % interval"
+        elif fewest < need:
+            method += f"; no 95 % interval from {fewest} runs a side (record {need} or more)"
+        names = [", ".join(Path(p).name for p in side) for side in (r.runs_a, r.runs_b)]
+        return (
+            f"<b>A</b> ({len(r.runs_a)} runs) {names[0]} &nbsp;<b>vs</b>&nbsp; "
+            f"<b>B</b> ({len(r.runs_b)} runs) {names[1]}<br>"
+            f"<small>per row: median of each side, change: {method}; verdicts: "
+            f"slower, faster, unchanged, noise (the interval spans 0)</small>"
+        )
+
+    def view_names(self) -> list[str]:
+        return self.result.views()
+
+    def _make(self, name: str) -> QWidget:
+        if name in self.result.errors:
+            return _placeholder(f"No {TITLES.get(name, name).lower()} to compare: "
+                                f"{self.result.errors[name]}")  # fmt: skip
+        c = self.result.comparisons[name]
+        m, unit = c.metric, unit_of(c.metric)
+        model = DataFrameModel(display_frame(c), headers={
+            f"{m}_a": "median A", f"{m}_b": "median B", "change_pct": "change %",
+            "ci_low_pct": "interval low %", "ci_high_pct": "interval high %"},
+            units={f"{m}_a": unit, f"{m}_b": unit})  # fmt: skip
+        view = QTableView()
+        view.setModel(model)
+        view.verticalHeader().setVisible(False)
+        view.setColumnWidth(1, 320)
+        self.tables[name] = view
+        return view
+
+
+def open_runs_compare(
+    window: Any, paths_a: list[str], paths_b: list[str], match: str
+) -> RunsCompareJob:
+    """Start a RunsCompareJob for `window`; the tab appears when it is done (`compare_opened`).
+
+    What `MainWindow.open_compare` calls when a side names several files (`split_runs`).
+    `window` is a MainWindow, left untyped: main_window imports this module (no cycle).
+    """
+    job = RunsCompareJob(
+        paths_a, paths_b, match, track=window.status_controller.track_task, parent=window
+    )
+
+    def done(result: RunsCompareResult) -> None:
+        tab = RunsCompareTab(result)
+        tip = "\n".join([*(f"A: {p}" for p in paths_a), *(f"B: {p}" for p in paths_b)])
+        window.tabs_controller.add_tab(tab, tab.title, tip)
+        window.status_controller.say(f"Compared {tab.title}", 8000)
+        window.compare_opened.emit(tab)
+
+    def failed(path: str, message: str) -> None:
+        window.status_controller.error(f"perfview: cannot compare {path}: {message}")
+        window.load_failed.emit(path, message)
+
+    job.finished.connect(done)
+    job.failed.connect(failed)
+    job.cancelled.connect(lambda: window.load_cancelled.emit(str(job.paths[0])))
+    job.start()
+    return job
+
+
+__all__ = [
+    "RunsCompareJob",
+    "RunsCompareResult",
+    "RunsCompareTab",
+    "build_runs_result",
+    "open_runs_compare",
+    "split_runs",
+]

@@ -1,0 +1,61 @@
+"""File ▸ Compare… with several runs per side (tests/data/diff/runs: in `b_*` the function
+`parse` does 30 % more work; see tests/core/compare/test_runs.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyqtgraph")
+
+from pytestqt.qtbot import QtBot
+
+from perfview.qt.compare_dialog import CompareDialog
+from perfview.qt.compare_runs import RunsCompareTab, open_runs_compare, split_runs
+from perfview.qt.main_window import MainWindow
+from perfview.qt.settings import Settings
+
+RUNS = Path(__file__).resolve().parent.parent / "data" / "diff" / "runs"
+pytestmark = pytest.mark.gui
+
+
+def side(variant: str) -> str:
+    return "; ".join(str(RUNS / f"{variant}_{i}.prof") for i in range(1, 6))
+
+
+def test_split_runs() -> None:
+    assert split_runs("a.prof") == ["a.prof"]
+    assert split_runs(" a.prof ;b.prof; ") == ["a.prof", "b.prof"]
+
+
+def test_five_runs_a_side_open_a_verdict_table(qtbot: QtBot) -> None:
+    window = MainWindow(Settings.ephemeral())
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.compare_opened, timeout=60000) as blocker:
+        open_runs_compare(window, split_runs(side("a")), split_runs(side("b")), "basename")
+    tab = blocker.args[0]
+    assert isinstance(tab, RunsCompareTab)
+    assert window.tabs.currentWidget() is tab
+    assert tab.title == "5 runs ↔ 5 runs"
+    assert tab.view_names() == ["functions"]
+    assert "Hodges-Lehmann" in tab.header.text()
+    model = tab.tables["functions"].model()
+    frame = model.frame  # type: ignore[attr-defined]
+    assert list(frame.columns[:2]) == ["verdict", "function"]
+    flagged = frame[frame["verdict"].isin(["slower", "faster"])]
+    assert list(flagged["function"]) == ["parse"]
+    assert list(flagged["verdict"]) == ["slower"]
+
+
+def test_dialog_takes_several_files_per_side(qtbot: QtBot) -> None:
+    dialog = CompareDialog(None)
+    qtbot.addWidget(dialog)
+    dialog.path_a.setText(side("a"))
+    dialog.path_b.setText(side("b") + "; " + str(RUNS / "missing.prof"))
+    dialog.accept()
+    assert "missing.prof" in dialog.error.text()
+    dialog.path_b.setText(side("b"))
+    with qtbot.waitSignal(dialog.compare_requested) as blocker:
+        dialog.accept()
+    assert split_runs(blocker.args[1]) == split_runs(side("b"))

@@ -1,0 +1,155 @@
+"""`perfview diff --baseline … --candidate …`: several runs per side from the command line.
+
+Fixtures: tests/data/diff/runs (scripts/fixtures/make_runs_fixtures.py; see tests/core/compare/test_runs.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from perfview.cli import main
+
+DATA = Path(__file__).resolve().parent / "data" / "diff"
+RUNS = DATA / "runs"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["diff", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def side(variant: str, numbers: range) -> list[str]:
+    return [str(RUNS / f"{variant}_{i}.prof") for i in numbers]
+
+
+A = side("a", range(1, 6))
+
+
+def test_gate_fails_on_the_one_slowed_function(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--baseline", *A, "--candidate", *side("b", range(1, 6)),
+                         "--fail-above", "5")  # fmt: skip
+    assert code == 1
+    rows = [line for line in err.splitlines() if "tottime_ns" in line]
+    assert len(rows) == 1
+    assert rows[0].startswith("perfview: regression: parse pipeline.py 17: tottime_ns slower +")
+    lines = out.splitlines()
+    assert lines[0].startswith(f"A: 5 runs ({A[0]} … {A[-1]}) · pstats")
+    assert "1 slower, 0 faster" in lines[3]
+    assert lines[4].startswith("change: Hodges-Lehmann shift, Mann-Whitney rank-test interval")
+    assert lines[6].split()[:5] == ["verdict", "function", "file", "line", "tottime"]
+    assert lines[8].split()[:2] == ["slower", "parse"]
+    assert all(not line.startswith(("slower", "faster")) for line in lines[9:])
+
+
+def test_small_share_slowdown_fails_the_gate_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run(capsys, "--baseline", *A, "--candidate", *side("c", range(1, 6)),
+                          "--fail-above", "5")  # fmt: skip
+    assert code == 1
+    lines = err.splitlines()
+    assert len(lines) == 1  # the total grew ~1 %: not gated
+    assert lines[0].startswith("perfview: regression: checksum pipeline.py 38: tottime_ns slower")
+
+
+def test_a_against_a_passes_the_gate(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--baseline", *A, "--candidate", *side("a", range(6, 11)),
+                         "--fail-above", "5", "--format", "json", "--top", "0")  # fmt: skip
+    assert (code, err) == (0, "")
+    doc = json.loads(out)
+    assert doc["regressions"] == []
+    assert {row["verdict"] for row in doc["rows"]} <= {"noise", "unchanged"}
+    assert doc["method"].startswith("Hodges-Lehmann")
+    assert len(doc["a"]["totals"]) == len(doc["b"]["totals"]) == 5
+
+
+def test_a_big_change_that_is_noise_does_not_fail(capsys: pytest.CaptureFixture[str]) -> None:
+    # three runs a side cannot reach 95 %: checksum's +35 % is reported, not gated
+    code, out, err = run(capsys, "--baseline", *A[:3], "--candidate", *side("c", range(1, 4)),
+                         "--fail-above", "5")  # fmt: skip
+    assert (code, err) == (0, "")
+    assert "3 runs per side cannot reach 95 % confidence" in out
+    code, _out, err = run(capsys, "--baseline", *A[:3], "--candidate", *side("c", range(1, 4)),
+                          "--fail-above", "5", "--confidence", "90")  # fmt: skip
+    assert code == 1
+    assert "checksum" in err
+
+
+def test_folders_and_globs_name_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "base"
+    folder.mkdir()
+    for path in A:
+        shutil.copy(path, folder)
+    code, out, _err = run(capsys, "--baseline", str(folder), "--candidate",
+                          str(RUNS / "b_*.prof"), "--format", "csv")  # fmt: skip
+    assert code == 0
+    header = out.splitlines()[0].split(",")
+    assert {"verdict", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"} <= set(header)
+    assert out.splitlines()[1].startswith("parse,")
+
+
+def test_one_run_per_side_is_the_two_run_diff(capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = str(DATA / "run_a.prof"), str(DATA / "run_b.prof")
+    assert run(capsys, "--baseline", a, "--candidate", b, "--fail-above", "20") == run(
+        capsys, a, b, "--fail-above", "20"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--baseline", A[0], A[1]], "--baseline and --candidate go together"),
+        (["X", "--baseline", A[0], "--candidate", A[1]], "either two runs (A B) or"),
+        ([A[0]], "diff needs two runs"),
+        (["--baseline", A[0], A[1], "--candidate", "no-such-*.prof"], "no candidate runs in"),
+        (["--baseline", *A[:2], "--candidate", str(DATA / "run_a.dat"), str(DATA / "run_b.dat")],
+         "cannot compare the baseline with the candidate runs: cannot compare runs of different"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _out, err = run(capsys, *argv)
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert message in err
+
+
+def test_bad_confidence_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run(capsys, "--baseline", *A, "--candidate", *A, "--confidence", "100")
+    assert code == 2
+    assert "above 50 and below 100" in err
+
+
+# Torch traces (scripts/fixtures/make_torch_runs_fixtures.py): in `b_*` the input of aten::mm has twice
+# the rows; op times are wall-clock times recorded on a busy machine, so only a large effect
+# stands out of the noise, and the A/A runs only need to pass the gate.
+TORCH = DATA / "torch_runs"
+
+
+def torch_side(variant: str, numbers: range) -> list[str]:
+    return [str(TORCH / f"{variant}_{i}.pt.trace.json.gz") for i in numbers]
+
+
+def test_torch_runs_flag_the_op_whose_input_grew(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--baseline", *torch_side("a", range(1, 6)), "--candidate",
+                         *torch_side("b", range(1, 6)), "--view", "ops", "--top", "0",
+                         "--fail-above", "5")  # fmt: skip
+    assert code == 1
+    assert err.splitlines() == [line for line in err.splitlines() if "aten::mm:" in line]
+    assert len(err.splitlines()) == 1
+    flagged = [
+        line.split()[:2] for line in out.splitlines() if line.startswith(("slower", "faster"))
+    ]
+    assert flagged == [["slower", "aten::mm"]]
+
+
+def test_torch_a_against_a_passes_the_gate(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--baseline", *torch_side("a", range(1, 6)), "--candidate",
+                         *torch_side("a", range(6, 11)), "--view", "ops", "--top", "0",
+                         "--fail-above", "5")  # fmt: skip
+    assert (code, err) == (0, "")
+    assert not [line for line in out.splitlines() if line.startswith("slower")]
