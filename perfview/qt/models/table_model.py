@@ -209,9 +209,9 @@ class DataFrameModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return self.display(row, column)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == Qt.ItemDataRole.ToolTipRole:  # a name elided in its column, whole
             text = self.display(row, column)
-            return text if len(text) > 40 else None
+            return text if not self._numeric[column] and len(text) > 16 else None
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if self._numeric[column]:
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
