@@ -18,7 +18,7 @@ import pandas as pd
 
 from perfview.core.model.errors import LoadError
 from perfview.core.model.units import format_ns, format_value
-from perfview.core.pages import summary
+from perfview.core.pages import PAGES, summary
 
 FORMATS = ("table", "csv", "json")
 TEXT_WIDTH = 60  # widest text cell in table output; longer text is elided
@@ -275,6 +275,16 @@ def write_summary(
     else:
         out.write("\n".join(_header(bundle, view, len(shown), total)) + "\n\n")
         out.write(format_table(shown) + "\n")
+        out.write(_definitions(view))
+
+
+def _definitions(view: str) -> str:
+    """The page's definitions of its figures (`Page.definitions`), under its table."""
+    page = PAGES.get(view)
+    if page is None or not page.definitions:
+        return ""
+    lines = [f"  {name}: {text}." for name, text in page.definitions.items()]
+    return "\n" + "\n".join(lines) + "\n"
 
 
 def row_count(text: str) -> int:

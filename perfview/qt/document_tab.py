@@ -1,5 +1,8 @@
 """The tab for one open document: a warnings bar and one sub-tab per page of its kind.
 
+The sub-tabs are chosen in a two-row navigation by the pages' groups (`qt/page_nav.py`); the
+pages stay one flat `QTabWidget` (`tabs`, its own bar hidden), indexed as `view_names()`.
+
 Which pages a document shows, and in which order, comes from the page registry
 (`perfview.core.pages.tabs_for`), a pure function the load worker also asks which summary
 tables to precompute. Pages are built lazily, the first time their sub-tab is shown, by the
@@ -41,6 +44,7 @@ from perfview.documents.prepare import (
 )
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
+from perfview.qt.page_nav import PageNav
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.quiet_work import QuietWork
 from perfview.qt.settings import Settings
@@ -93,6 +97,7 @@ class DocumentTab(QWidget):
         self.info_bar = InfoBar(self)
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
+        self.tabs.tabBar().hide()  # the pages are chosen in `nav`, by group
         for tab in self.page_tabs:
             page = QWidget()
             QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
@@ -101,10 +106,14 @@ class DocumentTab(QWidget):
         if not self.page_tabs:
             self.tabs.addTab(placeholder("Nothing to show for this file."), "Empty")
         self.tabs.currentChanged.connect(self._on_tab)
+        self.nav = PageNav(self.page_tabs, self)
+        self.nav.page_chosen.connect(self.tabs.setCurrentIndex)
+        self.nav.setVisible(bool(self.page_tabs))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.info_bar)
+        layout.addWidget(self.nav)
         layout.addWidget(self.tabs, 1)
         self._show_warnings()
         document.view_requested.connect(self.show_view)
@@ -180,6 +189,7 @@ class DocumentTab(QWidget):
         if not 0 <= index < len(self.page_tabs):
             return
         name = self.page_tabs[index].name
+        self.nav.follow(index)
         if self._async and name not in self._views and self._needs_data(name):
             self._prepare_in_background(name)
         else:

@@ -17,8 +17,8 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QWidget
 
+from perfview.core import pages
 from perfview.core.model import CallTree
-from perfview.core.pages import PAGES
 from perfview.qt.document import Document
 
 
@@ -49,10 +49,16 @@ def table(host: PageHost, name: str, _data: Any = None, **kwargs: object) -> QWi
     key = kwargs.pop("key_column", None) or ("name" if "name" in frame.columns else None)
     kind = "op" if name in ("ops", "ops-by-shape", "kernels") else "function"
     linked = host.document if name not in ("lanes", "samples", "memory") else None
-    page = PAGES.get(name)
+    page = pages.PAGES.get(name)
     if page is not None and page.definition and "caption" not in kwargs:
-        kwargs["caption"] = page.definition
-    return TableView(frame, linked, kind=kind, key_column=key, **kwargs)  # type: ignore[arg-type]
+        kwargs["caption"] = page.definition  # the window and definition, beside HTA's
+    view = TableView(frame, linked, kind=kind, key_column=key, **kwargs)  # type: ignore[arg-type]
+    chart = None if page is None else page.charts.get(host.document.bundle.format)
+    if page is None or (chart is None and not page.definitions):
+        return view
+    from perfview.qt.views.answer_page import AnswerPage
+
+    return AnswerPage(view, frame, chart, page.definitions)
 
 
 def _timeline(host: PageHost, name: str, data: Any) -> QWidget:

@@ -145,3 +145,22 @@ def test_main_window_says_why_a_folder_does_not_open(qtbot: Any, tmp_path: Path)
     assert window.error_bar.label.text() == (
         f"perfview: cannot open {empty}: {empty} holds no .json / .json.gz trace files"
     )
+
+
+def test_step_times_are_coloured_by_their_difference_from_the_median() -> None:
+    """A 3.9 % spread of step times was black against bright yellow (min-max scaling)."""
+    import numpy as np
+
+    from perfview.qt.views.rank_heatmap import MIN_SPREAD, heat_scale
+
+    steps = np.array([[607e6, 623e6], [608e6, 631e6]])
+    shown, lo, hi = heat_scale(steps, relative=True)
+    median = np.median(steps)
+    np.testing.assert_allclose(shown, (steps / median - 1) * 100)
+    assert (lo, hi) == (-MIN_SPREAD * 100, MIN_SPREAD * 100)  # ±5 %: a 3.9 % spread stays pale
+    wide = np.array([[100.0, 100.0], [100.0, 150.0]])
+    _shown, lo, hi = heat_scale(wide, relative=True)
+    assert (lo, hi) == (-50.0, 50.0)  # symmetric around the median
+    late = np.array([[0.0, 0.0], [1.65e6, np.nan]])
+    shown, lo, hi = heat_scale(late, relative=False)
+    assert (lo, hi) == (0.0, 1.65e6)

@@ -309,3 +309,12 @@ def test_a_deferred_view_asked_for_its_parts_builds_them_at_once(qtbot) -> None:
     assert fresh.details is fresh.side.currentWidget()
     with pytest.raises(AttributeError):
         _ = fresh.no_such_attribute
+
+
+def test_the_side_tabs_stay_folded_until_something_is_selected(view) -> None:
+    """An empty "Nothing selected" panel took a third of the width: it opens on a selection."""
+    assert view.side_splitter.sizes()[1] == 0
+    row = int(np.flatnonzero(view.event_row >= 0)[0])
+    view.select_event(row)
+    assert view.side_splitter.sizes()[1] >= view.side.minimumWidth()
+    assert view.side.currentWidget() is view.details

@@ -225,7 +225,10 @@ def prepare_timeline(
         index = FlameIndex(rects, presorted=True)
     if build_levels:
         index.build_levels()
-    labels = [(float(off) + 0.5, text) for off, text in zip(arr.offset, arr.label, strict=True)]
+    labels = [
+        (float(off) + (1.0 if "\n" in text else 0.5), text)  # two lines: over two rows
+        for off, text in zip(arr.offset, arr.axis_label, strict=True)
+    ]
     row = tracks.total_rows + 1
     curves: list[tuple[str, np.ndarray, np.ndarray]] = []
     tops: list[int] = []

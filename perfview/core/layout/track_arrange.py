@@ -45,6 +45,9 @@ class Arrangement:
     total_rows: int
     lane_offset: np.ndarray  # per lane id: first row, -1 when not drawn
     lane_summary: np.ndarray  # per lane id: True when drawn on its process's summary row
+    # what the track axis shows: a thread on its own under its process's first track
+    # (`axis_labels`); `label` stays the whole "process · thread" for lists and search
+    axis_label: list[str] = field(default_factory=list)
 
 
 def display_order(lanes: pd.DataFrame, state: TrackState) -> list[int]:
@@ -103,11 +106,38 @@ def arrange_tracks(
             process = str(col["process"][group[0]])
             labels.append(f"▸ {process} ({len(group)} tracks)")
     total = int(offset[-1] + height[-1]) if len(keys) else 0
+    processes = [str(col["process"][lane]) if lane >= 0 else "" for lane, _pid in keys]
+    axis = axis_labels(labels, processes, [int(p) for _lane, p in keys], height.tolist())
     return Arrangement(
         np.array([k[0] for k in keys], dtype=np.int64),
         np.array([k[1] for k in keys], dtype=np.int64),
-        tids, labels, offset, height, total, lane_offset, lane_summary,
+        tids, labels, offset, height, total, lane_offset, lane_summary, axis,
     )  # fmt: skip
+
+
+def axis_labels(
+    labels: list[str], processes: list[str], pids: list[int], heights: list[int]
+) -> list[str]:
+    """The track axis's text per track: the process once, at its first track (above the
+    thread on a second line when the track has two rows of room, else "process · thread"),
+    then each further track of the same process by its thread alone. Four threads of one
+    process no longer read alike once a narrow column elides "Browser (6488) · …" in the
+    middle. A collapsed process's summary track (process "") keeps its label."""
+    out: list[str] = []
+    previous: int | None = None
+    for text, process, pid, rows in zip(labels, processes, pids, heights, strict=True):
+        prefix = f"{process} · "
+        if not process or not text.startswith(prefix):
+            out.append(text)
+            previous = None
+            continue
+        thread = text[len(prefix) :]
+        if pid == previous:
+            out.append(thread)
+        else:
+            out.append(f"{process}\n{thread}" if rows >= 2 else text)
+        previous = pid
+    return out
 
 
 def arranged_rows(lane: np.ndarray, depth: np.ndarray, arrangement: Arrangement) -> np.ndarray:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfview.core.model import Bundle
-from perfview.core.pages.page import Kind, Page, Tab, Tables, ViewError
+from perfview.core.pages.page import BarChart, Kind, Page, Tab, Tables, ViewError
 from perfview.core.pages.registry import KINDS, PAGES
 
 
@@ -37,6 +37,7 @@ class PageTab:
     title: str
     table: str | None = None
     widget: str | None = None  # the GUI's builder key for this page in this kind of document
+    group: str = ""  # the navigation group it is shown in ("": an entry of its own)
 
 
 def kind_of(bundle: Bundle) -> Kind | None:
@@ -73,7 +74,9 @@ def _tabs_for(bundle: Bundle) -> list[PageTab]:
         page = PAGES[tab.page]
         if shows(page, bundle):
             table = tab.page if tab.table and bundle.format in page.tables else None
-            out.append(PageTab(tab.page, tab.title or page.title, table, tab.widget or page.widget))
+            group = page.group if tab.group is None else tab.group
+            widget = tab.widget or page.widget
+            out.append(PageTab(tab.page, tab.title or page.title, table, widget, group or ""))
     return out
 
 
@@ -131,6 +134,7 @@ def derived(name: str, data: Any) -> dict[str, Any]:
 __all__ = [
     "KINDS",
     "PAGES",
+    "BarChart",
     "Kind",
     "Page",
     "PageTab",

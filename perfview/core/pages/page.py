@@ -34,6 +34,20 @@ def _always(_bundle: Bundle) -> bool:
 
 
 @dataclass(frozen=True)
+class BarChart:
+    """A chart of a page's table: one horizontal bar per row, named by the `label` columns,
+    stacked from `parts` ((column, legend name, colour) in ns), plus `rest` (a total column
+    and its legend name: the total less the parts). `rising`: the parts are rising marks of
+    one distribution (median ≤ p95 ≤ max), so each segment runs from the mark before."""
+
+    title: str
+    label: tuple[str, ...]
+    parts: tuple[tuple[str, str, str], ...]
+    rest: tuple[str, str, str] | None = None
+    rising: bool = False
+
+
+@dataclass(frozen=True)
 class Page:
     """One page: its CLI table per format (a job's is keyed "job"), when it has data, its
     off-thread data, its widget."""
@@ -70,12 +84,24 @@ class Page:
     # overlap), shown as the page's caption and printed by `summary --view`, so a user who
     # checks with another tool (HTA) sees why the numbers differ.
     definition: str = ""
+    # The navigation group the page belongs to wherever it is shown ("GPU", "Flame graphs"):
+    # a document's tab bar shows one entry per group, its pages on a second row, so a trace's
+    # pages fit a 1024 px window. None: a top-level entry of its own. A new page names its
+    # group here and appears in it in every kind that lists it.
+    group: str | None = None
+    # What each figure the page shows means, one sentence per figure, for its caption in the
+    # window and under its table in the CLI (`perfview summary --view NAME`).
+    definitions: Mapping[str, str] = field(default_factory=dict)
+    # The chart drawn above the page's table, per bundle format (as `tables`), from the same
+    # rows: the picture people expect (HTA draws idle time and overlap as stacked bars).
+    charts: Mapping[str, BarChart] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Tab:
     """A page's place in one kind of document. `table`: the load worker precomputes the
-    page's CLI table when this tab comes first (it is what the tab opens on)."""
+    page's CLI table when this tab comes first (it is what the tab opens on). `group`: the
+    page's navigation group in this kind when it differs from `Page.group` ("" for none)."""
 
     page: str
     title: str | None = None  # None: the page's own title
@@ -83,6 +109,7 @@ class Tab:
     # The widget this kind of document draws the page with, when not the page's own (a
     # capture's Timeline is its memory over time, drawn by the allocations widget).
     widget: str | None = None
+    group: str | None = None  # None: the page's own group
 
 
 @dataclass(frozen=True)
@@ -95,6 +122,7 @@ class Kind:
 
 
 __all__ = [
+    "BarChart",
     "EditedTableFn",
     "HasData",
     "Kind",

@@ -21,7 +21,42 @@ from perfview.core.analysis.torch.critical_path import idle_gaps, path, what_if
 from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.model.logdir import RUNS_COLUMNS
 from perfview.core.pages import predicates as pred
-from perfview.core.pages.page import Kind, Page, Tab
+from perfview.core.pages.page import BarChart, Kind, Page, Tab
+
+# one colour per meaning across the charts: GPU work blue, the host's fault red, waiting on
+# other GPU work orange, unexplained grey, communication purple
+_BUSY, _HOST, _WAIT, _OTHER, _COMM = "#4e79a7", "#e15759", "#f28e2b", "#bab0ac", "#b07aa1"
+_IDLE_CHART = BarChart(
+    "Each stream's analysis window: busy, and idle by cause",
+    ("device", "stream"),
+    (
+        ("busy_ns", "busy", _BUSY),
+        ("host_wait_ns", "host wait", _HOST),
+        ("kernel_wait_ns", "kernel wait", _WAIT),
+        ("other_ns", "other", _OTHER),
+    ),
+)
+_OVERLAP_CHART = BarChart(
+    "Communication time: hidden under compute, or exposed",
+    ("rank", "stream"),
+    (("overlapped_ns", "overlapped with compute", _BUSY),),
+    rest=("comm_ns", "exposed communication", _COMM),
+)
+_JOB_OVERLAP_CHART = BarChart(
+    "Communication time per rank: hidden under compute, or exposed",
+    ("rank",),
+    (("overlap_ns", "overlapped with compute", _BUSY), ("exposed_comm_ns", "exposed", _COMM)),
+)
+_DELAY_CHART = BarChart(
+    "Launch → start delay per stream: median, 95th percentile, max",
+    ("device", "stream"),
+    (
+        ("median_ns", "≤ median", _BUSY),
+        ("p95_ns", "median – p95", _WAIT),
+        ("max_ns", "p95 – max", _HOST),
+    ),
+    rising=True,
+)
 
 PAGES: dict[str, Page] = {
     page.name: page
@@ -45,6 +80,7 @@ PAGES: dict[str, Page] = {
             {"pstats": lambda b: aggregate.callers_table(pred.profile(b))},
             widget="callers",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "overview",
@@ -58,6 +94,7 @@ PAGES: dict[str, Page] = {
             prepare_first=pred.overview_first,
             derives=pred.overview_derives,
             stored="overview",
+            group="Overview",
         ),
         Page(
             "steps",
@@ -80,6 +117,7 @@ PAGES: dict[str, Page] = {
             "Ops",
             "operators (or slices) by name: calls, self and total time",
             {"trace": lambda b: aggregate.ops_table(pred.timeline(b))},
+            group="Operators",
         ),
         Page(
             "operators",
@@ -90,6 +128,7 @@ PAGES: dict[str, Page] = {
             widget="operators",
             prepare=pred.ops_data,
             prepare_when=pred.is_torch,
+            group="Operators",
         ),
         Page(
             "operators-by-shape",
@@ -113,6 +152,7 @@ PAGES: dict[str, Page] = {
             "operators by name and input shapes",
             {"trace": lambda b: aggregate.ops_table(pred.timeline(b), by_shape=True)},
             has_data=pred.has_shapes,
+            group="Operators",
         ),
         Page(
             "kernels",
@@ -129,6 +169,7 @@ PAGES: dict[str, Page] = {
             "Lanes",
             "threads and GPU streams: events, busy time, depth",
             {"trace": lambda b: aggregate.lanes_table(pred.timeline(b))},
+            group="Timeline",
         ),
         Page(
             "memory",
@@ -211,6 +252,7 @@ PAGES: dict[str, Page] = {
             widget="recommendations",
             prepare=pred.recommendations_data,
             prepare_when=pred.is_torch,
+            group="Overview",
         ),
         Page(
             "modules",
@@ -218,6 +260,7 @@ PAGES: dict[str, Page] = {
             "per nn.Module (with_stack/with_modules traces): calls, forward and backward time",
             {"trace": lambda b: modules.modules_table(pred.timeline(b))},
             has_data=pred.has_modules,
+            group="Operators",
         ),
         Page(
             "overlap",
@@ -231,6 +274,15 @@ PAGES: dict[str, Page] = {
             has_data=pred.any_of(pred.has_comm, pred.is_job),
             across_ranks=True,
             definition=streams.OVERLAP_DEFINITION,
+            group="GPU",
+            charts={"trace": _OVERLAP_CHART, "job": _JOB_OVERLAP_CHART},
+            definitions={
+                "comm": "time the stream's collective (communication) kernels ran, overlaps "
+                "counted once",
+                "compute": "time the device's other kernels ran, on any stream",
+                "overlap %": "the share of communication time during which compute kernels "
+                "ran too; the rest is exposed communication the step waits for",
+            },
         ),
         Page(
             "stragglers",
@@ -266,6 +318,18 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: streams.idle_table(pred.timeline(b))},
             has_data=pred.has_gpu,
             definition=streams.IDLE_DEFINITION,
+            group="GPU",
+            charts={"trace": _IDLE_CHART},
+            definitions={
+                "host wait": "idle with nothing queued: the gap before the next kernel's "
+                "launch call, when the GPU waited for the CPU",
+                "kernel wait": "idle with the next kernel already launched: it waited on "
+                "other kernels, events or synchronisation",
+                "other": "gaps whose next activity has no launch call, and the tail after the "
+                "stream's last activity",
+                "idle %": "idle time (host wait + kernel wait + other) over the analysis "
+                "window (the profiler steps, else the whole trace)",
+            },
         ),
         Page(
             "critical-path",
@@ -279,6 +343,7 @@ PAGES: dict[str, Page] = {
             widget="critical-path",
             prepare=pred.critical_path_data,
             prepare_when=pred.is_torch,
+            group="GPU",
         ),
         Page(
             "critical-path-steps",
@@ -298,6 +363,7 @@ PAGES: dict[str, Page] = {
             "data loader, collective, another stream)",
             {"trace": lambda b: idle_gaps.idle_gaps_table(pred.timeline(b))},
             has_data=pred.has_gpu,
+            group="GPU",
         ),
         Page(
             "what-if",
@@ -315,6 +381,14 @@ PAGES: dict[str, Page] = {
             "per GPU stream: launch → start delay of kernels and copies, with outliers",
             {"trace": lambda b: streams.launch_delay_table(pred.timeline(b))},
             has_data=pred.has_gpu,
+            group="GPU",
+            charts={"trace": _DELAY_CHART},
+            definitions={
+                "launch delay": "from the start of the CPU's launch call to the start of the "
+                "kernel or copy on the GPU: queueing behind earlier work, plus launch overhead",
+                "outliers": "launches slower than Q3 + 3 × IQR of the stream's delays (and "
+                "at least twice the median)",
+            },
         ),
         Page(
             "lines",
@@ -344,6 +418,7 @@ PAGES: dict[str, Page] = {
             prepare_when=pred.has_events,
             ahead=True,
             stored="layout",
+            group="Timeline",
         ),
         Page("query", "Query", "SQL over the file's tables (DuckDB)", widget="query"),
         Page(
@@ -352,6 +427,7 @@ PAGES: dict[str, Page] = {
             "the inverted flame graph: hottest frames on top",
             widget="bottom-up",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "sandwich",
@@ -359,6 +435,7 @@ PAGES: dict[str, Page] = {
             "a function's callers above it, its callees below",
             widget="sandwich",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "threads",
@@ -375,6 +452,7 @@ PAGES: dict[str, Page] = {
             has_data=pred.has_tree,
             widget="icicle",
             needs_tree=True,
+            group="Flame graphs",
         ),
         Page(
             "tree",
@@ -384,6 +462,7 @@ PAGES: dict[str, Page] = {
             has_data=pred.has_tree,
             widget="tree",
             needs_tree=True,
+            group="Flame graphs",
         ),
     )
 }
@@ -400,7 +479,7 @@ KINDS: tuple[Kind, ...] = (
             Tab("icicle"),
             *_FLAME,
             Tab("functions", table=True),
-            Tab("callers", "Callers/Callees", True),
+            Tab("callers", "Callers/Callees", True, group=""),  # beside Functions
             Tab("tree"),
             _QUERY,
         ),

@@ -8,6 +8,7 @@ reuses them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -112,24 +113,77 @@ class TimeAxis(pg.AxisItem):
 
 
 class TrackAxis(pg.AxisItem):
-    """Left column naming the tracks. Ticks sit at row centres; text is elided to the width."""
+    """Left column naming the tracks. Ticks sit at row centres; each line of a label (a
+    process over its first thread) is elided to the column on its own.
+
+    The column is as wide as its longest label up to `MAX_FIT`, at least `MIN_WIDTH`, and the
+    user drags its right edge to widen or narrow it (the cursor says where)."""
+
+    MIN_WIDTH = 90
+    MAX_FIT = 340  # px: past this a label is elided until the user widens the column
+    GRIP = 6  # px left of the right edge that start a resize
 
     def __init__(self, width: int = 190) -> None:
         super().__init__("left")
         self.setWidth(width)
         self.setStyle(tickLength=0, autoExpandTextSpace=False, hideOverlappingLabels=False)
         self._labels: list[tuple[float, str]] = []
+        self._resizing = False
+        self._user_width = False
+        self.setAcceptHoverEvents(True)
+
+    def _metrics(self) -> QtGui.QFontMetricsF:
+        return QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
 
     def set_tracks(self, labels: list[tuple[float, str]]) -> None:
-        """`labels`: (row centre, text) pairs."""
+        """`labels`: (row centre, text) pairs; a text may hold two lines."""
         self._labels = labels
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        metrics = self._metrics()
+        if not self._user_width and labels:
+            widest = max(
+                metrics.horizontalAdvance(line) for _y, t in labels for line in t.split("\n")
+            )
+            self.setWidth(int(min(max(widest + 16, self.MIN_WIDTH), self.MAX_FIT)))
+        self._elide()
+
+    def _elide(self) -> None:
+        metrics = self._metrics()
         room = self.width() - 12
+        mode = QtCore.Qt.TextElideMode.ElideMiddle
         ticks = [
-            (y, metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideMiddle, room))
-            for y, text in labels
+            (y, "\n".join(metrics.elidedText(line, mode, room) for line in text.split("\n")))
+            for y, text in self._labels
         ]
         self.setTicks([ticks, []])
+
+    def set_label_width(self, width: int) -> None:
+        """The user's width for the column (kept over a re-layout)."""
+        self._user_width = True
+        self.setWidth(int(max(width, self.MIN_WIDTH)))
+        self._elide()
+
+    def _on_grip(self, x: float) -> bool:
+        return self.width() - self.GRIP <= x <= self.width() + 2
+
+    def hoverEvent(self, ev: Any) -> None:
+        if ev.isExit() or not self._on_grip(ev.pos().x()):
+            self.unsetCursor()
+        else:
+            self.setCursor(QtCore.Qt.CursorShape.SplitHCursor)
+
+    def mouseDragEvent(self, ev: Any) -> None:
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton:
+            super().mouseDragEvent(ev)
+            return
+        if ev.isStart():
+            self._resizing = self._on_grip(ev.buttonDownPos().x())
+        if not self._resizing:
+            super().mouseDragEvent(ev)  # a drag elsewhere pans, as before
+            return
+        ev.accept()
+        self.set_label_width(int(ev.pos().x()))
+        if ev.isFinish():
+            self._resizing = False
 
 
 __all__ += ["TimeAxis", "TrackAxis"]

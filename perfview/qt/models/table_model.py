@@ -30,6 +30,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
+from perfview.core.layout.columns import two_line_header
 from perfview.core.model.units import COLUMN_SUFFIX_UNITS, Unit, column_unit, format_value
 
 RAW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -84,6 +85,7 @@ class DataFrameModel(QAbstractTableModel):
     ) -> None:
         super().__init__(parent)
         self._headers = dict(headers or {})
+        self._wrapped: set[int] = set()  # columns whose header is drawn on two lines
         self._unit_overrides = dict(units or {})
         self._frame = pd.DataFrame()
         self._columns: list[np.ndarray] = []
@@ -117,6 +119,11 @@ class DataFrameModel(QAbstractTableModel):
         if column in self._unit_overrides:
             return self._unit_overrides[column]
         return unit_for(column)
+
+    def wrap_header(self, column: int) -> None:
+        """Draw column `column`'s header on two lines (a long header over short numbers)."""
+        self._wrapped.add(column)
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, column, column)
 
     def column_names(self) -> list[str]:
         return [str(c) for c in self._frame.columns]
@@ -202,9 +209,9 @@ class DataFrameModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return self.display(row, column)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == Qt.ItemDataRole.ToolTipRole:  # a name elided in its column, whole
             text = self.display(row, column)
-            return text if len(text) > 40 else None
+            return text if not self._numeric[column] and len(text) > 16 else None
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if self._numeric[column]:
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -218,12 +225,16 @@ class DataFrameModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole:
+        tip = role == Qt.ItemDataRole.ToolTipRole
+        if role != Qt.ItemDataRole.DisplayRole and not tip:
             return None
         if orientation == Qt.Orientation.Horizontal:
             if 0 <= section < len(self._columns):
                 name = str(self._frame.columns[section])
-                return self._headers.get(name, header_for(name))
+                text = self._headers.get(name, header_for(name))
+                return two_line_header(text) if section in self._wrapped and not tip else text
+            return None
+        if tip:
             return None
         return str(section + 1) if 0 <= section < len(self._order) else None
 

@@ -9,6 +9,8 @@ Ranks page to see one rank's full timeline. Bars are drawn with one BarGraphItem
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
@@ -36,7 +38,8 @@ class JobTimeline(QWidget):
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
         self.plot.setLabel("bottom", "ms since the first step (aligned clocks)")
         self.plot.setLabel("left", "rank")
-        self.legend = self.plot.addLegend(offset=(-10, 10))
+        self.legend = QLabel(self)  # above the plot: pyqtgraph's legend sat on the bars
+        self.legend.setContentsMargins(8, 4, 8, 0)
         self.kinds: list[str] = []
         self._draw_steps()
         self._draw_comms()
@@ -50,6 +53,7 @@ class JobTimeline(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._on_move)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover)
 
@@ -81,6 +85,27 @@ class JobTimeline(QWidget):
         brushes = [pg.mkBrush("#c8c8c8" if k else "#e4e4e4") for k in shade]
         bars = pg.BarGraphItem(x0=x0, y0=y, width=w, height=0.18, brushes=brushes, pen=None)
         self.plot.addItem(bars)
+        self._label_steps()
+
+    def _label_steps(self) -> None:
+        """Each step named on a top axis, over its middle on the first rank that has steps
+        (the ranks' steps line up on the aligned clocks): the grey bars had no names."""
+        first = next((r for r in self.job.ranks if len(r.steps)), None)
+        if first is None:
+            return
+        s = first.steps
+        off = self.job.offsets.get(first.rank, 0)
+        mid = (s["start_ns"] + s["dur_ns"] / 2 + off - self.origin) / 1e6
+        every = max(1, len(s) // 30)
+        ticks = [
+            (float(x), f"#{int(step)}")
+            for i, (x, step) in enumerate(zip(mid, s["step"], strict=True))
+            if i % every == 0
+        ]
+        self.plot.showAxis("top")
+        top = self.plot.getAxis("top")
+        top.setTicks([ticks, []])
+        top.setLabel("ProfilerStep")
 
     def _draw_comms(self) -> None:
         c = self.comms
@@ -97,7 +122,15 @@ class JobTimeline(QWidget):
             bars = pg.BarGraphItem(
                 x0=x0[sel], y0=y[sel], width=w[sel], height=0.6, brush=color, pen=None, name=kind
             )
-            self.plot.addItem(bars)  # named: the legend lists it
+            self.plot.addItem(bars)
+        self.legend.setText(
+            "Collectives: "
+            + " ".join(
+                f'<span style="color:{KIND_COLORS[i % len(KIND_COLORS)]}">■</span> {escape(kind)}'
+                for i, kind in enumerate(self.kinds)
+            )
+            + " · grey bars: each rank's ProfilerSteps"
+        )
 
     def kernel_at(self, x_ms: float, y: float) -> pd.Series | None:
         """The collective kernel under view coordinates (ms, row), or None."""

@@ -48,9 +48,9 @@ class JobHeatMaps(QSplitter):
 
     def __init__(self, job: Job, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Vertical, parent)
-        late = "Lateness at the step's collectives (straggler: bright)"
+        late = "Lateness at the step's collectives (straggler: dark red)"
         self.late = RankHeatmap(lateness_by_step(job), late, self)
-        self.heat = RankHeatmap(heatmap(job, "dur_ns"), "Step time per rank", self)
+        self.heat = RankHeatmap(heatmap(job, "dur_ns"), "Step time per rank", self, relative=True)
         self.addWidget(self.late)
         self.addWidget(self.heat)
 
@@ -138,7 +138,13 @@ class JobView(QWidget):
             table.table.clicked.connect(
                 lambda index, name=tab.name: self.open_rank_at(index.row(), name)
             )
-        return table
+        page = pages.PAGES[tab.name]
+        chart = page.charts.get(self.document.format)
+        if chart is None and not page.definitions:
+            return table
+        from perfview.qt.views.answer_page import AnswerPage
+
+        return AnswerPage(table, frame, chart, page.definitions)  # its chart and definitions
 
     def page_names(self) -> list[str]:
         return [tab.name for tab in self.tabs]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from perfview.core.layout.columns import PADDING, fit_widths
 from perfview.core.model.units import Unit
 from perfview.qt.document import Document, Selection
 from perfview.qt.models.table_model import DataFrameModel, TableProxy
@@ -39,6 +40,16 @@ class _Table(QTableView):
     """
 
     copy_requested = Signal()
+    resized = Signal()  # the view's width changed: the name column is fitted again
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        # the viewport, not the view: a vertical scroll bar appearing narrows only it
+        handled = super().viewportEvent(event)
+        if event.type() == QEvent.Type.Resize:
+            assert isinstance(event, QResizeEvent)
+            if event.size().width() != event.oldSize().width():
+                self.resized.emit()
+        return handled
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.matches(QKeySequence.StandardKey.Copy):
@@ -82,6 +93,7 @@ class TableView(QWidget):
         self.key_column = key_column or (str(frame.columns[0]) if len(frame.columns) else "")
         self.id_selection = id_selection
         self._syncing = False
+        self._sizing = False  # the table sets its widths itself (not the user dragging)
         self._names = None if names is None else names.reindex(frame.index).to_numpy(dtype=object)
 
         self.model = DataFrameModel(frame, headers=headers, units=units, parent=self)
@@ -149,25 +161,51 @@ class TableView(QWidget):
 
     # --- sizing ----------------------------------------------------------------------------
     def _size_columns(self, stretch_column: str | None) -> None:
-        """Fit columns to their content (first rows only), then let one text column stretch.
-
-        Stretching the last column by default would blow up a numeric column to the window's
-        width; the widest text column (or `stretch_column`) takes the spare room instead.
-        """
+        """Numeric columns as wide as their numbers (a long header on two lines), the name
+        column (`stretch_column`, else the widest text column) the rest of the view: see
+        `core.layout.columns`. Measured once from the first rows (fast on big tables); the split is
+        redone when the view's width changes, until the user drags a column."""
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
         header.setResizeContentsPrecision(200)  # size from the first rows only: fast on big tables
-        self.table.resizeColumnsToContents()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         names = self.model.column_names()
-        for i in range(len(names)):
-            width = header.sectionSize(i)
-            header.resizeSection(i, min(max(width + 12, 60), 520))
+        count = len(names)
+        numeric = [self.model.is_numeric(i) for i in range(count)]
+        content = [self.table.sizeHintForColumn(i) for i in range(count)]
+        for i in range(count):
+            if numeric[i] and header.sectionSizeHint(i) > content[i] + 3 * PADDING:
+                self.model.wrap_header(i)  # "registers per thread" over a 3-digit column
+        heads = [header.sectionSizeHint(i) for i in range(count)]
         if stretch_column not in names:
-            text_columns = [i for i, name in enumerate(names) if not self.model.is_numeric(i)]
-            if not text_columns:
-                return
-            stretch_column = names[max(text_columns, key=header.sectionSize)]
-        header.setSectionResizeMode(names.index(stretch_column), QHeaderView.ResizeMode.Stretch)
+            text_columns = [i for i in range(count) if not numeric[i]]
+            stretch_column = (
+                names[max(text_columns, key=content.__getitem__)] if text_columns else None
+            )
+        self._stretch = names.index(stretch_column) if stretch_column is not None else None
+        self._measured = (content, heads, numeric)
+        self._user_sized = False
+        self._apply_widths()
+        header.sectionResized.connect(self._on_section_resized)
+        self.table.resized.connect(self._apply_widths)
+
+    def _apply_widths(self) -> None:
+        if self._user_sized or not self._measured[0]:
+            return
+        content, heads, numeric = self._measured
+        viewport = self.table.viewport().width()
+        widths = fit_widths(content, heads, numeric, self._stretch, viewport)
+        header = self.table.horizontalHeader()
+        self._sizing = True
+        try:
+            for i, width in enumerate(widths):
+                header.resizeSection(i, width)
+        finally:
+            self._sizing = False
+
+    def _on_section_resized(self, _index: int, _old: int, _new: int) -> None:
+        if not self._sizing:
+            self._user_sized = True  # the user's widths stay
 
     # --- filter / copy ---------------------------------------------------------------------
     def set_filter(self, text: str) -> None:

@@ -36,10 +36,27 @@ def assemble(view: Any) -> None:
     splitter.addWidget(left)
     splitter.addWidget(view.side)
     splitter.setStretchFactor(0, 1)
-    splitter.setSizes([1100, 340])
+    # the side tabs start folded away: an empty "Nothing selected" took a third of the
+    # width; a selection, a range or a search opens them (`open_side`), and the handle,
+    # dragged left, opens them by hand
+    splitter.setCollapsible(1, True)
+    splitter.setHandleWidth(7)
+    splitter.handle(1).setToolTip("Drag left for the Details, Range, Search and Tracks tabs")
+    splitter.setSizes([1440, 0])
+    view.side_splitter = splitter
     outer = QtWidgets.QVBoxLayout(view)
     outer.setContentsMargins(0, 0, 0, 0)
     outer.addWidget(splitter)
+
+
+def open_side(view: Any) -> None:
+    """Unfold the side tabs when they are folded away (a selection was made)."""
+    splitter = view.side_splitter
+    sizes = splitter.sizes()
+    if len(sizes) == 2 and sizes[1] == 0:
+        total = sum(sizes) or view.width()
+        side = max(view.side.minimumWidth(), min(340, total // 4))
+        splitter.setSizes([max(total - side, 1), side])
 
 
 def build_side(view: Any) -> None:
@@ -96,3 +113,4 @@ def fill_range_table(view: Any, lo: int, hi: int) -> None:
             )
             view.range_table.setItem(i, col, cell)
     view.side.setCurrentIndex(1)
+    open_side(view)

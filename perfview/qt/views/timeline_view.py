@@ -297,6 +297,7 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         self.batch.set_selected(row)
         self.details.show_event(self.timeline, row)
         self.side.setCurrentWidget(self.details)
+        timeline_panels.open_side(self)
         self._draw_flows(row)
         if fit:
             self.fit_event(row)

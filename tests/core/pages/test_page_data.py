@@ -10,7 +10,7 @@ import pytest
 
 from perfview.core import pages
 from perfview.core.analysis.torch import kernels, memory_alloc, op_kernels, overview, recommend
-from perfview.core.layout import colors, flame, flame_cull, timeline_layout
+from perfview.core.layout import colors, flame, flame_cull, timeline_layout, track_arrange
 from perfview.core.model import Bundle
 from perfview.core.pages import data as page_data
 from tests.conftest import sample
@@ -66,7 +66,11 @@ def test_prepare_timeline_matches_the_layout_it_replaces() -> None:
     # Built now, not left to the first paint (small traces are drawn from level 0 only).
     levels = 1 if data.index._direct else data.index.max_level + 1
     assert len(data.index._levels) == levels
-    assert [text for _y, text in data.labels[: len(lanes)]] == [str(x) for x in lanes["label"]]
+    # the axis names a process once, then its threads alone (track_arrange.axis_labels)
+    axis = track_arrange.arrange_tracks(lanes).axis_label
+    assert [text for _y, text in data.labels[: len(lanes)]] == axis
+    for text, label in zip(axis, lanes["label"], strict=True):  # every track's thread named
+        assert str(label).endswith(text.split("\n")[-1])
     curves = timeline_layout.curve_tracks(tl)
     assert [c[0] for c in data.curves] == [c[0] for c in curves]
     assert data.total_rows == tracks.total_rows + 1 + 4 * len(curves)
