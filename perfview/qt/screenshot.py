@@ -117,10 +117,17 @@ class ScreenshotJob(QObject):
     def _open_folder(self) -> None:
         from perfview.qt.views.job_view import JobOpening
 
-        task = self.window.open_folder(self.path)
-        task.failed.connect(lambda message: self._on_failed(str(self.path), message))
+        self.window.open_folder(self.path)
+        # The opening's signals, not its task's: a task that fails at once (an empty folder)
+        # has emitted from its worker before anyone here could connect, while the opening
+        # emits on the GUI thread, from the event loop that has not turned yet.
         for opening in self.window.findChildren(JobOpening):  # after the window's own slot
             opening.opened.connect(lambda view: self._on_opened(FolderTab(view)))
+            opening.failed.connect(lambda text, _details: self._folder_failed(text))
+
+    def _folder_failed(self, text: str) -> None:
+        self.log(text)  # the opening's sentence names the folder already
+        self._done(2)
 
     def _on_failed(self, path: str, message: str) -> None:
         self.log(f"perfview: cannot open {path}: {message}")
