@@ -37,8 +37,15 @@ def test_the_fast_check_answers_as_pysides_own_for_every_loaded_module() -> None
     original = pyside_features._original or check
     modules = [m for m in list(sys.modules.values()) if m is not None]
     assert len(modules) > 500
-    mine = [pyside_features.uses_pyside(m) for m in modules]
-    theirs = [bool(original(m)) for m in modules]
+    theirs, mine = [], []
+    for module in modules:
+        try:  # PySide's own check raises on some modules (torch.classes' namespace, once a
+            answer = bool(original(module))  # test has loaded it): nothing to compare there
+        except RuntimeError:
+            continue
+        theirs.append(answer)
+        mine.append(pyside_features.uses_pyside(module))
+    assert len(mine) > 500
     assert mine == theirs
     assert pyside_features.uses_pyside(sys.modules[__name__])  # this file imports PySide6
     assert not pyside_features.uses_pyside(sys.modules["json"])
