@@ -22,13 +22,12 @@ from typing import Any
 
 import pandas as pd
 
-from perfview import loaders
 from perfview.core.model import Bundle, CallTree
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.documents import ahead, plan
 from perfview.documents.prepare import first_page_data
-from perfview.loaders import LoadOptions, Where
+from perfview.loaders.base import Where
 from perfview.store.write_gates import NOW, WriteGate
 
 # An open's store entries wait for its tab to be drawn (`OpenDocument.writes`); a document
@@ -119,8 +118,10 @@ def _load(path: Path, progress: Progress, options: OpenOptions, writes: WriteGat
     if bundle is not None:
         return bundle
     scaled = progress if options.pages is None else (lambda f, m: progress(0.9 * f, m))
+    from perfview import loaders  # the service and every loader: not before a file is opened
+
     return loaders.load(
-        path, progress=scaled, options=LoadOptions(options.where, write_gate=writes)
+        path, progress=scaled, options=loaders.LoadOptions(options.where, write_gate=writes)
     )
 
 

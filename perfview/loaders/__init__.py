@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perfview.core.model.errors import LoadError, UnknownFormat
+    from perfview.loaders.base import Where
     from perfview.loaders.registry import LOADERS, Loader, detect, internal_error
-    from perfview.loaders.service import FRESH, LoadOptions, Where, load
+    from perfview.loaders.service import FRESH, LoadOptions, load
     from perfview.store.write_gates import WriteGate
 
 _HOMES = {
@@ -28,7 +29,7 @@ _HOMES = {
     "internal_error": "perfview.loaders.registry",
     "FRESH": "perfview.loaders.service",
     "LoadOptions": "perfview.loaders.service",
-    "Where": "perfview.loaders.service",
+    "Where": "perfview.loaders.base",
     "load": "perfview.loaders.service",
     "WriteGate": "perfview.store.write_gates",
 }

@@ -11,6 +11,7 @@ function of its inputs: where it runs and caching are the load service's busines
 
 from __future__ import annotations
 
+import enum
 import gzip
 import zlib
 from collections.abc import Callable
@@ -76,6 +77,15 @@ class Capabilities:
 
 
 PLAIN = Capabilities()  # parsed in the caller's process, nothing compiled
+
+
+class Where(enum.Enum):
+    """Where the load service parses a file (`loaders.service`): here, GIL-free here or in a
+    child, or in a child. Here, beside the protocol, so choosing it imports no loader."""
+
+    HERE = "here"
+    GIL_FREE = "gil-free"
+    CHILD = "child"
 
 
 class Loader(Protocol):

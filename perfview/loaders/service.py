@@ -29,7 +29,6 @@ a second time. The service learns all this from each loader's CAPABILITIES, neve
 
 from __future__ import annotations
 
-import enum
 import multiprocessing
 import shutil
 import tempfile
@@ -43,7 +42,7 @@ from pathlib import Path
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import CompiledReader
+from perfview.loaders.base import CompiledReader, Where
 from perfview.loaders.registry import LOADERS, Loader, detect
 from perfview.store import parsed_columns, write_gates
 
@@ -52,14 +51,6 @@ POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
 # what the window's status bar says while `compile_ahead`'s child runs (the trace scanner
 # first: the format most opened big)
 COMPILE_MESSAGE = "compiling the trace scanner (once, ~15 s)…"
-
-
-class Where(enum.Enum):
-    """Where the parse runs (see the module docstring)."""
-
-    HERE = "here"
-    GIL_FREE = "gil-free"
-    CHILD = "child"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress
 from perfview.core.pages import first_tables
 from perfview.documents import OpenDocument, OpenOptions, open_document, plan
-from perfview.loaders import Where
+from perfview.loaders.base import Where
 from perfview.qt import let_go
 from perfview.qt.warmup import warm_imports
 

@@ -5,9 +5,12 @@ and accessors the entries use are in `predicates.py`."""
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 from perfview.core.analysis import aggregate, cuda_memory_views, memray_views, sampled, tree_table
+from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import (
-    job_views,
     memory_alloc,
     modules,
     op_kernels,
@@ -16,12 +19,18 @@ from perfview.core.analysis.torch import (
     recommend,
     streams,
 )
-from perfview.core.analysis.torch import kernels as torch_kernels
-from perfview.core.analysis.torch.critical_path import idle_gaps, path, what_if
 from perfview.core.analysis.torch.overview_table import overview_table
 from perfview.core.model.logdir import RUNS_COLUMNS
 from perfview.core.pages import predicates as pred
 from perfview.core.pages.page import BarChart, Kind, Page, Tab
+
+
+def _torch(module: str) -> ModuleType:
+    """A torch analysis module, imported when a page's table is asked for rather than with the
+    registry: the window imports the registry as it starts, and the job and critical-path
+    modules cost it ~25 ms there (`bench_gui_probe.py --startup`)."""
+    return importlib.import_module(f"perfview.core.analysis.torch.{module}")
+
 
 # one colour per meaning across the charts: GPU work blue, the host's fault red, waiting on
 # other GPU work orange, unexplained grey, communication purple
@@ -225,7 +234,7 @@ PAGES: dict[str, Page] = {
             "per-rank traces; one row for a single file)",
             {
                 "trace": ranks.single_rank_table,
-                "job": lambda b: job_views.ranks_table(pred.job(b)),
+                "job": lambda b: _torch("job_views").ranks_table(pred.job(b)),
             },
             has_data=pred.any_of(pred.is_torch, pred.is_job),
         ),
@@ -233,14 +242,14 @@ PAGES: dict[str, Page] = {
             "collectives",
             "Collectives",
             "every collective matched across ranks: skew, wait, bandwidth",
-            {"job": lambda b: job_views.collectives_table(pred.job(b))},
+            {"job": lambda b: _torch("job_views").collectives_table(pred.job(b))},
             across_ranks=True,
         ),
         Page(
             "collective-kinds",
             "Collective kinds",
             "collectives per process group and kind",
-            {"job": lambda b: job_views.kinds_table(pred.job(b))},
+            {"job": lambda b: _torch("job_views").kinds_table(pred.job(b))},
             across_ranks=True,
         ),
         Page(
@@ -269,7 +278,7 @@ PAGES: dict[str, Page] = {
             "how much of it overlapped",
             {
                 "trace": lambda b: streams.overlap_table(pred.timeline(b)),
-                "job": lambda b: job_views.overlap_table(pred.job(b)),
+                "job": lambda b: _torch("job_views").overlap_table(pred.job(b)),
             },
             has_data=pred.any_of(pred.has_comm, pred.is_job),
             across_ranks=True,
@@ -288,7 +297,7 @@ PAGES: dict[str, Page] = {
             "stragglers",
             "Stragglers",
             "per rank, worst first: how often and how late it arrived",
-            {"job": lambda b: job_views.stragglers_table(pred.job(b))},
+            {"job": lambda b: _torch("job_views").stragglers_table(pred.job(b))},
             across_ranks=True,
         ),
         Page(
@@ -336,8 +345,10 @@ PAGES: dict[str, Page] = {
             "Critical path",
             "per step: the chain of dependencies that bounds it, its time by category and name",
             {
-                "trace": lambda b: path.critical_path_table(pred.timeline(b)),
-                "job": lambda b: job_views.critical_path_table(pred.job(b)),
+                "trace": lambda b: _torch("critical_path.path").critical_path_table(
+                    pred.timeline(b)
+                ),
+                "job": lambda b: _torch("job_views").critical_path_table(pred.job(b)),
             },
             has_data=pred.any_of(pred.is_torch, pred.is_job),
             widget="critical-path",
@@ -350,8 +361,8 @@ PAGES: dict[str, Page] = {
             "Critical path per step",
             "per step: its time, its critical path's length and the category bounding it",
             {
-                "trace": lambda b: path.steps_table(pred.timeline(b)),
-                "job": lambda b: job_views.critical_steps_table(pred.job(b)),
+                "trace": lambda b: _torch("critical_path.path").steps_table(pred.timeline(b)),
+                "job": lambda b: _torch("job_views").critical_steps_table(pred.job(b)),
             },
             has_data=pred.any_of(pred.is_torch, pred.is_job),
             widget=None,
@@ -361,7 +372,11 @@ PAGES: dict[str, Page] = {
             "GPU idle gaps",
             "per step and GPU stream: idle time by cause (CPU op, launch latency, sync drain, "
             "data loader, collective, another stream)",
-            {"trace": lambda b: idle_gaps.idle_gaps_table(pred.timeline(b))},
+            {
+                "trace": lambda b: _torch("critical_path.idle_gaps").idle_gaps_table(
+                    pred.timeline(b)
+                )
+            },
             has_data=pred.has_gpu,
             group="GPU",
         ),
@@ -370,10 +385,16 @@ PAGES: dict[str, Page] = {
             "What if",
             "per step: measured and predicted time after --edit changes (a replay of the "
             "dependency graph)",
-            {"trace": lambda b: what_if.what_if_table(pred.timeline(b), ())},
+            {
+                "trace": lambda b: _torch("critical_path.what_if").what_if_table(
+                    pred.timeline(b), ()
+                )
+            },
             has_data=pred.is_torch,
             widget=None,
-            edited=lambda b, edits: what_if.what_if_table(pred.timeline(b), edits),
+            edited=lambda b, edits: _torch("critical_path.what_if").what_if_table(
+                pred.timeline(b), edits
+            ),
         ),
         Page(
             "launch-delays",

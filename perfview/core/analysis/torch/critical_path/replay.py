@@ -1,84 +1,35 @@
-"""The compiled loops of the critical path: topological order, longest-path replay, walk back.
+"""The critical path's compiled loops, imported on first use (`replay_kernels`, numba).
 
-The dependency graph is a DAG whose edges carry a weight (ns). Replaying it means giving every
-node the latest arrival over its incoming edges, in topological order: a sequential loop, so it
-is compiled (numba) rather than vectorised. The order is computed once per graph; a what-if
-replays the same order with other weights, which is what makes a recompute take milliseconds.
+The page registry imports the critical-path pages, and the window imports the registry while it
+starts: importing numba there cost every start ~0.3 s (measured: window built 0.45 → 0.60 s)
+before anyone asked for a critical path. These wrappers import the kernels when one is called.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
-from numba import njit
-
-from perfview.core import numba_registries
-
-numba_registries.load()  # before any code here compiles or loads
 
 
-@njit(cache=True, nogil=True)
+def _kernels() -> ModuleType:
+    from perfview.core.analysis.torch.critical_path import replay_kernels
+
+    return replay_kernels
+
+
 def topological_order(n: int, src: np.ndarray, dst: np.ndarray, time: np.ndarray) -> np.ndarray:
-    """Kahn's order of the n nodes, ready nodes taken by measured time (a heap would be exact;
-    a FIFO seeded in time order is enough: every edge goes forward or sideways in time).
-    Nodes left on a cycle (zero-length edges both ways; never seen in a real trace) are put
-    last in time order, so the replay still visits every node once."""
-    indeg = np.zeros(n, dtype=np.int64)
-    for e in range(len(dst)):
-        indeg[dst[e]] += 1
-    out_ptr = np.zeros(n + 1, dtype=np.int64)
-    for e in range(len(src)):
-        out_ptr[src[e] + 1] += 1
-    for i in range(n):
-        out_ptr[i + 1] += out_ptr[i]
-    fill = out_ptr[:-1].copy()
-    out_edge = np.empty(len(src), dtype=np.int64)
-    for e in range(len(src)):
-        out_edge[fill[src[e]]] = e
-        fill[src[e]] += 1
-    by_time = np.argsort(time, kind="mergesort")
-    order = np.empty(n, dtype=np.int64)
-    head = 0
-    tail = 0
-    for k in range(n):
-        v = by_time[k]
-        if indeg[v] == 0:
-            order[tail] = v
-            tail += 1
-    while head < tail:
-        v = order[head]
-        head += 1
-        for j in range(out_ptr[v], out_ptr[v + 1]):
-            u = dst[out_edge[j]]
-            indeg[u] -= 1
-            if indeg[u] == 0:
-                order[tail] = u
-                tail += 1
-    if tail < n:
-        for k in range(n):
-            v = by_time[k]
-            if indeg[v] > 0:
-                order[tail] = v
-                tail += 1
-    return order
+    """Kahn's order of the graph's n nodes (`replay_kernels.topological_order`)."""
+    out: np.ndarray = _kernels().topological_order(n, src, dst, time)
+    return out
 
 
-@njit(cache=True, nogil=True)
 def incoming(n: int, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of incoming edges: edges into node v are in_edge[in_ptr[v]:in_ptr[v + 1]]."""
-    in_ptr = np.zeros(n + 1, dtype=np.int64)
-    for e in range(len(dst)):
-        in_ptr[dst[e] + 1] += 1
-    for i in range(n):
-        in_ptr[i + 1] += in_ptr[i]
-    fill = in_ptr[:-1].copy()
-    in_edge = np.empty(len(dst), dtype=np.int64)
-    for e in range(len(dst)):
-        in_edge[fill[dst[e]]] = e
-        fill[dst[e]] += 1
-    return in_ptr, in_edge
+    """Each node's incoming edges as (offsets, edges) (`replay_kernels.incoming`)."""
+    out: tuple[np.ndarray, np.ndarray] = _kernels().incoming(n, dst)
+    return out
 
 
-@njit(cache=True, nogil=True)
 def replay(
     order: np.ndarray,
     in_ptr: np.ndarray,
@@ -87,51 +38,19 @@ def replay(
     weight: np.ndarray,
     root_time: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(time, via): each node's latest arrival over its incoming edges (weight NaN: the edge
-    is removed) and the edge that set it (-1 for the root and for nodes nothing reaches)."""
-    n = len(order)
-    t = np.full(n, root_time)
-    via = np.full(n, -1, dtype=np.int64)
-    for k in range(n):
-        v = order[k]
-        best = -np.inf
-        arg = -1
-        for j in range(in_ptr[v], in_ptr[v + 1]):
-            e = in_edge[j]
-            w = weight[e]
-            if w != w:  # NaN: removed by a what-if
-                continue
-            x = t[src[e]] + w
-            if x > best:
-                best = x
-                arg = e
-        if arg >= 0:
-            t[v] = best
-            via[v] = arg
-    return t, via
+    """(time, via): each node's latest arrival (`replay_kernels.replay`)."""
+    out: tuple[np.ndarray, np.ndarray] = _kernels().replay(
+        order, in_ptr, in_edge, src, weight, root_time
+    )
+    return out
 
 
-@njit(cache=True, nogil=True)
 def walk_back(
     via: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
 ) -> np.ndarray:
-    """The edges of the path that ends at node `end`, latest first, back to the first edge
-    that begins at or before `start` (or to a node nothing reaches)."""
-    out = np.empty(64, dtype=np.int64)
-    k = 0
-    v = end
-    while True:
-        e = via[v]
-        if e < 0 or t[v] <= start:
-            break
-        if k == len(out):
-            grown = np.empty(2 * len(out), dtype=np.int64)
-            grown[:k] = out
-            out = grown
-        out[k] = e
-        k += 1
-        v = src[e]
-    return out[:k]
+    """The path's edges ending at node `end`, latest first (`replay_kernels.walk_back`)."""
+    out: np.ndarray = _kernels().walk_back(via, src, t, end, start)
+    return out
 
 
 __all__ = ["incoming", "replay", "topological_order", "walk_back"]
