@@ -102,9 +102,11 @@ def _sampled(
     if len(inv) != len(weights):
         raise LoadError("it is a speedscope profile with more samples than weights, or fewer")
     try:
-        w = np.asarray(weights, dtype=np.float64).reshape(-1) * scale
+        w = np.asarray(weights, dtype=np.float64) * scale
     except (TypeError, ValueError) as exc:
         raise LoadError("it is a speedscope profile with a weight that is not a number") from exc
+    if w.shape != (len(inv),):  # a list for a weight: [[1, 2], [3, 4]] is four numbers
+        raise LoadError("it is a speedscope profile with a weight that is not a number")
     if not np.isfinite(w).all():
         raise LoadError("it is a speedscope profile with a weight that is not a finite number")
     weight = np.bincount(inv, weights=w, minlength=len(lengths))

@@ -291,3 +291,27 @@ def test_thread_roots_are_austin_or_pyspy_thread_frames(tmp_path: Path) -> None:
     assert list(threads["name"]) == ["P1;T0:11", "P1;T0:22", "thread (0x7F01)", "(no thread)"]
     assert list(threads["samples"]) == [1, 1, 1, 1]
     assert list(threads["weight"]) == [3.0, 2.0, 4.0, 1.0]
+
+
+def test_speedscope_weights_that_are_lists_are_one_sentence(tmp_path: Path) -> None:
+    """Found by the fuzzer: `weights` holding lists of numbers (as many lists as samples) made
+    numpy count four weights for two samples and fail inside bincount."""
+    doc = {
+        "$schema": "https://www.speedscope.app/file-format-schema.json",
+        "shared": {"frames": [{"name": "a"}, {"name": "b"}]},
+        "profiles": [
+            {
+                "type": "sampled",
+                "name": "p",
+                "unit": "none",
+                "startValue": 0,
+                "endValue": 2,
+                "samples": [[0, 1], [0]],
+                "weights": [[1, 2], [3, 4]],
+            }
+        ],
+    }
+    path = tmp_path / "lists.speedscope.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(LoadError, match="a weight that is not a number"):
+        loaders.load(path, options=loaders.FRESH)
