@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -26,6 +28,17 @@ import pytest  # noqa: E402  (the environment above must be set before any impor
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
+
+
+@pytest.fixture(autouse=True)
+def _collect_after_qt_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test that drew widgets, collect its cyclic garbage here, between tests: left
+    for a later automatic collection, it can be freed inside a PySide callback (a signal's
+    disconnect) of another test, where destroying QObjects deadlocks on Qt's connection lock
+    (the window collects at safe points for the same reason, `perfview.qt.let_go`)."""
+    yield
+    if "qtbot" in request.fixturenames:
+        gc.collect()
 
 
 @pytest.fixture(scope="session")

@@ -42,6 +42,7 @@ from perfview.documents.prepare import (
     summary_table,
     with_tree,
 )
+from perfview.qt import let_go
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
 from perfview.qt.page_nav import PageNav
@@ -315,8 +316,14 @@ class DocumentTab(QWidget):
             later(self, self._after_ahead.arm)
 
     def _build(self, name: str) -> None:
+        """Build page `name`'s widget, with the cyclic collector held off meanwhile: pyqtgraph
+        disconnects signals as items are added, and a collection that runs inside PySide's
+        disconnect callback and frees an old widget destroys QObjects while Qt holds its
+        connection lock, which deadlocks the GUI thread (seen once in the test suite, in an
+        icicle's `addItem`). The collection waits until the page is built."""
         try:
-            widget = self._make(name)
+            with let_go.collector_paused():
+                widget = self._make(name)
         except Exception as exc:  # show the failure in place; the other views stay usable
             details = traceback.format_exc()
             widget = placeholder(f"This view could not be built:\n{type(exc).__name__}: {exc}")
