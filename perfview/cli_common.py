@@ -195,16 +195,23 @@ def format_table(frame: pd.DataFrame) -> str:
         pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
         for c in cols
     ]
-    widths = [max([len(c), *map(len, col)]) for c, col in zip(cols, cells, strict=True)]
+    return aligned_columns(cols, cells, numeric)
+
+
+def aligned_columns(
+    header: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]
+) -> str:
+    """Columns of text cells under their header and a rule, each as wide as its widest cell;
+    `right[i]`: column i is right-aligned (numbers). Every plain-text table of the CLI."""
+    widths = [max([len(h), *map(len, col)]) for h, col in zip(header, cells, strict=True)]
 
     def line(values: Sequence[str]) -> str:
         parts = [
-            v.rjust(w) if num else v.ljust(w)
-            for v, w, num in zip(values, widths, numeric, strict=True)
+            v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=True)
         ]
         return "  ".join(parts).rstrip()
 
-    out = [line(cols), line(["-" * w for w in widths])]
+    out = [line(header), line(["-" * w for w in widths])]
     out.extend(line(row) for row in zip(*cells, strict=True))
     return "\n".join(out)
 

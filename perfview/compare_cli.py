@@ -32,6 +32,7 @@ from perfview import compare_runs_cli, compare_structure_cli
 from perfview.cli_common import (
     FORMATS,
     CliError,
+    aligned_columns,
     format_cell,
     internal_failure,
     load_bundle,
@@ -240,19 +241,8 @@ def display_frame(comparison: Comparison, frame: pd.DataFrame) -> tuple[list[str
 
 def format_comparison_table(comparison: Comparison, frame: pd.DataFrame) -> str:
     header, cells = display_frame(comparison, frame)
-    n_text = len(header) - 4
-    widths = [max([len(h), *map(len, col)]) for h, col in zip(header, cells, strict=True)]
-
-    def line(values: list[str]) -> str:
-        parts = [
-            v.ljust(w) if i < n_text else v.rjust(w)
-            for i, (v, w) in enumerate(zip(values, widths, strict=True))
-        ]
-        return "  ".join(parts).rstrip()
-
-    out = [line(header), line(["-" * w for w in widths])]
-    out.extend(line(list(row)) for row in zip(*cells, strict=True))
-    return "\n".join(out)
+    n_text = len(header) - 4  # the key columns; the four figures right-aligned
+    return aligned_columns(header, cells, [i >= n_text for i in range(len(header))])
 
 
 def _side(comparison: Comparison, which: str) -> dict[str, Any]:

@@ -20,7 +20,14 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from perfview.cli_common import CliError, format_cell, internal_failure, load_bundle, records
+from perfview.cli_common import (
+    CliError,
+    aligned_columns,
+    format_cell,
+    internal_failure,
+    load_bundle,
+    records,
+)
 from perfview.core.compare import significance
 from perfview.core.compare.diff import MIN_SHARE_PCT, unit_of
 from perfview.core.compare.runs import (
@@ -133,19 +140,8 @@ def _cells(comparison: RunsComparison, frame: pd.DataFrame) -> tuple[list[str], 
 
 def format_table(comparison: RunsComparison, frame: pd.DataFrame) -> str:
     header, cells = _cells(comparison, frame)
-    n_text = len(header) - 4
-    widths = [max([len(h), *map(len, col)]) for h, col in zip(header, cells, strict=True)]
-
-    def line(values: list[str]) -> str:
-        parts = [
-            v.ljust(w) if i < n_text else v.rjust(w)
-            for i, (v, w) in enumerate(zip(values, widths, strict=True))
-        ]
-        return "  ".join(parts).rstrip()
-
-    out = [line(header), line(["-" * w for w in widths])]
-    out.extend(line(list(row)) for row in zip(*cells, strict=True))
-    return "\n".join(out)
+    n_text = len(header) - 4  # the key columns; the four figures right-aligned
+    return aligned_columns(header, cells, [i >= n_text for i in range(len(header))])
 
 
 def _runs_text(paths: list[Path]) -> str:

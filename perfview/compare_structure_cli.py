@@ -15,7 +15,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from perfview.cli_common import CliError, internal_failure, load_bundle, records
+from perfview.cli_common import CliError, aligned_columns, internal_failure, load_bundle, records
 from perfview.core.compare.structure import SAME, STATUSES, StructureDiff, diff_structure
 from perfview.core.model.units import Unit, format_value
 
@@ -49,16 +49,7 @@ def _text_table(rows: pd.DataFrame) -> str:
         [_ns(v) for v in rows["b_ns"]],
         [_ns(v, signed=True) for v in rows["delta_ns"]],
     ]
-    widths = [max([len(h), *map(len, col)]) for h, col in zip(header, cells, strict=True)]
-
-    def line(values: list[str]) -> str:
-        parts = [v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in
-                 enumerate(zip(values, widths, strict=True))]  # fmt: skip
-        return "  ".join(parts).rstrip()
-
-    out = [line(header), line(["-" * w for w in widths])]
-    out.extend(line(list(row)) for row in zip(*cells, strict=True))
-    return "\n".join(out)
+    return aligned_columns(header, cells, [i >= 2 for i in range(len(header))])  # status, path
 
 
 def write_structure(diff: StructureDiff, path_a: str, path_b: str, top: int, fmt: str,
