@@ -11,9 +11,10 @@ Which pages a document's tab shows, in which order, is a property of the kind of
 `Tab`s. A tab whose page has a table for the bundle's format is shown when that table has data;
 a purely graphical page (timeline, icicle, call tree) always is.
 
-The records are in `page.py`, the entries (`PAGES`, `KINDS`) in `registry.py`, and the functions
-that tabs, workers and the CLI call here. Adding a page: one `Page` in `PAGES` and one `Tab` in
-the kinds that show it (plus a widget builder on the Qt side when it is not a plain table).
+The records are in `page.py`, the pages (`PAGES`) in `registry.py`, the kinds (`KINDS`) in
+`kinds.py`, and the functions that tabs, workers and the CLI call here. Adding a page: one
+`Page` in `PAGES` and one `Tab` in the kinds that show it (plus a widget builder on the Qt
+side when it is not a plain table).
 Everything here is pure (no Qt), so worker threads and the CLI read it freely.
 """
 
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfview.core.model import Bundle
+from perfview.core.pages.kinds import KINDS
 from perfview.core.pages.page import BarChart, Kind, Page, Tab, Tables, ViewError
-from perfview.core.pages.registry import KINDS, PAGES
+from perfview.core.pages.registry import PAGES
 
 
 @dataclass(frozen=True)
