@@ -1,11 +1,12 @@
 """Compare several runs per side in one tab: loading them all, then medians and verdicts.
 
-File ▸ Compare… takes several files per side (separated by `;`); `open_compare` then hands the
-lists to `open_runs_compare` here. A `RunsCompareJob` loads every file concurrently through
-`tasks.py` (one worker task each, in the status bar with progress and Cancel), then builds
-every view's `core.compare.runs.RunsComparison` in one more task, so nothing heavy runs on the
-GUI thread. A `RunsCompareTab` shows one sub-tab per view: per row the median of each side,
-the change with its rank-test interval, and the verdict (docs/compare.md says which statistics).
+File ▸ Compare… takes several files per side (separated by `;`); `MainWindow.open_compare`
+splits them (`split_runs`) and starts a `RunsCompareJob` here, which loads every file
+concurrently through `tasks.py` (one worker task each, in the status bar with progress and
+Cancel), then builds every view's `core.compare.runs.RunsComparison` in one more task, so
+nothing heavy runs on the GUI thread. A `RunsCompareTab` shows one sub-tab per view: per row
+the median of each side, the change with its rank-test interval, and the verdict
+(docs/compare.md says which statistics).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from PySide6.QtCore import QObject, Qt, Signal
@@ -216,41 +216,10 @@ class RunsCompareTab(QWidget):
         return view
 
 
-def open_runs_compare(
-    window: Any, paths_a: list[str], paths_b: list[str], match: str
-) -> RunsCompareJob:
-    """Start a RunsCompareJob for `window`; the tab appears when it is done (`compare_opened`).
-
-    What `MainWindow.open_compare` calls when a side names several files (`split_runs`).
-    `window` is a MainWindow, left untyped: main_window imports this module (no cycle).
-    """
-    job = RunsCompareJob(
-        paths_a, paths_b, match, track=window.status_controller.track_task, parent=window
-    )
-
-    def done(result: RunsCompareResult) -> None:
-        tab = RunsCompareTab(result)
-        tip = "\n".join([*(f"A: {p}" for p in paths_a), *(f"B: {p}" for p in paths_b)])
-        window.tabs_controller.add_tab(tab, tab.title, tip)
-        window.status_controller.say(f"Compared {tab.title}", 8000)
-        window.compare_opened.emit(tab)
-
-    def failed(path: str, message: str) -> None:
-        window.status_controller.error(f"perfview: cannot compare {path}: {message}")
-        window.load_failed.emit(path, message)
-
-    job.finished.connect(done)
-    job.failed.connect(failed)
-    job.cancelled.connect(lambda: window.load_cancelled.emit(str(job.paths[0])))
-    job.start()
-    return job
-
-
 __all__ = [
     "RunsCompareJob",
     "RunsCompareResult",
     "RunsCompareTab",
     "build_runs_result",
-    "open_runs_compare",
     "split_runs",
 ]

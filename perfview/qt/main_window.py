@@ -53,7 +53,7 @@ from perfview.qt.window_status import StatusController
 from perfview.qt.window_tabs import TabsController
 
 if TYPE_CHECKING:  # comparing loads its modules on first use, not at start-up
-    from perfview.qt.compare_job import CompareJob, CompareResult
+    from perfview.qt.compare_job import CompareJob
     from perfview.qt.compare_runs import RunsCompareJob
 
 # The window's GIL switch interval: a worker running Python keeps the GIL that long each time
@@ -260,20 +260,25 @@ class MainWindow(QMainWindow):
     ) -> CompareJob | RunsCompareJob:
         """Load two runs concurrently and show them in a compare tab (`compare_opened`); with
         several runs on a side (`;`-separated, File ▸ Compare…), a tab of verdicts per row."""
-        from perfview.qt.compare_runs import open_runs_compare, split_runs
+        from perfview.qt.compare_runs import RunsCompareJob, RunsCompareTab, split_runs
         from perfview.qt.compare_tab import CompareJob, CompareTab
 
+        track = self.status_controller.track_task
         runs_a, runs_b = split_runs(path_a), split_runs(path_b)
         if len(runs_a) > 1 or len(runs_b) > 1:
-            return open_runs_compare(self, runs_a, runs_b, match)
-
-        track = self.status_controller.track_task
+            tip = "\n".join([*(f"A: {p}" for p in runs_a), *(f"B: {p}" for p in runs_b)])
+            runs = RunsCompareJob(runs_a, runs_b, match, track=track, parent=self)
+            return self._show_comparison(runs, RunsCompareTab, lambda _result: tip)
         job = CompareJob(path_a, path_b, match, track=track, parent=self)
+        return self._show_comparison(job, CompareTab, lambda r: f"A: {r.a.path}\nB: {r.b.path}")
 
-        def done(result: CompareResult) -> None:
-            tab = CompareTab(result)
-            tip = f"A: {result.a.path}\nB: {result.b.path}"
-            self.tabs_controller.add_tab(tab, tab.title, tip)
+    def _show_comparison(self, job: Any, make_tab: Any, tip: Any) -> Any:
+        """Start a comparison's job (two runs, or several a side): its tab once it is done
+        (`compare_opened`), one sentence when a run cannot be read (`load_failed`)."""
+
+        def done(result: Any) -> None:
+            tab = make_tab(result)
+            self.tabs_controller.add_tab(tab, tab.title, tip(result))
             self.status_controller.say(f"Compared {tab.title}", 8000)
             self.compare_opened.emit(tab)
 

@@ -12,7 +12,7 @@ pytest.importorskip("pyqtgraph")
 from pytestqt.qtbot import QtBot
 
 from perfview.qt.compare_dialog import CompareDialog
-from perfview.qt.compare_runs import RunsCompareTab, open_runs_compare, split_runs
+from perfview.qt.compare_runs import RunsCompareTab, split_runs
 from perfview.qt.main_window import MainWindow
 from perfview.qt.settings import Settings
 
@@ -33,7 +33,7 @@ def test_five_runs_a_side_open_a_verdict_table(qtbot: QtBot) -> None:
     window = MainWindow(Settings.ephemeral())
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.compare_opened, timeout=60000) as blocker:
-        open_runs_compare(window, split_runs(side("a")), split_runs(side("b")), "basename")
+        window.open_compare(side("a"), side("b"))  # `;`-separated: several runs a side
     tab = blocker.args[0]
     assert isinstance(tab, RunsCompareTab)
     assert window.tabs.currentWidget() is tab
