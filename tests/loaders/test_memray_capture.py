@@ -4,6 +4,8 @@ and the header reader that works without memray."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +14,12 @@ import pytest
 
 from perfview.core.analysis import memray_views
 from perfview.core.model.errors import LoadError
+from perfview.core.model.progress import noop
 from perfview.core.pages import summary
 from perfview.loaders import FRESH, detect, load
 from perfview.loaders import memray as memray_capture
 from perfview.loaders.memray import header as memray_header
+from perfview.loaders.memray.isolated import read_isolated
 from tests.conftest import sample
 
 MIB = 1 << 20
@@ -133,11 +137,32 @@ def test_other_format_version_names_the_writer(tmp_path: Path) -> None:
         load(path)
 
 
-def test_a_capture_that_crashes_memrays_reader_is_one_sentence(data_dir: Path) -> None:
+def _die_as_a_native_crash(path: Path) -> None:
+    """What memray's reader does on some damaged captures: the process dies by a signal."""
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def test_a_reader_that_crashes_is_one_sentence_and_this_process_lives_on(tmp_path: Path) -> None:
+    """The child-process reader's promise, made deterministic: whatever kills the child
+    (here a real SIGSEGV), the parent gets a LoadError that says so."""
+    path = tmp_path / "capture.bin"
+    path.write_bytes(b"memray")
+    with pytest.raises(LoadError, match=r"memray's reader crashed on it.*exit status -11"):
+        read_isolated(_die_as_a_native_crash, path, noop)
+
+
+def test_a_damaged_capture_is_a_sentence_or_a_result(data_dir: Path) -> None:
     """v12_aggregated_damaged.bin is v12_aggregated.bin with bytes flipped (found by
-    scripts/probes/fuzz_loaders.py): memray's native reader dies on it with a segmentation
-    fault. Read in a child process, it is a LoadError and this process lives on."""
+    scripts/probes/fuzz_loaders.py). memray's native reader dies on it on this machine and
+    reads garbage without dying on others (what a damaged pointer hits is chance), so the test
+    pins what perfview owes either way: one sentence, or a bundle, and this process lives on."""
     pytest.importorskip("memray")
     path = data_dir / "memray" / "v12_aggregated_damaged.bin"
-    with pytest.raises(LoadError, match="memray's reader crashed on it: the capture is damaged"):
-        load(path, options=FRESH)
+    outcome: str
+    try:
+        outcome = load(path, options=FRESH).format
+    except LoadError as exc:
+        outcome = str(exc)
+    assert outcome == "memray" or outcome.startswith("memray")
+    assert "\n" not in outcome
+    assert "Traceback" not in outcome
