@@ -1,37 +1,57 @@
-"""Job timeline: every rank on one time axis, one track per rank, from the reductions alone.
+"""Job timeline: every rank on one time axis, one row per rank, and any rank expanded to its events.
 
-Each rank's track shows its ProfilerSteps (thin grey bars, alternating shades) and its NCCL/RCCL
+Each rank's row shows its ProfilerSteps (thin grey bars, alternating shades) and its NCCL/RCCL
 kernels (coloured by collective kind), after clock alignment. It reads only the per-rank
-reductions, so it opens for a 1,024-rank job without any rank's full events; click a rank in the
-Ranks page to see one rank's full timeline. Bars are drawn with one BarGraphItem per layer
-(a single QPicture each), not one item per kernel.
+reductions, so it opens for a 1,024-rank job without any rank's full events. Double-click a
+rank (or "Expand all") to see its full tracks under its row, on the job's aligned clock: the
+rank's file is opened on a worker (`documents.rank_tracks`, cached by the store) and drawn
+by one `RectBatchItem` per expanded rank, placed by its transform (rank ns → job ms, rows
+under the rank's row); a search highlights matching slices in every expanded rank. Bars are
+drawn with one BarGraphItem per layer (a single QPicture each), never one item per event.
 """
 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, Signal
+from PySide6.QtGui import QTransform
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from perfview.core.analysis.torch.job import Job
 from perfview.core.analysis.torch.job_views import arrivals
+from perfview.core.model.progress import Progress
 from perfview.core.model.units import format_ns
+from perfview.documents.rank_tracks import RankTracks, rank_tracks
+from perfview.qt.items.rect_batch import RectBatchItem
+from perfview.qt.tasks import Task
 
 KIND_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
+LABEL_CHARS = 28  # a track's name on the left axis, cut to this many characters
 
 
 class JobTimeline(QWidget):
-    """Steps and collective kernels of every rank, x in ms from the job's first step."""
+    """Steps and collective kernels of every rank, x in ms from the job's first step; expanded
+    ranks show their full tracks under their row.
+
+    Signals: `expanded(rank)` once a rank's tracks are drawn, `expand_failed(rank, sentence)`."""
+
+    expanded = Signal(int)
+    expand_failed = Signal(int, str)
 
     def __init__(self, job: Job, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.job = job
         self.comms = arrivals(job)
         self.origin = self._origin()
+        self.tracks: dict[int, tuple[RankTracks, RectBatchItem]] = {}  # expanded ranks
+        self._queue: list[int] = []  # ranks waiting to be expanded, in order
+        self._task: Task | None = None
+        self._bars: list[pg.GraphicsObject] = []  # the step and collective layers
         self.plot = pg.PlotWidget(parent=self, background="w")
         self.plot.setMenuEnabled(False)
         self.plot.getViewBox().invertY(True)
@@ -41,21 +61,39 @@ class JobTimeline(QWidget):
         self.legend = QLabel(self)  # above the plot: pyqtgraph's legend sat on the bars
         self.legend.setContentsMargins(8, 4, 8, 0)
         self.kinds: list[str] = []
-        self._draw_steps()
-        self._draw_comms()
-        ranks = [r.rank for r in job.ranks]
-        every = max(1, len(ranks) // 24)
-        self.plot.getAxis("left").setTicks(
-            [[(i + 0.5, str(r)) for i, r in enumerate(ranks) if i % every == 0]]
-        )
+        self._draw()
         self.hover = QLabel(" ", self)
         self.hover.setContentsMargins(8, 2, 8, 6)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
+        self.plot.scene().sigMouseClicked.connect(self._on_click)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self._toolbar())
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover)
+
+    def _toolbar(self) -> QHBoxLayout:
+        bar = QHBoxLayout()
+        bar.setContentsMargins(8, 4, 8, 0)
+        self.expand_all_button = QPushButton("Expand all ranks", self)
+        self.expand_all_button.setToolTip(
+            "Open every rank's trace and draw its full tracks under its row "
+            "(double-click a rank to expand or collapse one)"
+        )
+        self.expand_all_button.clicked.connect(self.expand_all)
+        self.collapse_button = QPushButton("Collapse all", self)
+        self.collapse_button.clicked.connect(self.collapse_all)
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Find slices in expanded ranks")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.find_slices)
+        self.status = QLabel("Double-click a rank to see its events", self)
+        bar.addWidget(self.expand_all_button)
+        bar.addWidget(self.collapse_button)
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.status, 1)
+        return bar
 
     def _origin(self) -> int:
         starts = [
@@ -68,7 +106,66 @@ class JobTimeline(QWidget):
         return int(self.comms["start_ns"].min()) if len(self.comms) else 0
 
     def _row(self) -> dict[int, int]:
-        return {r.rank: i for i, r in enumerate(self.job.ranks)}
+        """The first row of each rank: its summary row, then its tracks when expanded."""
+        rows: dict[int, int] = {}
+        at = 0
+        for r in self.job.ranks:
+            rows[r.rank] = at
+            at += 1 + (self.tracks[r.rank][0].rows + 1 if r.rank in self.tracks else 0)
+        return rows
+
+    def rank_at(self, y: float) -> int | None:
+        """The rank whose summary row or tracks hold view row `y`."""
+        found = None
+        for rank, first in self._row().items():
+            if first <= y:
+                found = rank
+        last = self.job.ranks[-1].rank if self.job.ranks else None
+        if found is None or (found == last and y >= self._rows_total()):
+            return None
+        return found
+
+    def _rows_total(self) -> int:
+        return sum(1 + (self.tracks[r][0].rows + 1 if r in self.tracks else 0) for r in self._row())
+
+    # --- drawing ------------------------------------------------------------------------------
+    def _draw(self) -> None:
+        """(Re)draw the summary rows at their rows and place each expanded rank's tracks."""
+        for item in self._bars:
+            self.plot.removeItem(item)
+        self._bars = []
+        self._draw_steps()
+        self._draw_comms()
+        rows = self._row()
+        if self.tracks:  # a rule above each rank: expanded, the ranks' tracks run together
+            (x_lo, x_hi), _ = self.plot.getViewBox().viewRange()
+            left, right = min(x_lo, -1e9), max(x_hi, 1e9)
+            ys = np.repeat(np.asarray(list(rows.values()), dtype=np.float64), 2)
+            xs = np.tile([left, right], len(rows))
+            rules = pg.PlotDataItem(xs, ys, connect="pairs", pen=pg.mkPen("#9a9aa6", width=1))
+            rules.setZValue(5)
+            self.plot.addItem(rules, ignoreBounds=True)
+            self._bars.append(rules)
+        for rank, (tracks, item) in self.tracks.items():
+            shift_ms = (tracks.origin_ns + self.job.offsets.get(rank, 0) - self.origin) / 1e6
+            item.setTransform(QTransform(1e-6, 0.0, 0.0, 1.0, shift_ms, rows[rank] + 1.0))
+        self._label_rows(rows)
+
+    def _label_rows(self, rows: dict[int, int]) -> None:
+        ranks = [r.rank for r in self.job.ranks]
+        every = 1 if self.tracks else max(1, len(ranks) // 24)
+        ticks = [(rows[r] + 0.5, f"rank {r}") for i, r in enumerate(ranks) if i % every == 0]
+        minor: list[tuple[float, str]] = []
+        for rank, (tracks, _item) in self.tracks.items():
+            minor.extend(
+                (rows[rank] + 1.0 + y, text.splitlines()[-1][:LABEL_CHARS])
+                for y, text in tracks.labels  # a process's first thread: "process\nthread"
+                if text
+            )
+        axis = self.plot.getAxis("left")
+        axis.setTicks([ticks, minor])
+        axis.setWidth(200 if self.tracks else None)
+        self.plot.getViewBox().setMouseEnabled(x=True, y=bool(self.tracks))
 
     def _draw_steps(self) -> None:
         row = self._row()
@@ -85,6 +182,7 @@ class JobTimeline(QWidget):
         brushes = [pg.mkBrush("#c8c8c8" if k else "#e4e4e4") for k in shade]
         bars = pg.BarGraphItem(x0=x0, y0=y, width=w, height=0.18, brushes=brushes, pen=None)
         self.plot.addItem(bars)
+        self._bars.append(bars)
         self._label_steps()
 
     def _label_steps(self) -> None:
@@ -123,6 +221,7 @@ class JobTimeline(QWidget):
                 x0=x0[sel], y0=y[sel], width=w[sel], height=0.6, brush=color, pen=None, name=kind
             )
             self.plot.addItem(bars)
+            self._bars.append(bars)
         self.legend.setText(
             "Collectives: "
             + " ".join(
@@ -132,19 +231,151 @@ class JobTimeline(QWidget):
             + " · grey bars: each rank's ProfilerSteps"
         )
 
+    # --- expanding ranks ----------------------------------------------------------------------
+    def expand(self, rank: int) -> None:
+        """Open `rank`'s trace on a worker and draw its tracks under its row (`expanded`)."""
+        if rank in self.tracks or rank in self._queue or rank not in self.job.by_rank():
+            return
+        self._queue.append(rank)
+        self._next()
+
+    def expand_all(self) -> None:
+        for red in self.job.ranks:
+            self.expand(red.rank)
+
+    def collapse(self, rank: int) -> None:
+        if rank in self._queue:
+            self._queue.remove(rank)
+        gone = self.tracks.pop(rank, None)
+        if gone is not None:
+            self.plot.removeItem(gone[1])
+            self._draw()
+
+    def collapse_all(self) -> None:
+        self._queue.clear()
+        if self._task is not None:
+            self._task.cancel()
+        for _tracks, item in self.tracks.values():
+            self.plot.removeItem(item)
+        self.tracks.clear()
+        self._draw()
+        self.status.setText("Double-click a rank to see its events")
+
+    def _next(self) -> None:
+        if self._task is not None or not self._queue:
+            return
+        rank = self._queue[0]
+        path = self.job.by_rank()[rank].path
+
+        def load(progress: Progress) -> RankTracks:
+            return rank_tracks(rank, path, progress)
+
+        task = Task(load, name=f"rank {rank}'s events")
+        task.progress.connect(
+            lambda fraction, message: self.status.setText(
+                f"Rank {rank}: {message} ({fraction:.0%}) · {len(self._queue) - 1} more waiting"
+            )
+        )
+        task.finished.connect(self._on_tracks)
+        task.failed.connect(lambda sentence: self._on_failed(rank, sentence))
+        task.done.connect(self._on_done)
+        self._task = task
+        task.start()
+
+    def _on_tracks(self, tracks: RankTracks) -> None:
+        if tracks.rank not in self._queue:  # collapsed while it loaded
+            return
+        names, codes = tracks.names, tracks.codes
+        item = RectBatchItem(names=lambda nodes: names[codes[nodes]].tolist())
+        item.set_index(tracks.index)
+        item.setZValue(10)
+        self.tracks[tracks.rank] = (tracks, item)
+        self.plot.addItem(item)
+        self._draw()
+        self._highlight(item, tracks)
+        self.status.setText(
+            f"{len(self.tracks)} of {len(self.job.ranks)} ranks expanded · "
+            f"{sum(t.slices for t, _ in self.tracks.values()):,} slices"
+        )
+        self.expanded.emit(tracks.rank)
+
+    def _on_failed(self, rank: int, sentence: str) -> None:
+        self.status.setText(f"Rank {rank} could not be expanded: {sentence}")
+        self.expand_failed.emit(rank, sentence)
+
+    def _on_done(self) -> None:
+        if self._queue:
+            self._queue.pop(0)
+        self._task = None
+        self._next()
+
+    # --- search and selection -----------------------------------------------------------------
+    def find_slices(self, text: str) -> int:
+        """Highlight the slices whose name contains `text` in every expanded rank; how many."""
+        total = 0
+        for tracks, item in self.tracks.values():
+            total += self._highlight(item, tracks, text)
+        if self.tracks:
+            self.status.setText(f"{total:,} matching slices" if text else " ")
+        return total
+
+    def _highlight(self, item: RectBatchItem, tracks: RankTracks, text: str | None = None) -> int:
+        text = self.search.text() if text is None else text
+        return item.set_highlight(tracks.matching(text) if text else None)
+
+    def slice_at(self, x_ms: float, y: float) -> tuple[int, int] | None:
+        """(rank, slice) drawn at view point (ms, row) in an expanded rank, or None."""
+        rank = self.rank_at(y)
+        if rank is None or rank not in self.tracks:
+            return None
+        item = self.tracks[rank][1]
+        local = item.mapFromParent(QPointF(x_ms, y))
+        node, _count = item.drawn_at(local.x(), local.y(), tolerance=self._tolerance())
+        return None if node < 0 else (rank, node)
+
+    def _tolerance(self) -> float:
+        """Three pixels, in the rank's ns."""
+        (x_lo, x_hi), _ = self.plot.getViewBox().viewRange()
+        width = max(self.plot.getViewBox().width(), 1.0)
+        return 3.0 * (x_hi - x_lo) / width * 1e6
+
+    def describe(self, rank: int, node: int) -> str:
+        tracks = self.tracks[rank][0]
+        pos = tracks.index.position_of(node)
+        rects = tracks.index.rects
+        dur = float(rects.x1[pos] - rects.x0[pos]) if pos >= 0 else 0.0
+        return f"rank {rank}: {tracks.name_of(node)}, {format_ns(dur)}"
+
+    def _on_click(self, event: Any) -> None:
+        point = self.plot.getViewBox().mapSceneToView(event.scenePos())
+        if event.double():
+            rank = self.rank_at(point.y())
+            if rank is not None and point.y() < self._row()[rank] + 1:
+                (self.collapse if rank in self.tracks else self.expand)(rank)
+            return
+        hit = self.slice_at(point.x(), point.y())
+        for rank, (_tracks, item) in self.tracks.items():
+            item.set_selected(hit[1] if hit is not None and hit[0] == rank else None)
+        if hit is not None:
+            self.hover.setText(self.describe(*hit))
+
+    # --- hover --------------------------------------------------------------------------------
     def kernel_at(self, x_ms: float, y: float) -> pd.Series | None:
         """The collective kernel under view coordinates (ms, row), or None."""
-        ranks = [r.rank for r in self.job.ranks]
-        i = int(np.floor(y))
-        if not len(self.comms) or not 0 <= i < len(ranks):
+        rank = self.rank_at(y)
+        if not len(self.comms) or rank is None or y >= self._row()[rank] + 1:
             return None
         t = self.origin + x_ms * 1e6
         c = self.comms
-        hit = c[(c["rank"] == ranks[i]) & (c["start_ns"] <= t) & (c["end_ns"] >= t)]
+        hit = c[(c["rank"] == rank) & (c["start_ns"] <= t) & (c["end_ns"] >= t)]
         return None if not len(hit) else hit.iloc[0]
 
     def _on_move(self, pos: QPointF) -> None:
         point = self.plot.getViewBox().mapSceneToView(pos)
+        slice_hit = self.slice_at(point.x(), point.y())
+        if slice_hit is not None:
+            self.hover.setText(self.describe(*slice_hit))
+            return
         hit = self.kernel_at(point.x(), point.y())
         if hit is None:
             self.hover.setText(" ")
