@@ -1,0 +1,140 @@
+"""Benchmark a job timeline with every rank expanded to its events: window memory and frame times.
+
+    python scripts/bench/bench_job_expand.py [--ranks 64] [--copies 6] [--out DIR] [--keep]
+
+The job is generated as `bench_ranks.py` makes it (a real kineto trace per rank, `--copies K`
+repeats it inside each rank: 6 copies ≈ 52 MB a rank). In a fresh child process (offscreen Qt)
+the job is opened, its Timeline page shown at 1600×1000, every rank expanded (each rank's file
+opened through the store on a worker, as a user's "Expand all ranks" does), and then:
+- the process's RSS with every rank expanded (and its peak), the expand time;
+- frame times: the whole widget repainted (`grab`) at several zoom levels, all ranks in view and
+  panning through them: median and worst, ms.
+Prints one table row per run, with the machine's load average (other work shares the cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+CHILD = r"""
+import json, os, resource, statistics, sys, time
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import psutil
+from pathlib import Path
+from PySide6.QtCore import QEventLoop
+from PySide6.QtWidgets import QApplication
+from perfview.core.analysis.torch.job import document
+from perfview.jobs import open_job
+from perfview.qt.views.job_view import JobView, PreparedJob
+
+app = QApplication.instance() or QApplication([])
+me = psutil.Process()
+folder = Path(sys.argv[1])
+job = open_job([folder])
+view = JobView(PreparedJob.of(document(job, folder)))
+view.resize(1600, 1000)
+view.show()
+view.show_page("job-timeline")
+app.processEvents()
+timeline = view.widgets["job-timeline"]
+opened_mb = me.memory_info().rss / 2**20
+loop = QEventLoop()
+waiting = {r.rank for r in job.ranks}
+def one_more(rank, *_):
+    waiting.discard(rank)
+    if not waiting:
+        loop.quit()
+timeline.expanded.connect(one_more)
+timeline.expand_failed.connect(one_more)
+t = time.perf_counter()
+timeline.expand_all()
+loop.exec()
+expand_s = time.perf_counter() - t
+app.processEvents()
+box = timeline.plot.getViewBox()
+(x_lo, x_hi), (y_lo, y_hi) = box.viewRange()
+rows = timeline._rows_total()
+frames = {}
+def frame(name, xr, yr):
+    box.setRange(xRange=xr, yRange=yr, padding=0)
+    app.processEvents()
+    t = time.perf_counter()
+    timeline.plot.viewport().grab()
+    frames.setdefault(name, []).append((time.perf_counter() - t) * 1e3)
+span = x_hi - x_lo
+for k in range(5):
+    frame("all ranks, whole job", (x_lo, x_hi), (0, rows))
+for zoom in (10, 100, 1000):
+    for k in range(12):  # panning: a new window each frame
+        lo = x_lo + (k / 12) * (span - span / zoom)
+        top = (k / 12) * max(rows - 60, 0)
+        frame(f"1/{zoom} of the time, 60 rows", (lo, lo + span / zoom), (top, top + 60))
+slices = sum(t.slices for t, _ in timeline.tracks.values())
+print(json.dumps({
+    "ranks": len(job.ranks), "expanded": len(timeline.tracks), "slices": slices,
+    "opened_mb": opened_mb, "rss_mb": me.memory_info().rss / 2**20,
+    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "expand_s": expand_s,
+    "frames": {k: [statistics.median(v), max(v)] for k, v in frames.items()},
+}))
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ranks", type=int, default=64)
+    parser.add_argument("--copies", type=int, default=6)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the generated job")
+    args = parser.parse_args()
+    from bench_ranks import TEMPLATE, make_job
+
+    if not TEMPLATE.exists():
+        print(f"template {TEMPLATE} is absent", file=sys.stderr)
+        return 2
+    out = args.out or Path(tempfile.mkdtemp(prefix="perfview-bench-expand-"))
+    job_dir = out / "job"
+    if not job_dir.exists() or not any(job_dir.iterdir()):
+        t = time.perf_counter()
+        make_job(job_dir, TEMPLATE, args.ranks, args.copies, straggler=min(5, args.ranks - 1))
+        print(f"generated in {time.perf_counter() - t:.0f} s")
+    files = sorted(job_dir.iterdir())
+    total_mb = sum(p.stat().st_size for p in files) / 1e6
+    load = os.getloadavg()[0]
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD, str(job_dir)], capture_output=True, text=True, check=False
+    )
+    if run.returncode != 0:
+        print(run.stderr[-3000:], file=sys.stderr)
+        return 1
+    r = json.loads(run.stdout.strip().splitlines()[-1])
+    print(
+        f"job: {len(files)} ranks × {total_mb / len(files):.0f} MB = {total_mb:.0f} MB; "
+        f"load average {load:.1f} → {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"expanded {r['expanded']} of {r['ranks']} ranks, {r['slices']:,} slices, "
+        f"in {r['expand_s']:.1f} s; RSS {r['opened_mb']:.0f} MB opened → {r['rss_mb']:.0f} MB "
+        f"all expanded (peak {r['peak_mb']:.0f} MB)"
+    )
+    print("| view | frame median ms | worst ms |\n|---|---:|---:|")
+    for name, (median, worst) in r["frames"].items():
+        print(f"| {name} | {median:.1f} | {worst:.1f} |")
+    if not args.keep and args.out is None:
+        for p in files:
+            p.unlink()
+        job_dir.rmdir()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
