@@ -211,6 +211,7 @@ PAGES: dict[str, Page] = {
             "CUDA allocator segments: reserved, used and free bytes, fragmentation",
             {"cuda_snapshot": lambda b: cuda_memory_views.segments_table(pred.snapshot(b))},
             widget="segments",
+            definitions=cuda_memory_views.SEGMENT_DEFINITIONS,
         ),
         Page(
             "leaks",
