@@ -120,6 +120,7 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: overview.utilization_table(pred.timeline(b))},
             has_data=pred.has_gpu,
             widget=None,
+            definition=overview.UTILIZATION_DEFINITION,
         ),
         Page(
             "ops",
@@ -170,6 +171,7 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: torch_kernels.kernels_table(pred.timeline(b))},
             has_data=pred.has_kind("kernel"),
             widget="kernels",
+            definition=torch_kernels.KERNELS_DEFINITION,
             prepare=pred.kernels_data,
             prepare_when=pred.is_torch,
         ),
