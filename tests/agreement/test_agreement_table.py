@@ -12,7 +12,14 @@ import pytest
 
 from tests.conftest import ROOT, SAMPLES
 
-TOLERANCE = {"calls / ns": 0.0, "bytes": 0.0, "MiB": 1e-6, "relative": 1e-9, "µs": 0.0}
+TOLERANCE = {
+    "calls / ns": 0.0,
+    "bytes": 0.0,
+    "MiB": 1e-6,
+    "relative": 1e-9,
+    "µs": 0.0,
+    "entries": 0.0,
+}
 
 
 def _script() -> ModuleType:
