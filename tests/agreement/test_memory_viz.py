@@ -189,3 +189,15 @@ def test_segments_page_shows_the_definitions(qtbot) -> None:  # type: ignore[no-
     qtbot.addWidget(page)
     texts = [label.text() for label in page.findChildren(QLabel)]
     assert any("_memory_viz" in text and "<b>used</b>" in text for text in texts)
+
+
+def test_largest_free_block_per_segment(snapshot: Any) -> None:
+    """_memory_viz prints no largest free block; the snapshot's own blocks are the reference:
+    per segment, the largest block that is not active_allocated."""
+    data, bundle = snapshot
+    want = [
+        max((b["size"] for b in seg["blocks"] if b["state"] != "active_allocated"), default=0)
+        for seg in data["segments"]
+    ]
+    table = views.segments_table(bundle.cuda_snapshot).sort_values("segment")
+    assert table["largest_free_bytes"].tolist() == want
