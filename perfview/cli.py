@@ -3,6 +3,7 @@
 Public contract (users' scripts rely on it):
 
     perfview summary FILE [--view VIEW] [--top N] [--format table|csv|json] [--lanes LANES]
+                         [--thread NAME_OR_ID]
     perfview record …   (declared in perfview.runner.cli)
     perfview diff A B … (declared in perfview.compare_cli)
     perfview examples [list] / perfview examples run NAME [--fixed] [-o OUT]
@@ -79,8 +80,11 @@ def run_summary(args: argparse.Namespace) -> int:
     view = args.view or summary.default_view(bundle)
     try:
         edits = getattr(args, "edit", None) or ()
-        table, total = view_table(bundle, view, args.top, getattr(args, "lanes", None), edits)
-    except LoadError as exc:  # ViewError: the view or --lanes do not fit this file
+        table, total = view_table(
+            bundle, view, args.top, getattr(args, "lanes", None), edits,
+            thread=getattr(args, "thread", None),
+        )  # fmt: skip
+    except LoadError as exc:  # ViewError: the view, --lanes or --thread do not fit this file
         raise CliError(str(exc)) from exc
     except Exception as exc:  # an internal error, still one line
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
@@ -112,6 +116,12 @@ def _add_summary(subparsers: Any) -> None:
         metavar="LANES",
         help="icicle/tree of a trace: cpu (default), gpu, all, pid:N, a lane number or a "
         "fragment of its label",
+    )
+    p.add_argument(
+        "--thread",
+        metavar="NAME_OR_ID",
+        help="icicle/tree of a sampled profile with several threads: one thread, by its id in "
+        "--view threads, its name or a fragment of it (default: all threads merged)",
     )
     p.add_argument("--format", choices=FORMATS, default="table", help="output format")
     p.add_argument(

@@ -94,16 +94,26 @@ TREE_VIEWS = ("icicle", "tree")
 
 
 def view_table(
-    bundle: Any, view: str, top: int, lanes: str | None = None, edits: Sequence[str] = ()
+    bundle: Any,
+    view: str,
+    top: int,
+    lanes: str | None = None,
+    edits: Sequence[str] = (),
+    *,
+    thread: str | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """(the view's first `top` rows, 0 = all; how many rows the whole view has): what
     `perfview summary --view VIEW --top N [--edit E…]` prints, for the CLI and the
     assistants' server (`perfview.assist`) alike; `edits` for a page that takes them
     (what-if). `--view icicle|tree` is the merged call tree in pre-order with
     the `top` heaviest nodes and `lanes` (its notes join the bundle's warnings). ViewError
-    (one sentence) when the view or `lanes` do not fit the file."""
+    (one sentence) when the view or `lanes` do not fit the file. `thread`: a sampled
+    profile's one thread, for the pages that honour it (`Page.per_thread`)."""
     from perfview.core.analysis import tree_table
     from perfview.core.pages import ViewError
+
+    if thread is not None:
+        bundle = _one_thread(bundle, view, thread)
 
     if lanes is not None and view not in TREE_VIEWS:
         raise ViewError("--lanes applies to --view icicle (or tree) only")
@@ -119,6 +129,22 @@ def view_table(
         return table, total
     table = _summarize(bundle, view, edits)
     return (table.head(top) if top > 0 else table), len(table)
+
+
+def _one_thread(bundle: Any, view: str, thread: str) -> Any:
+    """The bundle with one thread's tree, for `--thread` (ViewError: one sentence)."""
+    from perfview.core.analysis import sampled_threads
+    from perfview.core.pages import ViewError
+
+    page = PAGES.get(view)
+    if page is None or not page.per_thread or bundle.format not in page.tables:
+        honour = [n for n, p in PAGES.items() if p.per_thread and "sampled" in p.tables]
+        raise ViewError(f"--thread applies to --view {' or '.join(honour)} of a sampled profile")
+    try:
+        choice = sampled_threads.resolve(bundle, thread)
+        return sampled_threads.with_thread(bundle, choice)
+    except ValueError as exc:
+        raise ViewError(f"{bundle.path}: {exc}") from exc
 
 
 def _summarize(bundle: Any, view: str, edits: Sequence[str] = ()) -> pd.DataFrame:

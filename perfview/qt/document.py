@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
+from perfview.core.analysis.sampled_threads import ALL, ThreadChoice
 from perfview.core.model import Bundle, CallTree
 from perfview.documents import OpenDocument
 
@@ -76,6 +77,8 @@ class Document(QObject):
     search_changed = Signal(str)
     view_requested = Signal(str)
     slices_requested = Signal(object)
+    # a sampled profile's thread choice (`sampled_threads.ThreadChoice`), once its tree is set
+    thread_changed = Signal(object)
 
     def __init__(self, opened: OpenDocument | Bundle, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -89,6 +92,9 @@ class Document(QObject):
         self.range: tuple[int, int] | None = None
         self.search: str = ""
         self.slices: tuple[int, ...] = ()
+        # the thread the flame graphs show (`Page.per_thread`), with its tree; ALL: merged
+        self.thread_choice: ThreadChoice = ALL
+        self._thread_tree: CallTree | None = None
 
     # --- shared state -----------------------------------------------------------------------
     def select(self, selection: Selection | None) -> None:
@@ -128,9 +134,21 @@ class Document(QObject):
         self.request_view("timeline")  # builds the timeline first if it was never shown
         self.slices_requested.emit(self.slices)
 
+    def set_thread(self, choice: ThreadChoice, tree: CallTree | None) -> None:
+        """Show `choice`'s tree (`sampled_threads.thread_tree`, built off the GUI thread) in
+        the pages that honour the thread choice. Emits `thread_changed` when it differs."""
+        if choice == self.thread_choice:
+            return
+        self.thread_choice = choice
+        self._thread_tree = tree if choice.thread is not None else None
+        self.thread_changed.emit(choice)
+
     # --- the open document's data (kept by its owner) ---------------------------------------
     def tree(self) -> CallTree | None:
-        """The call tree for icicle/sandwich views (pstats: estimated; traces: merged slices)."""
+        """The call tree for icicle/sandwich views (pstats: estimated; traces: merged slices;
+        a sampled profile: the chosen thread's, or every thread merged)."""
+        if self._thread_tree is not None:
+            return self._thread_tree
         return self.opened.tree()
 
     def table(self, view_name: str) -> pd.DataFrame:

@@ -32,6 +32,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from perfview.core import pages as page_registry
+from perfview.core.analysis import sampled_threads
+from perfview.core.analysis.sampled_threads import ThreadChoice
 from perfview.documents import WRITE_GATE_CAP_S, plan
 from perfview.documents.ahead import Pending
 from perfview.documents.prepare import (
@@ -118,6 +120,10 @@ class DocumentTab(QWidget):
         layout.addWidget(self.tabs, 1)
         self._show_warnings()
         document.view_requested.connect(self.show_view)
+        # a sampled profile's thread choice: a picker above each page that honours it
+        self._threads: list[ThreadChoice] | None = None  # found when such a page is built
+        self._pickers: dict[str, QWidget] = {}
+        document.thread_changed.connect(self._on_thread)
         if self.page_tabs:
             self._on_tab(0)
         self._async = True
@@ -332,11 +338,44 @@ class DocumentTab(QWidget):
 
     def _show(self, name: str, widget: QWidget) -> None:
         self._drop_preparing(name)
+        self._add_thread_picker(name)
         self._views[name] = widget
         layout = self._pages[name].layout()
         assert layout is not None
         layout.addWidget(widget)
         self._complete_later(name, widget)
+
+    def _add_thread_picker(self, name: str) -> None:
+        """Put the thread picker above page `name` when the page honours the thread choice
+        (`Page.per_thread`) and the document has threads to choose from."""
+        page = page_registry.PAGES.get(name)
+        if page is None or not page.per_thread or name in self._pickers:
+            return
+        if self._threads is None:
+            self._threads = sampled_threads.choices(self.document.bundle)
+        if len(self._threads) < 2:
+            return
+        from perfview.qt.views.thread_picker import ThreadPicker
+
+        picker = ThreadPicker(self.document, self._threads, self._pages[name])
+        self._pickers[name] = picker
+        layout = self._pages[name].layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.insertWidget(0, picker)
+
+    def _on_thread(self, _choice: ThreadChoice) -> None:
+        """Another thread was chosen: drop the pages drawn from the old one's tree; the one on
+        screen is rebuilt now, the others when next shown."""
+        for name in [n for n in self._views if n in self._pickers]:
+            widget = self._views.pop(name)
+            self._splitters.pop(name, None)
+            layout = self._pages[name].layout()
+            assert layout is not None
+            layout.removeWidget(widget)
+            widget.hide()
+            widget.deleteLater()
+        if self.current_view() in self._pickers:
+            self.view_widget(self.current_view())
 
     def _complete_later(self, name: str, widget: QWidget) -> None:
         """A page drawn from partial data (an Overview without its findings, as a load

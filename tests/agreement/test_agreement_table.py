@@ -12,7 +12,14 @@ import pytest
 
 from tests.conftest import ROOT, SAMPLES
 
-TOLERANCE = {"calls / ns": 0.0, "bytes": 0.0, "MiB": 1e-6, "relative": 1e-9}
+TOLERANCE = {
+    "calls / ns": 0.0,
+    "bytes": 0.0,
+    "MiB": 1e-6,
+    "relative": 1e-9,
+    "µs": 0.0,
+    "entries": 0.0,
+}
 
 
 def _script() -> ModuleType:
@@ -50,7 +57,8 @@ def test_rows_that_differ_say_why(rows: list) -> None:  # type: ignore[type-arg]
 
 
 def test_doc_is_the_scripts_output(rows: list) -> None:  # type: ignore[type-arg]
-    if importlib.util.find_spec("memray") is None:
-        pytest.skip("memray is absent: its rows are not computed here")
+    for extra in ("memray", "torch"):
+        if importlib.util.find_spec(extra) is None:
+            pytest.skip(f"{extra} is absent: its rows are not computed here")
     doc = Path(ROOT / "docs" / "agreement.md").read_text()
     assert doc == _script().markdown(rows)

@@ -25,6 +25,19 @@ NO_STACK = "(no stack recorded)"
 BEFORE = "(allocated before history / other sites)"
 
 
+# What the Segments page's figures mean, beside torch's `_memory_viz.segsum` (which reports the
+# same segments, reserved bytes and totals: tests/agreement/test_memory_viz.py).
+SEGMENT_DEFINITIONS = {
+    "used": "the bytes of the segment's live (active) blocks, each request rounded up to the "
+    "allocator's block size; torch's _memory_viz segsum calls only the requested bytes "
+    "allocated",
+    "free": "the bytes of the segment's other blocks (inactive, or freed and waiting on a "
+    "stream); segsum's free also counts the rounding inside live blocks, as internal free",
+    "largest free": "the largest block outside the live ones: the biggest request the segment "
+    "can take without growing",
+}
+
+
 def _hex(values: np.ndarray) -> list[str]:
     return [f"0x{int(v):x}" for v in values]
 

@@ -76,6 +76,10 @@ class Page:
     stored: str | None = None
     # Drawn from the document's call tree: the tree is built (off the GUI thread) first.
     needs_tree: bool = False
+    # Honours a sampled profile's thread choice (all threads, or one): the window puts its
+    # thread picker above the page and rebuilds it from that thread's tree, and
+    # `perfview summary --view NAME --thread T` prints that thread's table.
+    per_thread: bool = False
     # A cross-rank table: `perfview summary FILE --view NAME` opens even a single trace as a
     # one-rank job and prints the "job" table (a per-file table, if any, is the window's).
     across_ranks: bool = False

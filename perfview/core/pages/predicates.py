@@ -109,8 +109,12 @@ def has_gpu(bundle: Bundle) -> bool:
 
 
 def has_tree(bundle: Bundle) -> bool:
-    return bundle.profile is not None or (
-        bundle.timeline is not None and len(bundle.timeline.events) > 0
+    """A call tree to draw: the loader's (sampled profiles), or one built from pstats or a
+    trace's slices."""
+    return (
+        bundle.tree is not None
+        or bundle.profile is not None
+        or (bundle.timeline is not None and len(bundle.timeline.events) > 0)
     )
 
 

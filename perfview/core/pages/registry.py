@@ -89,6 +89,7 @@ PAGES: dict[str, Page] = {
             {"pstats": lambda b: aggregate.callers_table(pred.profile(b))},
             widget="callers",
             needs_tree=True,
+            per_thread=True,
             group="Flame graphs",
         ),
         Page(
@@ -120,6 +121,7 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: overview.utilization_table(pred.timeline(b))},
             has_data=pred.has_gpu,
             widget=None,
+            definition=overview.UTILIZATION_DEFINITION,
         ),
         Page(
             "ops",
@@ -170,6 +172,7 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: torch_kernels.kernels_table(pred.timeline(b))},
             has_data=pred.has_kind("kernel"),
             widget="kernels",
+            definition=torch_kernels.KERNELS_DEFINITION,
             prepare=pred.kernels_data,
             prepare_when=pred.is_torch,
         ),
@@ -211,6 +214,7 @@ PAGES: dict[str, Page] = {
             "CUDA allocator segments: reserved, used and free bytes, fragmentation",
             {"cuda_snapshot": lambda b: cuda_memory_views.segments_table(pred.snapshot(b))},
             widget="segments",
+            definitions=cuda_memory_views.SEGMENT_DEFINITIONS,
         ),
         Page(
             "leaks",
@@ -448,6 +452,7 @@ PAGES: dict[str, Page] = {
             "the inverted flame graph: hottest frames on top",
             widget="bottom-up",
             needs_tree=True,
+            per_thread=True,
             group="Flame graphs",
         ),
         Page(
@@ -456,6 +461,7 @@ PAGES: dict[str, Page] = {
             "a function's callers above it, its callees below",
             widget="sandwich",
             needs_tree=True,
+            per_thread=True,
             group="Flame graphs",
         ),
         Page(
@@ -468,21 +474,31 @@ PAGES: dict[str, Page] = {
             "icicle",
             "Icicle",
             "the merged call tree in pre-order: depth, name, file, total, self, calls "
-            "(traces: --lanes cpu|gpu|all|LANE)",
-            {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
+            "(traces: --lanes cpu|gpu|all|LANE; sampled profiles: --thread NAME|ID)",
+            {
+                "pstats": tree_table.icicle_table,
+                "trace": tree_table.icicle_table,
+                "sampled": tree_table.icicle_table,
+            },
             has_data=pred.has_tree,
             widget="icicle",
             needs_tree=True,
+            per_thread=True,
             group="Flame graphs",
         ),
         Page(
             "tree",
             "Call tree",
             "the same as icicle, shown as an expandable tree",
-            {"pstats": tree_table.icicle_table, "trace": tree_table.icicle_table},
+            {
+                "pstats": tree_table.icicle_table,
+                "trace": tree_table.icicle_table,
+                "sampled": tree_table.icicle_table,
+            },
             has_data=pred.has_tree,
             widget="tree",
             needs_tree=True,
+            per_thread=True,
             group="Flame graphs",
         ),
     )

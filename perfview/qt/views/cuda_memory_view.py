@@ -82,11 +82,19 @@ def make_cuda_page(name: str, document: Document) -> QWidget | None:
     if name == "timeline" and snap.bands:
         return CudaTimelineView(snap)
     if name == "segments":
+        from perfview.core.pages import PAGES
+        from perfview.qt.views.answer_page import caption
         from perfview.qt.views.table_view import TableView
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(segment_map(snap))
-        splitter.addWidget(TableView(document.table("segments"), None, key_column="address"))
+        lower = QWidget()
+        layout = QVBoxLayout(lower)
+        layout.setContentsMargins(0, 0, 0, 0)
+        # what used and free mean, beside torch's _memory_viz segsum (which counts them otherwise)
+        layout.addWidget(caption(PAGES[name].definitions))
+        layout.addWidget(TableView(document.table("segments"), None, key_column="address"))
+        splitter.addWidget(lower)
         splitter.setSizes([3000, 2000])
         return splitter
     return None

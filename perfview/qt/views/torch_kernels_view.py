@@ -12,6 +12,7 @@ import pandas as pd
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
+from perfview.core.analysis.torch.kernels import KERNELS_DEFINITION
 from perfview.core.model import Timeline
 from perfview.core.pages.data import KernelsData
 from perfview.qt.document import Document, Selection
@@ -47,7 +48,8 @@ class TorchKernelsView(QWidget):
         self.current_kernel = ""
 
         self.kernels = TableView(frame, document, kind="op", key_column="name",
-                                 headers=KERNEL_HEADERS, stretch_column="name")  # fmt: skip
+                                 headers=KERNEL_HEADERS, stretch_column="name",
+                                 caption=KERNELS_DEFINITION)  # fmt: skip
         self.kernels.row_selected.connect(lambda s: self.show_kernel(s.name))
         self.ops_label = QLabel("Select a kernel to see the ops that launched it.", self)
         empty_ops = self._op_kernels.iloc[:0].drop(columns="kernel")

@@ -107,6 +107,14 @@ def kernel_rows(timeline: Timeline) -> pd.DataFrame:
     )
 
 
+# What the Kernels page sums, beside HTA's get_gpu_kernel_breakdown of the same trace.
+KERNELS_DEFINITION = (
+    "Every GPU kernel of the trace, summed by its full name in ns; HTA's kernel breakdown sums "
+    "only the activities launched before the last ProfilerStep began, in whole µs, lists copies "
+    'and memsets among them, and groups all but its top kernels of each type as "others"'
+)
+
+
 def kernels_table(timeline: Timeline) -> pd.DataFrame:
     """Kernels by name, most total time first.
 
@@ -168,4 +176,11 @@ def tensor_core_share(timeline: Timeline) -> float:
     return float(dur[mask & name_mask(ev, TENSOR_CORE_RE)].sum()) * 100.0 / total
 
 
-__all__ = ["GEMM_RE", "TENSOR_CORE_RE", "kernel_rows", "kernels_table", "tensor_core_share"]
+__all__ = [
+    "GEMM_RE",
+    "KERNELS_DEFINITION",
+    "TENSOR_CORE_RE",
+    "kernel_rows",
+    "kernels_table",
+    "tensor_core_share",
+]

@@ -183,6 +183,19 @@ def step_stats(timeline: Timeline) -> StepStats:
     )
 
 
+# The split's window and priority, beside HTA's temporal and kernel-type breakdowns of the same
+# trace (tests/agreement/test_hta_breakdown.py recomputes HTA's figures exactly from these
+# columns with its definition).
+UTILIZATION_DEFINITION = (
+    "Each instant of the analysis window (every ProfilerStep, else the whole trace) goes to one "
+    "class, communication kernels first, then the other kernels (compute), then copies and "
+    "memsets (memory), else idle; HTA's temporal breakdown measures from the first to the last "
+    "GPU activity launched before the last ProfilerStep, in whole µs, and counts compute that "
+    "overlaps communication as compute, and its kernel-type breakdown keeps such overlaps as "
+    'classes of their own ("COMPUTATION overlapping COMMUNICATION")'
+)
+
+
 @per_events
 def utilization_table(timeline: Timeline) -> pd.DataFrame:
     """GPU busy / idle split per device (stream "all") and per stream, over the analysis window.
@@ -237,6 +250,7 @@ __all__ = [
     "BREAKDOWN",
     "TF32_MIN_CAPABILITY",
     "TRITON_MIN_CAPABILITY",
+    "UTILIZATION_DEFINITION",
     "StepStats",
     "category_intervals",
     "cuda_capability",
