@@ -30,6 +30,7 @@ from perfview.core.model.errors import LoadError
 from perfview.core.model.job import Job, RankFailure, RankReduction
 from perfview.core.model.logdir import RUNS_COLUMNS, LogDir, Run, Span, Worker
 from perfview.jobs.local import Result, run_local
+from perfview.store import remote
 
 # `<worker>.<timestamp>.pt.trace.json[.gz]`; the worker (host_PID or worker_name) may hold dots.
 HANDLER_NAME = re.compile(r"^(?P<worker>.+)\.(?P<stamp>\d{9,})\.pt\.trace\.json(?:\.gz)?$", re.I)
@@ -182,7 +183,10 @@ def open_logdir(
     """Find the runs under `root`, parse and reduce every span (cached), rank the workers.
 
     `live`: leave out the files still being written (`LogDir.pending`); `known`: the spans
-    already read (a re-read of a live folder parses only the new files)."""
+    already read (a re-read of a live folder parses only the new files). A URL (`s3://…`) is
+    mirrored into the cache first (`perfview.store.remote`), only its new or changed files
+    fetched."""
+    root = remote.resolve(root)  # a URL: its local mirror, fetched where stale
     pending: list[Path] | None = [] if live else None
     have = known or {}
     runs = find_runs(root, pending, have.keys())
