@@ -86,7 +86,7 @@ def fetch_urls(args: Any) -> None:
         sources = value if isinstance(value, list) else [value]
         if not any(remote.is_url(s) for s in sources):
             continue
-        local = [_fetched(remote, s) if remote.is_url(s) else s for s in sources]
+        local = [_fetched(remote, str(s)) if remote.is_url(s) else s for s in sources]
         setattr(args, name, local if isinstance(value, list) else local[0])
 
 

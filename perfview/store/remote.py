@@ -187,6 +187,9 @@ def _filesystem(url: str) -> tuple[Any, str]:
             f"perfview cannot read {scheme}:// paths: fsspec knows no such filesystem "
             f"({INSTALL} reads s3://, gs://, az://, hdfs:// and http(s)://)"
         ) from exc
+    # Listings and file details are cached per filesystem object (s3fs's dircache): every
+    # open asks the store afresh, or a changed object would be read against its old ETag.
+    fs.invalidate_cache(path)
     return fs, str(path)
 
 
@@ -260,9 +263,9 @@ def _fetched(fs: Any, file: RemoteFile, local: Path) -> Path:
     local.parent.mkdir(parents=True, exist_ok=True)
     part = local.with_name(f".{local.name}.{os.getpid()}.{threading.get_ident()}.part")
     try:
-        with _call(file.url, fs.open, _path_in(fs, file.url), "rb", block_size=CHUNK) as src:
-            with open(part, "wb") as dst:
-                _call(file.url, shutil.copyfileobj, src, dst, CHUNK)
+        source = _call(file.url, fs.open, _path_in(fs, file.url), "rb", block_size=CHUNK)
+        with source as src, open(part, "wb") as dst:
+            _call(file.url, shutil.copyfileobj, src, dst, CHUNK)
         if file.mtime is not None:  # the file's own time, as a local copy would keep it
             os.utime(part, (file.mtime, file.mtime))
         os.replace(part, local)
