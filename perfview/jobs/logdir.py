@@ -281,6 +281,33 @@ def run_job(run: Run, results: dict[Path, Result]) -> Job:
     return job
 
 
+def span_count(run: Run) -> int:
+    """How many spans the run's busiest worker has (each span: one schedule cycle)."""
+    return max((len(w.spans) for w in run.workers), default=0)
+
+
+def span_run(run: Run, index: int) -> Run:
+    """The run with each worker's `index`-th span (0-based, in time order) only: one schedule
+    cycle of the job. A worker with fewer spans is left out (its rank is missing there)."""
+    workers = tuple(
+        Worker(w.name, (w.spans[index],), w.rank, w.rank_source)
+        for w in run.workers
+        if index < len(w.spans)
+    )
+    return Run(run.name, run.path, workers)
+
+
+def span_labels(logdir: LogDir, run: Run) -> tuple[str, ...]:
+    """"Span N · HH:MM:SS" for each span of the run: when its first worker's file started."""
+    rows = logdir.table[logdir.table["run"] == run.name]
+    labels = []
+    for i in range(1, span_count(run) + 1):
+        started = rows.loc[rows["span"] == i, "started"]
+        when = f" · {min(started)[11:19]}" if len(started) else ""
+        labels.append(f"Span {i}{when}")
+    return tuple(labels)
+
+
 __all__ = [
     "HANDLER_NAME",
     "find_runs",
@@ -290,6 +317,9 @@ __all__ = [
     "pooled",
     "run_job",
     "runs_table",
+    "span_count",
+    "span_labels",
+    "span_run",
     "span_trend",
     "stamp_ns",
     "worker_of",
