@@ -154,7 +154,8 @@ class JobView(QWidget):
         while self.pages.count():
             old = self.pages.widget(0)
             self.pages.removeTab(0)
-            old.deleteLater()
+            if old is not None:
+                old.deleteLater()
         self.tables.clear()
         self.widgets.clear()
         for tab in self.tabs:
