@@ -70,3 +70,25 @@ def test_the_open_dialog_passes_urls_through() -> None:
 
     local = QUrl.fromLocalFile(str(LOGDIR / "run1"))
     assert chosen([QUrl("s3://bucket/log"), local]) == ["s3://bucket/log", str(LOGDIR / "run1")]
+
+
+def test_the_open_dialog_offers_remote_schemes_and_opens_the_url(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from perfview.qt import remote_open
+
+    window = _window(qtbot, tmp_path)
+    asked: dict[str, Any] = {}
+
+    def dialog(*args: Any, **kwargs: Any) -> tuple[list[QUrl], str]:
+        asked.update(kwargs)
+        return [QUrl("s3://bucket/log")], ""
+
+    opened: list[Any] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileUrls", dialog)
+    monkeypatch.setattr(window, "open_path", opened.append)
+    window.open_dialog()
+    assert asked["supportedSchemes"] == remote_open.SCHEMES
+    assert opened == ["s3://bucket/log"]
