@@ -3,10 +3,11 @@
 Each task runs on a worker that can read the trace file at its path (shared storage or the
 worker's own disk: the file is never sent over the network) or its URL (`s3://…`: the worker
 fetches it into its own cache, `perfview.store.remote`, with its own credentials). The worker
-parses the rank, writes the rank's columns as Parquet (events, collectives, steps) in the output folder and
-returns only the `RankReduction`, so what travels back is a few kilobytes per rank. The client
-then writes `manifest.json` beside the Parquet files: one entry per rank with its files, clock
-origin and offset, which `query` (DuckDB) reads to ask SQL questions across every rank.
+parses the rank, writes the rank's columns as Parquet (events, collectives, steps) in the
+output folder and returns only the `RankReduction`, so what travels back is a few kilobytes
+per rank. The client then writes `manifest.json` beside the Parquet files: one entry per rank
+with its files, clock origin and offset, which `query` (DuckDB) reads to ask SQL questions
+across every rank.
 
 The output folder defaults to `<perfview cache>/jobs/<hash of the file list>`, never the input
 folder. Needs the `cluster` extra: dask[distributed] and pyarrow (duckdb for `query`).

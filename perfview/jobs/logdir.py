@@ -298,7 +298,7 @@ def span_run(run: Run, index: int) -> Run:
 
 
 def span_labels(logdir: LogDir, run: Run) -> tuple[str, ...]:
-    """"Span N · HH:MM:SS" for each span of the run: when its first worker's file started."""
+    """Each span's label, "Span N · HH:MM:SS": when its first worker's file started."""
     rows = logdir.table[logdir.table["run"] == run.name]
     labels = []
     for i in range(1, span_count(run) + 1):

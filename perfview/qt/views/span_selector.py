@@ -39,8 +39,8 @@ class SpanChoice:
 
 
 class SpanSelector(QWidget):
-    """"Spans: [All 2 spans, pooled | Span 1 · 01:08:18 | …]"; `loaded(PreparedJob)` once the
-    chosen span's pages are prepared, `failed(str)` with one sentence."""
+    """A combo box "Spans: [All 2 spans, pooled | Span 1 · 01:08:18 | …]"; `loaded(PreparedJob)`
+    once the chosen span's pages are prepared, `failed(str)` with one sentence."""
 
     loaded = Signal(object)
     failed = Signal(str)
