@@ -232,6 +232,9 @@ def _headless(args_list: list[str]) -> int:
         if getattr(args, "func", None) is None:
             parser.print_help()
             return 0
+        from perfview.cli_common import fetch_urls
+
+        fetch_urls(args)
         return int(args.func(args))
     except CliError as exc:
         print(f"perfview: {exc}", file=sys.stderr)

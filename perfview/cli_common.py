@@ -68,6 +68,35 @@ def compile_notice() -> Any:
     return progress
 
 
+# The arguments of the commands that name input files or folders (summary, diff, query, export).
+PATH_ARGUMENTS = ("file", "more", "a", "b")
+
+
+def fetch_urls(args: Any) -> None:
+    """Replace every URL among a command's input arguments (`s3://…`, `gs://…`, …) by its
+    local mirror (`perfview.store.remote`), so each command reads local paths as before; one
+    sentence when a URL cannot be read. With `--cluster` the URLs stay: the Dask workers
+    read them themselves."""
+    from perfview.store import remote
+
+    if getattr(args, "cluster", None):
+        return
+    for name in PATH_ARGUMENTS:
+        value = getattr(args, name, None)
+        sources = value if isinstance(value, list) else [value]
+        if not any(remote.is_url(s) for s in sources):
+            continue
+        local = [_fetched(remote, str(s)) if remote.is_url(s) else s for s in sources]
+        setattr(args, name, local if isinstance(value, list) else local[0])
+
+
+def _fetched(remote: Any, url: str) -> str:
+    try:
+        return str(remote.resolve(url))
+    except LoadError as exc:
+        raise cannot_open(url, str(exc)) from exc
+
+
 def load_bundle(path: str) -> Any:
     """Load a file for a headless command, turning every failure into a CliError (exit 2).
 

@@ -28,6 +28,7 @@ from perfview.core.model.progress import Progress, noop
 from perfview.documents import ahead, plan
 from perfview.documents.prepare import first_page_data
 from perfview.loaders.base import Where
+from perfview.store import remote
 from perfview.store.write_gates import NOW, WriteGate
 
 # An open's store entries wait for its tab to be drawn (`OpenDocument.writes`); a document
@@ -95,7 +96,7 @@ def open_document(
     """Load `path` and prepare what `options` asks for; LoadError (one sentence) on bad input,
     LoadCancelled when `progress` raises it."""
     started = time.perf_counter()
-    target = Path(path)
+    target = remote.resolve(path)  # a URL: its cached local copy
     big = options.pages is not None and _big(target)
     if big and options.before_big_load is not None:
         options.before_big_load()

@@ -1,11 +1,13 @@
 """The same per-rank parse-and-reduce, on a Dask distributed cluster (`--cluster ADDRESS`).
 
 Each task runs on a worker that can read the trace file at its path (shared storage or the
-worker's own disk: the file is never sent over the network). The worker parses the rank,
-writes the rank's columns as Parquet (events, collectives, steps) in the output folder and
-returns only the `RankReduction`, so what travels back is a few kilobytes per rank. The client
-then writes `manifest.json` beside the Parquet files: one entry per rank with its files, clock
-origin and offset, which `query` (DuckDB) reads to ask SQL questions across every rank.
+worker's own disk: the file is never sent over the network) or its URL (`s3://…`: the worker
+fetches it into its own cache, `perfview.store.remote`, with its own credentials). The worker
+parses the rank, writes the rank's columns as Parquet (events, collectives, steps) in the
+output folder and returns only the `RankReduction`, so what travels back is a few kilobytes
+per rank. The client then writes `manifest.json` beside the Parquet files: one entry per rank
+with its files, clock origin and offset, which `query` (DuckDB) reads to ask SQL questions
+across every rank.
 
 The output folder defaults to `<perfview cache>/jobs/<hash of the file list>`, never the input
 folder. Needs the `cluster` extra: dask[distributed] and pyarrow (duckdb for `query`).
@@ -25,12 +27,13 @@ import pandas as pd
 from perfview.core.analysis.torch.job import Job, RankFailure, RankReduction, assemble
 from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
-from perfview.jobs.local import WORKER_COMPILED, job_files, parse_and_reduce
+from perfview.jobs.local import WORKER_COMPILED, job_sources, parse_and_reduce
+from perfview.store import remote
 
 MANIFEST = "manifest.json"
 
 
-def default_output(files: Sequence[Path]) -> Path:
+def default_output(files: Sequence[str | Path]) -> Path:
     """A cache folder named after the job's files (same files → same folder)."""
     from perfview.store.parsed_columns import cache_dir
 
@@ -95,9 +98,9 @@ def open_job_on_cluster(
     """Open a job on the Dask scheduler at `address` (or a `distributed.Client`)."""
     from distributed import Client
 
-    files = job_files(sources)
+    files = job_sources(sources)  # URLs stay URLs: each worker reads its own rank
     out = (output or default_output(files)).resolve()
-    inputs = {f.parent.resolve() for f in files}
+    inputs = {Path(f).parent.resolve() for f in files if not remote.is_url(f)}
     if out in inputs:
         raise LoadError(f"the output folder {out} is an input folder; choose another --output")
     out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +108,7 @@ def open_job_on_cluster(
     client = Client(address, timeout=30) if own else address  # type: ignore[no-untyped-call]
     try:
         futures = client.map(
-            cluster_task, [str(f) for f in files], list(range(len(files))),
+            cluster_task, files, list(range(len(files))),
             output=str(out), pure=False,
         )  # fmt: skip
         results = client.gather(futures)

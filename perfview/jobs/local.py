@@ -21,6 +21,7 @@ from perfview.core.analysis.torch.job import Job, RankFailure, RankReduction, as
 from perfview.core.analysis.torch.ranks import TRACE_RE, trace_files
 from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
+from perfview.store import remote
 
 Result = RankReduction | RankFailure
 
@@ -32,7 +33,7 @@ def job_files(sources: Sequence[str | Path]) -> list[Path]:
     """
     files: list[Path] = []
     for source in sources:
-        path = Path(source)
+        path = remote.resolve(source)  # a URL: its local mirror
         if path.is_dir():
             files.extend(trace_files(path))
         elif path.exists():
@@ -45,6 +46,16 @@ def job_files(sources: Sequence[str | Path]) -> list[Path]:
     if not unique:
         raise LoadError(f"{', '.join(map(str, sources))} holds no .json / .json.gz trace files")
     return unique
+
+
+def job_sources(sources: Sequence[str | Path]) -> list[str]:
+    """`job_files` as text, with the trace files under a URL kept as URLs (not fetched here):
+    what a cluster's workers are given, each reading its own file."""
+    urls = [u for s in sources if remote.is_url(s) for u in remote.list_traces(str(s))]
+    local = [s for s in sources if not remote.is_url(s)]
+    files = [str(f) for f in job_files(local)] if local else []
+    name = remote.url_name
+    return sorted(dict.fromkeys([*files, *urls]), key=lambda p: (name(p), p))
 
 
 def parse_and_reduce(
@@ -62,7 +73,7 @@ def parse_and_reduce(
 
     try:
         fresh = LoadOptions(read_cache=False, write_cache=False, compiled=compiled)
-        bundle = load(path, options=fresh)
+        bundle = load(remote.resolve(path), options=fresh)  # a URL: read where this runs
         if bundle.timeline is None:
             return RankFailure(path, order, "it holds no trace timeline")
         reduction = reduce_rank(bundle.timeline, path, order)
@@ -190,6 +201,7 @@ __all__ = [
     "WORKER_COMPILED",
     "default_workers",
     "job_files",
+    "job_sources",
     "open_job",
     "parse_and_reduce",
     "rank_task",

@@ -30,6 +30,7 @@ from perfview.core.model.errors import LoadError
 from perfview.core.model.job import Job, RankFailure, RankReduction
 from perfview.core.model.logdir import RUNS_COLUMNS, LogDir, Run, Span, Worker
 from perfview.jobs.local import Result, run_local
+from perfview.store import remote
 
 # `<worker>.<timestamp>.pt.trace.json[.gz]`; the worker (host_PID or worker_name) may hold dots.
 HANDLER_NAME = re.compile(r"^(?P<worker>.+)\.(?P<stamp>\d{9,})\.pt\.trace\.json(?:\.gz)?$", re.I)
@@ -182,7 +183,10 @@ def open_logdir(
     """Find the runs under `root`, parse and reduce every span (cached), rank the workers.
 
     `live`: leave out the files still being written (`LogDir.pending`); `known`: the spans
-    already read (a re-read of a live folder parses only the new files)."""
+    already read (a re-read of a live folder parses only the new files). A URL (`s3://…`) is
+    mirrored into the cache first (`perfview.store.remote`), only its new or changed files
+    fetched."""
+    root = remote.resolve(root)  # a URL: its local mirror, fetched where stale
     pending: list[Path] | None = [] if live else None
     have = known or {}
     runs = find_runs(root, pending, have.keys())
@@ -277,6 +281,33 @@ def run_job(run: Run, results: dict[Path, Result]) -> Job:
     return job
 
 
+def span_count(run: Run) -> int:
+    """How many spans the run's busiest worker has (each span: one schedule cycle)."""
+    return max((len(w.spans) for w in run.workers), default=0)
+
+
+def span_run(run: Run, index: int) -> Run:
+    """The run with each worker's `index`-th span (0-based, in time order) only: one schedule
+    cycle of the job. A worker with fewer spans is left out (its rank is missing there)."""
+    workers = tuple(
+        Worker(w.name, (w.spans[index],), w.rank, w.rank_source)
+        for w in run.workers
+        if index < len(w.spans)
+    )
+    return Run(run.name, run.path, workers)
+
+
+def span_labels(logdir: LogDir, run: Run) -> tuple[str, ...]:
+    """Each span's label, "Span N · HH:MM:SS": when its first worker's file started."""
+    rows = logdir.table[logdir.table["run"] == run.name]
+    labels = []
+    for i in range(1, span_count(run) + 1):
+        started = rows.loc[rows["span"] == i, "started"]
+        when = f" · {min(started)[11:19]}" if len(started) else ""
+        labels.append(f"Span {i}{when}")
+    return tuple(labels)
+
+
 __all__ = [
     "HANDLER_NAME",
     "find_runs",
@@ -286,6 +317,9 @@ __all__ = [
     "pooled",
     "run_job",
     "runs_table",
+    "span_count",
+    "span_labels",
+    "span_run",
     "span_trend",
     "stamp_ns",
     "worker_of",

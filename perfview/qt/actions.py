@@ -40,6 +40,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Open the small cProfile profile that ships with perfview"),
     ActionSpec("open_folder", "Open &Folder…", "file", "Ctrl+Shift+F",
                "Open a folder of per-rank torch traces (a distributed run) in a Ranks tab"),
+    ActionSpec("open_location", "Open &Location…", "file", "Ctrl+Shift+L",
+               "Open a path or URL: s3://, gs://, az://, hdfs://, http(s)://"),
     ActionSpec("compare", "Co&mpare…", "file", "Ctrl+Shift+O",
                "Compare two runs side by side (A = baseline, B = new)", separator_before=True),
     ActionSpec("reload", "&Reload", "file", "F5",

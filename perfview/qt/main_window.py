@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from perfview import startup_stamps
-from perfview.qt import export, workspace_actions
+from perfview.qt import export, remote_open, workspace_actions
 from perfview.qt.document import Document
 from perfview.qt.document_tab import DocumentTab
 from perfview.qt.file_types import example_path, name_filters
@@ -51,6 +51,7 @@ from perfview.qt.window_menus import MenusController, show_about
 from perfview.qt.window_runs import RunsController
 from perfview.qt.window_status import StatusController
 from perfview.qt.window_tabs import TabsController
+from perfview.store import remote
 
 if TYPE_CHECKING:  # comparing loads its modules on first use, not at start-up
     from perfview.qt.compare_job import CompareJob
@@ -143,6 +144,7 @@ class MainWindow(QMainWindow):
             "open": self.open_dialog,
             "open_example": self.open_example,
             "open_folder": self.open_folder_dialog,
+            "open_location": self.open_location,
             "compare": runs.compare_dialog,
             "reload": self.reload_current,
             "export_table": commands.export_current_table,
@@ -200,10 +202,20 @@ class MainWindow(QMainWindow):
 
     # --- opening ---------------------------------------------------------------------------
     def open_dialog(self) -> None:
-        paths, _filter = QFileDialog.getOpenFileNames(
-            self, "Open profile", self.settings.last_folder(), ";;".join(name_filters())
+        """Files, or a URL typed in a platform dialog's location field (`s3://…`)."""
+        urls, _filter = QFileDialog.getOpenFileUrls(
+            self,
+            "Open profile",
+            QUrl.fromLocalFile(self.settings.last_folder()),
+            ";;".join(name_filters()),
+            supportedSchemes=remote_open.SCHEMES,
         )
-        self.open_paths(paths)
+        self.open_paths(remote_open.chosen(urls))
+
+    def open_location(self) -> None:
+        location = remote_open.ask_location(self)
+        if location is not None:
+            self.open_path(location)
 
     def open_paths(self, paths: list[str] | list[Path]) -> None:
         for path in paths:
@@ -293,7 +305,10 @@ class MainWindow(QMainWindow):
         return job
 
     def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
-        """Start loading `path` in the background in a placeholder tab the document replaces."""
+        """Start loading `path` in the background in a placeholder tab the document replaces;
+        a URL is fetched first (`_open_url`)."""
+        if remote.is_url(path):
+            return self._open_url(str(path), remember)
         path = Path(path)
         if path.suffix == ".perfview" and path.is_file():  # a workspace: its files and views
             workspace_actions.open_workspace(self, path)
@@ -313,6 +328,17 @@ class MainWindow(QMainWindow):
         task.failed.connect(lambda message, t=task, p=path: self._on_failed(p, message, t))
         task.cancelled.connect(lambda p=path: self._on_cancelled(p))
         self.status_controller.track_task(task, path, f"Loading {path.name}…")
+        task.start()
+        return task
+
+    def _open_url(self, url: str, remember: bool) -> Task:
+        """Fetch a URL's file or folder into the cache in a worker, then open the local copy
+        as any path (a folder: the run browser or a Job tab)."""
+        task = remote_open.fetch_task(url)
+        task.finished.connect(lambda local, r=remember: self.open_path(local, remember=r))
+        task.failed.connect(lambda message, t=task: self._on_failed(url, message, t))
+        task.cancelled.connect(lambda: self.load_cancelled.emit(url))
+        self.status_controller.track_task(task, Path(url), f"Fetching {url}…")
         task.start()
         return task
 
@@ -364,7 +390,7 @@ class MainWindow(QMainWindow):
         )
         self.document_opened.emit(tab)
 
-    def _on_failed(self, path: Path, message: str, task: Task) -> None:
+    def _on_failed(self, path: Path | str, message: str, task: Task) -> None:
         if self._gone():
             return
         self.status_controller.error(f"perfview: cannot open {path}: {message}", task.traceback)

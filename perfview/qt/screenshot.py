@@ -21,6 +21,7 @@ from perfview.core.model.errors import LoadError
 from perfview.documents import workspace as ws
 from perfview.qt import deferred
 from perfview.qt.main_window import MainWindow
+from perfview.store import remote
 
 
 class Shootable(Protocol):
@@ -80,6 +81,7 @@ class ScreenshotJob(QObject):
     ) -> None:
         super().__init__(window)
         self.window = window
+        self.url = str(path) if remote.is_url(path) else None  # fetched first (`_fetch`)
         self.path = Path(path)
         self.outputs = outputs
         self.log = log or (lambda text: print(text, file=sys.stderr))
@@ -87,6 +89,9 @@ class ScreenshotJob(QObject):
         self.code: int | None = None
 
     def start(self) -> None:
+        if self.url is not None:
+            self._fetch(self.url)
+            return
         if self.path.is_dir():  # a Job tab or a run browser, not a document (FolderTab)
             self._open_folder()
             return
@@ -100,6 +105,25 @@ class ScreenshotJob(QObject):
             tab = self.window.tabs_controller.tab_for_path(self.path)
             if tab is not None:  # already open (document_opened was emitted synchronously)
                 self._on_opened(tab)
+
+    def _fetch(self, url: str) -> None:
+        """A URL: its file or folder fetched into the cache in a worker, then pictured as the
+        local path it became."""
+        from perfview.qt.remote_open import fetch_task
+
+        task = fetch_task(url)
+
+        def fetched(local: Path) -> None:
+            self.url, self.path = None, local
+            self.start()
+
+        def failed(message: str) -> None:
+            self.log(f"perfview: cannot open {url}: {message}")
+            self._done(2)
+
+        task.finished.connect(fetched)
+        task.failed.connect(failed)
+        task.start()
 
     def _workspace_opens(self) -> bool:
         """Whether the workspace has a file to picture; else say why (the window would only

@@ -14,6 +14,7 @@ signals (`JobOpening.opened`/`failed`, `JobView.rank_opened`), which the window 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from perfview.qt.tasks import Task
 from perfview.qt.views.job_timeline import JobTimeline
 from perfview.qt.views.rank_heatmap import RankHeatmap
 from perfview.qt.views.run_browser import PreparedLogDir, RunBrowser
+from perfview.qt.views.span_selector import POOLED, SpanChoice, SpanSelector
 from perfview.qt.views.table_view import TableView
 
 PLAIN: dict[str, Unit | None] = {
@@ -64,13 +66,25 @@ class PreparedJob:
     document: Bundle
     frames: dict[str, pd.DataFrame]
     heading: str
+    # A log directory's job run with several spans per worker: what the span selector needs.
+    spans: SpanChoice | None = None
 
     @classmethod
-    def of(cls, doc: Bundle) -> PreparedJob:
+    def of(cls, doc: Bundle, spans: SpanChoice | None = None) -> PreparedJob:
         assert doc.job is not None, "a Job tab shows a document of format 'job'"
         tabs = pages.tabs_for(doc)
         frames = {tab.name: summary.summarize(doc, tab.table) for tab in tabs if tab.table}
-        return cls(doc, frames, heading_html(doc.job, doc.title))
+        return cls(doc, frames, heading_html(doc.job, doc.title), spans)
+
+
+def prepare_span(choice: SpanChoice, span: int) -> PreparedJob:
+    """The Job tab's pages for one span of the run (or all pooled), from the reductions in
+    memory: runs in the span selector's task, off the GUI thread."""
+    from perfview.jobs.logdir import run_job, span_run
+
+    run = choice.run if span == POOLED else span_run(choice.run, span)
+    doc = document(run_job(run, choice.results), choice.folder)
+    return PreparedJob.of(doc, dataclasses.replace(choice, current=span))
 
 
 def heading_html(job: Job, title: str) -> str:
@@ -107,26 +121,47 @@ class JobView(QWidget):
 
     def __init__(self, prepared: PreparedJob, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        doc = prepared.document
-        assert doc.job is not None
-        self.document = doc
-        self.job: Job = doc.job
-        self.tab_title = f"Job: {doc.title}"
-        self.tabs = pages.tabs_for(doc)
-        self.frames = prepared.frames
-        self.heading = QLabel(prepared.heading, self)
+        self.tab_title = f"Job: {prepared.document.title}"
+        self.heading = QLabel("", self)
         self.heading.setWordWrap(True)
         self.heading.setContentsMargins(8, 8, 8, 4)
         self.pages = QTabWidget(self)
         self.tables: dict[str, TableView] = {}
         self.widgets: dict[str, QWidget] = {}
-        for tab in self.tabs:
-            self.widgets[tab.name] = self._build(tab)
-            self.pages.addTab(self.widgets[tab.name], tab.title)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
+        self.span_selector: SpanSelector | None = None
+        spans = prepared.spans
+        if spans is not None and len(spans.labels) > 1:
+            self.span_selector = SpanSelector(spans, prepare_span, self)
+            self.span_selector.loaded.connect(self.show_prepared)
+            layout.addWidget(self.span_selector)
         layout.addWidget(self.pages, 1)
+        self.show_prepared(prepared)
+
+    def show_prepared(self, prepared: PreparedJob) -> None:
+        """Show a job's prepared pages (the opening's, or a span's the selector prepared),
+        on the page that was shown."""
+        doc = prepared.document
+        assert doc.job is not None
+        self.document = doc
+        self.job: Job = doc.job
+        self.tabs = pages.tabs_for(doc)
+        self.frames = prepared.frames
+        self.heading.setText(prepared.heading)
+        shown = self.pages.currentIndex()
+        while self.pages.count():
+            old = self.pages.widget(0)
+            self.pages.removeTab(0)
+            if old is not None:
+                old.deleteLater()
+        self.tables.clear()
+        self.widgets.clear()
+        for tab in self.tabs:
+            self.widgets[tab.name] = self._build(tab)
+            self.pages.addTab(self.widgets[tab.name], tab.title)
+        self.pages.setCurrentIndex(max(0, shown))
 
     def _build(self, tab: pages.PageTab) -> QWidget:
         if tab.table is None:
@@ -178,7 +213,13 @@ def open_job_task(folder: Path) -> Task:
     """A Task (not started) that opens `folder` → a PreparedJob when it is one multi-rank run
     (each worker's spans pooled), else a PreparedLogDir for the run browser (the documents
     hold per-file reductions only, never every rank's events)."""
-    from perfview.jobs.logdir import logdir_document, open_logdir, run_job
+    from perfview.jobs.logdir import (
+        logdir_document,
+        open_logdir,
+        run_job,
+        span_count,
+        span_labels,
+    )
 
     def work(progress: Progress) -> PreparedJob | PreparedLogDir:
         progress(0.02, "parsing traces in worker processes")
@@ -191,7 +232,11 @@ def open_job_task(folder: Path) -> Task:
             return PreparedLogDir(logdir_document(logdir))
         run = logdir.runs[0]
         progress(0.95, "matching collectives across ranks")
-        return PreparedJob.of(document(run_job(run, logdir.results), folder))
+        spans = None
+        if span_count(run) > 1:  # a repeating schedule: a span selector over the cycles
+            labels = span_labels(logdir, run)
+            spans = SpanChoice(run, dict(logdir.results), folder, POOLED, labels)
+        return PreparedJob.of(document(run_job(run, logdir.results), folder), spans)
 
     return Task(work, name=str(folder))
 
@@ -241,4 +286,5 @@ __all__ = [
     "PreparedJob",
     "heading_html",
     "open_job_task",
+    "prepare_span",
 ]

@@ -1,0 +1,318 @@
+"""Remote paths (`s3://`, `gs://`, `az://`, `hdfs://`, `http(s)://`, `file://`): the one place
+a URL becomes something perfview can read.
+
+Every loader reads a local file (the trace scanner maps it, the others read it in pieces), so
+a remote file is downloaded into the cache first, in 8 MB pieces, and parsed once it is whole;
+a folder (a log directory, a job's ranks) is mirrored file by file, several downloads at a
+time. The mirror sits under `<perfview cache>/remote/<scheme>/<host>/<path>`, so a run keeps
+its folder and file names, and each file has a hidden stamp beside it: the URL, its ETag (or
+the filesystem's version, else its modification time) and size. A file whose stamp matches the
+listing is not fetched again, so a reopen costs one listing, and the parsed columns and
+per-rank reductions cached for the mirrored file hit as for any local file.
+
+The filesystems are fsspec's (`perfview[remote]`: fsspec, s3fs, gcsfs, adlfs); credentials,
+endpoints and regions come from each one's usual environment and config files
+(`AWS_PROFILE`, `AWS_ENDPOINT_URL_S3`, `GOOGLE_APPLICATION_CREDENTIALS`,
+`AZURE_STORAGE_CONNECTION_STRING`, `FSSPEC_<PROTOCOL>_<OPTION>`, ...): perfview passes none
+and stores none. Without the extra, a URL gets one sentence saying how to install it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+from perfview.core.analysis.torch.ranks import TRACE_RE
+from perfview.core.model.errors import LoadError
+
+INSTALL = "pip install 'perfview[remote]'"
+# A scheme of two letters or more: `C://x` is a Windows drive, not a URL.
+_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+)://")
+_SAFE = re.compile(r"[^A-Za-z0-9._@=+,-]")
+CHUNK = 8 << 20  # bytes read per request while downloading
+DOWNLOADS = 8  # files fetched at once when mirroring a folder
+MAX_FILES = 20_000  # as `jobs.logdir.MAX_FILES`: a whole bucket is not a log directory
+STAMP_SUFFIX = ".perfview-remote"
+# What says a remote file changed, most specific first: S3/Azure/GCS ETags and versions,
+# then modification times (HDFS, SFTP, local).
+_VERSION_KEYS = (
+    "ETag", "etag", "md5Hash", "generation", "VersionId", "version_id", "LastModified",
+    "last_modified", "updated", "mtime", "modified", "created",
+)  # fmt: skip
+_MTIME_KEYS = ("LastModified", "last_modified", "updated", "mtime", "modified")
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a listing: its URL, its path under the opened URL, size and version."""
+
+    url: str
+    rel: str
+    size: int
+    version: str
+    mtime: float | None
+
+
+def is_url(source: object) -> bool:
+    """Whether `source` is a URL (a `str`: a `Path` has already folded `s3://` to `s3:/`)."""
+    return isinstance(source, str) and _URL.match(source) is not None
+
+
+def scheme_of(url: str) -> str:
+    match = _URL.match(url)
+    return match["scheme"].lower() if match else ""
+
+
+def resolve(source: str | os.PathLike[str], progress: Progress | None = None) -> Path:
+    """The local path to read for `source`: itself when it is a path, the local file of a
+    `file://` URL, else the cached mirror of the remote file or folder (fetched when it is
+    missing or stale). LoadError, one sentence, when it cannot be read."""
+    if not is_url(source):
+        return Path(source)
+    url = str(source)
+    if scheme_of(url) == "file":
+        return Path(url2pathname(urlsplit(url).path))
+    fs, root = _filesystem(url)
+    info = _call(url, fs.info, root)
+    if info.get("type") == "directory":
+        mirror_tree(url, progress)
+        return mirror_dir(url)
+    return _fetched(fs, _remote_file(url, "", info), mirror_dir(url))
+
+
+def list_traces(url: str) -> list[str]:
+    """The URLs of the trace files under `url` (a folder), or `[url]` for a file: what a
+    cluster's workers are given to read themselves."""
+    fs, root = _filesystem(url)
+    info = _call(url, fs.info, root)
+    if info.get("type") != "directory":
+        return [url]
+    return [f.url for f in _listing(url)]
+
+
+def mirror_tree(url: str, progress: Progress | None = None) -> Path:
+    """Fetch the trace files under the folder `url` that the mirror lacks or holds stale, and
+    drop mirrored files the folder no longer holds; returns the mirror's root."""
+    fs, _root = _filesystem(url)
+    files = _listing(url)
+    top = mirror_dir(url)
+    wanted = {_local(top, f.rel) for f in files}
+    for stale in _mirrored(top) - wanted:
+        with contextlib.suppress(OSError):
+            stale.unlink()
+            _stamp_of(stale).unlink()
+    done = 0
+    lock = threading.Lock()
+
+    def fetch(file: RemoteFile) -> Path:
+        nonlocal done
+        local = _fetched(fs, file, _local(top, file.rel))
+        with lock:
+            done += 1
+            if progress is not None:
+                progress(done, len(files))
+        return local
+
+    with ThreadPoolExecutor(max_workers=min(DOWNLOADS, max(1, len(files)))) as pool:
+        list(pool.map(fetch, files))
+    top.mkdir(parents=True, exist_ok=True)
+    return top
+
+
+def mirror_dir(url: str) -> Path:
+    """Where the mirror of `url` lives: `<cache>/remote/<scheme>/<host>/<path>`, every part
+    made a plain file name (a `..` in a key never leaves the mirror)."""
+    from perfview.store.parsed_columns import cache_dir
+
+    parts = urlsplit(url)
+    names = [parts.scheme.lower(), parts.netloc or "_"]
+    names += [p for p in PurePosixPath(parts.path).parts if p != "/"]
+    if parts.query:
+        names[-1] += "@" + hashlib.sha256(parts.query.encode()).hexdigest()[:12]
+    return Path(cache_dir(), "remote", *map(_safe, names))
+
+
+def _safe(name: str) -> str:
+    clean = _SAFE.sub("_", name)
+    return "_" if clean in ("", ".", "..") else clean
+
+
+def _local(top: Path, rel: str) -> Path:
+    return top.joinpath(*(_safe(p) for p in rel.split("/") if p))
+
+
+def _stamp_of(local: Path) -> Path:
+    return local.with_name(f".{local.name}{STAMP_SUFFIX}")
+
+
+def _mirrored(top: Path) -> set[Path]:
+    """The files of a mirror perfview wrote (each has its stamp beside it)."""
+    if not top.is_dir():
+        return set()
+    return {
+        stamp.with_name(stamp.name[1 : -len(STAMP_SUFFIX)])
+        for stamp in top.rglob(f".*{STAMP_SUFFIX}")
+    }
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """fsspec's filesystem for `url` and the path in it, configured from its environment."""
+    scheme = scheme_of(url)
+    try:
+        import fsspec
+    except ImportError as exc:
+        raise LoadError(f"reading {scheme}:// paths needs the 'remote' extra: {INSTALL}") from exc
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+    except ImportError as exc:  # the filesystem's own package: s3fs, gcsfs, adlfs, …
+        raise LoadError(
+            f"reading {scheme}:// paths needs a package that is not installed ({exc}): {INSTALL}"
+        ) from exc
+    except ValueError as exc:  # a scheme no installed fsspec filesystem knows
+        raise LoadError(
+            f"perfview cannot read {scheme}:// paths: fsspec knows no such filesystem "
+            f"({INSTALL} reads s3://, gs://, az://, hdfs:// and http(s)://)"
+        ) from exc
+    # Listings and file details are cached per filesystem object (s3fs's dircache): every
+    # open asks the store afresh, or a changed object would be read against its old ETag.
+    fs.invalidate_cache(path)
+    return fs, str(path)
+
+
+def _call(url: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """One request, its failure as one sentence (each filesystem raises its own errors)."""
+    try:
+        return fn(*args, **kwargs)
+    except FileNotFoundError as exc:
+        raise LoadError(f"{url} does not exist") from exc
+    except PermissionError as exc:
+        raise LoadError(f"{url}: access denied ({_first_line(exc)})") from exc
+    except Exception as exc:  # network, credentials, endpoint: the backend's own words
+        raise LoadError(f"cannot read {url}: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _version(info: dict[str, Any]) -> str:
+    for key in _VERSION_KEYS:
+        value = info.get(key)
+        if value not in (None, ""):
+            return f"{key}={value}"
+    return ""
+
+
+def _mtime(info: dict[str, Any]) -> float | None:
+    for key in _MTIME_KEYS:
+        value = info.get(key)
+        if isinstance(value, dt.datetime):
+            return value.timestamp()
+        if isinstance(value, int | float) and value > 0:
+            return float(value)
+    return None
+
+
+def _remote_file(url: str, rel: str, info: dict[str, Any]) -> RemoteFile:
+    size = int(info.get("size") or 0)
+    return RemoteFile(url, rel, size, _version(info), _mtime(info))
+
+
+def _listing(url: str) -> list[RemoteFile]:
+    """Every trace file under the folder `url`, hidden names left out, by path."""
+    fs, root = _filesystem(url)
+    found: dict[str, dict[str, Any]] = _call(url, fs.find, root, detail=True)
+    base = url.rstrip("/")
+    prefix = root.rstrip("/") + "/"
+    files: list[RemoteFile] = []
+    for name, info in sorted(found.items()):
+        if info.get("type") == "directory" or not name.startswith(prefix):
+            continue
+        rel = name[len(prefix) :]
+        parts = rel.split("/")
+        if any(p.startswith(".") for p in parts) or not TRACE_RE.search(parts[-1]):
+            continue
+        files.append(_remote_file(f"{base}/{rel}", rel, info))
+        if len(files) > MAX_FILES:
+            raise LoadError(f"{url} holds more than {MAX_FILES:,} trace files: open one run")
+    if not files:
+        raise LoadError(f"{url} holds no .json / .json.gz trace files")
+    return files
+
+
+def _fetched(fs: Any, file: RemoteFile, local: Path) -> Path:
+    """`local`, the mirrored copy of `file`, downloaded unless its stamp matches."""
+    stamp = {"url": file.url, "version": file.version, "size": file.size}
+    if _current(local, stamp):
+        return local
+    local.parent.mkdir(parents=True, exist_ok=True)
+    part = local.with_name(f".{local.name}.{os.getpid()}.{threading.get_ident()}.part")
+    try:
+        source = _call(file.url, fs.open, _path_in(fs, file.url), "rb", block_size=CHUNK)
+        with source as src, open(part, "wb") as dst:
+            _call(file.url, shutil.copyfileobj, src, dst, CHUNK)
+        if file.mtime is not None:  # the file's own time, as a local copy would keep it
+            os.utime(part, (file.mtime, file.mtime))
+        os.replace(part, local)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            part.unlink()
+    tmp = _stamp_of(local).with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(stamp))
+    os.replace(tmp, _stamp_of(local))
+    return local
+
+
+def _path_in(fs: Any, url: str) -> str:
+    return str(fs._strip_protocol(url))
+
+
+def _current(local: Path, stamp: dict[str, Any]) -> bool:
+    """Whether the mirrored file is the remote one: same URL, version and size. A listing
+    without a version (a plain HTTP server) is never trusted: the file is fetched again."""
+    if not stamp["version"]:
+        return False
+    try:
+        kept = json.loads(_stamp_of(local).read_text())
+        return bool(kept == stamp and local.stat().st_size == stamp["size"])
+    except (OSError, ValueError):
+        return False
+
+
+def url_name(source: str) -> str:
+    """The file name of a URL or a path (`s3://b/run/rank0.json` → `rank0.json`)."""
+    return PurePosixPath(urlsplit(source).path).name if is_url(source) else Path(source).name
+
+
+def resolve_all(sources: Iterable[str]) -> list[str]:
+    """`resolve` of each source, as text (a command line's arguments)."""
+    return [str(resolve(s)) if is_url(s) else s for s in sources]
+
+
+__all__ = [
+    "INSTALL",
+    "RemoteFile",
+    "is_url",
+    "list_traces",
+    "mirror_dir",
+    "mirror_tree",
+    "resolve",
+    "resolve_all",
+    "scheme_of",
+    "url_name",
+]

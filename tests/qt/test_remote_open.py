@@ -1,0 +1,94 @@
+"""URLs in the window (`perfview.qt.remote_open`): `perfview s3://…` and the Open dialog's
+URLs are fetched in a worker, then opened as the local path they became; against the real
+moto S3 server of tests/store/test_remote.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings, QUrl
+
+from tests.store.test_remote import BUCKET, LOGDIR, s3  # noqa: F401  (the S3 server fixture)
+
+pytestmark = pytest.mark.gui
+
+
+def _window(qtbot: Any, tmp_path: Path) -> Any:
+    from perfview.qt.main_window import MainWindow
+    from perfview.qt.settings import Settings
+
+    store = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(Settings(store))
+    qtbot.addWidget(window)
+    return window
+
+
+def test_an_s3_log_directory_opens_in_the_run_browser(
+    qtbot: Any,
+    tmp_path: Path,
+    s3: Any,  # noqa: F811
+) -> None:
+    from perfview.qt.views.job_view import JobOpening
+    from perfview.qt.views.run_browser import RunBrowser
+
+    window = _window(qtbot, tmp_path)
+    fetch = window.open_path(f"s3://{BUCKET}/log")
+    with qtbot.waitSignal(fetch.done, timeout=60000):
+        pass
+    openings = window.findChildren(JobOpening)  # the local mirror, opened as any folder
+    assert len(openings) == 1
+    with qtbot.waitSignal(openings[0].opened, timeout=60000):
+        pass
+    view = window.tabs.currentWidget()
+    assert isinstance(view, RunBrowser)
+    names = [view.tree.topLevelItem(i).text(0) for i in range(view.tree.topLevelItemCount())]
+    assert names == ["run1", "run2"]
+    assert len(view.span_items()) == len(list(LOGDIR.glob("*/*.gz")))
+
+
+def test_a_url_that_cannot_be_read_is_one_sentence_in_the_window(
+    qtbot: Any,
+    tmp_path: Path,
+    s3: Any,  # noqa: F811
+) -> None:
+    window = _window(qtbot, tmp_path)
+    with qtbot.waitSignal(window.load_failed, timeout=60000) as failed:
+        window.open_path(f"s3://{BUCKET}/no/such/run")
+    path, message = failed.args
+    assert path == f"s3://{BUCKET}/no/such/run"
+    assert message == f"s3://{BUCKET}/no/such/run does not exist"
+
+
+def test_the_open_dialog_passes_urls_through() -> None:
+    from perfview.qt.remote_open import chosen
+
+    local = QUrl.fromLocalFile(str(LOGDIR / "run1"))
+    assert chosen([QUrl("s3://bucket/log"), local]) == ["s3://bucket/log", str(LOGDIR / "run1")]
+
+
+def test_the_open_dialog_offers_remote_schemes_and_opens_the_url(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from perfview.qt import remote_open
+
+    window = _window(qtbot, tmp_path)
+    asked: dict[str, Any] = {}
+
+    def dialog(*args: Any, **kwargs: Any) -> tuple[list[QUrl], str]:
+        asked.update(kwargs)
+        return [QUrl("s3://bucket/log")], ""
+
+    opened: list[Any] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileUrls", dialog)
+    monkeypatch.setattr(window, "open_path", opened.append)
+    window.open_dialog()
+    assert asked["supportedSchemes"] == remote_open.SCHEMES
+    assert opened == ["s3://bucket/log"]
