@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,10 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    # moto keeps its buckets per process, not per server: an earlier module's are still there
+    urllib.request.urlopen(
+        urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST"), timeout=30
+    ).close()
     empty = tmp_path_factory.mktemp("aws") / "none"
     with pytest.MonkeyPatch.context() as env:
         for name, value in {
