@@ -22,6 +22,7 @@ from perfview.core.analysis.torch.job import document
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.documents import open_document
+from perfview.store import remote
 
 MAX_OPEN = 8
 
@@ -60,15 +61,17 @@ class Handles:
         self._lock = threading.Lock()
 
     def open(self, source: str) -> Opened:
-        """Open `source` (a file, or a folder of rank traces) under a new handle."""
+        """Open `source` (a file, or a folder of rank traces; a path or a URL such as
+        `s3://bucket/run`, read through the store's remote mirror) under a new handle."""
         with self._lock:
             if len(self._open) >= MAX_OPEN:
                 names = ", ".join(self._open)
                 raise AssistError(f"{MAX_OPEN} documents are open ({names}): close one first")
-        path = os.path.expanduser(source)
+        path = _local(source)
         if not os.path.exists(path):
             raise AssistError(f"cannot open {source}: there is no such file or folder")
         opened = _open_folder(path) if os.path.isdir(path) else _open_file(path)
+        opened.source = source
         with self._lock:
             self._count += 1
             opened.handle = f"d{self._count}"
@@ -96,6 +99,16 @@ class Handles:
     def close_all(self) -> None:
         for handle in [row["handle"] for row in self.listing()]:
             self.close(handle)
+
+
+def _local(source: str) -> str:
+    """The local path to read for `source`: a URL's mirror (fetched if stale), else the path."""
+    if not remote.is_url(source):
+        return os.path.expanduser(source)
+    try:
+        return str(remote.resolve(source))
+    except LoadError as exc:
+        raise AssistError(f"cannot open {source}: {exc}") from exc
 
 
 def _open_file(path: str) -> Opened:

@@ -78,7 +78,9 @@ def build(assistant: Assistant | None = None, window: WindowLink | None = None) 
     def tool(fn: Callable[..., dict[str, Any]]) -> None:
         server.add_tool(_one_sentence(fn), name=fn.__name__, annotations=READ_ONLY)
 
-    def open_profile(path: Annotated[str, Field(description="a file or folder")]) -> dict[str, Any]:
+    def open_profile(
+        path: Annotated[str, Field(description="a file or folder, or a URL (s3://, gs://, …)")],
+    ) -> dict[str, Any]:
         """Open a profile, trace or memory file, or a folder of per-rank traces; returns its
         handle, format, counts and the views it has."""
         return a.open(path)
