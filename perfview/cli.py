@@ -69,8 +69,6 @@ def run_summary(args: argparse.Namespace) -> int:
     from perfview.core.pages import summary
 
     if job_cli.wants_job(args):
-        if getattr(args, "edit", None):
-            raise CliError("--edit applies to --view what-if of one trace, not to a job")
         return job_cli.run_job(args)
     startup_stamps.stamp("imported")
     bundle = load_bundle(args.file)

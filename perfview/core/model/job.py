@@ -7,12 +7,16 @@ type); how a rank is reduced and how ranks are put on one time axis is computed 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from perfview.core.model.errors import is_partial
+
+if TYPE_CHECKING:
+    from perfview.core.model import Timeline
 
 
 @dataclass
@@ -64,6 +68,9 @@ class Job:
     clock: str = ""
     warnings: list[str] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables (match)
+    # parses a rank's trace again (its path → Timeline), for a what-if that edits its events;
+    # None where the ranks were reduced elsewhere (a cluster) and cannot be read here
+    reopen: Callable[[str], Timeline] | None = field(default=None, repr=False)
 
     def by_rank(self) -> dict[int, RankReduction]:
         return {r.rank: r for r in self.ranks}

@@ -388,13 +388,12 @@ PAGES: dict[str, Page] = {
             {
                 "trace": lambda b: _torch("critical_path.what_if").what_if_table(
                     pred.timeline(b), ()
-                )
+                ),
+                "job": lambda b: pred.what_if_edited(b, ()),
             },
-            has_data=pred.is_torch,
+            has_data=pred.any_of(pred.is_torch, pred.is_job),
             widget=None,
-            edited=lambda b, edits: _torch("critical_path.what_if").what_if_table(
-                pred.timeline(b), edits
-            ),
+            edited=pred.what_if_edited,
         ),
         Page(
             "launch-delays",

@@ -1,0 +1,288 @@
+"""What-if on a job: replay each step across ranks, with collectives as the edges between them.
+
+A rank's step is a chain of *segments* cut by the step's collectives: the time from the step's
+start (or the end of its previous collective) to its arrival at the next collective, then the
+tail from its last collective to the step's end. A collective completes only when its last
+rank arrives, so on every rank it ends at `max(arrivals) + transfer`, where the rank's
+transfer is its measured end less that last arrival. Replaying the step (collectives in the
+order they completed) gives back every measured time, so an empty what-if predicts the
+measured step; an edit changes segments and transfers and replays:
+
+- `rank:N=F`       rank N's own time (every segment and the tail) × F; collectives unchanged
+- `rank:N=median`  rank N's segments as the median rank's (per position in the step)
+- any per-trace edit (`kernel:…`, `cpu:…`, `comm=F`, `sync:remove`, …) is replayed on every
+  rank's own graph (`what_if.predict`, which needs each rank's events again: `Job.reopen`)
+  and read back as that rank's segments; a collective's transfer scales as its kernel did.
+
+A step's measured time is its longest rank's; its predicted time the longest rank's after the
+replay. `rank` is the rank with the most own time on the predicted path (walking back from the
+rank that ends last through the last arrival at each collective). What the model ignores,
+besides what the per-trace replay ignores: a rank's work after a collective that did not wait
+for it (the CPU running ahead) moves with the collective's end all the same, and collectives
+that are not in every rank's step (sampled or cut traces) are not edges between ranks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.torch.common import I64, comm_kernel_mask
+from perfview.core.analysis.torch.critical_path.what_if import (
+    HELP,
+    EditError,
+    parse_edits,
+    predict,
+)
+from perfview.core.model import Timeline
+from perfview.core.model.job import Job
+
+COLUMNS = ["step", "measured_ns", "predicted_ns", "speedup", "rank"]
+_RANK_RE = re.compile(r"^rank:(?P<rank>\d+)=(?P<value>median|[0-9.eE+-]+)$")
+JOB_HELP = f"{HELP}; on a job also rank:N=F or rank:N=median"
+
+
+@dataclass(frozen=True)
+class RankEdit:
+    """`rank:N=F` (factor) or `rank:N=median` (factor None)."""
+
+    rank: int
+    factor: float | None
+
+
+def split_edits(texts: Sequence[str]) -> tuple[list[RankEdit], list[str]]:
+    """The rank edits, parsed, and the per-trace edits left as text (checked here too, so a
+    bad one is one sentence before any rank is read again)."""
+    ranks, rest = [], []
+    for text in texts:
+        m = _RANK_RE.match(text.strip())
+        if m is None:
+            if text.strip().startswith("rank"):
+                raise EditError(f"cannot read the edit {text!r}: {JOB_HELP}")
+            rest.append(text)
+            continue
+        if m["value"] == "median":
+            ranks.append(RankEdit(int(m["rank"]), None))
+            continue
+        try:
+            factor = float(m["value"])
+        except ValueError:
+            raise EditError(f"the factor in {text!r} is not a number") from None
+        if not np.isfinite(factor) or factor < 0:
+            raise EditError(f"the factor in {text!r} must be a number >= 0")
+        ranks.append(RankEdit(int(m["rank"]), factor))
+    parse_edits(rest)
+    return ranks, rest
+
+
+def rank_prediction(tl: Timeline, edits: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One rank's replay under per-trace edits, as the job model reads it (times absolute,
+    like the reduction's): steps (step, start_ns, end_ns predicted) and collective kernels
+    (start_ns, dur_ns measured → pred_start_ns, pred_end_ns)."""
+    p = predict(tl, parse_edits(edits))
+    origin = int(tl.origin_ns)
+    steps = pd.DataFrame({
+        "step": [s.step for s in p.predicted],
+        "start_ns": np.rint([s.start for s in p.predicted]).astype(I64) + origin,
+        "end_ns": np.rint([s.end for s in p.predicted]).astype(I64) + origin,
+    })  # fmt: skip
+    ev = tl.events
+    rows = np.flatnonzero(comm_kernel_mask(ev))
+    begin = p.graph.node_of(rows, end=False)
+    end = p.graph.node_of(rows, end=True)
+    comms = pd.DataFrame({
+        "start_ns": ev["ts"].to_numpy(dtype=I64)[rows] + origin,
+        "dur_ns": ev["dur"].to_numpy(dtype=I64)[rows],
+        "pred_start_ns": np.rint(p.time[begin]).astype(I64) + origin,
+        "pred_end_ns": np.rint(p.time[end]).astype(I64) + origin,
+    })  # fmt: skip
+    return steps, comms.drop_duplicates(["start_ns", "dur_ns"])
+
+
+@dataclass
+class _Chain:
+    """One rank's step as the replay reads it: segments (the last is the tail), transfers and
+    the collective instances in order."""
+
+    rank: int
+    start: int  # the step's measured start on the job's time axis
+    seg: np.ndarray  # float64, len K + 1
+    xfer: np.ndarray  # float64, len K (the collectives' absolute ends while being built)
+    inst: list[int]
+    measured_ns: int
+
+
+def _chains(job: Job, matched: pd.DataFrame, step: int) -> list[_Chain]:
+    """Every rank's measured chain of one step."""
+    out: list[_Chain] = []
+    last: dict[int, float] = {}  # the last arrival at each instance
+    inside = []
+    for red in job.ranks:
+        st = red.steps[red.steps["step"] == step]
+        if not len(st):
+            continue
+        start = int(st["start_ns"].iloc[0]) + job.offsets.get(red.rank, 0)
+        dur = int(st["dur_ns"].iloc[0])
+        m = matched[(matched["rank"] == red.rank) & (matched["start_ns"] >= start)]
+        m = m[m["start_ns"] < start + dur]
+        inside.append((red.rank, start, dur, m))
+    # a collective is an edge between ranks only when each of its kernels lies in this step
+    counts = pd.concat([m["instance"] for *_, m in inside]).value_counts() if inside else None
+    full = matched.groupby("instance").size() if len(matched) else None
+    for rank, start, dur, m in inside:
+        if counts is not None and full is not None and len(m):
+            keep = counts.reindex(m["instance"]).to_numpy() == full.reindex(m["instance"])
+            m = m[np.asarray(keep, bool) & (full.reindex(m["instance"]).to_numpy() > 1)]
+        m = m.sort_values("start_ns", kind="stable")
+        starts = m["start_ns"].to_numpy(dtype=I64).astype(np.float64)
+        ends = m["end_ns"].to_numpy(dtype=I64).astype(np.float64)
+        seg = np.concatenate([starts, [start + dur]]) - np.concatenate([[start], ends])
+        inst = m["instance"].astype(I64).tolist()
+        out.append(_Chain(rank, start, seg, ends, inst, dur))
+        for i, a in zip(inst, starts.tolist(), strict=True):
+            last[i] = max(last.get(i, a), a)
+    # a rank's transfer: its collective's end less the last rank's arrival
+    for c in out:
+        c.xfer = c.xfer - np.asarray([last[i] for i in c.inst], np.float64)
+    return out
+
+
+def _apply_rank_edits(chains: list[_Chain], edits: list[RankEdit]) -> None:
+    by_rank = {c.rank: c for c in chains}
+    for edit in edits:
+        c = by_rank.get(edit.rank)
+        if c is None:
+            ranks = ", ".join(str(r) for r in sorted(by_rank)) or "none"
+            raise EditError(f"rank:{edit.rank} is not a rank of this step (ranks: {ranks})")
+        if edit.factor is not None:
+            c.seg = np.maximum(c.seg, 0) * edit.factor + np.minimum(c.seg, 0)
+            continue
+        peers = [o.seg for o in chains if len(o.seg) == len(c.seg)]
+        c.seg = np.median(np.vstack(peers), axis=0)
+
+
+def _replay(chains: list[_Chain]) -> tuple[dict[int, float], dict[int, int]]:
+    """Each rank's predicted step end, and the last rank to arrive at each instance."""
+    pos = {(c.rank, i): k for c in chains for k, i in enumerate(c.inst)}
+    members: dict[int, list[_Chain]] = {}
+    for c in chains:
+        for i in c.inst:
+            members.setdefault(i, []).append(c)
+    release: dict[tuple[int, int], float] = {}
+    binder: dict[int, int] = {}
+
+    def arrival(c: _Chain, k: int) -> float:
+        prev = c.start if k == 0 else release[(c.rank, k - 1)]
+        return prev + float(c.seg[k])
+
+    # an instance is ready once every member has released its previous one
+    todo = sorted(members)  # instance ids follow time within a group
+    while todo:
+        for i in todo:
+            if all(pos[(c.rank, i)] == 0 or (c.rank, pos[(c.rank, i)] - 1) in release
+                   for c in members[i]):  # fmt: skip
+                break
+        else:  # ranks disagree on the order: take the first left (never on a matched job)
+            i = todo[0]
+            for c in members[i]:
+                for k in range(pos[(c.rank, i)]):
+                    release.setdefault((c.rank, k), c.start + float(np.sum(c.seg[: k + 1])))
+        todo.remove(i)
+        arr = {c.rank: arrival(c, pos[(c.rank, i)]) for c in members[i]}
+        last = max(arr.values())
+        binder[i] = min(r for r, a in arr.items() if a == last)
+        for c in members[i]:
+            k = pos[(c.rank, i)]
+            release[(c.rank, k)] = last + float(c.xfer[k])
+    ends = {}
+    for c in chains:
+        k = len(c.inst)
+        prev = c.start if k == 0 else release[(c.rank, k - 1)]
+        ends[c.rank] = prev + float(c.seg[k])
+    return ends, binder
+
+
+def _bounding_rank(chains: list[_Chain], ends: dict[int, float], binder: dict[int, int]) -> int:
+    """The rank with the most own time on the path back from the rank that ends last."""
+    by_rank = {c.rank: c for c in chains}
+    own: dict[int, float] = {}
+    c = by_rank[max(ends, key=lambda r: (ends[r] - by_rank[r].start, -r))]
+    k = len(c.inst)
+    while True:
+        own[c.rank] = own.get(c.rank, 0.0) + max(float(c.seg[k]), 0.0)
+        if k == 0:
+            break
+        b = by_rank[binder[c.inst[k - 1]]]
+        k = b.inst.index(c.inst[k - 1])
+        c = b
+    return max(own, key=lambda r: (own[r], -r))
+
+
+Preds = dict[int, tuple[pd.DataFrame, pd.DataFrame]]
+
+
+def _edited_chains(
+    chains: list[_Chain], job: Job, matched: pd.DataFrame, step: int, preds: Preds
+) -> None:
+    """Each rank's segments and transfers from its own replay under the per-trace edits."""
+    for c in chains:
+        steps, comms = preds[c.rank]
+        st = steps[steps["step"] == step]
+        if not len(st) or not len(c.inst):
+            if len(st):
+                c.seg = np.asarray([float(st["end_ns"].iloc[0] - st["start_ns"].iloc[0])])
+            continue
+        off = job.offsets.get(c.rank, 0)
+        m = matched
+        mine = m[(m["rank"] == c.rank) & m["instance"].isin(c.inst)].sort_values("start_ns")
+        key = pd.DataFrame({"start_ns": mine["start_ns"].to_numpy(dtype=I64) - off,
+                            "dur_ns": mine["dur_ns"].to_numpy(dtype=I64)})  # fmt: skip
+        got = key.merge(comms, on=["start_ns", "dur_ns"], how="left")
+        if got["pred_start_ns"].isna().any():
+            continue  # the reduction and the trace disagree: keep the measured chain
+        ps = got["pred_start_ns"].to_numpy(np.float64)
+        pe = got["pred_end_ns"].to_numpy(np.float64)
+        s0, s1 = float(st["start_ns"].iloc[0]), float(st["end_ns"].iloc[0])
+        c.seg = np.concatenate([ps, [s1]]) - np.concatenate([[s0], pe])
+        dur = key["dur_ns"].to_numpy(np.float64)
+        c.xfer = c.xfer * np.where(dur > 0, (pe - ps) / np.where(dur > 0, dur, 1), 1.0)
+
+
+def what_if_job(job: Job, matched: pd.DataFrame, edits: Sequence[str]) -> pd.DataFrame:
+    """`perfview summary FOLDER --view what-if --edit …`: per step, the measured and predicted
+    step time, the speedup and the rank bounding the predicted step (see the module doc)."""
+    rank_edits, trace_edits = split_edits(edits)
+    preds: Preds = {}
+    if trace_edits:
+        if job.reopen is None:
+            raise EditError(
+                "this job's ranks cannot be read again here, so only rank:N edits apply"
+            )
+        preds = {red.rank: rank_prediction(job.reopen(red.path), trace_edits) for red in job.ranks}
+    steps = sorted({int(s) for red in job.ranks for s in red.steps["step"].tolist()})
+    rows = []
+    for step in steps:
+        chains = _chains(job, matched, step)
+        if not chains:
+            continue
+        if preds:
+            _edited_chains(chains, job, matched, step, preds)
+        _apply_rank_edits(chains, rank_edits)
+        ends, binder = _replay(chains)
+        measured = max(c.measured_ns for c in chains)
+        predicted = max(ends[c.rank] - c.start for c in chains)
+        rows.append({
+            "step": step, "measured_ns": measured, "predicted_ns": round(predicted),
+            "speedup": measured / predicted if predicted > 0 else float("nan"),
+            "rank": _bounding_rank(chains, ends, binder),
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS).astype(
+        {"step": I64, "measured_ns": I64, "predicted_ns": I64, "rank": I64}
+    )
+
+
+__all__ = ["COLUMNS", "RankEdit", "rank_prediction", "split_edits", "what_if_job"]
