@@ -43,7 +43,8 @@ def test_the_track_lists_the_path_of_a_gpu_trace(qtbot: Any, tmp_path: Path) -> 
     assert np.all(np.diff(seg["start_ns"].to_numpy()) >= 0)
     # drawn where the plot draws the same times: the track's x is the plot's
     x0, x1 = view.path_track.to_px(np.array([12 * US, 92 * US]))
-    assert track.label_px <= x0 < x1 <= track.width()
+    lo, hi = track.bounds()
+    assert lo <= x0 < x1 <= hi <= track.width()
 
 
 def test_clicking_a_segment_selects_its_slice(qtbot: Any, tmp_path: Path) -> None:

@@ -51,15 +51,24 @@ class CriticalPathTrack(QtWidgets.QWidget):
         super().__init__(parent)
         self.label_px = label_px
         self.to_px: Callable[[np.ndarray], np.ndarray] | None = None
+        # the plot's data area in this widget's pixels (left, right): where segments may go
+        self.bounds: Callable[[], tuple[float, float]] = lambda: (label_px, self.width() - 1)
         self.segments = pd.DataFrame()
         self._start = np.zeros(0, np.int64)
         self._end = np.zeros(0, np.int64)
         self._cat = np.zeros(0, np.int64)
         self._row = np.zeros(0, np.int64)
+        self._step_start = np.zeros(0, np.int64)
         self._brushes = [QtGui.QBrush(QtGui.QColor(c)) for c in CATEGORY_COLORS.values()]
         self.setFixedHeight(HEIGHT_PX)
         self.setMouseTracking(True)
-        self.setToolTip("The critical path of each step: click a segment to select its slice")
+        legend = " ".join(
+            f"<span style='color:{c}'>■</span>&nbsp;{n}" for n, c in CATEGORY_COLORS.items()
+        )
+        self.setToolTip(
+            f"The critical path of each step, by category:<br>{legend}<br>"
+            "Click a segment to select its slice."
+        )
         self.hide()
 
     def start(self, timeline: Timeline) -> None:
@@ -77,6 +86,8 @@ class CriticalPathTrack(QtWidgets.QWidget):
         self._start = segments["start_ns"].to_numpy(dtype=np.int64)
         self._end = segments["end_ns"].to_numpy(dtype=np.int64)
         self._row = segments["row"].to_numpy(dtype=np.int64)
+        firsts = segments.groupby("step", sort=False)["start_ns"].min() if len(segments) else []
+        self._step_start = np.sort(np.asarray(firsts, np.int64))
         cats = pd.Categorical(segments["category"], categories=list(CATEGORY_COLORS))
         self._cat = np.asarray(cats.codes, np.int64)
         self.setVisible(len(segments) > 0)
@@ -99,15 +110,16 @@ class CriticalPathTrack(QtWidgets.QWidget):
         painter = QtGui.QPainter(self)
         try:
             painter.fillRect(self.rect(), QtGui.QColor(244, 244, 248))
+            lo, hi = self.bounds()
             painter.setPen(QtGui.QColor(40, 40, 48))
-            painter.drawText(QtCore.QRect(6, 0, self.label_px - 8, HEIGHT_PX),
-                             int(QtCore.Qt.AlignmentFlag.AlignVCenter), LABEL)  # fmt: skip
+            align = QtCore.Qt.AlignmentFlag.AlignVCenter | QtCore.Qt.AlignmentFlag.AlignRight
+            painter.drawText(QtCore.QRect(4, 0, max(int(lo) - 10, 1), HEIGHT_PX),
+                             int(align), LABEL)  # fmt: skip
             if self.to_px is None or not len(self._start):
                 return
             left = np.floor(self.to_px(self._start))
             right = np.ceil(self.to_px(self._end)) - 1
             right = np.maximum(right, left)  # at least one pixel: a short step is still seen
-            lo, hi = float(self.label_px), float(self.width() - 1)
             seen = (right >= lo) & (left <= hi)
             painter.setClipRect(QtCore.QRect(int(lo), 0, int(hi - lo) + 1, HEIGHT_PX))
             painter.setPen(QtCore.Qt.PenStyle.NoPen)
@@ -122,6 +134,15 @@ class CriticalPathTrack(QtWidgets.QWidget):
                 rects[:, 3] = HEIGHT_PX - 4
                 painter.setBrush(brush)
                 draw_rect_array(painter, np.ascontiguousarray(rects))
+            # where each step's path starts: a dark tick across the track
+            ticks = np.floor(self.to_px(self._step_start))
+            ticks = ticks[(ticks >= lo) & (ticks <= hi)]
+            if len(ticks):
+                bars = np.zeros((len(ticks), 4), np.int32)
+                bars[:, 0] = bars[:, 2] = ticks
+                bars[:, 3] = HEIGHT_PX - 1
+                painter.setBrush(QtGui.QColor(40, 40, 48))
+                draw_rect_array(painter, bars)
         finally:
             painter.end()
 

@@ -144,6 +144,7 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         self.plot.scene().sigMouseMoved.connect(self._on_hover)
         self.path_track = CriticalPathTrack(int(self.track_axis.width()))
         self.path_track.to_px = self._track_px
+        self.path_track.bounds = self._track_bounds
         self.path_track.segment_clicked.connect(self._on_path_segment)
         self.viewbox.sigXRangeChanged.connect(self.path_track.update)
 
@@ -263,14 +264,19 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
 
     def _track_px(self, xs: np.ndarray) -> np.ndarray:
         """Pixels in the critical-path track of times `xs`: the plot's x mapping."""
+        (lo, hi), _ = self.viewbox.viewRange()
+        left, right = self._track_bounds()
+        scale = (right - left) / max(hi - lo, 1e-9)
+        return np.asarray(left + (np.asarray(xs, np.float64) - lo) * scale)
+
+    def _track_bounds(self) -> tuple[float, float]:
+        """The plot's data area in the critical-path track's pixels (left, right)."""
         vb = self.viewbox
-        (lo, hi), _ = vb.viewRange()
         rect = vb.sceneBoundingRect()
         left = self.plot.mapFromScene(rect.topLeft()).x()
         right = self.plot.mapFromScene(rect.topRight()).x()
         origin = self.path_track.mapFrom(self, self.plot.mapTo(self, QtCore.QPoint(0, 0))).x()
-        scale = (right - left) / max(hi - lo, 1e-9)
-        return np.asarray(origin + left + (np.asarray(xs, np.float64) - lo) * scale)
+        return float(origin + left), float(origin + right)
 
     def _on_path_segment(self, row: int) -> None:
         """A segment of the critical-path track clicked: its slice, selected and in view."""
