@@ -86,8 +86,8 @@ class CriticalPathTrack(QtWidgets.QWidget):
         self._start = segments["start_ns"].to_numpy(dtype=np.int64)
         self._end = segments["end_ns"].to_numpy(dtype=np.int64)
         self._row = segments["row"].to_numpy(dtype=np.int64)
-        firsts = segments.groupby("step", sort=False)["start_ns"].min() if len(segments) else []
-        self._step_start = np.sort(np.asarray(firsts, np.int64))
+        firsts = segments.groupby("step", sort=False)["start_ns"].min()
+        self._step_start = np.sort(firsts.to_numpy(dtype=np.int64))
         cats = pd.Categorical(segments["category"], categories=list(CATEGORY_COLORS))
         self._cat = np.asarray(cats.codes, np.int64)
         self.setVisible(len(segments) > 0)
