@@ -41,6 +41,9 @@ class RankReduction:
     # contributors (step, category, name, ns: CRITICAL_TOP per step)
     critical_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     critical: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # what each collective kernel's start and each step's end waited on (at_ns → after_ns:
+    # critical_path.job_what_if.collective_waits), for what-if replays across ranks
+    waits: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def partial(self) -> bool:

@@ -32,11 +32,14 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch.common import I64, comm_kernel_mask
+from perfview.core.analysis.torch.critical_path import replay
+from perfview.core.analysis.torch.critical_path.graph import Graph
+from perfview.core.analysis.torch.critical_path.path import measured_paths, step_paths
 from perfview.core.analysis.torch.critical_path.what_if import (
     HELP,
     EditError,
+    edited_weights,
     parse_edits,
-    predict,
 )
 from perfview.core.model import Timeline
 from perfview.core.model.job import Job
@@ -79,28 +82,95 @@ def split_edits(texts: Sequence[str]) -> tuple[list[RankEdit], list[str]]:
     return ranks, rest
 
 
-def rank_prediction(tl: Timeline, edits: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One rank's replay under per-trace edits, as the job model reads it (times absolute,
-    like the reduction's): steps (step, start_ns, end_ns predicted) and collective kernels
-    (start_ns, dur_ns measured → pred_start_ns, pred_end_ns)."""
-    p = predict(tl, parse_edits(edits))
+WAIT_COLUMNS = ["at_ns", "after_ns"]
+
+
+def _waits(tl: Timeline, graph: Graph, t: np.ndarray, via: np.ndarray, rows: np.ndarray,
+           stops: np.ndarray) -> pd.DataFrame:  # fmt: skip
+    """What each collective kernel's start (`rows`) and each step's end (`stops`, nodes)
+    waited on: at_ns (the kernel's measured start, or the step's measured end, absolute) →
+    after_ns (the measured start of the collective kernel whose end it waited on, walking
+    back its binding edges to the last collective end before it; -1: it got there on its
+    own, a CPU running ahead)."""
     origin = int(tl.origin_ns)
-    steps = pd.DataFrame({
-        "step": [s.step for s in p.predicted],
-        "start_ns": np.rint([s.start for s in p.predicted]).astype(I64) + origin,
-        "end_ns": np.rint([s.end for s in p.predicted]).astype(I64) + origin,
-    })  # fmt: skip
+    begin = graph.node_of(rows, end=False)
+    end = graph.node_of(rows, end=True)
+    ends_t = t[end]
+    order = np.argsort(ends_t, kind="stable")
+    start_of = dict(zip(end.tolist(), (graph.time[begin] + origin).tolist(), strict=True))
+    targets = np.concatenate([begin, stops]).astype(I64)
+    after = np.full(len(targets), -1, I64)
+    for i, node in enumerate(targets.tolist()):
+        j = int(np.searchsorted(ends_t[order], t[node], side="right")) - 1
+        if node < 0 or j < 0:
+            continue
+        walked = replay.walk_back(via, graph.src, t, node, float(ends_t[order[j]]) - 0.5)
+        hit = [start_of[n] for n in graph.src[walked].tolist() if n in start_of]
+        after[i] = hit[0] if hit else -1
+    return pd.DataFrame({"at_ns": graph.time[targets] + origin, "after_ns": after})
+
+
+def _comm_rows(tl: Timeline) -> np.ndarray:
     ev = tl.events
     rows = np.flatnonzero(comm_kernel_mask(ev))
-    begin = p.graph.node_of(rows, end=False)
-    end = p.graph.node_of(rows, end=True)
+    return rows[np.argsort(ev["ts"].to_numpy(dtype=I64)[rows], kind="stable")]
+
+
+def collective_waits(tl: Timeline) -> pd.DataFrame:
+    """The measured `_waits` of a rank (kept in its reduction: `RankReduction.waits`), so that
+    rank edits know which arrivals move with the collective before them without the events."""
+    graph, nodes, _paths = measured_paths(tl)
+    t, via = graph.replay()
+    stops = nodes.end[nodes.end >= 0]
+    return _waits(tl, graph, t, via, _comm_rows(tl), stops)
+
+
+def rank_prediction(
+    tl: Timeline, edits: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One rank's replay under per-trace edits, as the job model reads it (times absolute,
+    like the reduction's): steps (step, start_ns, end_ns predicted), collective kernels
+    (start_ns, dur_ns measured → pred_start_ns, pred_end_ns) and what each waited on in the
+    replay (`_waits`)."""
+    graph, nodes, _measured = measured_paths(tl)
+    t, via = graph.replay(edited_weights(tl, graph, parse_edits(edits)))
+    predicted = step_paths(graph, nodes, t, via)
+    origin = int(tl.origin_ns)
+    ev = tl.events
+    rows = _comm_rows(tl)
+    begin = graph.node_of(rows, end=False)
+    end = graph.node_of(rows, end=True)
     comms = pd.DataFrame({
         "start_ns": ev["ts"].to_numpy(dtype=I64)[rows] + origin,
         "dur_ns": ev["dur"].to_numpy(dtype=I64)[rows],
-        "pred_start_ns": np.rint(p.time[begin]).astype(I64) + origin,
-        "pred_end_ns": np.rint(p.time[end]).astype(I64) + origin,
+        "pred_start_ns": np.rint(t[begin]).astype(I64) + origin,
+        "pred_end_ns": np.rint(t[end]).astype(I64) + origin,
     })  # fmt: skip
-    return steps, comms.drop_duplicates(["start_ns", "dur_ns"])
+    steps = pd.DataFrame({
+        "step": [s.step for s in predicted],
+        "start_ns": np.rint([s.start for s in predicted]).astype(I64) + origin,
+        "end_ns": np.rint([s.end for s in predicted]).astype(I64) + origin,
+    })  # fmt: skip
+    waits = _waits(tl, graph, t, via, rows, nodes.end[nodes.end >= 0])
+    return steps, comms.drop_duplicates(["start_ns", "dur_ns"]), waits
+
+
+def _bound(waits: pd.DataFrame, starts: np.ndarray, step_end: int) -> np.ndarray | None:
+    """Per arrival of a chain (its collectives' measured starts, then the step's measured
+    end; absolute, before the job's offset): whether it waited on the chain's collective
+    before it. None when the rank's waits are not known (every arrival then waits)."""
+    if not len(waits):
+        return None
+    after = pd.Series(waits["after_ns"].to_numpy(dtype=I64), index=waits["at_ns"].to_numpy(I64))
+    after = after[~after.index.duplicated()]
+    at = np.concatenate([starts, [step_end]]).astype(I64)
+    got = after.reindex(at).to_numpy()
+    if pd.isna(got).any():
+        return None
+    prev = np.concatenate([[-2], starts]).astype(I64)
+    out: np.ndarray = got.astype(I64) == prev
+    out[0] = True  # the first arrival counts from the step's start
+    return out
 
 
 @dataclass
@@ -114,6 +184,10 @@ class _Chain:
     xfer: np.ndarray  # float64, len K (the collectives' absolute ends while being built)
     inst: list[int]
     measured_ns: int
+    # per arrival (K collectives, then the step's end): whether it waits on the previous
+    # collective's end (else the rank got there on its own, `off` after the step's start)
+    bound: np.ndarray | None = None
+    off: np.ndarray | None = None
 
 
 def _chains(job: Job, matched: pd.DataFrame, step: int) -> list[_Chain]:
@@ -142,7 +216,12 @@ def _chains(job: Job, matched: pd.DataFrame, step: int) -> list[_Chain]:
         ends = m["end_ns"].to_numpy(dtype=I64).astype(np.float64)
         seg = np.concatenate([starts, [start + dur]]) - np.concatenate([[start], ends])
         inst = m["instance"].astype(I64).tolist()
-        out.append(_Chain(rank, start, seg, ends, inst, dur))
+        chain = _Chain(rank, start, seg, ends, inst, dur)
+        shift = job.offsets.get(rank, 0)
+        waits = job.by_rank()[rank].waits
+        chain.bound = _bound(waits, starts.astype(I64) - shift, start + dur - shift)
+        chain.off = np.concatenate([starts, [start + dur]]) - start
+        out.append(chain)
         for i, a in zip(inst, starts.tolist(), strict=True):
             last[i] = max(last.get(i, a), a)
     # a rank's transfer: its collective's end less the last rank's arrival
@@ -160,9 +239,12 @@ def _apply_rank_edits(chains: list[_Chain], edits: list[RankEdit]) -> None:
             raise EditError(f"rank:{edit.rank} is not a rank of this step (ranks: {ranks})")
         if edit.factor is not None:
             c.seg = np.maximum(c.seg, 0) * edit.factor + np.minimum(c.seg, 0)
+            c.off = None if c.off is None else c.off * edit.factor
             continue
-        peers = [o.seg for o in chains if len(o.seg) == len(c.seg)]
-        c.seg = np.median(np.vstack(peers), axis=0)
+        peers = [o for o in chains if len(o.seg) == len(c.seg)]
+        c.seg = np.median(np.vstack([o.seg for o in peers]), axis=0)
+        offs = [o.off for o in peers if o.off is not None]
+        c.off = None if c.off is None else np.median(np.vstack(offs), axis=0)
 
 
 def _replay(chains: list[_Chain]) -> tuple[dict[int, float], dict[int, int]]:
@@ -176,6 +258,8 @@ def _replay(chains: list[_Chain]) -> tuple[dict[int, float], dict[int, int]]:
     binder: dict[int, int] = {}
 
     def arrival(c: _Chain, k: int) -> float:
+        if c.bound is not None and c.off is not None and not c.bound[k]:
+            return c.start + float(c.off[k])
         prev = c.start if k == 0 else release[(c.rank, k - 1)]
         return prev + float(c.seg[k])
 
@@ -198,11 +282,7 @@ def _replay(chains: list[_Chain]) -> tuple[dict[int, float], dict[int, int]]:
         for c in members[i]:
             k = pos[(c.rank, i)]
             release[(c.rank, k)] = last + float(c.xfer[k])
-    ends = {}
-    for c in chains:
-        k = len(c.inst)
-        prev = c.start if k == 0 else release[(c.rank, k - 1)]
-        ends[c.rank] = prev + float(c.seg[k])
+    ends = {c.rank: arrival(c, len(c.inst)) for c in chains}
     return ends, binder
 
 
@@ -222,7 +302,7 @@ def _bounding_rank(chains: list[_Chain], ends: dict[int, float], binder: dict[in
     return max(own, key=lambda r: (own[r], -r))
 
 
-Preds = dict[int, tuple[pd.DataFrame, pd.DataFrame]]
+Preds = dict[int, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]]
 
 
 def _edited_chains(
@@ -230,11 +310,12 @@ def _edited_chains(
 ) -> None:
     """Each rank's segments and transfers from its own replay under the per-trace edits."""
     for c in chains:
-        steps, comms = preds[c.rank]
+        steps, comms, waits = preds[c.rank]
         st = steps[steps["step"] == step]
         if not len(st) or not len(c.inst):
             if len(st):
                 c.seg = np.asarray([float(st["end_ns"].iloc[0] - st["start_ns"].iloc[0])])
+                c.off, c.bound = c.seg.copy(), None
             continue
         off = job.offsets.get(c.rank, 0)
         m = matched
@@ -248,6 +329,10 @@ def _edited_chains(
         pe = got["pred_end_ns"].to_numpy(np.float64)
         s0, s1 = float(st["start_ns"].iloc[0]), float(st["end_ns"].iloc[0])
         c.seg = np.concatenate([ps, [s1]]) - np.concatenate([[s0], pe])
+        c.off = np.concatenate([ps, [s1]]) - s0
+        measured_end = int(job.by_rank()[c.rank].steps.set_index("step")["start_ns"][step])
+        measured_end += int(job.by_rank()[c.rank].steps.set_index("step")["dur_ns"][step])
+        c.bound = _bound(waits, key["start_ns"].to_numpy(dtype=I64), measured_end)
         dur = key["dur_ns"].to_numpy(np.float64)
         c.xfer = c.xfer * np.where(dur > 0, (pe - ps) / np.where(dur > 0, dur, 1), 1.0)
 
@@ -256,17 +341,13 @@ def what_if_job(job: Job, matched: pd.DataFrame, edits: Sequence[str]) -> pd.Dat
     """`perfview summary FOLDER --view what-if --edit …`: per step, the measured and predicted
     step time, the speedup and the rank bounding the predicted step (see the module doc)."""
     rank_edits, trace_edits = split_edits(edits)
-    preds: Preds = {}
-    if trace_edits:
-        if job.reopen is None:
-            raise EditError(
-                "this job's ranks cannot be read again here, so only rank:N edits apply"
-            )
-        preds = {red.rank: rank_prediction(job.reopen(red.path), trace_edits) for red in job.ranks}
+    if trace_edits and job.reopen is None:
+        raise EditError("this job's ranks cannot be read again here, so only rank:N edits apply")
     steps = sorted({int(s) for red in job.ranks for s in red.steps["step"].tolist()})
+    by_step = {step: _chains(job, matched, step) for step in steps}
+    preds = _rank_predictions(job, trace_edits) if trace_edits else {}
     rows = []
-    for step in steps:
-        chains = _chains(job, matched, step)
+    for step, chains in by_step.items():
         if not chains:
             continue
         if preds:
@@ -285,4 +366,18 @@ def what_if_job(job: Job, matched: pd.DataFrame, edits: Sequence[str]) -> pd.Dat
     )
 
 
-__all__ = ["COLUMNS", "RankEdit", "rank_prediction", "split_edits", "what_if_job"]
+def _rank_predictions(job: Job, edits: list[str]) -> Preds:
+    """Every rank parsed again and replayed under the per-trace edits."""
+    assert job.reopen is not None
+    return {red.rank: rank_prediction(job.reopen(red.path), edits) for red in job.ranks}
+
+
+__all__ = [
+    "COLUMNS",
+    "WAIT_COLUMNS",
+    "RankEdit",
+    "collective_waits",
+    "rank_prediction",
+    "split_edits",
+    "what_if_job",
+]

@@ -20,7 +20,15 @@ from perfview.core.analysis.torch import job_views
 from perfview.core.analysis.torch.critical_path.job_what_if import COLUMNS
 from perfview.core.model.errors import LoadError
 from perfview.jobs import open_job
-from tests.core.analysis.torch.critical_path._tiny import US, Ev, kernel, launch, sync, write
+from tests.core.analysis.torch.critical_path._tiny import (
+    US,
+    Ev,
+    kernel,
+    launch,
+    op,
+    sync,
+    write,
+)
 
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 
@@ -116,3 +124,35 @@ def test_a_job_whose_ranks_cannot_be_read_again_takes_rank_edits_only(folder: Pa
     assert list(job_views.what_if_table(job, ["rank:1=0.5"])["predicted_ns"]) == [64 * US]
     with pytest.raises(LoadError, match="only rank:N edits apply"):
         job_views.what_if_table(job, ["comm=0.5"])
+
+
+def _cpu_ahead(gemm_us: int) -> list[Ev]:
+    """The job above, plus a second all-reduce that the host launches late (at 150 µs, after a
+    CPU op): both ranks reach it at 155 µs whatever the first one did; it transfers for 10 µs,
+    the host's sync returns at 167 µs and the step ends at 200 µs."""
+    arrive = 12 + gemm_us
+    return [
+        launch(5, 3, 1), kernel("ampere_sgemm", 12, gemm_us, 1),
+        launch(9, 3, 2), kernel(ALLREDUCE, arrive, 82 - arrive, 2),
+        op("aten::cpu_work", 20, 130), launch(150, 3, 3), kernel(ALLREDUCE, 155, 10, 3),
+        sync("cudaDeviceSynchronize", 153, 14),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("edits", "predicted"),
+    [
+        ((), 200),
+        (("rank:1=median",), 200),  # the first collective ends earlier; the second does not move
+        (("comm=0.5",), 195),  # the second transfer halves; the first's end moves nothing
+        (("kernel:*gemm*=0.5",), 200),
+    ],
+)
+def test_a_collective_reached_late_on_its_own_does_not_move(
+    tmp_path: Path, edits: tuple[str, ...], predicted: int
+) -> None:
+    for rank, gemm in ((0, 20), (1, 60)):
+        meta = {"distributedInfo": {"rank": rank, "world_size": 2, "backend": "nccl"}}
+        write(tmp_path / f"rank-{rank}.json", _cpu_ahead(gemm), step_us=200, meta=meta)
+    (row,) = _table(tmp_path, *edits)
+    assert (row["measured_ns"], row["predicted_ns"]) == (200 * US, predicted * US)
