@@ -16,10 +16,16 @@ measured step; an edit changes segments and transfers and replays:
 
 A step's measured time is its longest rank's; its predicted time the longest rank's after the
 replay. `rank` is the rank with the most own time on the predicted path (walking back from the
-rank that ends last through the last arrival at each collective). What the model ignores,
-besides what the per-trace replay ignores: a rank's work after a collective that did not wait
-for it (the CPU running ahead) moves with the collective's end all the same, and collectives
-that are not in every rank's step (sampled or cut traces) are not edges between ranks.
+rank that ends last through the last arrival at each collective).
+
+Not every arrival waits on the collective before it: a host that launches the next collective
+late (a CPU running ahead of nothing) reaches it at the same time however early the previous
+one ended. Each rank's replay says which (`_waits`: walking back the binding edges from the
+arrival to the last collective end before it), its reduction keeps it for the measured trace
+(`RankReduction.waits`), and such an arrival keeps its time from the step's start instead of
+following the collective. What the model ignores, besides what the per-trace replay ignores:
+collectives that are not in every rank's step (sampled or cut traces) are not edges between
+ranks, and a rank reduced without its waits (pooled spans) takes every arrival as waiting.
 """
 
 from __future__ import annotations
