@@ -118,7 +118,7 @@ def _add_summary(subparsers: Any) -> None:
         metavar="EDIT",
         help="--view what-if: one change to replay, repeatable: kernel:GLOB=F, cpu:GLOB=F, "
         "memcpy:GLOB=F, category:NAME=F, comm=F, data=F, launch=F, all=F, sync:remove, "
-        "overlap:comm",
+        "overlap:comm; on a job's folder also rank:N=F and rank:N=median",
     )
     from perfview import job_cli
 

@@ -384,7 +384,7 @@ PAGES: dict[str, Page] = {
             "what-if",
             "What if",
             "per step: measured and predicted time after --edit changes (a replay of the "
-            "dependency graph)",
+            "dependency graph; on a job, across ranks, with the rank bounding it)",
             {
                 "trace": lambda b: _torch("critical_path.what_if").what_if_table(
                     pred.timeline(b), ()
