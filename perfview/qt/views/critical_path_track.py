@@ -51,6 +51,7 @@ class CriticalPathTrack(QtWidgets.QWidget):
         super().__init__(parent)
         self.label_px = label_px
         self.to_px: Callable[[np.ndarray], np.ndarray] | None = None
+        self._release: Callable[[], None] = lambda: None
         # the plot's data area in this widget's pixels (left, right): where segments may go
         self.bounds: Callable[[], tuple[float, float]] = lambda: (label_px, self.width() - 1)
         self.segments = pd.DataFrame()
@@ -73,13 +74,17 @@ class CriticalPathTrack(QtWidgets.QWidget):
 
     def start(self, timeline: Timeline) -> None:
         """Compute the segments in a worker; the track shows when they come."""
-        release = deferred.hold(self)  # a screenshot waits for the track
+        self._release = deferred.hold(self)  # a screenshot waits for the track
         task = Task(lambda _progress: compute_segments(timeline), "critical path track")
+        # methods of this widget, so that Qt drops the connections with it (a tab closed
+        # while the worker runs); the hold is released with it too
         task.finished.connect(self.set_segments)
-        task.done.connect(release)
-        task.done.connect(self.ready.emit)
-        self._task = task
+        task.done.connect(self._task_done)
         task.start()
+
+    def _task_done(self) -> None:
+        self._release()
+        self.ready.emit()
 
     def set_segments(self, segments: pd.DataFrame) -> None:
         self.segments = segments.reset_index(drop=True)
