@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from perfview.core.model.errors import is_partial
-
-if TYPE_CHECKING:
-    from perfview.core.model import Timeline
 
 
 @dataclass
@@ -71,9 +68,10 @@ class Job:
     clock: str = ""
     warnings: list[str] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables (match)
-    # parses a rank's trace again (its path → Timeline), for a what-if that edits its events;
-    # None where the ranks were reduced elsewhere (a cluster) and cannot be read here
-    reopen: Callable[[str], Timeline] | None = field(default=None, repr=False)
+    # parses a rank's trace again (its path → a Timeline: Any, as this module is imported by
+    # the one defining Timeline), for a what-if that edits its events; None where the ranks
+    # were reduced elsewhere (a cluster) and cannot be read here
+    reopen: Callable[[str], Any] | None = field(default=None, repr=False)
 
     def by_rank(self) -> dict[int, RankReduction]:
         return {r.rank: r for r in self.ranks}
