@@ -70,8 +70,6 @@ def run_summary(args: argparse.Namespace) -> int:
     from perfview.core.pages import summary
 
     if job_cli.wants_job(args):
-        if getattr(args, "edit", None):
-            raise CliError("--edit applies to --view what-if of one trace, not to a job")
         return job_cli.run_job(args)
     startup_stamps.stamp("imported")
     bundle = load_bundle(args.file)
@@ -130,7 +128,7 @@ def _add_summary(subparsers: Any) -> None:
         metavar="EDIT",
         help="--view what-if: one change to replay, repeatable: kernel:GLOB=F, cpu:GLOB=F, "
         "memcpy:GLOB=F, category:NAME=F, comm=F, data=F, launch=F, all=F, sync:remove, "
-        "overlap:comm",
+        "overlap:comm; on a job's folder also rank:N=F and rank:N=median",
     )
     from perfview import job_cli
 

@@ -71,12 +71,17 @@ def run_job(args: argparse.Namespace) -> int:
     try:
         job = _open(args, sources)
         doc = document(job, Path(args.file))
-        table = summary.summarize(doc, view)
     except LoadError as exc:
         raise cannot_open(args.file, str(exc)) from exc
     except ImportError as exc:
         need = "--cluster needs the 'cluster' extra (pip install perfview[cluster])"
         raise CliError(f"{need}: {exc}") from exc
+    except Exception as exc:
+        raise internal_failure(f"opening {args.file}", exc) from exc
+    try:
+        table = summary.summarize(doc, view, getattr(args, "edit", None) or ())
+    except LoadError as exc:  # ViewError, EditError: one sentence about the view or an edit
+        raise CliError(str(exc)) from exc
     except Exception as exc:
         raise internal_failure(f"building view {view!r} for {args.file}", exc) from exc
     shown, extra = summary_parts(doc)

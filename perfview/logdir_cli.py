@@ -111,9 +111,11 @@ def run_logdir(args: argparse.Namespace) -> int:
                 "clock": job.clock,
                 "failed": [{"path": f.path, "reason": f.reason} for f in job.failures],
             }
-        table = summary.summarize(doc, view)
+        table = summary.summarize(doc, view, getattr(args, "edit", None) or ())
     except CliError:
         raise
+    except LoadError as exc:  # ViewError, EditError: one sentence about the view or an edit
+        raise CliError(str(exc)) from exc
     except Exception as exc:
         raise internal_failure(f"building view {view!r} for {folder}", exc) from exc
     # A job's output names its format "trace", as it always has: scripts read that field.

@@ -104,6 +104,17 @@ def rank_task(path: str, order: int, compiled: bool | None = None) -> Result:
     return parse_and_reduce(path, order, keep, compiled=compiled)
 
 
+def reopen_rank(path: str) -> Timeline:
+    """A rank's trace parsed again here (a what-if that edits its events needs them; the job
+    keeps only reductions). LoadError when it is gone or holds no timeline."""
+    from perfview.loaders import load
+
+    timeline = load(path).timeline
+    if timeline is None:
+        raise LoadError(f"{path} holds no trace timeline")
+    return timeline
+
+
 def default_workers(n_files: int) -> int:
     """One worker per core, no more than files; 1 means parse in this process."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -190,6 +201,7 @@ def open_job(
     """Open a job from a folder, a glob or files (see `job_files`), ranks parsed in parallel."""
     files = job_files(sources)
     job = assemble(run_local(files, workers, progress))
+    job.reopen = reopen_rank
     if not job.ranks:
         reasons = "; ".join(f"{Path(f.path).name}: {f.reason}" for f in job.failures[:3])
         raise LoadError(f"no rank trace could be opened ({reasons})")
@@ -205,6 +217,7 @@ __all__ = [
     "open_job",
     "parse_and_reduce",
     "rank_task",
+    "reopen_rank",
     "run_local",
     "shutdown_pools",
 ]

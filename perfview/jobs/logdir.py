@@ -29,7 +29,7 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.job import Job, RankFailure, RankReduction
 from perfview.core.model.logdir import RUNS_COLUMNS, LogDir, Run, Span, Worker
-from perfview.jobs.local import Result, run_local
+from perfview.jobs.local import Result, reopen_rank, run_local
 from perfview.store import remote
 
 # `<worker>.<timestamp>.pt.trace.json[.gz]`; the worker (host_PID or worker_name) may hold dots.
@@ -269,6 +269,8 @@ def run_job(run: Run, results: dict[Path, Result]) -> Job:
             outcomes.append(pooled(reds, order))
     job = assemble(outcomes)
     spans = sum(len(w.spans) for w in run.workers)
+    if spans == len(run.workers):  # a rank is one file: a what-if may parse it again
+        job.reopen = reopen_rank
     if spans > len(run.workers):
         job.warnings.insert(
             0,

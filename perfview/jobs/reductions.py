@@ -25,13 +25,14 @@ import pandas as pd
 
 from perfview.core.analysis.torch import collectives, job
 from perfview.core.analysis.torch.critical_path import graph as cp_graph
+from perfview.core.analysis.torch.critical_path import job_what_if as cp_job_what_if
 from perfview.core.analysis.torch.critical_path import path as cp_path
 from perfview.core.analysis.torch.job import RankReduction
 from perfview.store import artifacts
 from perfview.store import parsed_columns as column_cache
 
 PREFIX = "rank-"  # entries sit beside the trace entries, evicted by the same LRU bound
-_FRAMES = ("steps", "comms", "critical_steps", "critical")
+_FRAMES = ("steps", "comms", "critical_steps", "critical", "waits")
 _SCALARS = ("meta_rank", "name_rank", "world_size", "origin_ns", "duration_ns", "events")
 
 
@@ -39,7 +40,7 @@ _SCALARS = ("meta_rank", "name_rank", "world_size", "origin_ns", "duration_ns", 
 def _code_digest() -> str:
     """What the reduction depends on beyond the loaders (already in the cache's key)."""
     h = hashlib.blake2b(digest_size=8)
-    for module in (job, collectives, cp_graph, cp_path):
+    for module in (job, collectives, cp_graph, cp_path, cp_job_what_if):
         with contextlib.suppress(OSError, TypeError):
             h.update(Path(str(module.__file__)).read_bytes())
     return h.hexdigest()

@@ -230,7 +230,7 @@ def test_a_job_is_a_kind_of_document_in_the_page_registry() -> None:
     """Its views, the CLI's cross-rank views and its tabs come from the registry alone."""
     assert summary.views_for("job") == [
         "ranks", "collectives", "collective-kinds", "overlap", "stragglers", "critical-path",
-        "critical-path-steps",
+        "critical-path-steps", "what-if",
     ]  # fmt: skip
     assert set(job_cli.CROSS_RANK_VIEWS) == {"collectives", "collective-kinds", "overlap",
                                              "stragglers"}  # fmt: skip

@@ -7,6 +7,7 @@ type); how a rank is reduced and how ranks are put on one time axis is computed 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,9 @@ class RankReduction:
     # contributors (step, category, name, ns: CRITICAL_TOP per step)
     critical_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     critical: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # what each collective kernel's start and each step's end waited on (at_ns → after_ns:
+    # critical_path.job_what_if.collective_waits), for what-if replays across ranks
+    waits: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def partial(self) -> bool:
@@ -64,6 +68,10 @@ class Job:
     clock: str = ""
     warnings: list[str] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables (match)
+    # parses a rank's trace again (its path → a Timeline: Any, as this module is imported by
+    # the one defining Timeline), for a what-if that edits its events; None where the ranks
+    # were reduced elsewhere (a cluster) and cannot be read here
+    reopen: Callable[[str], Any] | None = field(default=None, repr=False)
 
     def by_rank(self) -> dict[int, RankReduction]:
         return {r.rank: r for r in self.ranks}

@@ -6,6 +6,8 @@ that `registry.py` holds only the declarations (`PAGES`, `KINDS`) and reads as a
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -209,6 +211,16 @@ def memory_data(bundle: Bundle, _tables: Tables) -> page_data.MemoryData:
 
 def recommendations_data(bundle: Bundle, _tables: Tables) -> list[recommend.Finding]:
     return recommend.recommendations(torch_timeline(bundle))
+
+
+def what_if_edited(bundle: Bundle, edits: Sequence[str]) -> pd.DataFrame:
+    """The what-if table under `edits`: a trace's replay, or a job's across its ranks. The
+    modules are imported here, not with the registry (the window's start-up)."""
+    if bundle.format == "job":
+        views = importlib.import_module("perfview.core.analysis.torch.job_views")
+        return views.what_if_table(job(bundle), edits)  # type: ignore[no-any-return]
+    what_if = importlib.import_module("perfview.core.analysis.torch.critical_path.what_if")
+    return what_if.what_if_table(timeline(bundle), edits)  # type: ignore[no-any-return]
 
 
 def critical_path_data(bundle: Bundle, _tables: Tables) -> page_data.CriticalPathData:

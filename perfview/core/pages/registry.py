@@ -388,17 +388,16 @@ PAGES: dict[str, Page] = {
             "what-if",
             "What if",
             "per step: measured and predicted time after --edit changes (a replay of the "
-            "dependency graph)",
+            "dependency graph; on a job, across ranks, with the rank bounding it)",
             {
                 "trace": lambda b: _torch("critical_path.what_if").what_if_table(
                     pred.timeline(b), ()
-                )
+                ),
+                "job": lambda b: pred.what_if_edited(b, ()),
             },
-            has_data=pred.is_torch,
+            has_data=pred.any_of(pred.is_torch, pred.is_job),
             widget=None,
-            edited=lambda b, edits: _torch("critical_path.what_if").what_if_table(
-                pred.timeline(b), edits
-            ),
+            edited=pred.what_if_edited,
         ),
         Page(
             "launch-delays",

@@ -38,11 +38,9 @@ from perfview.core.model.units import format_ns
 from perfview.core.pages.data import CriticalPathData
 from perfview.qt.document import Document
 from perfview.qt.tasks import Task
+from perfview.qt.views.critical_path_track import CATEGORY_COLORS
 from perfview.qt.views.table_view import TableView
 
-CATEGORY_COLORS = dict(zip(CATEGORIES, (
-    "#4e79a7", "#59a14f", "#edc948", "#b07aa1", "#f28e2b", "#e15759", "#76b7b2", "#bab0ac",
-), strict=True))  # fmt: skip
 CAUSE_COLORS = dict(zip(CAUSES, (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#b07aa1", "#edc948", "#bab0ac",
 ), strict=True))  # fmt: skip

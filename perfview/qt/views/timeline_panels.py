@@ -32,6 +32,7 @@ def assemble(view: Any) -> None:
     lay.setContentsMargins(0, 0, 0, 0)
     lay.setSpacing(0)
     lay.addWidget(view.search_bar)
+    lay.addWidget(view.path_track)  # hidden until it has a path (torch traces)
     lay.addWidget(view.plot)
     splitter.addWidget(left)
     splitter.addWidget(view.side)

@@ -26,6 +26,7 @@ from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
 from perfview.qt.views import timeline_find, timeline_flows, timeline_panels
+from perfview.qt.views.critical_path_track import CriticalPathTrack
 from perfview.qt.views.details_panel import DetailsPanel
 
 ROW_PX = 18.0
@@ -88,6 +89,8 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
     def _finish_plot(self) -> None:
         self._layout_tracks()
         self.fit_all()
+        if self.timeline.is_torch:  # each step's critical path, over the tracks
+            self.path_track.start(self.timeline)
 
     def _finish_side(self) -> None:
         timeline_panels.build_side(self)  # Details, Range, Search, Tracks, Bookmarks tabs
@@ -139,6 +142,11 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         self.viewbox.range_dragging.connect(self._show_region)
         self.viewbox.range_selected.connect(self.select_range)
         self.plot.scene().sigMouseMoved.connect(self._on_hover)
+        self.path_track = CriticalPathTrack(int(self.track_axis.width()))
+        self.path_track.to_px = self._track_px
+        self.path_track.bounds = self._track_bounds
+        self.path_track.segment_clicked.connect(self._on_path_segment)
+        self.viewbox.sigXRangeChanged.connect(self.path_track.update)
 
     def _layout_tracks(self) -> None:
         """Rows for every lane, then counter tracks, then the torch memory track (all laid
@@ -253,6 +261,27 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         row = self.batch.node_at(x, y, self._pixel_tolerance())
         if row >= 0:
             self.select_event(row, fit=False)
+
+    def _track_px(self, xs: np.ndarray) -> np.ndarray:
+        """Pixels in the critical-path track of times `xs`: the plot's x mapping."""
+        (lo, hi), _ = self.viewbox.viewRange()
+        left, right = self._track_bounds()
+        scale = (right - left) / max(hi - lo, 1e-9)
+        return np.asarray(left + (np.asarray(xs, np.float64) - lo) * scale)
+
+    def _track_bounds(self) -> tuple[float, float]:
+        """The plot's data area in the critical-path track's pixels (left, right)."""
+        vb = self.viewbox
+        rect = vb.sceneBoundingRect()
+        left = self.plot.mapFromScene(rect.topLeft()).x()
+        right = self.plot.mapFromScene(rect.topRight()).x()
+        origin = self.path_track.mapFrom(self, self.plot.mapTo(self, QtCore.QPoint(0, 0))).x()
+        return float(origin + left), float(origin + right)
+
+    def _on_path_segment(self, row: int) -> None:
+        """A segment of the critical-path track clicked: its slice, selected and in view."""
+        self.select_event(row, fit=False)
+        self._scroll_to_row(int(self.event_row[row]))
 
     def _on_double_click(self, x: float, y: float) -> None:
         self.ensure_built()

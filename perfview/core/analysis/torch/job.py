@@ -29,6 +29,7 @@ from perfview.core.analysis.torch.common import (
     merge_intervals,
     partition,
 )
+from perfview.core.analysis.torch.critical_path.job_what_if import collective_waits
 from perfview.core.analysis.torch.critical_path.path import critical_path_table
 from perfview.core.analysis.torch.critical_path.path import steps_table as critical_steps_table
 from perfview.core.analysis.torch.overview import steps_table, utilization_table
@@ -89,6 +90,7 @@ def reduce_rank(timeline: Timeline, path: str | Path, order: int) -> RankReducti
         totals=_totals(timeline),
         critical_steps=critical_steps_table(timeline).reset_index(drop=True),
         critical=critical[["step", "category", "name", "ns"]].reset_index(drop=True),
+        waits=collective_waits(timeline),
     )
 
 

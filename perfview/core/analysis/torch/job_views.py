@@ -17,12 +17,14 @@ per GPU stream, which NCCL gives each communicator):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch.collectives import bus_factor
 from perfview.core.analysis.torch.common import I64
-from perfview.core.analysis.torch.critical_path import job_path
+from perfview.core.analysis.torch.critical_path import job_path, job_what_if
 from perfview.core.analysis.torch.job import Job
 
 COLLECTIVE_COLUMNS = [
@@ -346,6 +348,12 @@ def ranks_table(job: Job) -> pd.DataFrame:
     score = out["rank"].map(late["straggler_score"])
     out["straggler_score"] = score.where(out["partial"], score.fillna(0.0))  # NaN: not scored
     return out.reset_index(drop=True)
+
+
+def what_if_table(job: Job, edits: Sequence[str]) -> pd.DataFrame:
+    """`--view what-if --edit …` on a job: per step, measured and predicted time, speedup and
+    the rank bounding the predicted step (`job_what_if`)."""
+    return job_what_if.what_if_job(job, match(job), edits)
 
 
 def critical_steps_table(job: Job) -> pd.DataFrame:

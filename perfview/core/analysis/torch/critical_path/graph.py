@@ -13,8 +13,10 @@ d = time(dst) - time(src) >= 0:
 - `SYNC`   the GPU activity a blocking host call waited for → that call's end
   (cuda/hip Stream/Device/Event Synchronize, blocking cudaMemcpy, hipMemcpyWithStream,
   aten::_local_scalar_dense behind .item());
-- `XSTREAM` an activity that started after it was queued and its stream was free waits for
-  the activity that ended last before it on another stream of the device (cudaStreamWaitEvent);
+- `XSTREAM` a stream waiting on another (cudaStreamWaitEvent): as kineto recorded it (its
+  `cuda_sync` "Stream Wait Event" names the stream and the event record), else guessed: an
+  activity that started after it was queued and its stream was free waits for the activity
+  that ended last before it on another stream of the device;
 - `XTHREAD` one CPU thread handing off to another of its process (the autograd thread's
   backward ending the main thread's wait, a task woken on an idle thread; see `threads`);
 - `SOURCE` the root → a node nothing else leads to.
@@ -61,6 +63,7 @@ SYNC_CALL_RE = (
     r"|^(?:cuda|hip)Memcpy(?:2D|3D)?$|^hipMemcpyWithStream$|^cuMemcpyDtoH(?:_v2)?$"
 )
 SYNC_OP_RE = r"^aten::_local_scalar_dense$"
+WAIT_RE = r"^Stream Wait Event$"  # kineto's name for a cuda_sync wait (CUPTI syncTypeString)
 COMM_OP_RE = r"(?i)^(?:nccl|rccl|gloo|c10d)[:_]|^record_param_comms$"
 UNNAMED = {
     CHAIN: "(between ops)", STREAM: "(kernel-to-kernel gap)", SOURCE: "(before the trace)",
@@ -241,7 +244,8 @@ def _gpu_edges(tl: Timeline, rows: np.ndarray, gpu_pairs: np.ndarray, time: np.n
             edges.add(2 * g[prev[ok]] + 1, 2 * g[k[1:][ok]], gap[ok], STREAM, IDLE, -1)
             ready[k[1:]] = np.maximum(ready[k[1:]], run[:-1])
     _sync_edges(tl, rows, g, ts, end, queued, lane, pos, time, edges)
-    _stream_waits(tl, g, ts, end, ready, lane, edges)
+    waited = _recorded_waits(tl, r, g, ts, end, lane, edges)
+    _stream_waits(tl, g, ts, end, np.where(waited, ts, ready), lane, edges)
 
 
 def _sync_edges(tl: Timeline, rows: np.ndarray, g: np.ndarray, ts: np.ndarray, end: np.ndarray,
@@ -274,6 +278,54 @@ def _sync_edges(tl: Timeline, rows: np.ndarray, g: np.ndarray, ts: np.ndarray, e
     hit = best >= 0
     edges.add(2 * g[best[hit]] + 1, 2 * pos[s[hit]] + 1, s_end[hit] - best_end[hit], SYNC,
               SYNC_CAT, s[hit])  # fmt: skip
+
+
+def _recorded_waits(tl: Timeline, r: np.ndarray, g: np.ndarray, ts: np.ndarray,
+                    end: np.ndarray, lane: np.ndarray, edges: _Edges) -> np.ndarray:  # fmt: skip
+    """XSTREAM edges that kineto recorded: its `cuda_sync` "Stream Wait Event" on a stream
+    (args `wait_on_stream`, `wait_on_cuda_event_record_corr_id`, `correlation`: CUPTI's
+    synchronization records, kineto's CudaSyncActivity) says that the work queued on that
+    stream after the cudaStreamWaitEvent call (correlation ids above the event's) waits for
+    the work queued on `wait_on_stream` before the cudaEventRecord (ids below the record's).
+    Returns which activities got such an edge, so the guess below leaves them alone. The
+    args are decoded for these events only (a few per step)."""
+    ev = tl.events
+    waited = np.zeros(len(g), bool)
+    w_rows = np.flatnonzero((ev["cat"] == "cuda_sync").to_numpy() & name_mask(ev, WAIT_RE))
+    if not len(w_rows) or not len(r):
+        return waited
+    all_corr = ev["corr"].to_numpy(dtype=I64)
+    corr = all_corr[r]
+    pid, tid = ev["pid"].to_numpy(dtype=I64), ev["tid"].to_numpy(dtype=I64)
+    by_lane: dict[int, np.ndarray] = {}
+    for ln in np.unique(lane).tolist():
+        k = np.flatnonzero((lane == ln) & (corr >= 0))
+        by_lane[ln] = k[np.argsort(corr[k], kind="stable")]
+    lane_of = {(int(pid[r[k[0]]]), int(tid[r[k[0]]])): ln for ln, k in by_lane.items() if len(k)}
+    src, dst, label = [], [], []
+    for w in w_rows.tolist():
+        args = tl.args.get(w)
+        stream, record = args.get("wait_on_stream"), args.get("wait_on_cuda_event_record_corr_id")
+        if not isinstance(stream, int) or not isinstance(record, int) or record < 0:
+            continue
+        src_lane = lane_of.get((int(pid[w]), stream))
+        dst_lane = lane_of.get((int(pid[w]), int(tid[w])))
+        if src_lane is None or dst_lane is None or src_lane == dst_lane:
+            continue
+        a, b = by_lane[src_lane], by_lane[dst_lane]
+        i = int(np.searchsorted(corr[a], record, side="left")) - 1  # last queued before
+        j = int(np.searchsorted(corr[b], int(all_corr[w]), side="right"))  # first after
+        if i < 0 or j >= len(b) or ts[b[j]] < end[a[i]]:
+            continue
+        src.append(a[i])
+        dst.append(b[j])
+        label.append(w)
+    if src:
+        s_, d_ = np.asarray(src, I64), np.asarray(dst, I64)
+        edges.add(2 * g[s_] + 1, 2 * g[d_], ts[d_] - end[s_], XSTREAM, SYNC_CAT,
+                  np.asarray(label, I64))  # fmt: skip
+        waited[d_] = True
+    return waited
 
 
 def _stream_waits(tl: Timeline, g: np.ndarray, ts: np.ndarray, end: np.ndarray,

@@ -145,6 +145,34 @@ def path_rows(graph: Graph, paths: list[StepPath]) -> dict[int, np.ndarray]:
     return out
 
 
+SEGMENT_COLUMNS = ["step", "start_ns", "end_ns", "category", "name", "row"]
+
+
+def path_segments(tl: Timeline) -> pd.DataFrame:
+    """Every step's critical path as segments in time order, what the Timeline's critical-path
+    track draws: step, start_ns, end_ns (inside the step), category, name, and the event row
+    the segment is named after (-1: a gap between slices or a hand-off, named by its kind)."""
+    graph, _nodes, paths = measured_paths(tl)
+    frames = []
+    for p in paths:
+        e = p.edges[p.ns > 0]
+        if not len(e):
+            continue
+        end = graph.time[graph.dst[e]]
+        frames.append(pd.DataFrame({
+            "step": p.step,
+            "start_ns": np.maximum(graph.time[graph.src[e]], int(np.ceil(p.start))),
+            "end_ns": end,
+            "category": np.asarray(CATEGORIES, object)[graph.category[e]],
+            "name": edge_names(tl, graph, e),
+            "row": graph.label[e],
+        }))  # fmt: skip
+    if not frames:
+        return pd.DataFrame(columns=SEGMENT_COLUMNS)
+    out = pd.concat(frames, ignore_index=True).sort_values(["start_ns", "end_ns"], kind="stable")
+    return out[SEGMENT_COLUMNS].reset_index(drop=True)
+
+
 def path_or_enclosing(tl: Timeline) -> np.ndarray:
     """Mask over the events: slices some step's critical path runs through, and every slice
     enclosing one (a Python loop is on the path when an op inside it is)."""
@@ -213,6 +241,7 @@ __all__ = [
     "measured_paths",
     "path_or_enclosing",
     "path_rows",
+    "path_segments",
     "step_paths",
     "steps_of",
     "steps_table",

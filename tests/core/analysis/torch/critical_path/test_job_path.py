@@ -52,9 +52,16 @@ def test_the_job_cli_has_a_rank_column(tmp_path: Path, capsys: pytest.CaptureFix
     assert (row["step"], row["rank"], row["late_ns"]) == (1, 1, 40 * US)
 
 
-def test_edits_are_refused_for_a_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["summary", str(_job(tmp_path)), "--view", "critical-path-steps",
-                     "--edit", "all=0.5"])  # fmt: skip
+def test_edits_apply_to_a_jobs_what_if_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = str(_job(tmp_path))
+    code = cli.main(["summary", job, "--view", "critical-path-steps", "--edit", "all=0.5"])
     _out, err = capsys.readouterr()
     assert code == 2
-    assert "--edit applies to --view what-if of one trace" in err
+    assert "--edit applies to --view what-if only, not 'critical-path-steps'" in err
+    code = cli.main(["summary", job, "--view", "what-if", "--edit", "all=0.5", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    row = json.loads(out)["rows"][0]
+    assert row["predicted_ns"] * 2 == pytest.approx(row["measured_ns"], abs=2)
