@@ -21,6 +21,7 @@ from perfview.loaders import (
     memory_profiler_text,
     memray,
     mprof,
+    pprof,
     pyinstrument,
     speedscope,
     trace,
@@ -37,6 +38,7 @@ LOADERS: tuple[Loader, ...] = (
     memory_profiler_text,
     cuda_snapshot,
     memray,
+    pprof,  # binary protobuf: a walk of its top-level fields
     collapsed,  # plain text lines: last, after every format with a signature
 )
 
