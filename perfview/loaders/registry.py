@@ -23,6 +23,7 @@ from perfview.loaders import (
     mprof,
     pprof,
     pyinstrument,
+    scalene,
     speedscope,
     trace,
 )
@@ -32,6 +33,7 @@ LOADERS: tuple[Loader, ...] = (
     cprofile,
     speedscope,  # JSON like traces: its own keys decide before the trace loader looks
     gecko,  # JSON too: a `meta` with an `interval` and threads
+    scalene,  # JSON: Scalene's own keys
     pyinstrument,
     trace,
     mprof,
@@ -99,8 +101,8 @@ def detect(path: Path) -> Loader:
             raise UnknownFormat(reason)
     raise UnknownFormat(
         "it is not a format perfview reads (cProfile/pstats, Chrome/torch trace JSON, mprof .dat, "
-        "a memory_profiler report, speedscope, collapsed stacks, pyinstrument, a memray capture "
-        "or a CUDA memory snapshot)"
+        "a memory_profiler report, speedscope, collapsed stacks, pyinstrument, a Firefox Profiler "
+        "profile, Scalene JSON, pprof, a memray capture or a CUDA memory snapshot)"
     )
 
 
