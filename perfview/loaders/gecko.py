@@ -302,8 +302,9 @@ def _threads(doc: dict[str, Any]) -> list[tuple[dict[str, Any], list[Any], float
 def _start_time(profile: dict[str, Any]) -> float | None:
     meta = profile.get("meta")
     start = meta.get("startTime") if isinstance(meta, dict) else None
-    ok = isinstance(start, (int, float)) and not isinstance(start, bool) and abs(start) < 1e15
-    return float(start) if ok else None
+    if isinstance(start, (int, float)) and not isinstance(start, bool) and abs(start) < 1e15:
+        return float(start)
+    return None
 
 
 def _unique(name: str, rows: list[tuple[int, str, int, float]]) -> str:

@@ -139,7 +139,11 @@ def _phase(phase: Any, start: float, end: float) -> int:
 
 def _tracing(data: Any) -> int:
     interval = data.get("interval") if isinstance(data, dict) else None
-    return {"start": _START, "end": _END}.get(interval, _INSTANT) if isinstance(interval, str) else _INSTANT
+    return (
+        {"start": _START, "end": _END}.get(interval, _INSTANT)
+        if isinstance(interval, str)
+        else _INSTANT
+    )
 
 
 def _ns(ms: np.ndarray, origin: float) -> np.ndarray:
@@ -211,9 +215,7 @@ def _lanes(
     )  # fmt: skip
 
 
-def _instants(
-    markers: Markers, threads: list[tuple[int, str, str]], origin: float
-) -> pd.DataFrame:
+def _instants(markers: Markers, threads: list[tuple[int, str, str]], origin: float) -> pd.DataFrame:
     cols = list(zip(*markers.instants, strict=True)) if markers.instants else [()] * 4
     thread = np.asarray(cols[0], dtype=np.int64)
     return pd.DataFrame(

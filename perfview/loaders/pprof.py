@@ -17,6 +17,7 @@ and diff pages apply unchanged.
 
 from __future__ import annotations
 
+import importlib
 import zlib
 from pathlib import Path
 from typing import Any, Final
@@ -134,11 +135,10 @@ def _parse(data: bytes) -> Any:
         cls = message_class()
     except ImportError as exc:
         raise LoadError(f"reading pprof profiles needs the protobuf package ({INSTALL})") from exc
-    from google.protobuf.message import DecodeError
-
+    decode_error = importlib.import_module("google.protobuf.message").DecodeError
     try:
         return cls.FromString(data)
-    except (DecodeError, RecursionError, ValueError) as exc:
+    except (decode_error, RecursionError, ValueError) as exc:
         raise LoadError(f"{_NOT}: its protobuf does not parse ({exc})") from exc
 
 
@@ -184,7 +184,9 @@ def _location_frames(profile: Any, text: _Strings) -> tuple[dict[int, list[int]]
             keys.append((f"0x{loc.address:x}", mappings.get(loc.mapping_id, ""), -1))
         by_location[loc.id] = [index.setdefault(k, len(index)) for k in keys]
     rows = list(index)
-    return by_location, frames_table([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    return by_location, frames_table(
+        [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    )
 
 
 def _thread(sample: Any, text: _Strings, thread_keys: set[int]) -> str:
@@ -299,8 +301,9 @@ def _tree(
     loose: list[tuple[float, float]] = []
     for members in parts:
         m = np.asarray(members, dtype=np.int64)
-        keys = np.concatenate([flat_a[starts[g] : starts[g] + lengths[g]] for g in m] or [[]])
-        items.append(stack_items(keys.astype(np.int64), lengths[m], weights[m], counts[m]))
+        pieces = [flat_a[starts[g] : starts[g] + lengths[g]] for g in m]
+        stack_keys = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        items.append(stack_items(stack_keys, lengths[m], weights[m], counts[m]))
         empty = lengths[m] == 0
         loose.append((float(weights[m][empty].sum()), float(counts[m][empty].sum())))
     names = [t or ("(no thread)" if len(threads) > 1 else "(all)") for t in threads]

@@ -9,6 +9,7 @@ opened: `message_class()` builds the class once, on first use.
 
 from __future__ import annotations
 
+import importlib
 from functools import cache
 from typing import Any
 
@@ -105,8 +106,10 @@ _PACKAGE = "perftools.profiles"
 @cache
 def message_class() -> Any:
     """The `perftools.profiles.Profile` message class (ImportError without `protobuf`)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
+    # imported by name: the protobuf runtime is an extra, and its types are not needed here
+    descriptor_pb2 = importlib.import_module("google.protobuf.descriptor_pb2")
+    descriptor_pool = importlib.import_module("google.protobuf.descriptor_pool")
+    message_factory = importlib.import_module("google.protobuf.message_factory")
     file = descriptor_pb2.FileDescriptorProto(
         name="perfview/profile.proto", package=_PACKAGE, syntax="proto3"
     )

@@ -109,8 +109,8 @@ ROCPROFV3 = {"rocprofiler-sdk-tool": [{"metadata": {"pid": 1}, "agents": [], "bu
 def test_json_from_tools_perfview_does_not_read_is_named(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-    doc: dict,
-    tool: str,  # type: ignore[type-arg]
+    doc: object,
+    tool: str,
 ) -> None:
     from perfview.cli import main
 

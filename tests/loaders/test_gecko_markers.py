@@ -41,7 +41,9 @@ def _marker_rows(thread: dict[str, Any], strings: list[Any]) -> list[tuple[str, 
     if "schema" in table:
         s = table["schema"]
         return [(strings[row[s["name"]]], row[s["data"]]) for row in table["data"]]
-    return [(strings[n], d) for n, d in zip(table.get("name", []), table.get("data", []))]
+    return [
+        (strings[n], d) for n, d in zip(table.get("name", []), table.get("data", []), strict=False)
+    ]
 
 
 def independent(path: Path) -> list[tuple[Counter[str], Counter[str]]]:
@@ -89,9 +91,7 @@ def test_markers_are_slices_and_instants(name: str) -> None:
     parent = events.loc[child["parent"].to_numpy()]
     assert bool((child["ts"].to_numpy() >= parent["ts"].to_numpy()).all())
     assert bool(
-        (
-            (child["ts"] + child["dur"]).to_numpy() <= (parent["ts"] + parent["dur"]).to_numpy()
-        ).all()
+        ((child["ts"] + child["dur"]).to_numpy() <= (parent["ts"] + parent["dur"]).to_numpy()).all()
     )
 
 
@@ -103,7 +103,7 @@ def test_phase_markers_pair_and_overlaps_take_rows() -> None:
     """Today's shape: phase 0 instant, 1 interval, 2/3 start/end; two overlapping intervals
     that do not nest go to two rows of the thread."""
     marks = Markers()
-    columns = {
+    columns: dict[str, list[Any]] = {
         "name": [0, 1, 2, 2, 1, 3],
         "startTime": [1.0, 2.0, 3.0, None, 2.5, 0.5],
         "endTime": [None, 6.0, None, 4.0, 8.0, None],
@@ -127,4 +127,5 @@ def test_timeline_page_is_shown_for_a_profile_with_markers() -> None:
 
     bundle = load(GECKO / "firefox_processed.json", options=FRESH)
     page = PAGES["timeline"]
-    assert page.shown_when is not None and page.shown_when(bundle)
+    assert page.shown_when is not None
+    assert page.shown_when(bundle)

@@ -96,7 +96,8 @@ def test_totals_equal_an_independent_sum(name: str, tmp_path: Path) -> None:
     assert bundle.counts["samples"] == n_samples
     for kind, total in zip(types, sums, strict=True):
         assert bundle.counts[kind] == total
-    assert bundle.tree is not None and bundle.sampled is not None
+    assert bundle.tree is not None
+    assert bundle.sampled is not None
     scale = 1e3 if types[-1].endswith("μs") else 1.0  # Austin's microseconds become ns
     assert bundle.tree.metrics["total_ns"][0] == pytest.approx(sums[-1] * scale)
     assert bundle.tree.metrics["calls"][0] == n_samples
@@ -105,7 +106,8 @@ def test_totals_equal_an_independent_sum(name: str, tmp_path: Path) -> None:
 
 def test_austin_threads_become_roots() -> None:
     bundle = load(PPROF / "austin.pprof", options=FRESH)
-    assert bundle.sampled is not None and bundle.tree is not None
+    assert bundle.sampled is not None
+    assert bundle.tree is not None
     threads = bundle.sampled.threads
     assert sorted(threads["name"]) == ["82848", "82858"]  # Austin's "Thread ID" labels
     roots = bundle.tree.children(0)
@@ -116,7 +118,8 @@ def test_austin_threads_become_roots() -> None:
 
 def test_go_profile_weighs_the_default_type() -> None:
     bundle = load(PPROF / "go.cpu.labels.pprof", options=FRESH)
-    assert bundle.sampled is not None and bundle.tree is not None
+    assert bundle.sampled is not None
+    assert bundle.tree is not None
     assert bundle.sampled.unit == "ns"  # cpu/nanoseconds, the last type (no default named)
     assert bundle.counts["period"] == 10_000_000
     assert bundle.duration_ns > 0
@@ -139,7 +142,8 @@ def test_plain_and_gzipped_read_the_same(tmp_path: Path) -> None:
     plain.write_bytes(gzip.decompress((PPROF / "go.cpu.labels.pprof").read_bytes()))
     a, b = load(plain, options=FRESH), load(PPROF / "go.cpu.labels.pprof", options=FRESH)
     assert a.counts == b.counts
-    assert a.tree is not None and b.tree is not None
+    assert a.tree is not None
+    assert b.tree is not None
     assert np.array_equal(a.tree.metrics["total_ns"], b.tree.metrics["total_ns"])
 
 

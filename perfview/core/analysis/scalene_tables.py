@@ -23,9 +23,8 @@ def lines_table(report: LineReport) -> pd.DataFrame:
     numbers = list(schema.SCALENE_LINES)
     values = np.nan_to_num(lines[numbers].to_numpy(dtype=np.float64))
     active = (values != 0).any(axis=1)
-    out = lines.loc[active, ["file", "line", *numbers, "content"]]
-    out = out.sort_values(_ORDER, ascending=False, kind="stable")
-    return out.reset_index(drop=True)
+    out: pd.DataFrame = lines.loc[active, ["file", "line", *numbers, "content"]]
+    return out.sort_values(_ORDER, ascending=False, kind="stable").reset_index(drop=True)
 
 
 def functions_table(report: LineReport) -> pd.DataFrame:
@@ -35,8 +34,8 @@ def functions_table(report: LineReport) -> pd.DataFrame:
     if report.functions is None:
         return schema.empty(dict.fromkeys(columns, "float64") | {"file": "object",
                             "function": "object", "line": "int64"})  # fmt: skip
-    out = report.functions[columns].sort_values(_ORDER, ascending=False, kind="stable")
-    return out.reset_index(drop=True)
+    out: pd.DataFrame = report.functions[columns]
+    return out.sort_values(_ORDER, ascending=False, kind="stable").reset_index(drop=True)
 
 
 __all__ = ["functions_table", "lines_table"]

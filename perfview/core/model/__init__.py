@@ -248,8 +248,8 @@ class Bundle:
 
 
 __all__ = [
-    "ArgsStore",
     "MEMORY_PROFILER_COLUMNS",
+    "ArgsStore",
     "Bundle",
     "CallTree",
     "Format",

@@ -113,10 +113,10 @@ class LineReportModel(QAbstractTableModel):
 
     def _raw(self, row: int, column: int) -> Any:
         if column == LINE:
-            return int(self._rows["line"].iat[row])
+            return int(self._rows["line"].to_numpy()[row])
         if column == self.content:
-            return str(self._rows["content"].iat[row])
-        return float(self._rows[self.columns[column - 1].column].iat[row])
+            return str(self._rows["content"].to_numpy()[row])
+        return float(self._rows[self.columns[column - 1].column].to_numpy(np.float64)[row])
 
     def _background(self, row: int, column: int) -> QColor | None:
         spec = self.columns[column - 1]
