@@ -205,4 +205,6 @@ def _report(
         values = _columns(table[list(_FIELDS)].to_numpy(np.float64).tolist())
         table = pd.concat([table[head], pd.DataFrame(values)], axis=1)
         table["line"] = table["line"].astype(np.int64)
-    return LineReport(lines=lines, blocks=block_df, columns=COLUMNS, functions=table)
+    return LineReport(
+        lines=lines, blocks=block_df, columns=COLUMNS, functions=table, block_kind="File"
+    )

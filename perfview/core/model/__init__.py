@@ -204,6 +204,7 @@ class LineReport:
     blocks: pd.DataFrame  # columns: block, report, file, function, first_line, n_lines
     columns: tuple[LineColumn, ...] = MEMORY_PROFILER_COLUMNS
     functions: pd.DataFrame | None = None
+    block_kind: str = "Function"  # what a block is, for the view's chooser ("File" for Scalene)
 
 
 @dataclass

@@ -203,7 +203,7 @@ class LineReportView(QWidget):
         self.selector.currentIndexChanged.connect(self._on_block)
 
         top = QHBoxLayout()
-        top.addWidget(QLabel("Function:", self))
+        top.addWidget(QLabel(f"{report.block_kind}:", self))
         top.addWidget(self.selector, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
