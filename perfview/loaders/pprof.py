@@ -258,9 +258,6 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
             **per_type,
         },
         duration_ns=max(int(profile.duration_nanos), 0),
-        warnings=[f"the flame graphs weigh {kinds[chosen][0]} ({kinds[chosen][1]})"]
-        if n_types > 1
-        else [],
     )
 
 
