@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -149,41 +148,3 @@ def test_cut_file_is_one_sentence(tmp_path: Path) -> None:
     path.write_bytes(PROFILE.read_bytes()[:50_000])
     with pytest.raises(LoadError, match="Scalene"):
         load(path, options=FRESH)
-
-
-def test_line_view_shows_scalenes_columns(qtbot: object) -> None:
-    from perfview.qt.views.line_report_view import LineReportView
-
-    bundle = load(PROFILE, options=FRESH)
-    assert bundle.lines is not None
-    view = LineReportView(bundle.lines)
-    qtbot.addWidget(view)  # type: ignore[attr-defined]
-    model = view.model
-    headers = [model.headerData(i, _horizontal()) for i in range(model.columnCount())]
-    assert headers[:4] == ["Line #", "Python", "native", "system"]
-    assert "Mem peak" in headers
-    assert headers[-1] == "Line Contents"
-    assert view.block_count() == 2
-    view.show_block(1)  # mem_work.py
-    row = next(
-        r
-        for r in range(model.rowCount())
-        if "kept.append" in str(model.index(r, 0).siblingAtColumn(model.content).data())
-    )
-    peak = headers.index("Mem peak")
-    lines = bundle.lines.lines
-    want = lines.loc[lines["content"].str.contains("kept.append"), "mem_peak_bytes"].iat[0]
-    assert model.data(model.index(row, peak), _raw_role()) == want
-    assert "most Python" in view.summary.text()
-
-
-def _horizontal() -> Any:
-    from PySide6.QtCore import Qt
-
-    return Qt.Orientation.Horizontal
-
-
-def _raw_role() -> int:
-    from perfview.qt.views.line_report_view import RAW_ROLE
-
-    return int(RAW_ROLE)
