@@ -7,7 +7,9 @@ sampled model every sampling format shares, so the flame graphs, functions, sand
 and diff pages apply unchanged.
 
 - The tree is weighted by the default sample type: the one `default_sample_type` names, else
-  the last (pprof's own rule). Every type's total is in the counts (`perfview summary`).
+  the last (pprof's own rule), unless every sample's value of it is zero (.NET profiles end
+  with `lock_time`): then the first type with weight. Every type's total is in the counts
+  (`perfview summary`).
 - Samples labelled with a thread (`thread_name`, `thread_id`, Austin's `Thread ID`) hang under
   one root per thread, as the other sampled formats' threads do.
 - The file is untrusted: the gzip stream is inflated to at most `_MAX_INFLATE` times its size,
@@ -234,6 +236,8 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
         key = (_thread(sample, text, thread_keys), tuple(sample.location_id))
         codes[i] = groups.setdefault(key, len(groups))
     totals = values.sum(axis=0)
+    if not totals[chosen] and totals.any():  # an all-zero default (.NET's lock_time) draws
+        chosen = int(np.flatnonzero(totals)[0])  # nothing: the first type that has weight
     weights = np.bincount(codes, weights=values[:, chosen], minlength=len(groups))
     counts = np.bincount(codes, minlength=len(groups)).astype(np.float64)
     unit, scale = _UNITS.get(kinds[chosen][1], ("samples", 1.0))
@@ -265,6 +269,45 @@ def _int(value: float) -> int:
     return int(value) if float(value).is_integer() else round(value)
 
 
+def _expand(
+    groups: list[tuple[str, tuple[int, ...]]],
+    by_location: dict[int, list[int]],
+    size: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every group's stack as frame keys, root first, concatenated; and each stack's length.
+    Vectorised over the stacks' location ids (a heap profile holds a million); the expanded
+    frames are counted before they are made, and bounded by the file's size."""
+    ids = np.fromiter(by_location, dtype=np.uint64, count=len(by_location))
+    order = np.argsort(ids, kind="stable")
+    ids = ids[order]
+    key_lists = list(by_location.values())
+    loc_len = np.asarray([len(key_lists[i]) for i in order], dtype=np.int64)
+    loc_start = np.cumsum(loc_len) - loc_len
+    loc_keys = np.asarray([k for i in order for k in key_lists[i]], dtype=np.int64)
+    depth = np.fromiter((len(stack) for _t, stack in groups), dtype=np.int64, count=len(groups))
+    flat_ids = np.fromiter(
+        (loc for _t, stack in groups for loc in reversed(stack)),  # the root is the last id
+        dtype=np.uint64,
+        count=int(depth.sum()),
+    )
+    where = np.searchsorted(ids, flat_ids)
+    where = np.minimum(where, max(len(ids) - 1, 0))
+    if len(flat_ids) and (not len(ids) or (ids[where] != flat_ids).any()):
+        raise LoadError(f"{_NOT}: a sample refers to a location it does not hold")
+    reps = loc_len[where] if len(flat_ids) else np.zeros(0, dtype=np.int64)
+    total = int(reps.sum())
+    if total > _FRAMES_PER_BYTE * size + 1_000_000:
+        raise LoadError(f"{_NOT}: its stacks expand to more frames than its size allows")
+    first = np.cumsum(reps) - reps
+    offsets = np.repeat(loc_start[where] - first, reps) + np.arange(total, dtype=np.int64)
+    bounds = np.cumsum(depth) - depth
+    lengths = np.zeros(len(groups), dtype=np.int64)
+    has = depth > 0
+    if has.any():
+        lengths[has] = np.add.reduceat(reps, bounds[has])
+    return loc_keys[offsets], lengths
+
+
 def _tree(
     groups: list[tuple[str, tuple[int, ...]]],
     weights: np.ndarray,
@@ -275,31 +318,18 @@ def _tree(
 ) -> tuple[Any, pd.DataFrame]:
     """The grouped stacks as one tree, under a root per thread when samples name threads;
     and the threads table."""
-    limit = _FRAMES_PER_BYTE * size + 1_000_000
-    threads = sorted({thread for thread, _ in groups})
-    parts: list[list[int]] = [[] for _ in threads]
-    position = {t: i for i, t in enumerate(threads)}
-    flat: list[int] = []
-    lengths = np.zeros(len(groups), dtype=np.int64)
-    for g, (_thread_name, stack) in enumerate(groups):
-        start = len(flat)
-        for loc in reversed(stack):  # leaf first in the file: the root is the last id
-            keys = by_location.get(loc)
-            if keys is None:
-                raise LoadError(f"{_NOT}: a sample refers to a location it does not hold")
-            flat.extend(keys)
-        lengths[g] = len(flat) - start
-        if len(flat) > limit:
-            raise LoadError(f"{_NOT}: its stacks expand to more frames than its size allows")
-        parts[position[_thread_name]].append(g)
+    flat, lengths = _expand(groups, by_location, size)
     starts = np.cumsum(lengths) - lengths
-    flat_a = np.asarray(flat, dtype=np.int64)
+    threads = sorted({thread for thread, _ in groups})
+    position = {t: i for i, t in enumerate(threads)}
+    owner = np.fromiter((position[t] for t, _s in groups), dtype=np.int64, count=len(groups))
+    parts = [np.flatnonzero(owner == i) for i in range(len(threads))]
     items: list[Items] = []
     loose: list[tuple[float, float]] = []
-    for members in parts:
-        m = np.asarray(members, dtype=np.int64)
-        pieces = [flat_a[starts[g] : starts[g] + lengths[g]] for g in m]
-        stack_keys = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    for m in parts:
+        # the members' frames, in member order: one gather over their concatenated ranges
+        span = np.repeat(starts[m] - (np.cumsum(lengths[m]) - lengths[m]), lengths[m])
+        stack_keys = flat[span + np.arange(int(lengths[m].sum()), dtype=np.int64)]
         items.append(stack_items(stack_keys, lengths[m], weights[m], counts[m]))
         empty = lengths[m] == 0
         loose.append((float(weights[m][empty].sum()), float(counts[m][empty].sum())))

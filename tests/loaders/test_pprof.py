@@ -137,6 +137,27 @@ def test_speedscope_sample_loads_under_its_prof_name() -> None:
     assert bundle.counts["samples"] == n_samples
 
 
+def test_an_all_zero_default_type_gives_way(tmp_path: Path) -> None:
+    """A last sample type whose every value is zero would draw an empty flame graph: the
+    first type with weight is drawn instead (pprof itself would show the zeros)."""
+    from perfview.loaders.pprof_proto import message_class
+
+    profile = message_class().FromString(
+        gzip.decompress((PPROF / "go.cpu.labels.pprof").read_bytes())
+    )
+    zero = profile.sample_type.add()
+    zero.type, zero.unit = len(profile.string_table), len(profile.string_table) + 1
+    profile.string_table.extend(["lock_time", "nanoseconds"])
+    for s in profile.sample:
+        s.value.append(0)
+    path = tmp_path / "zero-last.pprof"
+    path.write_bytes(profile.SerializeToString())
+    bundle = load(path, options=FRESH)
+    assert bundle.counts["lock_time/nanoseconds"] == 0
+    assert bundle.tree is not None
+    assert bundle.tree.metrics["total_ns"][0] == bundle.counts["samples/count"]
+
+
 def test_plain_and_gzipped_read_the_same(tmp_path: Path) -> None:
     plain = tmp_path / "a"
     plain.write_bytes(gzip.decompress((PPROF / "go.cpu.labels.pprof").read_bytes()))
