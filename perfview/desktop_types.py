@@ -128,6 +128,18 @@ MIME_TYPES: tuple[MimeType, ...] = (
         magic=('<match type="string" value="{&quot;meta&quot;:{" offset="0:16"/>',),
     ),
     MimeType(
+        name="application/x-scalene-profile",
+        comment="Scalene profile (CPU, GPU and memory per line)",
+        globs=("*.scalene.json",),  # `perfview record --mode scalene` names its output so
+        sub_class_of="application/json",
+    ),
+    MimeType(
+        name="application/x-pprof",
+        comment="pprof profile (Go, pyroscope, Austin; protobuf)",
+        globs=("*.pprof", "*.pb.gz"),
+        sub_class_of="application/octet-stream",
+    ),
+    MimeType(
         name="text/x-collapsed-stacks",
         comment="Collapsed (folded) stacks",
         globs=("*.folded", "*.collapsed", "*.austin"),

@@ -91,6 +91,8 @@ def test_mime_xml_declares_requested_globs() -> None:
         "application/x-perfview-workspace": ["*.perfview"],
         "application/x-speedscope-json": ["*.speedscope.json"],
         "application/x-gecko-profile": ["*.gecko.json"],
+        "application/x-scalene-profile": ["*.scalene.json"],
+        "application/x-pprof": ["*.pprof", "*.pb.gz"],
         "text/x-collapsed-stacks": ["*.folded", "*.collapsed", "*.austin"],
         "application/x-pyinstrument-session": ["*.pyisession"],
     }

@@ -14,14 +14,6 @@ _TRACE = re.compile(rb'"(?:traceEvents|ph)"\s*:')
 # (what the file is, its keys in the head, the tool's own viewer)
 _TOOLS: tuple[tuple[str, tuple[re.Pattern[bytes], ...], str], ...] = (
     (
-        "Scalene's JSON profile",
-        (
-            re.compile(rb'"elapsed_time_sec"\s*:'),
-            re.compile(rb'"(?:alloc_samples|max_footprint_mb|growth_rate|entrypoint_dir)"\s*:'),
-        ),
-        "open it with `scalene --viewer`",
-    ),
-    (
         "a rocprofv3 (ROCm rocprofiler-sdk) JSON result",
         (re.compile(rb'"rocprofiler-sdk-tool"\s*:'),),
         "ask rocprofv3 for Perfetto output (--output-format pftrace) and open that in Perfetto",

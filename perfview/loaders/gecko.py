@@ -15,7 +15,8 @@ Either way a thread's stack table *is* a tree (each stack's `prefix` is an earli
 so the stacks become the merge's items directly: a stack's weight is its samples', a
 subtree's total is summed level by level, and `sampled.build_tree` folds the threads (as
 roots) into one tree. Nothing walks a stack per sample: the work is linear in the tables.
-Markers are counted, not shown. Weights: sample counts, or milliseconds where the profile
+Markers become a Timeline (`gecko_markers`): intervals as slices, instants as instants, a
+track per thread. Weights: sample counts, or milliseconds where the profile
 says its samples carry `tracing-ms` weights.
 """
 
@@ -34,6 +35,7 @@ from perfview.core.model import Bundle, SampledProfile
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders.base import PLAIN, read_content, strip_bom
+from perfview.loaders.gecko_markers import Markers
 
 NAME: Final = "gecko"
 DESCRIPTION = "a Firefox Profiler (Gecko) profile"
@@ -261,12 +263,16 @@ def _weights(raw: list[Any] | None, n: int) -> np.ndarray:
     return out
 
 
-def _threads(doc: dict[str, Any]) -> list[tuple[dict[str, Any], list[Any]]]:
-    """Every thread of the profile and of its child processes, each with its strings."""
+def _threads(doc: dict[str, Any]) -> list[tuple[dict[str, Any], list[Any], float, int]]:
+    """Every thread of the profile and of its child processes, each with its strings, the
+    milliseconds its process's zero lies after the profile's (raw child processes count from
+    their own `meta.startTime`) and its process's number."""
     shared = doc.get("shared")
     shared_strings = shared.get("stringArray") if isinstance(shared, dict) else None
-    out: list[tuple[dict[str, Any], list[Any]]] = []
+    out: list[tuple[dict[str, Any], list[Any], float, int]] = []
+    root = _start_time(doc)
     pending: list[Any] = [doc]
+    process = -1
     while pending and len(out) <= _MAX_THREADS:
         profile = pending.pop(0)
         if isinstance(profile, str):  # old raw profiles nest child processes as JSON text
@@ -276,6 +282,9 @@ def _threads(doc: dict[str, Any]) -> list[tuple[dict[str, Any], list[Any]]]:
                 continue
         if not isinstance(profile, dict):
             continue
+        process += 1
+        start = _start_time(profile)
+        offset = start - root if start is not None and root is not None else 0.0
         for thread in _list(profile.get("threads")):
             if isinstance(thread, str):
                 pending.append({"threads": [], "processes": [thread]})
@@ -283,11 +292,19 @@ def _threads(doc: dict[str, Any]) -> list[tuple[dict[str, Any], list[Any]]]:
             if not isinstance(thread, dict):
                 continue
             strings = thread.get("stringArray", thread.get("stringTable", shared_strings))
-            out.append((thread, strings if isinstance(strings, list) else []))
+            out.append((thread, strings if isinstance(strings, list) else [], offset, process))
         pending.extend(p for p in _list(profile.get("processes")) if isinstance(p, (dict, str)))
     if len(out) > _MAX_THREADS:
         raise LoadError(f"{_NOT}: it has more than {_MAX_THREADS} threads")
     return out
+
+
+def _start_time(profile: dict[str, Any]) -> float | None:
+    meta = profile.get("meta")
+    start = meta.get("startTime") if isinstance(meta, dict) else None
+    if isinstance(start, (int, float)) and not isinstance(start, bool) and abs(start) < 1e15:
+        return float(start)
+    return None
 
 
 def _unique(name: str, rows: list[tuple[int, str, int, float]]) -> str:
@@ -330,12 +347,17 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
     rows: list[tuple[int, str, int, float]] = []
     units: set[str] = set()
     markers = 0
-    for i, (thread, strings) in enumerate(threads):
+    marks = Markers()
+    for i, (thread, strings, offset, process) in enumerate(threads):
         progress(0.1 + 0.8 * i / max(len(threads), 1), f"thread {i + 1} of {len(threads)}")
         items, stackless, n_samples, unit = _thread_items(thread, strings, interned)
         marker_table = thread.get("markers")
         if isinstance(marker_table, dict):
-            markers += _length(_table(marker_table, "markers"), "name")
+            columns = _table(marker_table, "markers")
+            n_markers = _length(columns, "name")
+            markers += n_markers
+            label = _thread_name(thread)
+            marks.add(columns, n_markers, strings, offset, (process, label, label))
         if n_samples == 0:
             continue
         units.add(unit)
@@ -352,10 +374,12 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
     table = pd.DataFrame(rows, columns=["thread", "name", "samples", "weight"])
     total = float(table["weight"].sum())
     progress(1.0, "done")
+    timeline = marks.timeline()
     return Bundle(
         format=FORMAT,
         path=path,
         tree=tree,
+        timeline=timeline,
         sampled=SampledProfile(unit=units.pop(), threads=table, source=NAME),
         counts={
             "samples": int(table["samples"].sum()),

@@ -21,7 +21,9 @@ from perfview.loaders import (
     memory_profiler_text,
     memray,
     mprof,
+    pprof,
     pyinstrument,
+    scalene,
     speedscope,
     trace,
 )
@@ -31,12 +33,14 @@ LOADERS: tuple[Loader, ...] = (
     cprofile,
     speedscope,  # JSON like traces: its own keys decide before the trace loader looks
     gecko,  # JSON too: a `meta` with an `interval` and threads
+    scalene,  # JSON: Scalene's own keys
     pyinstrument,
     trace,
     mprof,
     memory_profiler_text,
     cuda_snapshot,
     memray,
+    pprof,  # binary protobuf: a walk of its top-level fields
     collapsed,  # plain text lines: last, after every format with a signature
 )
 
@@ -97,8 +101,8 @@ def detect(path: Path) -> Loader:
             raise UnknownFormat(reason)
     raise UnknownFormat(
         "it is not a format perfview reads (cProfile/pstats, Chrome/torch trace JSON, mprof .dat, "
-        "a memory_profiler report, speedscope, collapsed stacks, pyinstrument, a memray capture "
-        "or a CUDA memory snapshot)"
+        "a memory_profiler report, speedscope, collapsed stacks, pyinstrument, a Firefox Profiler "
+        "profile, Scalene JSON, pprof, a memray capture or a CUDA memory snapshot)"
     )
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from perfview.core.atomic import atomic_path
-from perfview.runner import alloc_modes, memory_mode, sample_mode, torch_mode
+from perfview.runner import alloc_modes, memory_mode, sample_mode, scalene_mode, torch_mode
 from perfview.runner.spec import (
     BOOTSTRAP_ENV,
     STATUS_CANCELLED,
@@ -55,6 +55,7 @@ _REQUIRES = {
     "memory-lines": "memory_profiler",
     "memray": "memray",
     "cuda-memory": "torch",
+    "scalene": "scalene",
 }
 _OWN_DIR = str(Path(__file__).resolve().parent)
 
@@ -190,6 +191,7 @@ _MODES: dict[str, Callable[[RunSpec, ScriptRunner], ScriptResult]] = {
     "memray": alloc_modes.record_memray,
     "cuda-memory": alloc_modes.record_cuda_memory,
     "sample": sample_mode.record,
+    "scalene": scalene_mode.record,
 }
 
 
@@ -283,7 +285,7 @@ def _run_mode(spec: RunSpec, err: TextIO) -> ScriptResult:
             os.chdir(spec.cwd)
         mode = _MODES[spec.mode]
         runner = lambda: run_script(spec.script, spec.args)  # noqa: E731
-        if spec.mode in ("memory", "sample"):
+        if spec.mode in ("memory", "sample", "scalene"):
             # The sampler is "the script running": it must stop (and stop its child) on SIGTERM.
             with sigterm_delivered():
                 result = mode(spec, runner)

@@ -24,7 +24,7 @@ import perfview
 from perfview.core import atomic
 
 MODES: tuple[str, ...] = (
-    "cprofile", "torch", "memory", "memory-lines", "memray", "cuda-memory", "sample"
+    "cprofile", "torch", "memory", "memory-lines", "memray", "cuda-memory", "sample", "scalene"
 )  # fmt: skip
 RUNS_ENV = "PERFVIEW_RUNS_DIR"
 # Set in the child's environment when perfview's source dir was put on PYTHONPATH for it; the
@@ -41,6 +41,7 @@ _DEFAULT_NAMES = {
     "memray": "{stem}.memray.bin",
     "cuda-memory": "{stem}_snapshot.pickle",
     "sample": "{stem}.speedscope.json",
+    "scalene": "{stem}.scalene.json",
 }
 
 STATUS_RUNNING = "running"

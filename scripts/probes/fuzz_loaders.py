@@ -332,7 +332,9 @@ def _splice(rng: random.Random, data: bytes, _fmt: str) -> bytes:
 
 PREFIXES = (b"", b"\xfb", b"\xfb(", b"{(", b"CMDLINE x\n", b"MEM ", b"[", b"[{", b"\x1f\x8b",
             b'{"$schema":"speedscope","profiles":[', b'{"root_frame":', b"a;b;c ",
-            b'{"traceEvents":[', b"Filename: a\nLine #  Mem usage\n")  # fmt: skip
+            b'{"traceEvents":[', b"Filename: a\nLine #  Mem usage\n",
+            b'{"alloc_samples":0,"elapsed_time_sec":1,"files":{"a.py":{"lines":[',  # Scalene
+            b"\x0a\x04\x08\x01\x10\x02")  # pprof: a sample type  # fmt: skip
 
 MUTATIONS: dict[str, Callable[[random.Random, bytes, str], bytes]] = {
     "truncate": _truncate,

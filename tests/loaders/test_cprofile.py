@@ -117,10 +117,11 @@ def test_python2_file_is_refused() -> None:
         cprofile.load(path)
 
 
-def test_go_pprof_is_refused(tmp_path: Path) -> None:
+def test_go_pprof_is_not_read_as_cprofile(tmp_path: Path) -> None:
+    """A Go profile named `.prof` opens as pprof (tests/loaders/test_pprof.py); the cProfile
+    loader itself still names it when forced to read it."""
     path = sample("odd/speedscope_pprof_simple.prof")
-    with pytest.raises(UnknownFormat, match="Go pprof profile"):
-        loaders.load(path)
+    assert loaders.detect(path).NAME == "pprof"
     with pytest.raises(LoadError, match="Go pprof"):
         cprofile.load(path)
 

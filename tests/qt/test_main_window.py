@@ -51,7 +51,7 @@ SAMPLES = [
     "memprof_text/axelrod_memory_profiler.log",
 ]
 # Files perfview must refuse with a message (the other odd/ files load best-effort).
-REFUSED = ["odd/gprof2dot_py2_cProfile.pstats", "odd/speedscope_pprof_simple.prof"]
+REFUSED = ["odd/gprof2dot_py2_cProfile.pstats"]
 # Samples whose every view is built (all formats and view kinds, kept few for speed).
 ALL_VIEWS = {
     "kineto_gpu/hta_mi250_rocm6.2.json.gz",

@@ -166,6 +166,9 @@ def table_builders(bundle: Bundle) -> dict[str, Builder]:
     if bundle.lines is not None:
         report = bundle.lines
         tables.update(lines=lambda: report.lines, blocks=lambda: report.blocks)
+        functions = report.functions
+        if functions is not None:  # a report's own per-function table (Scalene's)
+            tables["scalene_functions"] = lambda: functions
     return tables
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from perfview.core.model import schema
+
 
 @dataclass(frozen=True)
 class TableDoc:
@@ -174,7 +176,8 @@ TABLES: dict[str, TableDoc] = {
         ),
     ),
     "lines": TableDoc(
-        "memory_profiler: one row per reported source line",
+        "line reports (memory_profiler, Scalene): one row per reported source line; a Scalene "
+        "profile adds its per-line numbers (the columns of `scalene_functions` after `line`)",
         tuple(
             (c, "")
             for c in (
@@ -190,8 +193,13 @@ TABLES: dict[str, TableDoc] = {
         ),
     ),
     "blocks": TableDoc(
-        "memory_profiler: one row per profiled function",
+        "line reports: one row per profiled function (memory_profiler) or file (Scalene)",
         tuple((c, "") for c in ("block", "report", "file", "function", "first_line", "n_lines")),
+    ),
+    "scalene_functions": TableDoc(
+        "Scalene: its own per-function sums; percentages of elapsed time (CPU, GPU) and of all "
+        "memory allocated",
+        tuple((c, "") for c in ("file", "function", "line", *schema.SCALENE_LINES)),
     ),
 }
 

@@ -26,6 +26,7 @@ Format = Literal[
     "trace",
     "mprof",
     "memprof_text",
+    "scalene",
     "cuda_snapshot",
     "memray",
     "sampled",
@@ -173,12 +174,37 @@ class MemoryProfile:
     cmdlines: list[str] = field(default_factory=list)  # one per run
 
 
+@dataclass(frozen=True)
+class LineColumn:
+    """A number column of a line report as the source view shows it: its header, the `lines`
+    column it reads, and how it is drawn ("bytes", "increment": memory_profiler's heat-coloured
+    growth, "count", "pct": a share heat-coloured by its size, "rate": bytes per second)."""
+
+    header: str
+    column: str
+    kind: str
+
+
+# memory_profiler's own columns, in its report's order
+MEMORY_PROFILER_COLUMNS = (
+    LineColumn("Mem usage", "mem_bytes", "bytes"),
+    LineColumn("Increment", "increment_bytes", "increment"),
+    LineColumn("Occurrences", "occurrences", "count"),
+)
+
+
 @dataclass
 class LineReport:
-    """memory_profiler's line-by-line report: one row per source line of each profiled function."""
+    """A line-by-line report (memory_profiler's, Scalene's): one row per source line of each
+    block (a profiled function, or a whole profiled file). `columns` are the numbers the source
+    view shows for each line; `functions` is the report's own per-function table, when it
+    has one (Scalene's)."""
 
-    lines: pd.DataFrame  # schema.LINES
+    lines: pd.DataFrame  # schema.LINES, then the columns `columns` names that it lacks
     blocks: pd.DataFrame  # columns: block, report, file, function, first_line, n_lines
+    columns: tuple[LineColumn, ...] = MEMORY_PROFILER_COLUMNS
+    functions: pd.DataFrame | None = None
+    block_kind: str = "Function"  # what a block is, for the view's chooser ("File" for Scalene)
 
 
 @dataclass
@@ -223,10 +249,12 @@ class Bundle:
 
 
 __all__ = [
+    "MEMORY_PROFILER_COLUMNS",
     "ArgsStore",
     "Bundle",
     "CallTree",
     "Format",
+    "LineColumn",
     "LineReport",
     "MemoryProfile",
     "PstatsProfile",

@@ -151,6 +151,26 @@ LINES: dict[str, str] = {
     "content": "object",
 }
 
+# Scalene's per-line numbers (`scalene --json`), after schema.LINES in a Scalene LineReport.
+# Percentages are of the program's elapsed time (CPU, GPU) or of all memory allocated
+# (`alloc_pct`); MB figures are converted from Scalene's MiB.
+SCALENE_LINES: dict[str, str] = {
+    "cpu_python_pct": "float64",  # n_cpu_percent_python: time running Python code
+    "cpu_native_pct": "float64",  # n_cpu_percent_c: time in native code
+    "cpu_system_pct": "float64",  # n_sys_percent: time in the system (I/O, sleeping)
+    "cpu_total_pct": "float64",  # the three summed
+    "gpu_pct": "float64",  # n_gpu_percent
+    "gpu_peak_bytes": "float64",  # n_gpu_peak_memory_mb
+    "mem_avg_bytes": "float64",  # n_avg_mb: average memory the line's allocations held
+    "mem_peak_bytes": "float64",  # n_peak_mb: the peak footprint at the line
+    "mem_growth_bytes": "float64",  # n_growth_mb (equal to n_peak_mb since Scalene 1.5.x)
+    "alloc_bytes": "float64",  # n_malloc_mb: memory allocated by the line
+    "alloc_pct": "float64",  # n_usage_fraction x 100: its share of all allocation
+    "python_alloc_pct": "float64",  # n_python_fraction x 100: of it, by Python code
+    "mallocs": "float64",  # n_mallocs
+    "copy_bytes_per_s": "float64",  # n_copy_mb_s: memcpy volume per second
+}
+
 
 def empty(schema: dict[str, str]) -> pd.DataFrame:
     """An empty frame with the schema's columns and dtypes."""

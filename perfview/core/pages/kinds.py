@@ -116,6 +116,11 @@ KINDS: tuple[Kind, ...] = (
         (Tab("lines"), Tab("functions", table=True), _QUERY),
     ),
     Kind(
+        "scalene",
+        pred.format_is("scalene"),
+        (Tab("lines"), Tab("functions", table=True), _QUERY),
+    ),
+    Kind(
         "job",
         pred.is_job,
         (

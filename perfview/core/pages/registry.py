@@ -8,7 +8,14 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from perfview.core.analysis import aggregate, cuda_memory_views, memray_views, sampled, tree_table
+from perfview.core.analysis import (
+    aggregate,
+    cuda_memory_views,
+    memray_views,
+    sampled,
+    scalene_tables,
+    tree_table,
+)
 from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import (
     memory_alloc,
@@ -78,6 +85,7 @@ PAGES: dict[str, Page] = {
             {
                 "pstats": lambda b: aggregate.functions_table(pred.profile(b)),
                 "memprof_text": lambda b: aggregate.line_functions_table(pred.lines(b)),
+                "scalene": lambda b: scalene_tables.functions_table(pred.lines(b)),
                 "sampled": sampled.bundle_functions,
             },
             widget="functions",
@@ -417,8 +425,12 @@ PAGES: dict[str, Page] = {
         Page(
             "lines",
             "Lines",
-            "memory_profiler lines, biggest increment first",
-            {"memprof_text": lambda b: aggregate.lines_table(pred.lines(b))},
+            "line reports: memory_profiler's lines, biggest increment first; Scalene's lines "
+            "with CPU, GPU or memory recorded, most CPU first",
+            {
+                "memprof_text": lambda b: aggregate.lines_table(pred.lines(b)),
+                "scalene": lambda b: scalene_tables.lines_table(pred.lines(b)),
+            },
             widget="lines",
         ),
         Page(

@@ -1,10 +1,12 @@
-"""memory_profiler line-by-line report: one profiled function at a time, as annotated source.
+"""A line-by-line report (memory_profiler's, Scalene's): one block at a time, as annotated source.
 
-Rows are the function's source lines with Mem usage, Increment (heat-coloured: red where memory
-grew, blue where it shrank, stronger for bigger changes), Occurrences and the line itself in a
-monospace font, i.e. what `python -m memory_profiler` prints, but sortable and easier to scan.
-The heat colour is a translucent tint over the palette's base colour, so it reads in light and
-dark themes alike.
+Rows are the block's source lines with the report's number columns (`LineReport.columns`) and
+the line itself in a monospace font. For memory_profiler: Mem usage, Increment (heat-coloured:
+red where memory grew, blue where it shrank, stronger for bigger changes) and Occurrences, i.e.
+what `python -m memory_profiler` prints, but sortable and easier to scan. For Scalene: CPU time
+(Python, native, system), GPU, memory (average, peak, allocated, its share) and copy volume,
+each share tinted by its size. The heat colour is a translucent tint over the palette's base
+colour, so it reads in light and dark themes alike.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from PySide6.QtWidgets import (
 )
 
 from perfview.core.analysis.profile_tables import entry_rows, growth_increments
-from perfview.core.model import LineReport
+from perfview.core.model import MEMORY_PROFILER_COLUMNS, LineColumn, LineReport
 from perfview.core.model.units import format_bytes
 from perfview.qt.document import Document, Selection
 
 AnyIndex = QModelIndex | QPersistentModelIndex
+# memory_profiler's columns (a Scalene report has its own: `LineReportModel.headers`)
 HEADERS = ("Line #", "Mem usage", "Increment", "Occurrences", "Line Contents")
 LINE, MEM, INC, OCC, CONTENT = range(len(HEADERS))
 RAW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -51,14 +54,39 @@ def heat_color(increment: float, scale: float) -> QColor | None:
     return base
 
 
-class LineReportModel(QAbstractTableModel):
-    """The rows of one function block of a `LineReport`."""
+def _text(value: float, kind: str, column: LineColumn) -> str:
+    """A number as the column shows it; "" where the line has none."""
+    if math.isnan(value):
+        return ""
+    if kind == "count":
+        return f"{int(value):,}"
+    if kind == "pct":
+        return f"{value:.1f}%" if value else ""
+    if kind == "rate":
+        return f"{format_bytes(value, digits=3)}/s" if value else ""
+    if kind == "bytes" and column.column != "mem_bytes" and not value:
+        return ""  # Scalene's zeros: nothing allocated there
+    text = format_bytes(value, digits=4)
+    return f"+{text}" if kind == "increment" and value > 0 else text
 
-    def __init__(self, rows: pd.DataFrame | None = None, parent: Any = None) -> None:
+
+class LineReportModel(QAbstractTableModel):
+    """The rows of one block of a `LineReport`, with the report's number columns."""
+
+    def __init__(
+        self,
+        rows: pd.DataFrame | None = None,
+        parent: Any = None,
+        columns: tuple[LineColumn, ...] = MEMORY_PROFILER_COLUMNS,
+    ) -> None:
         super().__init__(parent)
         self._font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.columns = columns
+        self.headers = ("Line #", *(c.header for c in columns), "Line Contents")
+        self.content = len(self.headers) - 1
         self._rows = pd.DataFrame()
         self._scale = 0.0
+        self._scales: dict[str, float] = {}
         self._entry = np.zeros(0, dtype=bool)
         self.set_rows(rows if rows is not None else pd.DataFrame())
 
@@ -70,49 +98,56 @@ class LineReportModel(QAbstractTableModel):
         inc = growth.to_numpy(np.float64)
         finite = np.abs(inc[np.isfinite(inc)])
         self._scale = float(finite.max()) if len(finite) else 0.0
+        self._scales = {
+            c.column: float(np.nanmax(np.abs(self._rows[c.column].to_numpy(np.float64)), initial=0))
+            for c in self.columns
+            if c.kind == "pct" and c.column in self._rows
+        }
         self.endResetModel()
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
+        return 0 if parent.isValid() else len(self.headers)
 
     def _raw(self, row: int, column: int) -> Any:
-        record = self._rows.iloc[row]
         if column == LINE:
-            return int(record["line"])
-        if column == MEM:
-            return float(record["mem_bytes"])
-        if column == INC:
-            return float(record["increment_bytes"])
-        if column == OCC:
-            return float(record["occurrences"])
-        return str(record["content"])
+            return int(self._rows["line"].to_numpy()[row])
+        if column == self.content:
+            return str(self._rows["content"].to_numpy()[row])
+        return float(self._rows[self.columns[column - 1].column].to_numpy(np.float64)[row])
+
+    def _background(self, row: int, column: int) -> QColor | None:
+        spec = self.columns[column - 1]
+        if spec.kind == "increment":
+            if self._entry[row]:  # a baseline, not growth: not on the heat scale
+                return None
+            return heat_color(self._raw(row, column), self._scale)
+        if spec.kind == "pct":
+            value = self._raw(row, column)
+            return heat_color(abs(value), self._scales.get(spec.column, 0.0))
+        return None
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
             return None
         row, column = index.row(), index.column()
+        numbers = 0 < column < self.content
         if role in (Qt.ItemDataRole.DisplayRole, RAW_ROLE):
             value = self._raw(row, column)
-            if role == RAW_ROLE or column in (LINE, CONTENT):
+            if role == RAW_ROLE or not numbers:
                 return value
-            if math.isnan(value):
-                return ""
-            if column == OCC:
-                return f"{int(value):,}"
-            text = format_bytes(value, digits=4)
-            return f"+{text}" if column == INC and value > 0 else text
-        if role == Qt.ItemDataRole.BackgroundRole and column == INC:
-            if self._entry[row]:  # a baseline, not growth: not on the heat scale
-                return None
-            return heat_color(self._raw(row, INC), self._scale)
-        if role == Qt.ItemDataRole.ToolTipRole and column == INC and self._entry[row]:
+            spec = self.columns[column - 1]
+            return _text(value, spec.kind, spec)
+        if role == Qt.ItemDataRole.BackgroundRole and numbers:
+            return self._background(row, column)
+        increment = numbers and self.columns[column - 1].kind == "increment"
+        if role == Qt.ItemDataRole.ToolTipRole and increment and self._entry[row]:
             return ENTRY_TIP
-        if role == Qt.ItemDataRole.FontRole and column in (LINE, CONTENT):
+        if role == Qt.ItemDataRole.FontRole and not numbers:
             return self._font
-        if role == Qt.ItemDataRole.TextAlignmentRole and column != CONTENT:
+        if role == Qt.ItemDataRole.TextAlignmentRole and column != self.content:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -122,9 +157,9 @@ class LineReportModel(QAbstractTableModel):
         if (
             role == Qt.ItemDataRole.DisplayRole
             and orientation == Qt.Orientation.Horizontal
-            and 0 <= section < len(HEADERS)
+            and 0 <= section < len(self.headers)
         ):
-            return HEADERS[section]
+            return self.headers[section]
         return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
@@ -144,7 +179,7 @@ class LineReportView(QWidget):
         self.document = document
         self.selector = QComboBox(self)
         self.summary = QLabel(self)
-        self.model = LineReportModel(parent=self)
+        self.model = LineReportModel(parent=self, columns=report.columns)
         self.table = QTableView(self)
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -168,7 +203,7 @@ class LineReportView(QWidget):
         self.selector.currentIndexChanged.connect(self._on_block)
 
         top = QHBoxLayout()
-        top.addWidget(QLabel("Function:", self))
+        top.addWidget(QLabel(f"{report.block_kind}:", self))
         top.addWidget(self.selector, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -205,6 +240,9 @@ class LineReportView(QWidget):
                 self.document.select(Selection(kind="function", name=name, source=self))
 
     def _summarise(self, rows: pd.DataFrame) -> None:
+        if self.report.columns != MEMORY_PROFILER_COLUMNS:
+            self.summary.setText(_most(rows, self.report.columns))
+            return
         mem = rows["mem_bytes"].to_numpy(np.float64)
         inc = growth_increments(rows).to_numpy(np.float64)
         if not len(rows) or not np.isfinite(mem).any():
@@ -227,6 +265,20 @@ class LineReportView(QWidget):
         hits = np.flatnonzero(blocks["function"].astype(str).to_numpy() == selection.name)
         if len(hits):
             self.selector.setCurrentIndex(int(hits[0]))
+
+
+def _most(rows: pd.DataFrame, columns: tuple[LineColumn, ...], shown: int = 4) -> str:
+    """The block's line count and, for its first `shown` columns with any value, the line
+    where each is largest (a report other than memory_profiler's)."""
+    parts = [f"{len(rows)} lines"]
+    line = rows["line"].to_numpy()
+    for spec in columns:
+        values = np.nan_to_num(rows[spec.column].to_numpy(np.float64))
+        if len(parts) > shown or not len(values) or values.max() <= 0:
+            continue
+        k = int(np.argmax(values))
+        parts.append(f"most {spec.header}: {_text(values[k], spec.kind, spec)} at line {line[k]}")
+    return "  ·  ".join(parts)
 
 
 __all__ = ["LineReportModel", "LineReportView", "heat_color"]

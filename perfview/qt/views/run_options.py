@@ -41,6 +41,7 @@ class RunOptionsPages(QStackedWidget):
         )
         self.sample_options = SampleOptions()
         self.addWidget(self.sample_options)
+        self.addWidget(QLabel("Scalene profiles the whole script: CPU, GPU and memory per line."))
 
     def _torch_page(self) -> QWidget:
         page = QWidget()

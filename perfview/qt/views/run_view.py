@@ -52,6 +52,7 @@ MODE_LABELS = {
     "memray": "Allocations (memray)",
     "cuda-memory": "CUDA memory snapshot (torch allocator history)",
     "sample": "Sampling (py-spy, speedscope)",
+    "scalene": "CPU, GPU and memory per line (Scalene)",
 }
 
 
