@@ -20,7 +20,7 @@ from tests.conftest import DATA, sample
 pytest.importorskip("google.protobuf", reason="pprof needs the `pprof` extra (protobuf)")
 
 PPROF = DATA / "pprof"
-FILES = ("austin.pprof", "go.cpu.labels.pprof")
+FILES = ("fib.pb.gz", "profile-with-labels.pb.gz", "profile1.pb")
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -104,27 +104,43 @@ def test_totals_equal_an_independent_sum(name: str, tmp_path: Path) -> None:
     assert int(bundle.sampled.threads["samples"].sum()) == n_samples
 
 
-def test_austin_threads_become_roots() -> None:
-    bundle = load(PPROF / "austin.pprof", options=FRESH)
+def test_thread_labels_become_roots(tmp_path: Path) -> None:
+    """Samples labelled with a thread (Austin writes `Thread ID`, others `thread_name`) hang
+    under one root per thread: fib's samples split between two labelled threads."""
+    from perfview.loaders.pprof_proto import message_class
+
+    profile = message_class().FromString(gzip.decompress((PPROF / "fib.pb.gz").read_bytes()))
+    key = len(profile.string_table)
+    profile.string_table.extend(["Thread ID", "82848", "82858"])
+    for i, s in enumerate(profile.sample):
+        label = s.label.add()
+        label.key, label.str = key, key + 1 + i % 2
+    path = tmp_path / "threads.pprof"
+    path.write_bytes(profile.SerializeToString())
+    bundle = load(path, options=FRESH)
     assert bundle.sampled is not None
     assert bundle.tree is not None
     threads = bundle.sampled.threads
-    assert sorted(threads["name"]) == ["82848", "82858"]  # Austin's "Thread ID" labels
+    assert sorted(threads["name"]) == ["82848", "82858"]
+    assert int(threads["samples"].sum()) == len(profile.sample)
     roots = bundle.tree.children(0)
     names = bundle.tree.frames["name"].to_numpy()[bundle.tree.frame[roots]]
     assert sorted(names) == ["82848", "82858"]
-    assert bundle.sampled.unit == "ns"
 
 
 def test_go_profile_weighs_the_default_type() -> None:
-    bundle = load(PPROF / "go.cpu.labels.pprof", options=FRESH)
+    bundle = load(PPROF / "fib.pb.gz", options=FRESH)
     assert bundle.sampled is not None
     assert bundle.tree is not None
     assert bundle.sampled.unit == "ns"  # cpu/nanoseconds, the last type (no default named)
     assert bundle.counts["period"] == 10_000_000
     assert bundle.duration_ns > 0
-    assert bundle.counts["labels"] > 0
     assert not bundle.warnings  # nothing was repaired
+
+
+def test_labels_are_counted() -> None:
+    bundle = load(PPROF / "profile-with-labels.pb.gz", options=FRESH)
+    assert bundle.counts["labels"] > 0
 
 
 def test_speedscope_sample_loads_under_its_prof_name() -> None:
@@ -142,9 +158,7 @@ def test_an_all_zero_default_type_gives_way(tmp_path: Path) -> None:
     first type with weight is drawn instead (pprof itself would show the zeros)."""
     from perfview.loaders.pprof_proto import message_class
 
-    profile = message_class().FromString(
-        gzip.decompress((PPROF / "go.cpu.labels.pprof").read_bytes())
-    )
+    profile = message_class().FromString(gzip.decompress((PPROF / "fib.pb.gz").read_bytes()))
     zero = profile.sample_type.add()
     zero.type, zero.unit = len(profile.string_table), len(profile.string_table) + 1
     profile.string_table.extend(["lock_time", "nanoseconds"])
@@ -160,8 +174,8 @@ def test_an_all_zero_default_type_gives_way(tmp_path: Path) -> None:
 
 def test_plain_and_gzipped_read_the_same(tmp_path: Path) -> None:
     plain = tmp_path / "a"
-    plain.write_bytes(gzip.decompress((PPROF / "go.cpu.labels.pprof").read_bytes()))
-    a, b = load(plain, options=FRESH), load(PPROF / "go.cpu.labels.pprof", options=FRESH)
+    plain.write_bytes(gzip.decompress((PPROF / "fib.pb.gz").read_bytes()))
+    a, b = load(plain, options=FRESH), load(PPROF / "fib.pb.gz", options=FRESH)
     assert a.counts == b.counts
     assert a.tree is not None
     assert b.tree is not None
@@ -170,7 +184,7 @@ def test_plain_and_gzipped_read_the_same(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("cut", [7, 100, 1000])
 def test_damaged_files_are_one_sentence(tmp_path: Path, cut: int) -> None:
-    data = (PPROF / "austin.pprof").read_bytes()
+    data = (PPROF / "profile1.pb").read_bytes()
     path = tmp_path / "cut.pprof"
     path.write_bytes(data[:cut])
     with pytest.raises(LoadError) as info:
@@ -181,13 +195,13 @@ def test_damaged_files_are_one_sentence(tmp_path: Path, cut: int) -> None:
 def test_bad_references_are_one_sentence(tmp_path: Path) -> None:
     from perfview.loaders.pprof_proto import message_class
 
-    profile = message_class().FromString((PPROF / "austin.pprof").read_bytes())
+    profile = message_class().FromString((PPROF / "profile1.pb").read_bytes())
     profile.sample[0].location_id.append(999_999)  # no such location
     path = tmp_path / "bad.pprof"
     path.write_bytes(profile.SerializeToString())
     with pytest.raises(LoadError, match="location it does not hold"):
         pprof_loader.load(path)
-    profile = message_class().FromString((PPROF / "austin.pprof").read_bytes())
+    profile = message_class().FromString((PPROF / "profile1.pb").read_bytes())
     profile.function[0].name = 10**6  # past the string table
     path.write_bytes(profile.SerializeToString())
     with pytest.raises(LoadError, match="string table"):
