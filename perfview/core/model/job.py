@@ -37,6 +37,10 @@ class RankReduction:
     # contributors (step, category, name, ns: CRITICAL_TOP per step)
     critical_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     critical: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the rank's operators and kernels by name (analysis.torch.job.OP_COLUMNS, KERNEL_COLUMNS):
+    # what `perfview diff JOB_A JOB_B --view ops|kernels` compares over the ranks of each side
+    ops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    kernels: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def partial(self) -> bool:
