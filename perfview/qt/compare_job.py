@@ -36,6 +36,8 @@ TITLES = {
     "frames": "Functions",
     "frames-samples": "Functions",
     "frames-bytes": "Functions",
+    "ranks": "Ranks",
+    "collectives": "Collectives",
 }
 
 

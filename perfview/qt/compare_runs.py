@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QLabel, QTableView, QTabWidget, QVBoxLayout, QWidg
 from perfview.core.compare import significance
 from perfview.core.compare.runs import RunsComparison, diff_runs_all, unit_of
 from perfview.core.model import Bundle
+from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress
 from perfview.qt.compare_job import TITLES
 from perfview.qt.models.table_model import DataFrameModel
@@ -48,9 +49,68 @@ class RunsCompareResult:
     match: str
     comparisons: dict[str, RunsComparison]
     errors: dict[str, str] = field(default_factory=dict)
+    what: str = "runs"  # what a side's files are: "runs", or a job's "ranks"
+    sides: tuple[str, str] = ("", "")  # the two jobs' folders (with what == "ranks")
 
     def views(self) -> list[str]:
         return [*self.comparisons, *self.errors]
+
+
+def build_jobs_result(path_a: str, path_b: str, progress: Progress) -> RunsCompareResult:
+    """Pure worker function: open both jobs (their ranks parsed and reduced in worker
+    processes) and compare them over their ranks, every view (`core.compare.job_runs`)."""
+    from perfview import job_cli
+    from perfview.cli_common import CliError
+    from perfview.core.compare.job_runs import diff_job_runs_all
+
+    jobs = []
+    for i, path in enumerate((path_a, path_b)):
+        progress(i / 3, f"opening the job {Path(path).name}")
+        try:
+            jobs.append(job_cli.open_side(path))
+        except CliError as exc:
+            raise LoadError(str(exc)) from exc
+    progress(2 / 3, "comparing the jobs rank by rank")
+    comparisons, errors = diff_job_runs_all(jobs[0], jobs[1])
+    ranks = [[Path(r.path) for r in job.ranks] for job in jobs]
+    return RunsCompareResult(ranks[0], ranks[1], "basename", comparisons, errors, "ranks",
+                             (str(path_a), str(path_b)))  # fmt: skip
+
+
+class JobsCompareJob(QObject):
+    """Two multi-rank jobs (folders of rank traces) compared over their ranks in one worker
+    task; the same signals as `RunsCompareJob`, shown by the same `RunsCompareTab`."""
+
+    finished = Signal(object)  # RunsCompareResult
+    failed = Signal(str, str)
+    cancelled = Signal()
+
+    def __init__(
+        self,
+        path_a: str,
+        path_b: str,
+        track: Callable[[Task, Path, str], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.paths = [Path(path_a), Path(path_b)]
+        self.track = track
+        self.task: Task | None = None
+
+    def start(self) -> None:
+        a, b = (str(p) for p in self.paths)
+        task = Task(lambda progress: build_jobs_result(a, b, progress), name="compare jobs")
+        task.finished.connect(self.finished.emit)
+        task.failed.connect(lambda message: self.failed.emit(f"{a} and {b}", message))
+        task.cancelled.connect(self.cancelled.emit)
+        self.task = task
+        if self.track is not None:
+            self.track(task, self.paths[1], "Comparing the jobs rank by rank…")
+        task.start()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
 
 def build_runs_result(
@@ -175,6 +235,8 @@ class RunsCompareTab(QWidget):
     @property
     def title(self) -> str:
         r = self.result
+        if r.what == "ranks":
+            return f"{Path(r.sides[0]).name} ↔ {Path(r.sides[1]).name}"
         return f"{len(r.runs_a)} runs ↔ {len(r.runs_b)} runs"
 
     def header_html(self) -> str:
@@ -186,11 +248,15 @@ class RunsCompareTab(QWidget):
         if first is not None and fewest >= need:
             method += f", {first.coverage * 100:.1f} % interval"
         elif fewest < need:
-            method += f"; no 95 % interval from {fewest} runs a side (record {need} or more)"
+            method += f"; no 95 % interval from {fewest} {r.what} a side (record {need} or more)"
         names = [", ".join(Path(p).name for p in side) for side in (r.runs_a, r.runs_b)]
+        if r.what == "ranks":
+            names = [f"{side} ({n})" for side, n in zip(r.sides, names, strict=True)]
+            method = (f"{method}; samples: each side's ranks (Ranks: each rank's steps, "
+                      "time outside collectives)")  # fmt: skip
         return (
-            f"<b>A</b> ({len(r.runs_a)} runs) {names[0]} &nbsp;<b>vs</b>&nbsp; "
-            f"<b>B</b> ({len(r.runs_b)} runs) {names[1]}<br>"
+            f"<b>A</b> ({len(r.runs_a)} {r.what}) {names[0]} &nbsp;<b>vs</b>&nbsp; "
+            f"<b>B</b> ({len(r.runs_b)} {r.what}) {names[1]}<br>"
             f"<small>per row: median of each side, change: {method}; verdicts: "
             f"slower, faster, unchanged, noise (the interval spans 0)</small>"
         )
@@ -217,9 +283,11 @@ class RunsCompareTab(QWidget):
 
 
 __all__ = [
+    "JobsCompareJob",
     "RunsCompareJob",
     "RunsCompareResult",
     "RunsCompareTab",
+    "build_jobs_result",
     "build_runs_result",
     "split_runs",
 ]

@@ -44,7 +44,6 @@ from perfview.core.compare.runs import (
 )
 from perfview.core.model.job import Job, RankReduction
 
-
 # Ops that start a collective (see the module docstring): not in the ops view.
 COMM_OPS = r"^(?:c10d::|[nr]ccl:|gloo:|record_param_comms)"
 
@@ -105,7 +104,7 @@ def _collective_frames(job: Job) -> list[pd.DataFrame]:
     has_seq = arr.groupby("group")["seq"].transform("min") >= 0
     nth = arr.groupby(["rank", "group", "kind"], sort=False).cumcount()
     arr["seq"] = np.where(has_seq, arr["seq"], nth).astype(I64)
-    by_rank = {int(r): g[cols[1:]] for r, g in arr[cols].groupby("rank", sort=False)}
+    by_rank = {int(str(r)): g[cols[1:]] for r, g in arr[cols].groupby("rank", sort=False)}
     return [by_rank.get(r.rank, pd.DataFrame(columns=cols[1:])) for r in job.ranks]
 
 
@@ -209,7 +208,9 @@ def diff_job_runs(
     """Job B against job A in one view over ranks; ValueError (one sentence) for a bad view,
     a bad metric or a job without ranks."""
     if view not in VIEWS:
-        raise ValueError(f"two jobs compare over ranks in the views {', '.join(VIEWS)}, not {view!r}")
+        raise ValueError(
+            f"two jobs compare over ranks in the views {', '.join(VIEWS)}, not {view!r}"
+        )
     spec = VIEWS[view]
     metric = metric or spec.metrics[0]
     if metric not in spec.metrics:

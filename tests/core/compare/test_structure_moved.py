@@ -40,13 +40,14 @@ def _trace(tmp: Path, name: str, nodes: list[Node]) -> Timeline:
 
 def _rows(tmp: Path, a: list[Node], b: list[Node]) -> list[tuple[str, str]]:
     d = diff_structure(_trace(tmp, "a", a), _trace(tmp, "b", b))
-    return [(p.split("/", 1)[1], s) for p, s in zip(d.table["path"], d.table["status"], strict=True)]
+    table = d.table
+    return [(p.split("/", 1)[1], s) for p, s in zip(table["path"], table["status"], strict=True)]
 
 
 def test_a_subtree_run_later_is_moved(tmp_path: Path) -> None:
-    body = ("body", [("inner", [])])
-    a = [("step", [("load", []), body, ("save", []), ("log", [])])]
-    b = [("step", [("load", []), ("save", []), ("log", []), body])]
+    body: Node = ("body", [("inner", [])])
+    a: list[Node] = [("step", [("load", []), body, ("save", []), ("log", [])])]
+    b: list[Node] = [("step", [("load", []), ("save", []), ("log", []), body])]
     assert _rows(tmp_path, a, b) == [
         ("step", "changed"),
         ("step/load", "same"),
@@ -56,15 +57,16 @@ def test_a_subtree_run_later_is_moved(tmp_path: Path) -> None:
         ("step/body/inner", "same"),
     ]
     d = diff_structure(_trace(tmp_path, "a", a), _trace(tmp_path, "b", b))
-    assert d.first_path is not None and d.first_path.endswith("step/body")
+    assert d.first_path is not None
+    assert d.first_path.endswith("step/body")
     moved = d.table[d.table["status"] == "moved"].iloc[0]
     # both durations known: the delta is a plain difference (the same content here)
     assert moved["delta_ns"] == moved["b_ns"] - moved["a_ns"] == 0
 
 
 def test_a_moved_subtree_whose_content_changed_is_not_moved(tmp_path: Path) -> None:
-    a = [("step", [("load", []), ("body", [("inner", [])]), ("save", []), ("log", [])])]
-    b = [("step", [("load", []), ("save", []), ("log", []), ("body", [("other", [])])])]
+    a: list[Node] = [("step", [("load", []), ("body", [("inner", [])]), ("save", []), ("log", [])])]
+    b: list[Node] = [("step", [("load", []), ("save", []), ("log", []), ("body", [("other", [])])])]
     rows = _rows(tmp_path, a, b)
     assert "moved" not in {s for _, s in rows}
     assert ("step/body", "removed") in rows
@@ -72,9 +74,9 @@ def test_a_moved_subtree_whose_content_changed_is_not_moved(tmp_path: Path) -> N
 
 
 def test_identical_traces_have_nothing_moved_and_swaps_move_one(tmp_path: Path) -> None:
-    same = [("step", [("x", []), ("y", [("z", [])])])]
+    same: list[Node] = [("step", [("x", []), ("y", [("z", [])])])]
     assert {s for _, s in _rows(tmp_path, same, same)} == {"same"}
-    swapped = [("step", [("y", [("z", [])]), ("x", [])])]
+    swapped: list[Node] = [("step", [("y", [("z", [])]), ("x", [])])]
     rows = _rows(tmp_path, same, swapped)
     assert [s for _, s in rows].count("moved") == 1
     assert not {"inserted", "removed"} & {s for _, s in rows}
