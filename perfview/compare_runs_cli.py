@@ -88,6 +88,11 @@ def _interval(low: float, high: float) -> str:
     return f"[{_pct(low)}, {_pct(high)}]"
 
 
+def interval_text(low: float, high: float) -> str:
+    """An interval relative to A's median as printed: `[+2.5 %, +14.1 %]`, or `unbounded`."""
+    return _interval(low, high)
+
+
 def row_labels(comparison: RunsComparison, frame: pd.DataFrame) -> list[str]:
     """Readable name of each row: its key and info cells joined by spaces."""
     cols = [c for c in [*comparison.key, *comparison.info] if c != "nth"]
@@ -278,6 +283,7 @@ __all__ = [
     "confidence_arg",
     "expand",
     "gate_failures",
+    "interval_text",
     "report",
     "run",
     "write_runs",

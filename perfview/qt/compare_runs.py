@@ -19,6 +19,7 @@ import pandas as pd
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QTableView, QTabWidget, QVBoxLayout, QWidget
 
+from perfview.compare_runs_cli import interval_text
 from perfview.core.compare import significance
 from perfview.core.compare.runs import RunsComparison, diff_runs_all, unit_of
 from perfview.core.model import Bundle
@@ -199,11 +200,20 @@ class RunsCompareJob(QObject):
 
 
 def display_frame(c: RunsComparison) -> pd.DataFrame:
-    """Columns shown: verdict, keys, info, medians of the metric, change and its interval."""
+    """Columns shown: verdict, keys, info, medians of the metric, change and its interval.
+
+    The interval is one text column, as the CLI writes it (`[+2.5 %, +14.1 %]`, `unbounded`
+    when too few samples reach the confidence): two columns of `-inf %` said less, wider."""
     m = c.metric
     cols = ["verdict", *[k for k in [*c.key, *c.info] if k != "nth"]]
-    cols += [f"{m}_a", f"{m}_b", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"]
-    return c.table[cols]
+    cols += [f"{m}_a", f"{m}_b", "change_pct"]
+    frame = c.table[cols].copy()
+    frame["interval"] = [
+        interval_text(lo, hi)
+        for lo, hi in zip(c.table["ci_low_pct"], c.table["ci_high_pct"], strict=True)
+    ]
+    frame["p_value"] = c.table["p_value"]
+    return frame
 
 
 def _placeholder(text: str) -> QLabel:
@@ -250,8 +260,10 @@ class RunsCompareTab(QWidget):
         elif fewest < need:
             method += f"; no 95 % interval from {fewest} {r.what} a side (record {need} or more)"
         names = [", ".join(Path(p).name for p in side) for side in (r.runs_a, r.runs_b)]
-        if r.what == "ranks":
-            names = [f"{side} ({n})" for side, n in zip(r.sides, names, strict=True)]
+        if r.what == "ranks":  # the job's folder, then its first and last rank file
+            pairs = zip(r.sides, (r.runs_a, r.runs_b), strict=True)
+            names = [f"{Path(folder).name}/ ({Path(side[0]).name} … {Path(side[-1]).name})"
+                     for folder, side in pairs]  # fmt: skip
             method = (f"{method}; samples: each side's ranks (Ranks: each rank's steps, "
                       "time outside collectives)")  # fmt: skip
         return (
@@ -272,12 +284,13 @@ class RunsCompareTab(QWidget):
         m, unit = c.metric, unit_of(c.metric)
         model = DataFrameModel(display_frame(c), headers={
             f"{m}_a": "median A", f"{m}_b": "median B", "change_pct": "change %",
-            "ci_low_pct": "interval low %", "ci_high_pct": "interval high %"},
+            "p_value": "p-value"},
             units={f"{m}_a": unit, f"{m}_b": unit})  # fmt: skip
         view = QTableView()
         view.setModel(model)
         view.verticalHeader().setVisible(False)
-        view.setColumnWidth(1, 320)
+        view.resizeColumnsToContents()
+        view.setColumnWidth(1, min(max(view.columnWidth(1), 60), 320))
         self.tables[name] = view
         return view
 
