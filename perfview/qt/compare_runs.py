@@ -25,9 +25,9 @@ from perfview.core.compare.runs import RunsComparison, diff_runs_all, unit_of
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress
-from perfview.qt.compare_job import TITLES
+from perfview.qt.compare_job import TITLES, RunsLoader
 from perfview.qt.models.table_model import DataFrameModel
-from perfview.qt.tasks import LoadResult, Task, load_task
+from perfview.qt.tasks import Task
 
 SEPARATOR = ";"
 
@@ -123,12 +123,11 @@ def build_runs_result(
     return RunsCompareResult(paths_a, paths_b, match, comparisons, errors)
 
 
-class RunsCompareJob(QObject):
-    """Load every run concurrently, then compare; exactly one of finished/failed/cancelled."""
+class RunsCompareJob(RunsLoader):
+    """Load every run concurrently, then compare (`build_runs_result`); the first `n_a` files
+    are side A. Loading, Cancel and the signals are `compare_job.RunsLoader`'s."""
 
-    finished = Signal(object)  # RunsCompareResult
-    failed = Signal(str, str)
-    cancelled = Signal()
+    comparing = "Comparing runs…"
 
     def __init__(
         self,
@@ -138,65 +137,12 @@ class RunsCompareJob(QObject):
         track: Callable[[Task, Path, str], None] | None = None,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.paths = [Path(p) for p in [*paths_a, *paths_b]]
+        super().__init__([Path(p) for p in [*paths_a, *paths_b]], track, parent)
         self.n_a = len(paths_a)
         self.match = match
-        self.track = track
-        self.tasks: list[Task] = []
-        self._loaded: dict[int, Bundle] = {}
-        self._over = False
 
-    def start(self) -> None:
-        for i, path in enumerate(self.paths):
-            task = load_task(path)
-            task.finished.connect(lambda result, i=i: self._on_loaded(i, result))
-            task.failed.connect(lambda message, p=path: self._fail(str(p), message))
-            task.cancelled.connect(self._cancel)
-            self._start(task, path, f"Loading {path.name} to compare…")
-
-    def cancel(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-
-    def _start(self, task: Task, path: Path, text: str) -> None:
-        self.tasks.append(task)
-        if self.track is not None:
-            self.track(task, path, text)
-        task.start()
-
-    def _on_loaded(self, i: int, result: LoadResult) -> None:
-        result.writes.open()  # no tab of its own waits to be drawn: its cache is stored now
-        self._loaded[i] = result.bundle
-        if len(self._loaded) < len(self.paths) or self._over:
-            return
-        runs = [self._loaded[k] for k in range(len(self.paths))]
-        a, b, match = runs[: self.n_a], runs[self.n_a :], self.match
-        task = Task(lambda progress: build_runs_result(a, b, match, progress), name="compare")
-        task.finished.connect(self._finish)
-        task.failed.connect(lambda message: self._fail("the runs", message))
-        task.cancelled.connect(self._cancel)
-        self._start(task, self.paths[-1], "Comparing runs…")
-
-    def _finish(self, result: RunsCompareResult) -> None:
-        if not self._over:
-            self._over = True
-            self.finished.emit(result)
-            self._loaded.clear()
-
-    def _fail(self, path: str, message: str) -> None:
-        if not self._over:
-            self._over = True
-            self.cancel()
-            self.failed.emit(path, message)
-            self._loaded.clear()
-
-    def _cancel(self) -> None:
-        if not self._over:
-            self._over = True
-            self.cancel()
-            self.cancelled.emit()
-            self._loaded.clear()
+    def compare(self, bundles: list[Bundle], progress: Progress) -> RunsCompareResult:
+        return build_runs_result(bundles[: self.n_a], bundles[self.n_a :], self.match, progress)
 
 
 def display_frame(c: RunsComparison) -> pd.DataFrame:
