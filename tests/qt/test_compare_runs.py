@@ -77,3 +77,16 @@ def test_two_job_folders_open_a_rank_by_rank_table(qtbot: QtBot) -> None:
     frame = tab.tables["ranks"].model().frame  # type: ignore[attr-defined]
     assert list(frame.columns[:2]) == ["verdict", "rank"]
     assert list(frame[frame["verdict"] == "slower"]["rank"]) == ["2"]
+
+
+def test_dialog_takes_a_job_folder_per_side(qtbot: QtBot) -> None:
+    dialog = CompareDialog(None)
+    qtbot.addWidget(dialog)
+    dialog.path_a.setText(str(JOBS / "a"))
+    dialog.path_b.setText(str(JOBS / "rank") + "; " + str(JOBS / "a"))  # folders only alone
+    dialog.accept()
+    assert "file not found" in dialog.error.text()
+    dialog.path_b.setText(str(JOBS / "rank"))
+    with qtbot.waitSignal(dialog.compare_requested) as blocker:
+        dialog.accept()
+    assert blocker.args[:2] == [str(JOBS / "a"), str(JOBS / "rank")]
