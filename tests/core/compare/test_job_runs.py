@@ -154,3 +154,22 @@ def test_cli_default_job_view_is_unchanged(capsys: pytest.CaptureFixture[str]) -
     code, out, _ = _diff(capsys, str(JOBS / "a"), str(JOBS / "a2"), "--format", "json")
     assert code == 0
     assert json.loads(out)["view"] == "job-ranks"
+
+
+def test_gpu_job_against_itself_changes_nothing_in_any_view() -> None:
+    """A real 2-rank GPU job (NCCL kernels, `Seq` recorded): every view over ranks, kernels
+    included; each row's samples are the same on both sides, so the change is 0 and nothing is
+    slower or faster (two ranks, or a rank's few steps, leave the interval wide: noise)."""
+    from tests.conftest import SAMPLES
+
+    folder = SAMPLES / "ranks" / "hta_sampled_2of128"
+    if not folder.is_dir():
+        pytest.skip(f"no rank set at {folder}")
+    job = open_job([folder], workers=1)
+    comparisons, errors = diff_job_runs_all(job, job)
+    assert list(comparisons) == ["ranks", "collectives", "ops", "kernels"]
+    assert errors == {}
+    for view, c in comparisons.items():
+        assert len(c.table), view
+        assert not {"slower", "faster"} & set(c.table["verdict"]), view
+        assert (c.table["change"] == 0).all(), view
