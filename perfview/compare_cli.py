@@ -56,6 +56,9 @@ from perfview.core.model.units import Unit, format_value
 from perfview.core.pages.summary import FORMAT_PHRASES
 
 MAX_GATE_LINES = 10
+# `perfview diff JOB_A JOB_B --view …` over the ranks of each side (core.compare.job_runs;
+# ops and kernels are also trace views, named here once)
+JOB_RUN_VIEWS = ("ranks", "collectives")
 
 
 def _percent(text: str) -> float:
@@ -98,8 +101,9 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument(
         "--view",
-        choices=[*diff_views.VIEWS, compare_structure_cli.VIEW],
-        help="default: the format's first; structure: two traces aligned by their call trees",
+        choices=[*diff_views.VIEWS, *JOB_RUN_VIEWS, compare_structure_cli.VIEW],
+        help="default: the format's first; structure: two traces aligned by their call trees; "
+        "two jobs: ranks, collectives, ops, kernels compare over the ranks of each side",
     )
     p.add_argument("--metric", help="metric to sort and gate on (default: the view's own)")
     p.add_argument("--top", type=row_count, default=20, help="rows to show; 0 = all")
@@ -311,11 +315,23 @@ def write_comparison(
 
 
 def run_job_diff(args: argparse.Namespace) -> int:
-    """`perfview diff JOB_A JOB_B`: per rank or per collective kind, with the same gate."""
+    """`perfview diff JOB_A JOB_B`: per rank or per collective kind, with the same gate; with
+    `--view ranks|collectives|ops|kernels`, over the ranks of each side with significance."""
     from perfview import job_cli
+    from perfview.core.compare import job_runs
     from perfview.core.compare.job_diff import diff_jobs
 
     job_a, job_b = job_cli.open_side(args.a), job_cli.open_side(args.b)
+    if args.view in job_runs.VIEWS:
+        try:
+            over = job_runs.diff_job_runs(
+                job_a, job_b, args.view, args.metric, args.confidence / 100.0
+            )
+        except ValueError as exc:
+            raise CliError(f"cannot compare {args.a} with {args.b}: {exc}") from exc
+        except Exception as exc:
+            raise internal_failure(f"comparing {args.a} with {args.b}", exc) from exc
+        return compare_runs_cli.report(over, args)
     try:
         comparison = diff_jobs(job_a, job_b, Path(args.a), Path(args.b), args.view, args.metric)
     except ValueError as exc:

@@ -88,6 +88,11 @@ def _interval(low: float, high: float) -> str:
     return f"[{_pct(low)}, {_pct(high)}]"
 
 
+def interval_text(low: float, high: float) -> str:
+    """An interval relative to A's median as printed: `[+2.5 %, +14.1 %]`, or `unbounded`."""
+    return _interval(low, high)
+
+
 def row_labels(comparison: RunsComparison, frame: pd.DataFrame) -> list[str]:
     """Readable name of each row: its key and info cells joined by spaces."""
     cols = [c for c in [*comparison.key, *comparison.info] if c != "nth"]
@@ -153,23 +158,29 @@ def _runs_text(paths: list[Path]) -> str:
 def method_line(c: RunsComparison) -> str:
     """Which statistics made the interval, and a hint when too few runs make it unbounded."""
     need = significance.min_runs(c.confidence)
-    fewest = min(len(c.paths_a), len(c.paths_b))
+    fewest = c.fewest or min(len(c.paths_a), len(c.paths_b))
+    over = "" if c.samples == "runs" else f" over the {c.samples} of each side"
     if fewest < need:
         return (
-            f"change: {c.method}; no interval: {fewest} runs per side cannot reach "
-            f"{c.confidence * 100:g} % confidence, record {need} or more or lower --confidence"
+            f"change{over}: {c.method}; no interval: {fewest} {c.samples} per side cannot "
+            f"reach {c.confidence * 100:g} % confidence, record {need} or more or lower "
+            "--confidence"
         )
-    return f"change: {c.method}, {c.coverage * 100:.1f} % interval (asked {c.confidence * 100:g} %)"
+    return (
+        f"change{over}: {c.method}, {c.coverage * 100:.1f} % interval "
+        f"(asked {c.confidence * 100:g} %)"
+    )
 
 
 def _header(c: RunsComparison, shown: int) -> list[str]:
     phrase = FORMAT_PHRASES.get(c.format, c.format)
     unit = c.total_unit
     t = c.total
+    what = "ranks" if c.format == "job" else "runs"
     lines = [
-        f"A: {len(c.paths_a)} runs ({_runs_text(c.paths_a)}) · {c.format} ({phrase}) · "
+        f"A: {len(c.paths_a)} {what} ({_runs_text(c.paths_a)}) · {c.format} ({phrase}) · "
         f"{c.total_label} median {format_value(t.median_a, unit)}",
-        f"B: {len(c.paths_b)} runs ({_runs_text(c.paths_b)}) · {c.format} ({phrase}) · "
+        f"B: {len(c.paths_b)} {what} ({_runs_text(c.paths_b)}) · {c.format} ({phrase}) · "
         f"{c.total_label} median {format_value(t.median_b, unit)}",
         f"total: {_pct(t.change_pct)} {_interval(t.low_pct, t.high_pct)} {t.verdict}",
     ]
@@ -251,6 +262,11 @@ def run(args: argparse.Namespace, two_runs: Any) -> int:
         raise CliError(f"cannot compare the baseline with the candidate runs: {exc}") from exc
     except Exception as exc:
         raise internal_failure("comparing the baseline with the candidate runs", exc) from exc
+    return report(comparison, args)
+
+
+def report(comparison: RunsComparison, args: argparse.Namespace) -> int:
+    """Print the comparison and apply `--fail-above`; the exit status (1: a regression)."""
     failures: list[str] | None = None
     if args.fail_above is not None:
         failures = gate_failures(comparison, args.fail_above, args.min_share)
@@ -262,4 +278,13 @@ def run(args: argparse.Namespace, two_runs: Any) -> int:
     return 1 if failures else 0
 
 
-__all__ = ["MIN_SHARE_PCT", "confidence_arg", "expand", "gate_failures", "run", "write_runs"]
+__all__ = [
+    "MIN_SHARE_PCT",
+    "confidence_arg",
+    "expand",
+    "gate_failures",
+    "interval_text",
+    "report",
+    "run",
+    "write_runs",
+]

@@ -29,7 +29,7 @@ def test_table_names_the_first_divergence(capsys: pytest.CaptureFixture[str]) ->
     code, out, err = run(capsys, A, B, "--view", "structure")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[2] == "structure: 67 same, 2 changed, 2 inserted, 0 removed"
+    assert lines[2] == "structure: 67 same, 2 changed, 2 inserted, 0 removed, 0 moved"
     assert lines[3].startswith("first divergence: ")
     assert lines[3].endswith("/forward/aten::tanh (inserted)")
     assert lines[6].split() == ["status", "path", "A", "B", "Δ"]
@@ -44,7 +44,7 @@ def test_csv_and_json_carry_the_rows(capsys: pytest.CaptureFixture[str]) -> None
     assert len(rows) == 71
     code, out, _err = run(capsys, A, B, "--view", "structure", "--format", "json")
     doc = json.loads(out)
-    assert doc["counts"] == {"same": 67, "changed": 2, "inserted": 2, "removed": 0}
+    assert doc["counts"] == {"same": 67, "changed": 2, "inserted": 2, "removed": 0, "moved": 0}
     assert doc["first_divergence"]["status"] == "inserted"
     assert doc["first_divergence"]["a_ns"] is None
 

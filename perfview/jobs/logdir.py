@@ -256,7 +256,16 @@ def pooled(spans: list[RankReduction], order: int) -> RankReduction:
         comms=pd.concat([r.comms for r in spans], ignore_index=True),
         totals={k: sum(r.totals.get(k, 0) for r in spans) for k in first.totals},
         warnings=[w for r in spans for w in r.warnings],
+        ops=_by_name([r.ops for r in spans]), kernels=_by_name([r.kernels for r in spans]),
     )  # fmt: skip
+
+
+def _by_name(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per-name tables of several spans as one: every numeric column summed per name."""
+    frames = [f for f in frames if len(f.columns)]
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True).groupby("name", sort=False).sum().reset_index()
 
 
 def run_job(run: Run, results: dict[Path, Result]) -> Job:

@@ -32,7 +32,7 @@ from perfview.store import artifacts
 from perfview.store import parsed_columns as column_cache
 
 PREFIX = "rank-"  # entries sit beside the trace entries, evicted by the same LRU bound
-_FRAMES = ("steps", "comms", "critical_steps", "critical", "waits")
+_FRAMES = ("steps", "comms", "critical_steps", "critical", "waits", "ops", "kernels")
 _SCALARS = ("meta_rank", "name_rank", "world_size", "origin_ns", "duration_ns", "events")
 
 
@@ -75,6 +75,8 @@ def get(path: Path, order: int) -> RankReduction | None:
             comms=frames["comms"],
             critical_steps=frames["critical_steps"],
             critical=frames["critical"],
+            ops=frames["ops"],
+            kernels=frames["kernels"],
             totals={str(k): int(v) for k, v in meta["totals"].items()},
             warnings=[str(w) for w in meta["warnings"]],
         )

@@ -104,7 +104,9 @@ class CompareDialog(QDialog):
         for label, text in (("A", a), ("B", b)):
             parts = [p.strip() for p in text.split(";") if p.strip()] or [""]
             for part in parts:
-                if not part or not Path(part).is_file():
+                # a lone folder is a job (its rank traces), compared rank by rank
+                job = len(parts) == 1 and Path(part).is_dir()
+                if not part or not (Path(part).is_file() or job):
                     self.error.setText(f"Run {label}: file not found: {part or '(none)'}")
                     return
         self.compare_requested.emit(a, b, str(self.match.currentData()))

@@ -36,6 +36,8 @@ TITLES = {
     "frames": "Functions",
     "frames-samples": "Functions",
     "frames-bytes": "Functions",
+    "ranks": "Ranks",
+    "collectives": "Collectives",
 }
 
 
@@ -69,38 +71,42 @@ def build_result(a: Bundle, b: Bundle, match: str, progress: Progress) -> Compar
     return CompareResult(a, b, match, comparisons, errors, structure)
 
 
-class CompareJob(QObject):
-    """Load A and B concurrently, then compare them; every step in a worker task.
+class RunsLoader(QObject):
+    """Load N files concurrently (one worker task each), then compare them in one more task.
 
-    `track(task, path, text)` is called for each task before it starts (the window shows it in
-    its status bar and cancels it with its Cancel button). Exactly one of `finished(result)`,
-    `failed(path, message)` or `cancelled()` fires.
+    The one loader of a comparison's runs, for two runs (`CompareJob`) and for several a side
+    (`compare_runs.RunsCompareJob`): a subclass says how to compare the loaded bundles
+    (`compare(bundles, progress)`, run in a worker). `track(task, path, text)` is called for each
+    task before it starts (the window shows it in its status bar and cancels it with its Cancel
+    button). Exactly one of `finished(result)`, `failed(path, message)` or `cancelled()` fires.
     """
 
     finished = Signal(object)
     failed = Signal(str, str)
     cancelled = Signal()
+    comparing = "Comparing…"  # the status bar's text while the comparison runs
 
     def __init__(
         self,
-        path_a: str | Path,
-        path_b: str | Path,
-        match: str = "basename",
+        paths: list[Path],
         track: Callable[[Task, Path, str], None] | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
-        self.paths = (Path(path_a), Path(path_b))
-        self.match = match
+        self.paths = paths
         self.track = track
         self.tasks: list[Task] = []
         self._loaded: dict[int, Bundle] = {}
         self._over = False
 
+    def compare(self, bundles: list[Bundle], progress: Progress) -> object:
+        """The comparison of the loaded runs, in file order (runs in a worker task)."""
+        raise NotImplementedError
+
     def start(self) -> None:
-        for side, path in enumerate(self.paths):
+        for i, path in enumerate(self.paths):
             task = load_task(path)
-            task.finished.connect(lambda result, s=side: self._on_loaded(s, result))
+            task.finished.connect(lambda result, i=i: self._on_loaded(i, result))
             task.failed.connect(lambda message, p=path: self._fail(str(p), message))
             task.cancelled.connect(self._cancel)
             self._start(task, path, f"Loading {path.name} to compare…")
@@ -115,20 +121,20 @@ class CompareJob(QObject):
             self.track(task, path, text)
         task.start()
 
-    def _on_loaded(self, side: int, result: LoadResult) -> None:
+    def _on_loaded(self, i: int, result: LoadResult) -> None:
         result.writes.open()  # no tab of its own waits to be drawn: its cache is stored now
-        self._loaded[side] = result.bundle
-        if len(self._loaded) < 2 or self._over:
+        self._loaded[i] = result.bundle
+        if len(self._loaded) < len(self.paths) or self._over:
             return
-        a, b, match = self._loaded[0], self._loaded[1], self.match
-        task = Task(lambda progress: build_result(a, b, match, progress), name="compare")
+        bundles = [self._loaded[k] for k in range(len(self.paths))]
+        task = Task(lambda progress: self.compare(bundles, progress), name="compare")
         task.finished.connect(self._finish)
-        label = f"{self.paths[0]} and {self.paths[1]}"
+        label = " and ".join(map(str, self.paths)) if len(self.paths) == 2 else "the runs"
         task.failed.connect(lambda message: self._fail(label, message))
         task.cancelled.connect(self._cancel)
-        self._start(task, self.paths[1], "Comparing…")
+        self._start(task, self.paths[-1], self.comparing)
 
-    def _finish(self, result: CompareResult) -> None:
+    def _finish(self, result: object) -> None:
         if not self._over:
             self._over = True
             self.finished.emit(result)
@@ -137,7 +143,7 @@ class CompareJob(QObject):
     def _fail(self, path: str, message: str) -> None:
         if not self._over:
             self._over = True
-            self.cancel()  # the other file's load is of no use now
+            self.cancel()  # the other files' loads are of no use now
             self.failed.emit(path, message)
             self._let_go()
 
@@ -149,11 +155,29 @@ class CompareJob(QObject):
             self._let_go()
 
     def _let_go(self) -> None:
-        """Over: drop both bundles (a result holds what its tab needs) and go. A job is a
-        child of the window, and kept both runs in memory for as long as the window."""
+        """Over: drop the bundles (a result holds what its tab needs) and go. A job is a
+        child of the window, and kept every run in memory for as long as the window."""
         self._loaded.clear()
         self.tasks.clear()
         self.deleteLater()
 
 
-__all__ = ["TITLES", "CompareJob", "CompareResult", "build_result"]
+class CompareJob(RunsLoader):
+    """Load A and B concurrently, then compare them (`build_result`) in a worker task."""
+
+    def __init__(
+        self,
+        path_a: str | Path,
+        path_b: str | Path,
+        match: str = "basename",
+        track: Callable[[Task, Path, str], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__([Path(path_a), Path(path_b)], track, parent)
+        self.match = match
+
+    def compare(self, bundles: list[Bundle], progress: Progress) -> CompareResult:
+        return build_result(bundles[0], bundles[1], self.match, progress)
+
+
+__all__ = ["TITLES", "CompareJob", "CompareResult", "RunsLoader", "build_result"]

@@ -19,13 +19,15 @@ import pandas as pd
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QTableView, QTabWidget, QVBoxLayout, QWidget
 
+from perfview.compare_runs_cli import interval_text
 from perfview.core.compare import significance
 from perfview.core.compare.runs import RunsComparison, diff_runs_all, unit_of
 from perfview.core.model import Bundle
+from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress
-from perfview.qt.compare_job import TITLES
+from perfview.qt.compare_job import TITLES, RunsLoader
 from perfview.qt.models.table_model import DataFrameModel
-from perfview.qt.tasks import LoadResult, Task, load_task
+from perfview.qt.tasks import Task
 
 SEPARATOR = ";"
 
@@ -48,9 +50,68 @@ class RunsCompareResult:
     match: str
     comparisons: dict[str, RunsComparison]
     errors: dict[str, str] = field(default_factory=dict)
+    what: str = "runs"  # what a side's files are: "runs", or a job's "ranks"
+    sides: tuple[str, str] = ("", "")  # the two jobs' folders (with what == "ranks")
 
     def views(self) -> list[str]:
         return [*self.comparisons, *self.errors]
+
+
+def build_jobs_result(path_a: str, path_b: str, progress: Progress) -> RunsCompareResult:
+    """Pure worker function: open both jobs (their ranks parsed and reduced in worker
+    processes) and compare them over their ranks, every view (`core.compare.job_runs`)."""
+    from perfview import job_cli
+    from perfview.cli_common import CliError
+    from perfview.core.compare.job_runs import diff_job_runs_all
+
+    jobs = []
+    for i, path in enumerate((path_a, path_b)):
+        progress(i / 3, f"opening the job {Path(path).name}")
+        try:
+            jobs.append(job_cli.open_side(path))
+        except CliError as exc:
+            raise LoadError(str(exc)) from exc
+    progress(2 / 3, "comparing the jobs rank by rank")
+    comparisons, errors = diff_job_runs_all(jobs[0], jobs[1])
+    ranks = [[Path(r.path) for r in job.ranks] for job in jobs]
+    return RunsCompareResult(ranks[0], ranks[1], "basename", comparisons, errors, "ranks",
+                             (str(path_a), str(path_b)))  # fmt: skip
+
+
+class JobsCompareJob(QObject):
+    """Two multi-rank jobs (folders of rank traces) compared over their ranks in one worker
+    task; the same signals as `RunsCompareJob`, shown by the same `RunsCompareTab`."""
+
+    finished = Signal(object)  # RunsCompareResult
+    failed = Signal(str, str)
+    cancelled = Signal()
+
+    def __init__(
+        self,
+        path_a: str,
+        path_b: str,
+        track: Callable[[Task, Path, str], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.paths = [Path(path_a), Path(path_b)]
+        self.track = track
+        self.task: Task | None = None
+
+    def start(self) -> None:
+        a, b = (str(p) for p in self.paths)
+        task = Task(lambda progress: build_jobs_result(a, b, progress), name="compare jobs")
+        task.finished.connect(self.finished.emit)
+        task.failed.connect(lambda message: self.failed.emit(f"{a} and {b}", message))
+        task.cancelled.connect(self.cancelled.emit)
+        self.task = task
+        if self.track is not None:
+            self.track(task, self.paths[1], "Comparing the jobs rank by rank…")
+        task.start()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
 
 def build_runs_result(
@@ -62,12 +123,11 @@ def build_runs_result(
     return RunsCompareResult(paths_a, paths_b, match, comparisons, errors)
 
 
-class RunsCompareJob(QObject):
-    """Load every run concurrently, then compare; exactly one of finished/failed/cancelled."""
+class RunsCompareJob(RunsLoader):
+    """Load every run concurrently, then compare (`build_runs_result`); the first `n_a` files
+    are side A. Loading, Cancel and the signals are `compare_job.RunsLoader`'s."""
 
-    finished = Signal(object)  # RunsCompareResult
-    failed = Signal(str, str)
-    cancelled = Signal()
+    comparing = "Comparing runs…"
 
     def __init__(
         self,
@@ -77,73 +137,29 @@ class RunsCompareJob(QObject):
         track: Callable[[Task, Path, str], None] | None = None,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.paths = [Path(p) for p in [*paths_a, *paths_b]]
+        super().__init__([Path(p) for p in [*paths_a, *paths_b]], track, parent)
         self.n_a = len(paths_a)
         self.match = match
-        self.track = track
-        self.tasks: list[Task] = []
-        self._loaded: dict[int, Bundle] = {}
-        self._over = False
 
-    def start(self) -> None:
-        for i, path in enumerate(self.paths):
-            task = load_task(path)
-            task.finished.connect(lambda result, i=i: self._on_loaded(i, result))
-            task.failed.connect(lambda message, p=path: self._fail(str(p), message))
-            task.cancelled.connect(self._cancel)
-            self._start(task, path, f"Loading {path.name} to compare…")
-
-    def cancel(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-
-    def _start(self, task: Task, path: Path, text: str) -> None:
-        self.tasks.append(task)
-        if self.track is not None:
-            self.track(task, path, text)
-        task.start()
-
-    def _on_loaded(self, i: int, result: LoadResult) -> None:
-        result.writes.open()  # no tab of its own waits to be drawn: its cache is stored now
-        self._loaded[i] = result.bundle
-        if len(self._loaded) < len(self.paths) or self._over:
-            return
-        runs = [self._loaded[k] for k in range(len(self.paths))]
-        a, b, match = runs[: self.n_a], runs[self.n_a :], self.match
-        task = Task(lambda progress: build_runs_result(a, b, match, progress), name="compare")
-        task.finished.connect(self._finish)
-        task.failed.connect(lambda message: self._fail("the runs", message))
-        task.cancelled.connect(self._cancel)
-        self._start(task, self.paths[-1], "Comparing runs…")
-
-    def _finish(self, result: RunsCompareResult) -> None:
-        if not self._over:
-            self._over = True
-            self.finished.emit(result)
-            self._loaded.clear()
-
-    def _fail(self, path: str, message: str) -> None:
-        if not self._over:
-            self._over = True
-            self.cancel()
-            self.failed.emit(path, message)
-            self._loaded.clear()
-
-    def _cancel(self) -> None:
-        if not self._over:
-            self._over = True
-            self.cancel()
-            self.cancelled.emit()
-            self._loaded.clear()
+    def compare(self, bundles: list[Bundle], progress: Progress) -> RunsCompareResult:
+        return build_runs_result(bundles[: self.n_a], bundles[self.n_a :], self.match, progress)
 
 
 def display_frame(c: RunsComparison) -> pd.DataFrame:
-    """Columns shown: verdict, keys, info, medians of the metric, change and its interval."""
+    """Columns shown: verdict, keys, info, medians of the metric, change and its interval.
+
+    The interval is one text column, as the CLI writes it (`[+2.5 %, +14.1 %]`, `unbounded`
+    when too few samples reach the confidence): two columns of `-inf %` said less, wider."""
     m = c.metric
     cols = ["verdict", *[k for k in [*c.key, *c.info] if k != "nth"]]
-    cols += [f"{m}_a", f"{m}_b", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"]
-    return c.table[cols]
+    cols += [f"{m}_a", f"{m}_b", "change_pct"]
+    frame = c.table[cols].copy()
+    frame["interval"] = [
+        interval_text(lo, hi)
+        for lo, hi in zip(c.table["ci_low_pct"], c.table["ci_high_pct"], strict=True)
+    ]
+    frame["p_value"] = c.table["p_value"]
+    return frame
 
 
 def _placeholder(text: str) -> QLabel:
@@ -175,6 +191,8 @@ class RunsCompareTab(QWidget):
     @property
     def title(self) -> str:
         r = self.result
+        if r.what == "ranks":
+            return f"{Path(r.sides[0]).name} ↔ {Path(r.sides[1]).name}"
         return f"{len(r.runs_a)} runs ↔ {len(r.runs_b)} runs"
 
     def header_html(self) -> str:
@@ -186,11 +204,17 @@ class RunsCompareTab(QWidget):
         if first is not None and fewest >= need:
             method += f", {first.coverage * 100:.1f} % interval"
         elif fewest < need:
-            method += f"; no 95 % interval from {fewest} runs a side (record {need} or more)"
+            method += f"; no 95 % interval from {fewest} {r.what} a side (record {need} or more)"
         names = [", ".join(Path(p).name for p in side) for side in (r.runs_a, r.runs_b)]
+        if r.what == "ranks":  # the job's folder, then its first and last rank file
+            pairs = zip(r.sides, (r.runs_a, r.runs_b), strict=True)
+            names = [f"{Path(folder).name}/ ({Path(side[0]).name} … {Path(side[-1]).name})"
+                     for folder, side in pairs]  # fmt: skip
+            method = (f"{method}; samples: each side's ranks (Ranks: each rank's steps, "
+                      "time outside collectives)")  # fmt: skip
         return (
-            f"<b>A</b> ({len(r.runs_a)} runs) {names[0]} &nbsp;<b>vs</b>&nbsp; "
-            f"<b>B</b> ({len(r.runs_b)} runs) {names[1]}<br>"
+            f"<b>A</b> ({len(r.runs_a)} {r.what}) {names[0]} &nbsp;<b>vs</b>&nbsp; "
+            f"<b>B</b> ({len(r.runs_b)} {r.what}) {names[1]}<br>"
             f"<small>per row: median of each side, change: {method}; verdicts: "
             f"slower, faster, unchanged, noise (the interval spans 0)</small>"
         )
@@ -206,20 +230,23 @@ class RunsCompareTab(QWidget):
         m, unit = c.metric, unit_of(c.metric)
         model = DataFrameModel(display_frame(c), headers={
             f"{m}_a": "median A", f"{m}_b": "median B", "change_pct": "change %",
-            "ci_low_pct": "interval low %", "ci_high_pct": "interval high %"},
+            "p_value": "p-value"},
             units={f"{m}_a": unit, f"{m}_b": unit})  # fmt: skip
         view = QTableView()
         view.setModel(model)
         view.verticalHeader().setVisible(False)
-        view.setColumnWidth(1, 320)
+        view.resizeColumnsToContents()
+        view.setColumnWidth(1, min(max(view.columnWidth(1), 60), 320))
         self.tables[name] = view
         return view
 
 
 __all__ = [
+    "JobsCompareJob",
     "RunsCompareJob",
     "RunsCompareResult",
     "RunsCompareTab",
+    "build_jobs_result",
     "build_runs_result",
     "split_runs",
 ]

@@ -55,7 +55,7 @@ from perfview.store import remote
 
 if TYPE_CHECKING:  # comparing loads its modules on first use, not at start-up
     from perfview.qt.compare_job import CompareJob
-    from perfview.qt.compare_runs import RunsCompareJob
+    from perfview.qt.compare_runs import JobsCompareJob, RunsCompareJob
 
 # The window's GIL switch interval: a worker running Python keeps the GIL that long each time
 # the GUI thread asks for it (a plot built beside one: 3.4x its time at 5 ms, 2.1x at 1 ms).
@@ -269,14 +269,25 @@ class MainWindow(QMainWindow):
 
     def open_compare(
         self, path_a: str | Path, path_b: str | Path, match: str = "basename"
-    ) -> CompareJob | RunsCompareJob:
+    ) -> CompareJob | RunsCompareJob | JobsCompareJob:
         """Load two runs concurrently and show them in a compare tab (`compare_opened`); with
         several runs on a side (`;`-separated, File ▸ Compare…), a tab of verdicts per row."""
-        from perfview.qt.compare_runs import RunsCompareJob, RunsCompareTab, split_runs
+        from perfview.job_cli import is_job_source
+        from perfview.qt.compare_runs import (
+            JobsCompareJob,
+            RunsCompareJob,
+            RunsCompareTab,
+            split_runs,
+        )
         from perfview.qt.compare_tab import CompareJob, CompareTab
 
         track = self.status_controller.track_task
         runs_a, runs_b = split_runs(path_a), split_runs(path_b)
+        if len(runs_a) == len(runs_b) == 1 and all(map(is_job_source, (*runs_a, *runs_b))):
+            jobs = JobsCompareJob(runs_a[0], runs_b[0], track=track, parent=self)
+            return self._show_comparison(
+                jobs, RunsCompareTab, lambda _r: f"A: {path_a}\nB: {path_b}"
+            )
         if len(runs_a) > 1 or len(runs_b) > 1:
             tip = "\n".join([*(f"A: {p}" for p in runs_a), *(f"B: {p}" for p in runs_b)])
             runs = RunsCompareJob(runs_a, runs_b, match, track=track, parent=self)

@@ -59,3 +59,34 @@ def test_dialog_takes_several_files_per_side(qtbot: QtBot) -> None:
     with qtbot.waitSignal(dialog.compare_requested) as blocker:
         dialog.accept()
     assert split_runs(blocker.args[1]) == split_runs(side("b"))
+
+
+JOBS = RUNS.parent / "jobs"  # four gloo ranks a job; in `rank/` rank 2 is slower
+
+
+def test_two_job_folders_open_a_rank_by_rank_table(qtbot: QtBot) -> None:
+    window = MainWindow(Settings.ephemeral())
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.compare_opened, timeout=120000) as blocker:
+        window.open_compare(str(JOBS / "a"), str(JOBS / "rank"))
+    tab = blocker.args[0]
+    assert isinstance(tab, RunsCompareTab)
+    assert tab.title == "a ↔ rank"
+    assert tab.view_names() == ["ranks", "collectives", "ops"]
+    assert "4 ranks" in tab.header.text()
+    frame = tab.tables["ranks"].model().frame  # type: ignore[attr-defined]
+    assert list(frame.columns[:2]) == ["verdict", "rank"]
+    assert list(frame[frame["verdict"] == "slower"]["rank"]) == ["2"]
+
+
+def test_dialog_takes_a_job_folder_per_side(qtbot: QtBot) -> None:
+    dialog = CompareDialog(None)
+    qtbot.addWidget(dialog)
+    dialog.path_a.setText(str(JOBS / "a"))
+    dialog.path_b.setText(str(JOBS / "rank") + "; " + str(JOBS / "a"))  # folders only alone
+    dialog.accept()
+    assert "file not found" in dialog.error.text()
+    dialog.path_b.setText(str(JOBS / "rank"))
+    with qtbot.waitSignal(dialog.compare_requested) as blocker:
+        dialog.accept()
+    assert blocker.args[:2] == [str(JOBS / "a"), str(JOBS / "rank")]

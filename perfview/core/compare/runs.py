@@ -84,10 +84,11 @@ class RunsComparison:
     coverage: float
     match: str = "basename"
     method: str = field(default=significance.METHOD)
-
-    @property
-    def total_unit(self) -> Unit:
-        return diff_views.VIEWS[self.view].total_unit
+    total_unit: Unit = Unit.NS
+    # What one sample of a row is ("runs"; over a job's ranks: "ranks", or a rank's "steps"),
+    # and the fewest samples a side of a row has (0: one per path), for the method line.
+    samples: str = "runs"
+    fewest: int = 0
 
 
 def _relative(value: float, base: float) -> float:
@@ -107,7 +108,7 @@ def verdict(change_pct: float, low_pct: float, high_pct: float) -> str:
     return VERDICT_NOISE
 
 
-def _total_shift(a: np.ndarray, b: np.ndarray, confidence: float) -> TotalShift:
+def total_shift(a: np.ndarray, b: np.ndarray, confidence: float) -> TotalShift:
     s = significance.shift(a, b, confidence)
     med_a = float(np.median(a))
     pct, low, high = (_relative(v, med_a) for v in (s.estimate, s.low, s.high))
@@ -176,8 +177,54 @@ def diff_runs(
         sides.append(diff_views.build(bundle, view, match))
     key, info = sides[0].key, sides[0].info
     frames = [prepare_table(s.frame, key, metrics, info) for s in sides]
-    rows, values, present = _matrix(frames, key, metrics, info)
+    table = compare_frames(frames, len(runs_a), key, info, metrics, metric, confidence, spec.sort)
+    totals = np.array([s.total for s in sides])
+    if progress is not None:
+        progress(1.0, "compared")
     na = len(runs_a)
+    return RunsComparison(
+        view=view, metric=metric, table=table, key=key, info=info,
+        metrics=metrics, paths_a=[r.path for r in runs_a], paths_b=[r.path for r in runs_b],
+        format=first.format, total=total_shift(totals[:na], totals[na:], confidence),
+        total_label=spec.total_label, confidence=confidence, match=match,
+        coverage=significance.coverage(len(runs_a), len(runs_b), confidence),
+        total_unit=spec.total_unit,
+    )  # fmt: skip
+
+
+def shift_columns(
+    a: list[np.ndarray], b: list[np.ndarray], confidence: float
+) -> dict[str, np.ndarray]:
+    """Per row, the shift of the samples `b[r]` over `a[r]`: `change`, `ci_low`, `ci_high`, the
+    same relative to A's median (`*_pct`), `p_value` and `verdict` (before new/gone)."""
+    stats = np.full((len(a), 7), np.nan)
+    verdicts = np.empty(len(a), dtype=object)
+    for r, (sa, sb) in enumerate(zip(a, b, strict=True)):
+        s = significance.shift(sa, sb, confidence)
+        base = float(np.median(sa))
+        rel = [_relative(v, base) for v in (s.estimate, s.low, s.high)]
+        stats[r] = [s.estimate, s.low, s.high, *rel, s.p_value]
+        verdicts[r] = verdict(*rel)
+    names = ["change", "ci_low", "ci_high", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"]
+    cols = {name: stats[:, i] for i, name in enumerate(names)}
+    cols["verdict"] = verdicts
+    return cols
+
+
+def compare_frames(
+    frames: list[pd.DataFrame],
+    n_a: int,
+    key: list[str],
+    info: list[str],
+    metrics: list[str],
+    metric: str,
+    confidence: float,
+    sort: bool = True,
+) -> pd.DataFrame:
+    """The table of a `RunsComparison` from one frame per sample (the first `n_a` are A's):
+    rows matched on `key`, a row absent from a sample counting 0 there."""
+    rows, values, present = _matrix(frames, key, metrics, info)
+    na = n_a
     cols: dict[str, object] = {c: rows[c].to_numpy() for c in rows.columns}
     for m in metrics:
         med_a = np.median(values[m][:, :na], axis=1)
@@ -185,38 +232,20 @@ def diff_runs(
         cols |= {f"{m}_a": med_a, f"{m}_b": med_b, f"{m}_delta": med_b - med_a}
     grid = values[metric]
     in_a, in_b = present[:, :na].any(axis=1), present[:, na:].any(axis=1)
-    stats = np.full((len(rows), 7), np.nan)
-    verdicts = np.empty(len(rows), dtype=object)
-    for r in range(len(rows)):
-        s = significance.shift(grid[r, :na], grid[r, na:], confidence)
-        base = float(np.median(grid[r, :na]))
-        rel = [_relative(v, base) for v in (s.estimate, s.low, s.high)]
-        stats[r] = [s.estimate, s.low, s.high, *rel, s.p_value]
-        verdicts[r] = verdict(*rel)
+    shifts = shift_columns(list(grid[:, :na]), list(grid[:, na:]), confidence)
+    verdicts = shifts.pop("verdict")
     verdicts[~in_a] = VERDICT_NEW
     verdicts[~in_b] = VERDICT_GONE
-    for i, name in enumerate(
-        ["change", "ci_low", "ci_high", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"]
-    ):
-        cols[name] = stats[:, i]
+    cols |= shifts
     cols["runs_a"] = present[:, :na].sum(axis=1)
     cols["runs_b"] = present[:, na:].sum(axis=1)
     cols["verdict"] = verdicts
     table = pd.DataFrame(cols)
-    if spec.sort:
+    if sort:
         table = table.sort_values(
             ["change", *key], ascending=[False] + [True] * len(key), kind="stable"
         )
-    totals = np.array([s.total for s in sides])
-    if progress is not None:
-        progress(1.0, "compared")
-    return RunsComparison(
-        view=view, metric=metric, table=table.reset_index(drop=True), key=key, info=info,
-        metrics=metrics, paths_a=[r.path for r in runs_a], paths_b=[r.path for r in runs_b],
-        format=first.format, total=_total_shift(totals[:na], totals[na:], confidence),
-        total_label=spec.total_label, confidence=confidence, match=match,
-        coverage=significance.coverage(len(runs_a), len(runs_b), confidence),
-    )  # fmt: skip
+    return table.reset_index(drop=True)
 
 
 def regressions(
@@ -242,9 +271,12 @@ __all__ = [
     "VERDICTS",
     "RunsComparison",
     "TotalShift",
+    "compare_frames",
     "diff_runs",
     "diff_runs_all",
     "regressions",
+    "shift_columns",
+    "total_shift",
     "unit_of",
     "verdict",
 ]

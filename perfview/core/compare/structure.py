@@ -9,11 +9,14 @@ sequences (`difflib.SequenceMatcher`, a longest-matching-blocks alignment) on th
 the op name plus its input shapes where recorded (`ProfilerStep#N` counts as one name, so step
 5 of A meets step 3 of B). Within a block that does not match, nodes with the same name but
 other shapes are paired as `changed`; the rest are `removed` (only in A) or `inserted` (only in
-B). A matched node whose subtree holds a difference is `changed` too. Time never decides a
-status: two runs never take the same time.
+B), except that a sibling left unmatched on both sides with the very same subtree (signatures
+all the way down) is `moved`: the same work, at another place among its siblings (one row, at
+its place in B, its subtree listed below it as `same`). A matched node whose subtree holds a
+difference is `changed` too. Time never decides a status: two runs never take the same time.
 
-The first divergence is the earliest `inserted`, `removed` or own-shape `changed` node in
-execution order (its start time from the start of its trace).
+The first divergence is the earliest `inserted`, `removed`, `moved` or own-shape `changed` node
+in execution order (its start time from the start of its trace; a moved node's earlier start
+of the two, since the runs part where the first of them ran it).
 """
 
 from __future__ import annotations
@@ -21,14 +24,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from perfview.core.model import Timeline
 
-SAME, CHANGED, INSERTED, REMOVED = "same", "changed", "inserted", "removed"
-STATUSES = (SAME, CHANGED, INSERTED, REMOVED)
+SAME, CHANGED, INSERTED, REMOVED, MOVED = "same", "changed", "inserted", "removed", "moved"
+STATUSES = (SAME, CHANGED, INSERTED, REMOVED, MOVED)
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 # Above this many pairs of siblings, SequenceMatcher's popular-element heuristic is allowed
 # (autojunk) so that a flat lane of 10^5 events does not cost 10^10 steps.
@@ -54,6 +58,23 @@ class _Forest:
 
     def children(self, node: int) -> np.ndarray:
         return self.index[self.offsets[node] : self.offsets[node + 1]]
+
+    def subtree_key(self, node: int, memo: dict[int, int]) -> int:
+        """A hash of the node's signature and, in order, its children's keys: equal keys on
+        both forests (their signature codes are shared) mean the same subtree. Iterative:
+        a deep call stack must not hit Python's recursion limit."""
+        stack = [(node, False)]
+        while stack:
+            n, ready = stack.pop()
+            if n in memo:
+                continue
+            kids = self.children(n)
+            if ready:
+                memo[n] = hash((int(self.sig_code[n]), *(memo[int(c)] for c in kids)))
+                continue
+            stack.append((n, True))
+            stack.extend((int(c), False) for c in kids if int(c) not in memo)
+        return memo[node]
 
 
 @dataclass
@@ -184,6 +205,7 @@ class _Aligner:
         self.a, self.b = a, b
         self.rows: list[tuple[str, str, float, float, int, int, bool, float, float]] = []
         self._cursor = (0.0, 0.0)  # (A, B) time just after the last aligned sibling
+        self._keys: tuple[dict[int, int], dict[int, int]] = ({}, {})  # subtree keys per side
 
     def _label(self, f: _Forest, node: int, seen: dict[int, int]) -> str:
         code = int(f.name_code[node])
@@ -221,7 +243,9 @@ class _Aligner:
         seen_b: dict[int, int] = {}
         self._cursor = (float(self.a.at[na]), float(self.b.at[nb]))
         differs = False
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        opcodes = matcher.get_opcodes()
+        moved = self._moved(ca, cb, opcodes)
+        for tag, i1, i2, j1, j2 in opcodes:
             if tag == "equal":
                 for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                     self._label(self.a, int(ca[i]), seen_a)
@@ -229,8 +253,29 @@ class _Aligner:
                     differs |= self._paired(int(ca[i]), int(cb[j]), f"{path}/{label}", depth, False)
                 continue
             differs = True
-            self._block(ca[i1:i2], cb[j1:j2], path, depth, seen_a, seen_b)
+            self._block(ca[i1:i2], cb[j1:j2], path, depth, seen_a, seen_b, moved)
         return differs
+
+    def _moved(self, ca: np.ndarray, cb: np.ndarray, opcodes: list[Any]) -> dict[int, int]:
+        """Unmatched siblings of A and B with the same subtree: B node → its A node, paired in
+        order of appearance (the k-th such A subtree with the k-th such B one)."""
+        only_a = [
+            int(ca[i]) for tag, i1, i2, _, _ in opcodes if tag != "equal" for i in range(i1, i2)
+        ]
+        only_b = [
+            int(cb[j]) for tag, _, _, j1, j2 in opcodes if tag != "equal" for j in range(j1, j2)
+        ]
+        if not only_a or not only_b:
+            return {}
+        waiting: dict[int, list[int]] = {}
+        for node in only_a:
+            waiting.setdefault(self.a.subtree_key(node, self._keys[0]), []).append(node)
+        out: dict[int, int] = {}
+        for node in only_b:
+            same = waiting.get(self.b.subtree_key(node, self._keys[1]))
+            if same:
+                out[node] = same.pop(0)
+        return out
 
     def _paired(self, na: int, nb: int, path: str, depth: int, own_change: bool) -> bool:
         """`pair`, then move the sibling cursors past the pair (the recursion moves them)."""
@@ -249,9 +294,19 @@ class _Aligner:
         depth: int,
         seen_a: dict[int, int],
         seen_b: dict[int, int],
+        moved: dict[int, int],
     ) -> None:
-        """A run of unmatched siblings: same names pair as changed, the rest are one-sided."""
-        na, nb = self.a.name_code[ca].tolist(), self.b.name_code[cb].tolist()
+        """A run of unmatched siblings: same names pair as changed, the rest are one-sided;
+        a `moved` node (B node → A node) is one row at its place in B, none at A's."""
+        moved_a = set(moved.values())
+        # moved nodes get names no other node has, so that they never pair as `changed`
+        na = [
+            -2 - k if int(x) in moved_a else c
+            for k, (x, c) in enumerate(zip(ca, self.a.name_code[ca].tolist(), strict=True))
+        ]
+        codes_b = self.b.name_code[cb].tolist()
+        nb = [-2 - len(ca) - k if int(x) in moved else c
+              for k, (x, c) in enumerate(zip(cb, codes_b, strict=True))]  # fmt: skip
         events: list[tuple[str, int, int]] = []
         for tag, i1, i2, j1, j2 in SequenceMatcher(None, na, nb, autojunk=False).get_opcodes():
             if tag == "equal":
@@ -268,12 +323,28 @@ class _Aligner:
                 self._paired(int(ca[i]), int(cb[j]), f"{path}/{label}", depth, True)
             elif what == "removed":
                 label = self._label(self.a, int(ca[i]), seen_a)
+                if int(ca[i]) in moved_a:
+                    continue  # its row is at its place in B
                 near = self._cursor[1]
                 self._one_side(self.a, int(ca[i]), f"{path}/{label}", depth, REMOVED, near)
+            elif int(cb[j]) in moved:
+                label = self._label(self.b, int(cb[j]), seen_b)
+                self._moved_row(moved[int(cb[j])], int(cb[j]), f"{path}/{label}", depth)
             else:
                 label = self._label(self.b, int(cb[j]), seen_b)
                 near = self._cursor[0]
                 self._one_side(self.b, int(cb[j]), f"{path}/{label}", depth, INSERTED, near)
+
+    def _moved_row(self, na: int, nb: int, path: str, depth: int) -> None:
+        """The pair of a moved subtree: aligned like any pair (its subtree comes out `same`),
+        then marked `moved`, starting where the first of the two runs ran it."""
+        at = len(self.rows)
+        cursor = self._cursor
+        self.pair(na, nb, path, depth, True)
+        row = self.rows[at]
+        first = min(int(self.a.ts[na]), int(self.b.ts[nb]))
+        self.rows[at] = (row[0], MOVED, row[2], row[3], row[4], first, *row[6:])
+        self._cursor = (cursor[0], float(self.b.at[nb] + self.b.dur[nb]))
 
 
 def diff_structure(a: Timeline, b: Timeline) -> StructureDiff:
@@ -306,4 +377,4 @@ def diff_structure(a: Timeline, b: Timeline) -> StructureDiff:
     return StructureDiff(table, first)
 
 
-__all__ = ["STATUSES", "StructureDiff", "diff_structure"]
+__all__ = ["MOVED", "STATUSES", "StructureDiff", "diff_structure"]

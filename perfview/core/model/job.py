@@ -41,6 +41,10 @@ class RankReduction:
     # what each collective kernel's start and each step's end waited on (at_ns → after_ns:
     # critical_path.job_what_if.collective_waits), for what-if replays across ranks
     waits: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the rank's operators and kernels by name (analysis.torch.job.OP_COLUMNS, KERNEL_COLUMNS):
+    # what `perfview diff JOB_A JOB_B --view ops|kernels` compares over the ranks of each side
+    ops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    kernels: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def partial(self) -> bool:

@@ -18,6 +18,11 @@ Kind and size come from the kernel args (`Collective name`, `In/Out msg nelems`,
 traces carry neither, and then the kind comes from the `nccl:<op>` annotation that launched the
 kernel (found through the CUDA correlation id), else from the kernel name (`ncclKernel_AllReduce…`).
 
+CPU collectives (a gloo process group, no GPU): ProcessGroupGloo records each collective as a
+`gloo:<op>` annotation on the thread that runs it, with no group name, sequence or size in its
+args. A trace with no NCCL/RCCL kernel reads those instead (`cpu_collectives`): the group is the
+trace's one process group from `distributedInfo` (else "gloo"), matched across ranks by order.
+
 Bandwidths follow nccl-tests (doc/PERFORMANCE.md): algbw = bytes / time and busbw = algbw × a
 factor of the kind and group size n: all-reduce 2(n-1)/n; all-gather, reduce-scatter and
 all-to-all (n-1)/n; broadcast, reduce, send/recv 1. Bytes are the larger of the in and out
@@ -32,7 +37,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, comm_kernel_mask, kind_mask
+from perfview.core.analysis.torch.common import (
+    I64,
+    comm_kernel_mask,
+    gpu_lane_mask,
+    kind_mask,
+    name_mask,
+)
 from perfview.core.model import Timeline
 
 # Element sizes of the dtype names kineto writes (c10 ScalarType names and C type names).
@@ -45,6 +56,7 @@ DTYPE_BYTES: dict[str, int] = {
 }  # fmt: skip
 _KERNEL_KIND = re.compile(r"(?i)[nr]ccl(?:Dev)?Kernel_([A-Za-z]+)")
 _ANNOTATION = re.compile(r"(?i)^[nr]ccl:(.+)$")
+GLOO_RE = r"^gloo:"
 _SUFFIXES = ("_into_tensor", "_coalesced", "_base", "_tensor", "_single")
 COMM_COLUMNS = {
     "start_ns": "int64", "dur_ns": "int64", "kind": "object", "process_group": "object",
@@ -136,6 +148,8 @@ def comm_kernels(timeline: Timeline) -> pd.DataFrame:
     """
     ev = timeline.events
     rows = np.flatnonzero(comm_kernel_mask(ev))
+    if not len(rows):
+        return cpu_collectives(timeline)
     rows = rows[np.argsort(ev["ts"].to_numpy(dtype=I64)[rows], kind="stable")]
     annotations = _launching_annotations(timeline, rows)
     names, shapes = ev["name"], ev["shape"]
@@ -171,6 +185,43 @@ def comm_kernels(timeline: Timeline) -> pd.DataFrame:
     return out.astype(COMM_COLUMNS)
 
 
+def _only_group(meta: dict[str, Any]) -> tuple[str, int]:
+    """The name and size of the trace's process group when it recorded exactly one."""
+    info = meta.get("distributedInfo")
+    groups = info.get("pg_config") if isinstance(info, dict) else None
+    if isinstance(groups, list) and len(groups) == 1 and isinstance(groups[0], dict):
+        return str(groups[0].get("pg_name", "gloo")), _int(groups[0].get("pg_size"), 0)
+    size = _int(info.get("world_size"), 0) if isinstance(info, dict) else 0
+    return "gloo", max(size, 0)
+
+
+def cpu_collectives(timeline: Timeline) -> pd.DataFrame:
+    """The `gloo:<op>` collectives of a CPU trace, as `comm_kernels` rows (see module doc)."""
+    ev = timeline.events
+    rows = np.flatnonzero(name_mask(ev, GLOO_RE) & ~gpu_lane_mask(timeline))
+    rows = rows[np.argsort(ev["ts"].to_numpy(dtype=I64)[rows], kind="stable")]
+    group, size = _only_group(timeline.meta)
+    names = ev["name"].to_numpy()[rows]
+    kinds = [normalize_kind(str(n).split(":", 1)[1]) for n in names]
+    n = len(rows)
+    out = pd.DataFrame(
+        {
+            "start_ns": ev["ts"].to_numpy(dtype=I64)[rows],
+            "dur_ns": ev["dur"].to_numpy(dtype=I64)[rows],
+            "kind": np.array(kinds, dtype=object),
+            "process_group": np.full(n, group, dtype=object),
+            "pg_size": np.full(n, size, dtype=I64),
+            "seq": np.full(n, -1, dtype=I64),
+            "in_nelems": np.full(n, -1, dtype=I64),
+            "out_nelems": np.full(n, -1, dtype=I64),
+            "dtype": np.full(n, "", dtype=object),
+            "bytes": np.zeros(n, dtype=I64),
+            "stream": ev["tid"].to_numpy(dtype=I64)[rows],
+        }
+    )
+    return out.astype(COMM_COLUMNS)
+
+
 def bus_factor(kind: str, n: int) -> float:
     """nccl-tests' busbw / algbw factor for a collective over n ranks."""
     if n <= 1:
@@ -186,6 +237,7 @@ __all__ = [
     "COMM_COLUMNS",
     "bus_factor",
     "comm_kernels",
+    "cpu_collectives",
     "dtype_bytes",
     "kernel_kind",
     "normalize_kind",

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfview.core.analysis.aggregate import kernels_table, ops_table
 from perfview.core.analysis.torch.collectives import comm_kernels
 from perfview.core.analysis.torch.common import (
     I64,
@@ -40,6 +41,8 @@ from perfview.core.model.job import Job, RankFailure, RankReduction
 EPOCH_2001_NS = 978_307_200 * 10**9  # an origin after this is an epoch time, not a relative one
 STEP_COLUMNS = ["step", "start_ns", "dur_ns", "kernel_ns", "comm_ns", "memcpy_ns", "gpu_busy_pct"]
 CRITICAL_TOP = 20  # contributors kept per step of a rank's critical path
+OP_COLUMNS = ["name", "calls", "self_ns", "total_ns"]  # per rank: the ops diff view's columns
+KERNEL_COLUMNS = ["name", "calls", "total_ns"]
 TOTALS = ("window_ns", "busy_ns", "compute_ns", "comm_ns", "memory_ns", "idle_ns", "overlap_ns")
 
 
@@ -91,6 +94,8 @@ def reduce_rank(timeline: Timeline, path: str | Path, order: int) -> RankReducti
         critical_steps=critical_steps_table(timeline).reset_index(drop=True),
         critical=critical[["step", "category", "name", "ns"]].reset_index(drop=True),
         waits=collective_waits(timeline),
+        ops=ops_table(timeline)[OP_COLUMNS].reset_index(drop=True),
+        kernels=kernels_table(timeline)[KERNEL_COLUMNS].reset_index(drop=True),
     )
 
 
