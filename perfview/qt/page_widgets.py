@@ -185,6 +185,18 @@ def _kernels(host: PageHost, name: str, data: Any) -> QWidget:
     return TorchKernelsView(timeline, host.document, host.document.table(name), data=data)
 
 
+def _launch_delays(host: PageHost, name: str, data: Any) -> QWidget:
+    timeline = host.document.bundle.timeline
+    if timeline is None:
+        return table(host, name)
+    from perfview.core.pages.data import LaunchDelaysData
+    from perfview.qt.views.launch_delays_view import LaunchDelaysView
+
+    if data is None:
+        data = LaunchDelaysData.compute(timeline, host.document.table(name))
+    return LaunchDelaysView(data, host.document)
+
+
 def _recommendations(host: PageHost, _name: str, data: Any) -> QWidget:
     from perfview.qt.views.recommendations_view import RecommendationsView
 
@@ -256,6 +268,7 @@ BUILDERS: dict[str, Builder] = {
     "overview": _overview,
     "operators": _operators,
     "kernels": _kernels,
+    "launch-delays": _launch_delays,
     "recommendations": _recommendations,
     "critical-path": _critical_path,
 }

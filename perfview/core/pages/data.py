@@ -76,6 +76,25 @@ class KernelsData:
         return cls(frame, kernels.kernel_rows(timeline), op_kernels.op_kernels_table(timeline))
 
 
+@dataclass(frozen=True)
+class LaunchDelaysData:
+    """The Launch delays page: per-stream table, every launch's delay and their histogram,
+    from one `launch_delays` pass (the table, the bars and the outliers agree by
+    construction)."""
+
+    table: pd.DataFrame
+    rows: pd.DataFrame
+    histogram: pd.DataFrame
+
+    @classmethod
+    def compute(cls, timeline: Timeline, table: pd.DataFrame | None = None) -> LaunchDelaysData:
+        from perfview.core.analysis.torch import streams
+
+        rows = streams.launch_delays(timeline)
+        frame = table if table is not None else streams.launch_delay_table(timeline, rows)
+        return cls(frame, rows, streams.delay_histogram(rows))
+
+
 def longest_call(timeline: Timeline, name: str, shape: str | None = None) -> int:
     """Row of the longest cpu_op called `name` (and with input `shape`), -1 when none."""
     ev = timeline.events
@@ -168,6 +187,7 @@ __all__ = [
     "ALLOC_COLUMNS",
     "CriticalPathData",
     "KernelsData",
+    "LaunchDelaysData",
     "MemoryData",
     "OpDetail",
     "OpsData",

@@ -45,6 +45,9 @@ class BarChart:
     parts: tuple[tuple[str, str, str], ...]
     rest: tuple[str, str, str] | None = None
     rising: bool = False
+    # Columns whose values (formatted by their unit) a bar's tooltip adds: figures that are
+    # not times (a collective's bandwidth) beside the bar's segments.
+    hover: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

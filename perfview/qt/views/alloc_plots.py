@@ -14,23 +14,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from perfview.core.model.units import format_bytes
-from perfview.qt.items.labels import TimeAxis
+from perfview.qt.items.labels import BytesAxis, TimeAxis
 from perfview.qt.views.memory_view import _add_legend, _elide
 from perfview.qt.widgets.plot_style import series_color, style_plot
-
-
-class BytesAxis(pg.AxisItem):
-    """Byte ticks in binary units ('1.5 GiB'), which is what allocators report."""
-
-    def __init__(self, orientation: str = "left", **kwargs: object) -> None:
-        super().__init__(orientation, **kwargs)
-        self.enableAutoSIPrefix(False)
-        if orientation in ("left", "right"):
-            self.setWidth(74)  # '1023 MiB' fits; auto-expansion misses the first layout
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        return [format_bytes(v, 3) for v in values]
 
 
 class StackedBytesPlot(QWidget):

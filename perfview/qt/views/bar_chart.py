@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from perfview.core.model.units import format_ns
+from perfview.core.model.units import Unit, column_unit, format_ns, format_value
 from perfview.core.pages import BarChart
 from perfview.qt.views.step_chart import nice_ticks
 
@@ -36,11 +36,7 @@ def segments(frame: pd.DataFrame, chart: BarChart) -> tuple[list[str], np.ndarra
     Pure: a test checks the numbers the bars are drawn from."""
     shown = frame.head(MAX_BARS)
     labels = [
-        " · ".join(
-            f"rank {shown[c].iat[i]}" if c == "rank" else str(shown[c].iat[i])  # not a bare "0"
-            for c in chart.label
-            if c in shown.columns
-        )
+        " · ".join(_label(c, shown[c].iat[i]) for c in chart.label if c in shown.columns)
         for i in range(len(shown))
     ]
     values = (
@@ -61,6 +57,30 @@ def segments(frame: pd.DataFrame, chart: BarChart) -> tuple[list[str], np.ndarra
     return labels, values.clip(0, None), names
 
 
+def _label(column: str, value: object) -> str:
+    if column == "rank":
+        return f"rank {value}"  # not a bare "0"
+    if column.endswith("_ns"):
+        return f"at {format_ns(int(value))}"  # type: ignore[call-overload]
+    return str(value)
+
+
+def _cell(column: str, value: object) -> str:
+    unit = column_unit(column)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        return str(value)
+    return format_value(float(value), unit or Unit.COUNT)
+
+
+def hover_lines(frame: pd.DataFrame, chart: BarChart) -> list[str]:
+    """Per bar, the `chart.hover` columns' values in their units, for its tooltip."""
+    columns = [c for c in chart.hover if c in frame.columns]
+    shown = frame.head(MAX_BARS)
+    return [
+        "<br>".join(f"{c}: {_cell(c, shown[c].iat[i])}" for c in columns) for i in range(len(shown))
+    ]
+
+
 class BarChartView(QWidget):
     """The chart of `chart` over `frame`. `bar_clicked(i)`: the user clicked row i's bar."""
 
@@ -70,6 +90,7 @@ class BarChartView(QWidget):
         super().__init__(parent)
         self.chart = chart
         self.labels, self.values, self.names = segments(frame, chart)
+        self.hover = hover_lines(frame, chart)
         self.colours = [QColor(colour) for _c, _n, colour in chart.parts]
         if chart.rest is not None:
             self.colours.append(QColor(chart.rest[2]))
@@ -175,7 +196,10 @@ class BarChartView(QWidget):
                     f"{name}: {format_ns(int(v))}"
                     for name, v in zip(self.names, self.values[row], strict=True)
                 )
-                QToolTip.showText(e.globalPos(), f"<b>{self.labels[row]}</b><br>{parts}", self)
+                extra = f"<br>{self.hover[row]}" if self.hover and self.hover[row] else ""
+                QToolTip.showText(
+                    e.globalPos(), f"<b>{self.labels[row]}</b><br>{parts}{extra}", self
+                )
             return True
         return super().event(e)
 

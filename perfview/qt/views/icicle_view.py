@@ -367,6 +367,6 @@ __all__ = ["ESTIMATED_TEXT", "IcicleView"]
 
 
 def _bytes_axis() -> pg.AxisItem:
-    from perfview.qt.views.alloc_plots import BytesAxis
+    from perfview.qt.items.labels import BytesAxis
 
     return BytesAxis("top")

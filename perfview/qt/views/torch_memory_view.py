@@ -20,8 +20,9 @@ from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
 from perfview.core.pages.data import ALLOC_COLUMNS, MemoryData, display_allocations
 from perfview.qt.document import Document
+from perfview.qt.items.labels import BytesAxis
 from perfview.qt.views.table_view import TableView
-from perfview.qt.widgets.plot_style import series_color, style_plot
+from perfview.qt.widgets.plot_style import series_color, side_legend, style_plot
 
 display_frame = display_allocations  # the rows as shown (kept under its old name)
 
@@ -55,12 +56,12 @@ class TorchMemoryView(QWidget):
         self.allocations = data.allocations
         self.range_ns: tuple[int, int] | None = None
 
-        self.plot = pg.PlotWidget(self)
+        self.plot = pg.PlotWidget(self, axisItems={"left": BytesAxis("left")})
         style_plot(self.plot)
         item = self.plot.getPlotItem()
-        item.setLabel("left", "memory", units="B")
+        item.setLabel("left", "memory")
         item.setLabel("bottom", "time", units="s")
-        item.addLegend(offset=(10, 10))
+        side_legend(self.plot)
         self._draw()
         lo, hi = self._extent()
         self.region = pg.LinearRegionItem(values=(lo, hi), brush=pg.mkBrush(120, 160, 255, 40))
