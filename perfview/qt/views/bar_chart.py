@@ -119,8 +119,24 @@ class BarChartView(QWidget):
 
     def _scale(self) -> tuple[float, np.ndarray]:
         top = float(self.values.sum(axis=1).max()) if len(self.values) else 0.0
+        if self.chart.log:
+            ends = np.cumsum(self.values, axis=1)
+            positive = ends[ends > 0]
+            lo = 10.0 ** np.floor(np.log10(positive.min())) if len(positive) else 1.0
+            hi = 10.0 ** np.ceil(np.log10(max(top, lo * 10)))
+            self._log_lo = lo
+            return hi, 10.0 ** np.arange(np.log10(lo), np.log10(hi) + 0.5)
         ticks = nice_ticks(top)
         return float(ticks[-1]) or 1.0, ticks
+
+    def _fraction(self, value: float, top: float) -> float:
+        """Where `value` sits along the axis, 0-1 (its log between the decades when log)."""
+        if not self.chart.log:
+            return value / top
+        lo = getattr(self, "_log_lo", 1.0)
+        if value <= lo:
+            return 0.0
+        return float(np.log10(value / lo) / np.log10(top / lo))
 
     def _bar_at(self, pos: QPointF) -> int:
         plot = self._plot_rect()
@@ -146,6 +162,8 @@ class BarChartView(QWidget):
         p.drawText(QPointF(_PAD, _PAD + metrics.ascent()), self.chart.title)
         x = _PAD
         for name, colour in zip(self.names, self.colours, strict=True):  # the legend
+            if colour.alpha() == 0:
+                continue  # an invisible lead-in (a log strip's "under min") needs no swatch
             y = _PAD + line + _PAD / 2
             p.fillRect(QRectF(x, y + (line - _SWATCH) / 2, _SWATCH, _SWATCH), colour)
             p.drawText(QPointF(x + _SWATCH + 4, y + metrics.ascent()), name)
@@ -154,7 +172,7 @@ class BarChartView(QWidget):
         top, ticks = self._scale()
         grid = QPen(QColor(0, 0, 0, 30))
         for tick in ticks:  # the axis under the bars
-            tx = plot.left() + plot.width() * float(tick) / top
+            tx = plot.left() + plot.width() * self._fraction(float(tick), top)
             p.setPen(grid)
             p.drawLine(QPointF(tx, plot.top()), QPointF(tx, plot.bottom()))
             p.setPen(text)
@@ -169,17 +187,18 @@ class BarChartView(QWidget):
         for row, name in enumerate(self.labels):
             y = plot.top() + row * (_BAR + _GAP)
             p.setPen(text)
-            elided = metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, plot.left() - 2 * _PAD)
+            elided = metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, plot.left() - 3 * _PAD)
             p.drawText(
                 QRectF(_PAD, y, plot.left() - 2 * _PAD, _BAR),
                 int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
                 elided,
             )
-            x = plot.left()
+            x, end = plot.left(), 0.0
             for value, colour in zip(self.values[row], self.colours, strict=True):
-                w = plot.width() * float(value) / top
-                p.fillRect(QRectF(x, y, w, _BAR), colour)
-                x += w
+                end += float(value)
+                right = plot.left() + plot.width() * self._fraction(end, top)
+                p.fillRect(QRectF(x, y, right - x, _BAR), colour)
+                x = right
             if row == self._selected:
                 p.setPen(QPen(QColor(0, 90, 200), 2.0))
                 p.drawRect(QRectF(plot.left(), y, x - plot.left(), _BAR))
@@ -192,10 +211,17 @@ class BarChartView(QWidget):
             if row < 0:
                 QToolTip.hideText()
             else:
-                parts = "<br>".join(
-                    f"{name}: {format_ns(int(v))}"
-                    for name, v in zip(self.names, self.values[row], strict=True)
-                )
+                if self.chart.rising:  # the marks themselves: min, median, p95…
+                    marks = np.cumsum(self.values[row])
+                    parts = "<br>".join(
+                        f"{column.removesuffix('_ns')}: {format_ns(int(v))}"
+                        for (column, _n, _c), v in zip(self.chart.parts, marks, strict=False)
+                    )
+                else:
+                    parts = "<br>".join(
+                        f"{name}: {format_ns(int(v))}"
+                        for name, v in zip(self.names, self.values[row], strict=True)
+                    )
                 extra = f"<br>{self.hover[row]}" if self.hover and self.hover[row] else ""
                 QToolTip.showText(
                     e.globalPos(), f"<b>{self.labels[row]}</b><br>{parts}{extra}", self

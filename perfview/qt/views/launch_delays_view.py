@@ -209,7 +209,7 @@ class LaunchDelaysView(QWidget):
         split.addWidget(self.table)
         split.addWidget(listed)
         split.setStretchFactor(2, 1)
-        split.setSizes([220, 140, 300])
+        split.setSizes([215, 175, 260])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
