@@ -350,13 +350,10 @@ class MainWindow(QMainWindow):
         if remember:
             self.settings.add_recent(document.path)
             self.settings.set_last_folder(document.path.parent)
-        from perfview.core.pages.summary import shown_counts
+        from perfview.core.pages.summary import count_text, shown_counts
 
         nonzero = shown_counts(dict(result.bundle.counts))[:4]
-        counts = ", ".join(
-            f"{v:,} {k.replace('_', ' ')}" + (f" ({note})" if note else "")
-            for k, v, note in nonzero
-        )
+        counts = ", ".join(count_text(k, v, note) for k, v, note in nonzero)
         self.status_controller.say(
             f"Loaded {document.title} in {result.seconds:.2f} s"
             + (f" ({counts})" if counts else ""),

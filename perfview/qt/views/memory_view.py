@@ -109,7 +109,7 @@ class MprofMemoryView(QWidget):
             cmd = self.memory.cmdlines[run] if run < len(self.memory.cmdlines) else ""
             peak = int(rows["rss_bytes"].max()) if len(rows) else 0
             name = f"run {run}" + (f", peak {format_bytes(peak)}" if len(rows) else "")
-            name += f": {_elide(cmd, 40)}" if cmd else ""
+            name += f": {_elide(cmd, 24)}" if cmd else ""
             curve = self.plot.plot(x, y, pen=pg.mkPen(color, width=2), name=name)
             curve.setToolTip(cmd)
             self.run_curves.append(curve)

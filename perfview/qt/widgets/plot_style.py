@@ -7,7 +7,9 @@ app instead takes the background and text colours from the widget's QPalette.
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QSizePolicy
 
 # A qualitative palette readable on light and dark backgrounds (Tableau 10).
 SERIES_COLORS = (
@@ -55,7 +57,10 @@ def side_legend(plot: pg.PlotWidget) -> pg.LegendItem:
     item = plot.getPlotItem()
     legend = pg.LegendItem(labelTextColor=palette.color(QPalette.ColorRole.Text))
     legend.setParentItem(item)
+    # its own height, at the top: stretched to the view box's, its rows drifted apart
+    legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
     item.layout.addItem(legend, 2, 3)  # row 2: the view box's; column 3: right of the right axis
+    item.layout.setAlignment(legend, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
     item.layout.setColumnStretchFactor(3, 0)
     item.legend = legend  # named items added from now on are listed, as addLegend does
     return legend

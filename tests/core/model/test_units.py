@@ -71,3 +71,12 @@ def test_bandwidth_reads_in_a_unit_not_an_exponent() -> None:
     assert format_bandwidth(float("nan")) == ""
     assert column_unit("busbw_gbps") is Unit.BANDWIDTH
     assert format_value(18.5, Unit.BANDWIDTH) == "18.5 GB/s"
+
+
+def test_the_status_line_writes_byte_counts_in_their_unit() -> None:
+    from perfview.core.pages.summary import count_text
+
+    assert count_text("active_bytes", 2_297_283_072) == "2.14 GiB active"
+    assert count_text("peak_bytes", 7_112_051) == "6.78 MiB peak"
+    assert count_text("events", 4855) == "4,855 events"
+    assert count_text("slices", 12, "3 async") == "12 slices (3 async)"
