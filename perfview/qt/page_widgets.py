@@ -76,7 +76,11 @@ def _icicle(host: PageHost, _name: str, _data: Any) -> QWidget:
     tree = host.document.tree()
     if tree is None or len(tree) <= 1:
         return placeholder("This file has no call tree to draw.")
-    return IcicleView(tree, host.document, host.document.bundle.profile)
+    from perfview.core.analysis.frame_filters import HIDDEN_BY_DEFAULT
+
+    bundle = host.document.bundle
+    hidden = HIDDEN_BY_DEFAULT.get(bundle.format, frozenset())
+    return IcicleView(tree, host.document, bundle.profile, filters=hidden)
 
 
 def _tree(host: PageHost, _name: str, _data: Any) -> QWidget:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core.analysis import flame_sandwich
+from perfview.core.analysis import flame_sandwich, frame_filters
 from perfview.core.model import CallTree
 from perfview.qt.document import Document, Selection
 from perfview.qt.tasks import Task
@@ -81,7 +81,9 @@ class BottomUpView(_Derived):
         from perfview.qt.views.icicle_view import IcicleView
 
         assert isinstance(inverted, CallTree)
-        self.icicle = IcicleView(inverted, self.document, None)
+        bundle = getattr(self.document, "bundle", None)
+        hidden = frame_filters.HIDDEN_BY_DEFAULT.get(getattr(bundle, "format", ""), frozenset())
+        self.icicle = IcicleView(inverted, self.document, None, filters=hidden)
         self.icicle.mode_box.setVisible(False)  # a derived tree has no time order
         self.layout_.addWidget(self.icicle, 1)
 

@@ -8,10 +8,13 @@ second mode shows one lane chronologically (a time-ordered flame chart).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from perfview.core.analysis import frame_filters
 from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
 from perfview.core.model.units import Unit, format_ns, format_value
@@ -41,8 +44,19 @@ class IcicleView(QtWidgets.QWidget):
         document: Document | None = None,
         profile: PstatsProfile | None = None,
         parent: QtWidgets.QWidget | None = None,
+        *,
+        filters: Collection[str] | None = None,
     ) -> None:
         super().__init__(parent)
+        # Frame filters (`core.analysis.frame_filters`): None, no toggles; else the keys of
+        # the filters hidden from the start (memray's import system).
+        self.source = tree  # the tree before any frames are hidden
+        self.hidden_keys: set[str] = set(filters or ())
+        self.filter_boxes: dict[str, QtWidgets.QCheckBox] = {}
+        self.filter_bar: QtWidgets.QWidget | None = None
+        if filters is not None:
+            self._build_filters(tree)
+            tree = self._filtered(tree)
         self.tree = tree
         self.document = document
         self.profile = profile
@@ -60,6 +74,8 @@ class IcicleView(QtWidgets.QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.bar)
+        if self.filter_bar is not None:
+            layout.addWidget(self.filter_bar)
         layout.addWidget(self.plot)
         self._set_merged()
         if document is not None:
@@ -83,8 +99,54 @@ class IcicleView(QtWidgets.QWidget):
         if "unit_bytes" in tree.metrics:
             self.unit = "bytes"
 
+    def _build_filters(self, tree: CallTree) -> None:
+        """One checkbox per filter that hides anything here, saying how much passes through
+        the frames it hides; none at all when no filter applies."""
+        found = frame_filters.applicable(tree)
+        self.hidden_keys &= {flt.key for flt, _share, _n in found}
+        if not found:
+            return
+        self.filter_bar = QtWidgets.QWidget()
+        row = QtWidgets.QHBoxLayout(self.filter_bar)
+        row.setContentsMargins(6, 0, 6, 2)
+        row.addWidget(QtWidgets.QLabel("Hide:"))
+        for flt, share, nodes in found:
+            box = QtWidgets.QCheckBox(f"{flt.label} ({share * 100:.1f} % passes through)")
+            box.setChecked(flt.key in self.hidden_keys)
+            box.setToolTip(
+                f"{nodes:,} nodes of {flt.label} frames; hidden, their children join their "
+                "caller and the weight stays where it was"
+            )
+            box.toggled.connect(lambda on, key=flt.key: self.set_hidden(key, on))
+            self.filter_boxes[flt.key] = box
+            row.addWidget(box)
+        row.addStretch(1)
+
+    def _filtered(self, tree: CallTree) -> CallTree:
+        if not self.hidden_keys:
+            return tree
+        return frame_filters.hide_frames(
+            tree, frame_filters.hidden_frames(tree.frames, self.hidden_keys)
+        )
+
+    def set_hidden(self, key: str, hidden: bool) -> None:
+        """Hide (or show again) the frames of filter `key` and redraw the merged tree."""
+        if hidden:
+            self.hidden_keys.add(key)
+        else:
+            self.hidden_keys.discard(key)
+        box = self.filter_boxes.get(key)
+        if box is not None and box.isChecked() != hidden:
+            box.setChecked(hidden)  # re-enters once with the same state: nothing changes
+            return
+        self._adopt(self._filtered(self.source))
+        if self.mode == "merged":  # a time-ordered chart shows events, not the merged tree
+            self._set_merged()
+
     def _on_lane_tree(self, tree: CallTree, key: str) -> None:
         """Show the tree of the lanes just picked in the lane selector."""
+        self.source = tree
+        tree = self._filtered(tree)
         self._adopt(tree)
         self.mode_box.setCurrentIndex(0)
         self._set_merged()
