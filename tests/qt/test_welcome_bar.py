@@ -39,13 +39,13 @@ def test_the_first_start_says_it_shows_the_example_and_offers_the_ways_in(
     assert set(bar.buttons) == {"open", "folder", "record", "examples"}
     assert bar.buttons["examples"].menu() is window.examples_menu
     asked: list[str] = []
-    from perfview.qt import main_window
+    from PySide6.QtWidgets import QFileDialog
 
     def dialog(*_args: object) -> tuple[list[str], str]:
         asked.append("open")
         return [], ""  # the user cancelled
 
-    monkeypatch.setattr(main_window.QFileDialog, "getOpenFileNames", dialog)
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", dialog)
     bar.buttons["open"].click()  # the same File > Open dialog as the menu's
     assert asked == ["open"]
     with qtbot.waitSignal(window.document_opened, timeout=30_000):
