@@ -209,7 +209,8 @@ class LaunchDelaysView(QWidget):
         split.addWidget(self.table)
         split.addWidget(listed)
         split.setStretchFactor(2, 1)
-        split.setSizes([215, 175, 260])
+        rows = min(len(data.table), 6)  # the per-stream table shows its streams whole
+        split.setSizes([215, 80 + 22 * rows, 400])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
