@@ -112,7 +112,7 @@ class BarChartView(QWidget):
     def _plot_rect(self) -> QRectF:
         metrics = QFontMetricsF(self.font())
         label_w = max((metrics.horizontalAdvance(t) for t in self.labels), default=0.0)
-        left = _PAD + min(label_w, self.width() * 0.3) + _PAD
+        left = _PAD + min(label_w, self.width() * 0.3) + 2 * _PAD  # elided to label_w
         top = _PAD * 2 + metrics.height() * 2  # title, legend
         bottom = self.height() - _PAD - metrics.height()  # axis
         return QRectF(left, top, max(self.width() - left - _PAD * 2, 10.0), bottom - top)
