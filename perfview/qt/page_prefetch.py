@@ -6,8 +6,8 @@ path) took 1-3 s of a worker after the click on a 100 MB trace (issue 37:
 has been quiet (`QuietWork`), the pages still lacking data are prepared in the navigation's
 order, one worker at a time (two would share the GIL with the GUI thread), so a click
 usually finds its data in hand and only builds widgets. A page clicked while its data is
-being prepared waits for that task, not a second one. Big documents are left alone
-(`prefetch_allowed`): preparing every page of a 1 GB trace costs seconds of CPU and
+being prepared waits for that task, not a second one. Only traces, and big ones are left
+alone (`prefetch_allowed`): preparing every page of a 1 GB trace costs seconds of CPU and
 gigabytes nobody asked for.
 
 It holds the tab's methods weakly: a strong reference would put the tab in a cycle, freed by
@@ -28,9 +28,10 @@ PREFETCH_MAX_EVENTS = 1_000_000
 
 
 def prefetch_allowed(bundle: Bundle) -> bool:
-    """True for documents small enough to prepare every page of ahead of the clicks."""
+    """True for traces small enough to prepare every page of ahead of the clicks (the pages
+    whose data costs seconds are a trace's; a capture's size says nothing of its pages')."""
     timeline = bundle.timeline
-    return timeline is None or len(timeline.events) <= PREFETCH_MAX_EVENTS
+    return timeline is not None and len(timeline.events) <= PREFETCH_MAX_EVENTS
 
 
 class PagePrefetch:
