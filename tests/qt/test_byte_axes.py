@@ -89,3 +89,19 @@ def test_busy_start_leaves_a_capture_that_starts_busy_whole() -> None:
     assert start is not None
     assert 78 <= start <= 79
     assert busy_start(x, np.where(x < 10, 0.0, 10.0)) is None  # 10 % blank: kept
+
+
+def test_a_torch_memory_plot_that_starts_busy_is_shown_whole(qtbot: Any) -> None:
+    """resnet50's first allocation comes 7 % into the trace: nothing worth leaving out."""
+    from perfview.qt.document_tab import DocumentTab
+
+    tab = DocumentTab(
+        Document(load(sample("kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz")))
+    )
+    qtbot.addWidget(tab)
+    view: Any = tab.view_widget("memory")
+    assert view.start is None
+    assert not view.whole.isVisibleTo(view)
+    lo, _hi = view._extent()
+    assert view.plot.getPlotItem().getViewBox().viewRange()[0][0] <= lo
+    assert "1 GiB" in _axis_labels(view.plot) or "2 GiB" in _axis_labels(view.plot)

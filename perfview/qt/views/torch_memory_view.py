@@ -13,9 +13,18 @@ import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from perfview.core.analysis.torch import memory_alloc
+from perfview.core.layout.extent import busy_start
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
 from perfview.core.pages.data import ALLOC_COLUMNS, MemoryData, display_allocations
@@ -77,9 +86,15 @@ class TorchMemoryView(QWidget):
         self.select_button.clicked.connect(self._start_range)
         self.clear_button = QPushButton("Show all", self)
         self.clear_button.clicked.connect(self.clear_range)
+        self.whole = QCheckBox("Show whole recording", self)
+        self.whole.setToolTip("The plot starts where memory use does; tick to show the time before")
+        self.start = self._busy_start()
+        self.whole.setVisible(self.start is not None)
+        self.whole.toggled.connect(self._show_extent)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 0)
         bar.addWidget(self.hint, 1)
+        bar.addWidget(self.whole)
         bar.addWidget(self.select_button)
         bar.addWidget(self.clear_button)
 
@@ -104,6 +119,7 @@ class TorchMemoryView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self._update_hint()
+        self._show_extent()
 
     # --- drawing -----------------------------------------------------------------------------
     def _extent(self) -> tuple[float, float]:
@@ -111,6 +127,24 @@ class TorchMemoryView(QWidget):
             return 0.0, 1.0
         ts = self.curves["ts_ns"].to_numpy(dtype=np.float64) / 1e9
         return float(ts.min()), float(ts.max())
+
+    def _busy_start(self) -> float | None:
+        """Where memory use starts (s), when the time before it is worth leaving out: the
+        earliest device's start (`core.layout.extent.busy_start`), None if any starts busy."""
+        starts = []
+        for _device, part in self.curves.groupby("device", sort=True):
+            x = part["ts_ns"].to_numpy(dtype=np.float64) / 1e9
+            start = busy_start(x, part["allocated_bytes"].to_numpy(dtype=np.float64))
+            if start is None:
+                return None
+            starts.append(start)
+        return min(starts) if starts else None
+
+    def _show_extent(self) -> None:
+        lo, hi = self._extent()
+        if self.start is not None and not self.whole.isChecked():
+            lo = self.start
+        self.plot.getPlotItem().setXRange(lo, hi, padding=0.01)
 
     def _draw(self) -> None:
         item = self.plot.getPlotItem()
