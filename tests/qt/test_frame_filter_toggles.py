@@ -55,6 +55,23 @@ def test_a_pstats_icicle_offers_the_toggles_but_hides_nothing_first(qtbot: Any) 
     assert set(view.filter_boxes) == {"import", "profiler"}
     assert not any(b.isChecked() for b in view.filter_boxes.values())
     assert view.tree is view.source
+    assert _import_rows(view) > 0
     view.set_hidden("import", True)
     assert view.filter_boxes["import"].isChecked()
+    assert _import_rows(view) == 0
+
+
+def test_the_sandwich_offers_the_same_toggles_and_rebuilds_without_those_frames(
+    qtbot: Any,
+) -> None:
+    from perfview.qt.document_tab import DocumentTab
+
+    tab = DocumentTab(Document(load(sample("pstats/dtu_gabriellanaro_output.prof"))))
+    qtbot.addWidget(tab)
+    view: Any = tab.view_widget("sandwich")
+    assert set(view.filter_bar.boxes) == {"import", "profiler"}
+    assert view.tree is view.source
+    assert _import_rows(view) > 0
+    view.filter_bar.boxes["import"].setChecked(True)
+    assert view.tree is not view.source
     assert _import_rows(view) == 0

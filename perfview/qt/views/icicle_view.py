@@ -14,7 +14,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core.analysis import frame_filters
 from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
 from perfview.core.model.units import Unit, format_ns, format_value
@@ -22,6 +21,7 @@ from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
 from perfview.qt.views.icicle_lanes import LaneSelector
+from perfview.qt.widgets.frame_filter_bar import FrameFilterBar
 
 ROW_PX = 20.0
 ESTIMATED_TEXT = "estimated — cProfile keeps no full stacks"
@@ -51,12 +51,11 @@ class IcicleView(QtWidgets.QWidget):
         # Frame filters (`core.analysis.frame_filters`): None, no toggles; else the keys of
         # the filters hidden from the start (memray's import system).
         self.source = tree  # the tree before any frames are hidden
-        self.hidden_keys: set[str] = set(filters or ())
-        self.filter_boxes: dict[str, QtWidgets.QCheckBox] = {}
-        self.filter_bar: QtWidgets.QWidget | None = None
+        self.filter_bar: FrameFilterBar | None = None
         if filters is not None:
-            self._build_filters(tree)
-            tree = self._filtered(tree)
+            self.filter_bar = FrameFilterBar(tree, filters)
+            self.filter_bar.changed.connect(self._on_filters)
+            tree = self.filter_bar.apply(tree)
         self.tree = tree
         self.document = document
         self.profile = profile
@@ -99,46 +98,23 @@ class IcicleView(QtWidgets.QWidget):
         if "unit_bytes" in tree.metrics:
             self.unit = "bytes"
 
-    def _build_filters(self, tree: CallTree) -> None:
-        """One checkbox per filter that hides anything here, saying how much passes through
-        the frames it hides; none at all when no filter applies."""
-        found = frame_filters.applicable(tree)
-        self.hidden_keys &= {flt.key for flt, _share, _n in found}
-        if not found:
-            return
-        self.filter_bar = QtWidgets.QWidget()
-        row = QtWidgets.QHBoxLayout(self.filter_bar)
-        row.setContentsMargins(6, 0, 6, 2)
-        row.addWidget(QtWidgets.QLabel("Hide:"))
-        for flt, share, nodes in found:
-            box = QtWidgets.QCheckBox(f"{flt.label} ({share * 100:.1f} % passes through)")
-            box.setChecked(flt.key in self.hidden_keys)
-            box.setToolTip(
-                f"{nodes:,} nodes of {flt.label} frames; hidden, their children join their "
-                "caller and the weight stays where it was"
-            )
-            box.toggled.connect(lambda on, key=flt.key: self.set_hidden(key, on))
-            self.filter_boxes[flt.key] = box
-            row.addWidget(box)
-        row.addStretch(1)
+    @property
+    def hidden_keys(self) -> set[str]:
+        return self.filter_bar.hidden_keys if self.filter_bar is not None else set()
+
+    @property
+    def filter_boxes(self) -> dict[str, QtWidgets.QCheckBox]:
+        return self.filter_bar.boxes if self.filter_bar is not None else {}
 
     def _filtered(self, tree: CallTree) -> CallTree:
-        if not self.hidden_keys:
-            return tree
-        return frame_filters.hide_frames(
-            tree, frame_filters.hidden_frames(tree.frames, self.hidden_keys)
-        )
+        return self.filter_bar.apply(tree) if self.filter_bar is not None else tree
 
     def set_hidden(self, key: str, hidden: bool) -> None:
         """Hide (or show again) the frames of filter `key` and redraw the merged tree."""
-        if hidden:
-            self.hidden_keys.add(key)
-        else:
-            self.hidden_keys.discard(key)
-        box = self.filter_boxes.get(key)
-        if box is not None and box.isChecked() != hidden:
-            box.setChecked(hidden)  # re-enters once with the same state: nothing changes
-            return
+        if self.filter_bar is not None:
+            self.filter_bar.set_hidden(key, hidden)
+
+    def _on_filters(self) -> None:
         self._adopt(self._filtered(self.source))
         if self.mode == "merged":  # a time-ordered chart shows events, not the merged tree
             self._set_merged()
