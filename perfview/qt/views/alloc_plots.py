@@ -100,7 +100,7 @@ class StackedBytesPlot(QWidget):
             self.fills.append(curve)
             sample = pg.PlotDataItem([], [], pen=pen, fillLevel=0, fillBrush=brush)
             self.samples.append(sample)
-            self.legend.addItem(sample, _elide(labels[i], 48))
+            self.legend.addItem(sample, _elide(labels[i], 36))
         item.setYRange(0, float(tops[-1].max()) * 1.05 or 1.0, padding=0)
         self.extent = (float(x[0]), float(x[-1]))
         self.start = busy_start(x, tops[-1])
