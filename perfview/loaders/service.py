@@ -184,8 +184,13 @@ def compile_ahead() -> bool:
     with _compiler_lock:
         if _compiler is not None and _compiler.is_alive():
             return True
-        if not (compile_pending() or layout_compile_pending()):
+        what = [reader.what for reader in compiled_readers() if reader.pending()]
+        if layout_compile_pending():
+            what.insert(min(1, len(what)), "the Timeline layout")
+        if not what:
             return False
+        global _compiling_what
+        _compiling_what = tuple(what)
         context = multiprocessing.get_context("spawn")  # the child gets this sys.path
         _compiler = context.Process(target=_compile_all, name="perfview-compile", daemon=True)
         _compiler.start()
@@ -202,6 +207,19 @@ def _compile_all() -> None:
     steps.insert(1, layout_kernels.warm)
     for step in steps:
         step()
+
+
+_compiling_what: tuple[str, ...] = ()
+
+
+def compile_message() -> str:
+    """What `compile_ahead`'s child compiles, in words, for the window's status bar: only the
+    parts not on disk when it started ("compiling the Timeline layout…" when the scanner was
+    compiled already), never a scanner compile that is not running."""
+    what = list(_compiling_what) or ["the trace scanner"]
+    names = what[0] if len(what) == 1 else ", ".join(what[:-1]) + " and " + what[-1]
+    each = " each" if len(what) > 1 else ""
+    return f"compiling {names} (once after an install, ~15 s{each})…"
 
 
 def compiling() -> bool:
@@ -320,6 +338,7 @@ __all__ = [
     "LoadOptions",
     "Where",
     "compile_ahead",
+    "compile_message",
     "compile_messages",
     "compile_pending",
     "compiled_readers",

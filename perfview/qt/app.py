@@ -219,7 +219,7 @@ def _start_window(args: argparse.Namespace) -> tuple[QWidget, object | None]:
         if preload.pending():  # it parses in a child meanwhile: import its first page's view
             importlib.import_module(preload.FIRST_PAGE_VIEW)
     elif not args.compare:
-        window.open_example()
+        window.open_example(welcome=True)
     if args.compare:
         window.open_compare(*args.compare)
     start.hand_over(window)

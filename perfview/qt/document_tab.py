@@ -23,7 +23,7 @@ file), else as soon as the tab exists.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 import pandas as pd
@@ -48,6 +48,7 @@ from perfview.qt import let_go
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
 from perfview.qt.page_nav import PageNav
+from perfview.qt.page_prefetch import PagePrefetch, prefetch_allowed
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.quiet_work import QuietWork
 from perfview.qt.settings import Settings
@@ -86,6 +87,10 @@ class DocumentTab(QWidget):
         self._after_ahead = QuietWork(self)
         self._after_ahead.hold(writes)  # the load's cache entries
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
+        # the other pages' data, prepared one by one once the window is quiet (issue 37:
+        # a page clicked then is built from data in hand, not computed after the click)
+        self._prefetch = PagePrefetch(self._prefetch_next, self._prefetch_task, self._on_prefetched)
+        self._after_ahead.add(self._prefetch.start)
         laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
             if isinstance(data, Pending) and not data.ready():
@@ -172,6 +177,11 @@ class DocumentTab(QWidget):
                 # table is computed by the view itself)
                 self._adopt(name, self._compute(name))
             self._build(name)
+        return self._views.get(name)
+
+    def built_view(self, name: str) -> QWidget | None:
+        """The view's widget if it is built already; never builds it (what a benchmark or a
+        test waiting on a page's background preparation polls)."""
         return self._views.get(name)
 
     def save_state(self) -> None:
@@ -263,6 +273,21 @@ class DocumentTab(QWidget):
         layout = self._pages[name].layout()
         assert layout is not None
         layout.addWidget(label)
+        running = self._prefetch.running(name)
+        if running is not None:  # prepared ahead already: built when that task is done
+            self._preparing[name] = (running, label)
+            return
+        # the layout it may compute is stored once the window is quiet; the gate is made
+        # here, as the worker must not touch the tab
+        task = self._task_for(name, lambda: self._after_ahead.hold(WriteGate(WRITE_GATE_CAP_S)))
+        task.finished.connect(lambda data, n=name: self._on_prepared(n, data))
+        task.failed.connect(lambda message, n=name: self._on_prepare_failed(n, message))
+        self._preparing[name] = (task, label)
+        task.start()
+
+    def _task_for(self, name: str, gate: Callable[[], WriteGate]) -> Task:
+        """A worker task computing what page `name` lacks (its data, summary table, call
+        tree); `gate` makes the write gate of a layout it stores."""
         bundle, tables = self.document.bundle, dict(self._tables)
         table = self._missing_table(name)
         tree = self._missing_tree(name)
@@ -279,27 +304,57 @@ class DocumentTab(QWidget):
             pending = self._pending.pop(name)
             task = Task(lambda _progress: with_tree(bundle, pending.result, tree), name=name)
         else:
-            # the layout it may compute is stored once the window is quiet; the gate is made
-            # here, as the worker must not touch the tab
-            writes = self._after_ahead.hold(WriteGate(WRITE_GATE_CAP_S))
-            task = Task(
-                lambda _progress: with_tree(
-                    bundle, lambda: page_data(name, bundle, tables, writes), tree
-                ),
-                name=name,
-            )
-        task.finished.connect(lambda data, n=name: self._on_prepared(n, data))
-        task.failed.connect(lambda message, n=name: self._on_prepare_failed(n, message))
-        self._preparing[name] = (task, label)
-        task.start()
+            writes = gate()
 
-    def _on_prepared(self, name: str, data: Any) -> None:
-        if not shiboken6.isValid(self):
-            return  # the tab was closed while its page was being prepared
+            def both() -> Any:
+                """The page's summary table first when missing (its data reads it: the
+                builder then computes nothing on the GUI thread), then its data."""
+                if table is None:
+                    return page_data(name, bundle, tables, writes)
+                summary = summary_table(bundle, table)
+                data = page_data(name, bundle, {**tables, table: summary.frame}, writes)
+                return summary, data
+
+            task = Task(lambda _progress: with_tree(bundle, both, tree), name=name)
+        return task
+
+    def _take(self, name: str, data: Any) -> None:
+        """Keep what a worker prepared for page `name`: a summary table, its data, or both."""
+        if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], SummaryTable):
+            self.document.seed_tables({data[0].name: data[0].frame})
+            data = data[1]
         if isinstance(data, SummaryTable):
             self.document.seed_tables({data.name: data.frame})
         elif data is not None and name not in self._data:
             self._adopt(name, data)
+
+    def _prefetch_next(self, tried: Collection[str]) -> str | None:
+        """The next page to prepare ahead of a click (`page_prefetch`): the first one in the
+        navigation's order that is neither built nor being prepared and lacks data."""
+        if not shiboken6.isValid(self) or not prefetch_allowed(self.document.bundle):
+            return None
+        for name in self.view_names():
+            if name in tried or name in self._views or name in self._preparing:
+                continue
+            if self._needs_data(name):
+                return name
+        return None
+
+    def _prefetch_task(self, name: str) -> Task:
+        return self._task_for(name, lambda: NOW)
+
+    def _on_prefetched(self, name: str, data: Any) -> None:
+        """Keep a page's data prepared ahead; build the page if it was clicked meanwhile."""
+        if not shiboken6.isValid(self):
+            return
+        self._take(name, data)
+        if name in self._preparing:  # clicked while it was prepared: "Preparing…" shown
+            self._on_prepared(name, None)
+
+    def _on_prepared(self, name: str, data: Any) -> None:
+        if not shiboken6.isValid(self):
+            return  # the tab was closed while its page was being prepared
+        self._take(name, data)
         if name not in self._views:
             self._build(name)
         self._drop_preparing(name)

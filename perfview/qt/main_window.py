@@ -46,6 +46,7 @@ from perfview.qt.tasks import LoadResult, Task, load_task
 from perfview.qt.warmup import warm_imports, warm_in_background
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.qt.widgets.loading_tab import LoadingTab
+from perfview.qt.widgets.welcome_bar import WelcomeBar
 from perfview.qt.window_commands import TabCommands
 from perfview.qt.window_menus import MenusController, show_about
 from perfview.qt.window_runs import RunsController
@@ -115,6 +116,7 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.error_bar)
+        self._bars = layout  # the welcome bar joins under the error bar once menus exist
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
@@ -132,6 +134,14 @@ class MainWindow(QMainWindow):
 
         self.examples_menu = examples_menu(self, self.runs_controller.run_script)
         self.menus_controller.add_first("help", self.examples_menu)
+        self.welcome_bar = WelcomeBar(
+            open_file=self.open_dialog,
+            open_folder=self.open_folder_dialog,
+            record=self.runs_controller.run_script,
+            examples=self.examples_menu,
+            parent=self,
+        )
+        self._bars.insertWidget(1, self.welcome_bar)
         # How they hear of each other:
         status.task_done.connect(tabs.drop_placeholder)  # a load's placeholder tab goes
         tabs.current_changed.connect(self._on_current_tab)  # title, menus, status line
@@ -221,7 +231,11 @@ class MainWindow(QMainWindow):
         for path in paths:
             self.open_path(path)
 
-    def open_example(self) -> Task | None:
+    def open_example(self, *, welcome: bool = False) -> Task | None:
+        """Open the bundled example; `welcome`: a bare first start, so the welcome bar says
+        what it is and offers the ways to one's own profile."""
+        if welcome:
+            self.welcome_bar.show()
         return self.open_path(example_path(), remember=False)
 
     def open_folder_dialog(self) -> None:
@@ -387,13 +401,12 @@ class MainWindow(QMainWindow):
         if remember:
             self.settings.add_recent(document.path)
             self.settings.set_last_folder(document.path.parent)
-        from perfview.core.pages.summary import shown_counts
+        if document.path != example_path():
+            self.welcome_bar.hide()  # the user's own file: the example's caption is done
+        from perfview.core.pages.summary import count_text, shown_counts
 
         nonzero = shown_counts(dict(result.bundle.counts))[:4]
-        counts = ", ".join(
-            f"{v:,} {k.replace('_', ' ')}" + (f" ({note})" if note else "")
-            for k, v, note in nonzero
-        )
+        counts = ", ".join(count_text(k, v, note) for k, v, note in nonzero)
         self.status_controller.say(
             f"Loaded {document.title} in {result.seconds:.2f} s"
             + (f" ({counts})" if counts else ""),

@@ -76,7 +76,11 @@ def _icicle(host: PageHost, _name: str, _data: Any) -> QWidget:
     tree = host.document.tree()
     if tree is None or len(tree) <= 1:
         return placeholder("This file has no call tree to draw.")
-    return IcicleView(tree, host.document, host.document.bundle.profile)
+    from perfview.core.analysis.frame_filters import HIDDEN_BY_DEFAULT
+
+    bundle = host.document.bundle
+    hidden = HIDDEN_BY_DEFAULT.get(bundle.format, frozenset())
+    return IcicleView(tree, host.document, bundle.profile, filters=hidden)
 
 
 def _tree(host: PageHost, _name: str, _data: Any) -> QWidget:
@@ -185,6 +189,18 @@ def _kernels(host: PageHost, name: str, data: Any) -> QWidget:
     return TorchKernelsView(timeline, host.document, host.document.table(name), data=data)
 
 
+def _launch_delays(host: PageHost, name: str, data: Any) -> QWidget:
+    timeline = host.document.bundle.timeline
+    if timeline is None:
+        return table(host, name)
+    from perfview.core.pages.data import LaunchDelaysData
+    from perfview.qt.views.launch_delays_view import LaunchDelaysView
+
+    if data is None:
+        data = LaunchDelaysData.compute(timeline, host.document.table(name))
+    return LaunchDelaysView(data, host.document)
+
+
 def _recommendations(host: PageHost, _name: str, data: Any) -> QWidget:
     from perfview.qt.views.recommendations_view import RecommendationsView
 
@@ -256,6 +272,7 @@ BUILDERS: dict[str, Builder] = {
     "overview": _overview,
     "operators": _operators,
     "kernels": _kernels,
+    "launch-delays": _launch_delays,
     "recommendations": _recommendations,
     "critical-path": _critical_path,
 }

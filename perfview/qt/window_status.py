@@ -137,7 +137,7 @@ class StatusController(QObject):
 
             running = service.compiling()
             if running:
-                text = service.COMPILE_MESSAGE
+                text = service.compile_message()
                 self.compile_label.setText(text[0].upper() + text[1:])
             self.compile_label.setVisible(running)
             if not running and warmup.scanner_settled():

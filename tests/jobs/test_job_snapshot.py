@@ -7,7 +7,8 @@ matter), dumped with sorted keys as `scripts/snapshot_tables.py` does. The singl
 the cross-rank views, which open it as a one-rank job. A deliberate change of a job view's
 output: print the new digests with this module's `_digest` and commit them with the change.
 Changed deliberately since: the ranks and stragglers tables' `partial` column (a rank whose
-file was cut short) and the overlap view's `definition` sentence.
+file was cut short), the overlap view's `definition` sentence, and the collectives table's
+at_ns (time since the job's first collective; start_ns moved last) and its definitions.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ FILE = f"{FOLDER}/rank-0.json.gz"
 EXPECTED = {
     (FOLDER, None): "2b69faff6dfc979170cdb80821fd6cdf07e0fa54e87e68c8e03dff144f270d98",
     (FOLDER, "ranks"): "2b69faff6dfc979170cdb80821fd6cdf07e0fa54e87e68c8e03dff144f270d98",
-    (FOLDER, "collectives"): "b2def02a3a7ae3675dd8587332ff0afc2d268f32668779d79e39d4188840a3da",
+    (FOLDER, "collectives"): "66660c8718d3e4943cbdb818c7c0469ee611b78b0f690a7093876b5b4472c681",
     (FOLDER, "collective-kinds"):
         "74f8fe857779a5d6e9cb5a5d539cb66eec89cb8388a3dc05bb320e020dae82f8",
     (FOLDER, "overlap"): "8a0f7a3f8486ccb7da32ef358994cfb93705b8f9181aed1c9389dbdd01c6fe9e",
     (FOLDER, "stragglers"): "0416f93ddd45467e07c8dad9047df4cfb7fe5b213b97698bf22996b550c405bb",
     (FILE, "ranks"): "96f25c13f7b5218796d21f7adf2e075a2efff291327b11f7e1bd3d165b01889e",
-    (FILE, "collectives"): "e6240aff7a7b83ea5095e49950e515fc0b043b7cf8fdae60c7fe0c452fd28bfa",
+    (FILE, "collectives"): "562a9759a415f94e489800ddec31c14218fb5b6c69dae136c27f4966f13bec55",
     (FILE, "collective-kinds"): "ed93e337b5658f4db8e6a43a4d80f1c1cf7b92c9f3c738b6c622a47b19b09aa9",
     (FILE, "overlap"): "4120293a818cbf5ae25639a96dde26eadc39ef1f363a9ef3a8b6af888ebf66d2",
     (FILE, "stragglers"): "ed18bfe058ca18fc9f7c42f378460027df0d33c7eceab4032319ad662d3e46b8",

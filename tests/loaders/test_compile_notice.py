@@ -125,6 +125,7 @@ def test_compile_ahead_covers_the_snapshot_walker_too(monkeypatch: pytest.Monkey
     from perfview.loaders.trace.scan import parallel
 
     monkeypatch.setattr(service.multiprocessing, "get_context", lambda _kind: _FakeContext)
+    monkeypatch.setattr(service, "_compiling_what", ())  # restored after: what compile_ahead sets
     from perfview.core.layout import layout_kernels
 
     monkeypatch.setattr(parallel, "compiled", lambda: True)
@@ -139,6 +140,9 @@ def test_compile_ahead_covers_the_snapshot_walker_too(monkeypatch: pytest.Monkey
         monkeypatch.setattr(part, "compiled", lambda: False)
         assert service.compile_ahead()
         assert _FakeProcess.started == [service._compile_all]
+        # the window's notice names what compiles: not the scanner, which is on disk
+        assert "trace scanner" not in service.compile_message()
+        assert service.compile_message().startswith("compiling ")
         assert service.compile_ahead()  # running already: not a second child
         assert len(_FakeProcess.started) == 1
         assert not trace.SCANNER.pending()  # the scanner is on disk: traces need not wait

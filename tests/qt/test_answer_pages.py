@@ -48,12 +48,34 @@ def test_the_idle_chart_splits_each_stream_s_window_as_its_table(qtbot: Any) -> 
         assert name in page.caption.text()
 
 
-def test_launch_delay_bars_end_at_the_max_and_overlap_bars_at_the_comm_time(qtbot: Any) -> None:
+def test_launch_delay_histogram_counts_every_launch_and_a_bar_lists_its_own(qtbot: Any) -> None:
+    from perfview.qt.views.launch_delays_view import LaunchDelaysView
+
     tab = _tab(qtbot)
     delays = tab.view_widget("launch-delays")
+    assert isinstance(delays, LaunchDelaysView)
     frame = tab.document.table("launch-delays")
-    np.testing.assert_allclose(delays.chart.values.sum(axis=1), frame["max_ns"])
-    np.testing.assert_allclose(delays.chart.values[:, 0], frame["median_ns"])
+    hist = delays.data.histogram
+    # the histogram's bars hold every launch of the table, and its outliers
+    assert int(hist["launches"].sum()) == int(frame["launches"].sum())
+    assert int(hist["outliers"].sum()) == int(frame["outliers"].sum())
+    assert delays.launches.model.rowCount() == int(frame["outliers"].sum())  # outliers first
+    for name in PAGES["launch-delays"].definitions:
+        assert name in delays.caption.text()
+    busiest = int(hist["launches"].to_numpy().argmax())
+    with qtbot.waitSignal(tab.document.selection_changed):
+        delays.show_bucket(busiest)
+    listed = delays.launches.model.rowCount()
+    assert listed == int(hist["launches"].to_numpy()[busiest])
+    lo, hi = int(hist["lo_ns"].to_numpy()[busiest]), int(hist["hi_ns"].to_numpy()[busiest])
+    column = delays.launches.model.column_index("delay_ns")
+    shown = [int(delays.launches.model.raw(r, column)) for r in range(listed)]
+    assert all(lo <= d < hi for d in shown)
+    assert tab.document.selection.event in set(delays.rows["row"])
+
+
+def test_overlap_bars_end_at_the_comm_time(qtbot: Any) -> None:
+    tab = _tab(qtbot)
     overlap = tab.view_widget("overlap")
     table = tab.document.table("overlap")
     assert overlap.chart.names == ["overlapped with compute", "exposed communication"]

@@ -129,7 +129,8 @@ def test_a_reopened_trace_shows_its_findings_at_once(
     assert again.pages["overview"].findings == found
     view = tab.view_widget("overview")
     assert isinstance(view, TorchOverviewView)
-    assert not tab._after_ahead.starts
+    # no findings task held back (the other pages' prefetch is the only work waiting)
+    assert [s for s in tab._after_ahead.starts if s != tab._prefetch.start] == []
     assert not tab.is_preparing()
     qtbot.waitUntil(lambda: getattr(view, "findings", None) is not None, timeout=10_000)
     assert view._finding_label is None  # built with them: never "Looking for…"
@@ -156,3 +157,32 @@ def test_a_table_page_computes_its_table_in_the_background(qtbot: Any) -> None:
     view = tab.view_widget(table_page.name)
     assert isinstance(view, TableView)
     assert view.model.rowCount() == len(summary.summarize(bundle, "ops"))
+
+
+def test_the_other_pages_are_prepared_ahead_once_the_window_is_quiet(qtbot: Any) -> None:
+    """Once the tab's first pages are built and the window is quiet, the pages that lack
+    data are prepared one by one in a worker (qt/page_prefetch.py): a click on Kernels then
+    builds it from data in hand, with no "Preparing…" and no second worker."""
+    from perfview.core.pages.data import KernelsData
+    from perfview.qt.views.torch_kernels_view import TorchKernelsView
+
+    tab = _tab()
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: isinstance(tab._data.get("kernels"), KernelsData), timeout=120_000)
+    assert "kernels" not in tab._views  # prepared, not built: widgets wait for the click
+    tab.tabs.setCurrentIndex(tab.view_names().index("kernels"))
+    assert not tab.is_preparing("kernels")
+    assert isinstance(tab.built_view("kernels"), TorchKernelsView)
+
+
+def test_a_page_clicked_while_prepared_ahead_waits_for_that_task(qtbot: Any) -> None:
+    tab = _tab()
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: tab._prefetch._task is not None, timeout=60_000)
+    name = tab._prefetch._name
+    running = tab._prefetch._task
+    tab.tabs.setCurrentIndex(tab.view_names().index(name))
+    if tab.built_view(name) is None:  # still running: the click shares its task
+        assert tab._preparing[name][0] is running
+        qtbot.waitUntil(lambda: tab.built_view(name) is not None, timeout=60_000)
+    assert not tab.is_preparing(name)

@@ -125,6 +125,7 @@ def test_status_bar_says_while_the_scanner_compiles(qtbot, monkeypatch) -> None:
     window.show()
     state = {"compiling": True}
     monkeypatch.setattr(service, "compiling", lambda: state["compiling"])
+    monkeypatch.setattr(service, "_compiling_what", ("the trace scanner",))  # what it started
     monkeypatch.setattr(warmup, "scanner_settled", lambda: True)
     timer = window.status_controller.watch_compile(interval_ms=10)
     qtbot.waitUntil(window.status_controller.compile_label.isVisible, timeout=5000)

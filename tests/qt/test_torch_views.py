@@ -153,6 +153,29 @@ def test_kernels_view_shows_launches_and_jumps_to_the_timeline(qtbot: Any) -> No
     assert doc.selection.event == first
 
 
+def test_kernels_view_draws_each_top_kernel_s_duration_strip(qtbot: Any) -> None:
+    """The strip's marks are the kernel's launch-duration percentiles; a click selects it."""
+    import numpy as np
+
+    from perfview.core.analysis.torch import kernels
+    from perfview.qt.views.torch_kernels_view import TorchKernelsView
+
+    doc = _document(NCCL)
+    timeline = doc.bundle.timeline
+    view = TorchKernelsView(timeline, doc)
+    qtbot.addWidget(view)
+    assert view.spread is not None
+    rows = kernels.kernel_rows(timeline)
+    heaviest = rows.groupby("name")["dur_ns"].sum().sort_values(ascending=False)
+    assert view.spread.labels[0] == heaviest.index[0]
+    durations = rows.loc[rows["name"] == heaviest.index[0], "dur_ns"].to_numpy()
+    marks = np.cumsum(view.spread.values[0])  # rising segments add up to each mark
+    want = np.percentile(durations, [0, 25, 50, 75, 95, 100])
+    np.testing.assert_allclose(marks, np.round(want), atol=1)
+    view._on_spread_clicked(0)
+    assert view.current_kernel == heaviest.index[0]
+
+
 def test_memory_range_filters_the_allocation_table(qtbot: Any) -> None:
     from perfview.qt.views.torch_memory_view import TorchMemoryView
 

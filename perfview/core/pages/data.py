@@ -22,6 +22,7 @@ from perfview.core.analysis.torch.critical_path import idle_gaps, path
 from perfview.core.analysis.torch.no_steps import NoStepsData
 from perfview.core.analysis.torch.recommend import Finding
 from perfview.core.model import Timeline
+from perfview.core.pages.page import BarChart
 
 # Columns of the allocation table the Memory page shows, in order.
 ALLOC_COLUMNS = ["op", "alloc_ts_ns", "size_bytes", "lifetime_ns", "free_ts_ns", "device",
@@ -67,13 +68,56 @@ class KernelsData:
     table: pd.DataFrame
     rows: pd.DataFrame
     op_kernels: pd.DataFrame
+    spread: pd.DataFrame  # the top kernels' duration percentiles (`kernels.duration_spread`)
 
     @classmethod
     def compute(cls, timeline: Timeline, table: pd.DataFrame | None = None) -> KernelsData:
         from perfview.core.analysis.torch import kernels
 
         frame = table if table is not None else kernels.kernels_table(timeline)
-        return cls(frame, kernels.kernel_rows(timeline), op_kernels.op_kernels_table(timeline))
+        rows = kernels.kernel_rows(timeline)
+        spread = kernels.duration_spread(rows, top=KERNEL_SPREAD_TOP)
+        return cls(frame, rows, op_kernels.op_kernels_table(timeline), spread)
+
+
+KERNEL_SPREAD_TOP = 8
+# The Kernels page's chart: each top kernel's launch durations as a percentile strip (a box
+# plot laid flat: the p25-p75 box dark, the tails lighter), on a log axis.
+KERNEL_SPREAD_CHART = BarChart(
+    f"Launch durations of the {KERNEL_SPREAD_TOP} kernels with the most GPU time "
+    "(min · p25 · median · p75 · p95 · max; log scale)",
+    ("name",),
+    (
+        ("min_ns", "under min", "#00000000"),
+        ("p25_ns", "min – p25", "#a0cbe8"),
+        ("median_ns", "p25 – median", "#4e79a7"),
+        ("p75_ns", "median – p75", "#2b5a86"),
+        ("p95_ns", "p75 – p95", "#a0cbe8"),
+        ("max_ns", "p95 – max", "#f28e2b"),
+    ),
+    rising=True,
+    hover=("launches", "total_ns"),
+    log=True,
+)
+
+
+@dataclass(frozen=True)
+class LaunchDelaysData:
+    """The Launch delays page: per-stream table, every launch's delay and their histogram,
+    from one `launch_delays` pass (the table, the bars and the outliers agree by
+    construction)."""
+
+    table: pd.DataFrame
+    rows: pd.DataFrame
+    histogram: pd.DataFrame
+
+    @classmethod
+    def compute(cls, timeline: Timeline, table: pd.DataFrame | None = None) -> LaunchDelaysData:
+        from perfview.core.analysis.torch import streams
+
+        rows = streams.launch_delays(timeline)
+        frame = table if table is not None else streams.launch_delay_table(timeline, rows)
+        return cls(frame, rows, streams.delay_histogram(rows))
 
 
 def longest_call(timeline: Timeline, name: str, shape: str | None = None) -> int:
@@ -166,8 +210,11 @@ class MemoryData:
 
 __all__ = [
     "ALLOC_COLUMNS",
+    "KERNEL_SPREAD_CHART",
+    "KERNEL_SPREAD_TOP",
     "CriticalPathData",
     "KernelsData",
+    "LaunchDelaysData",
     "MemoryData",
     "OpDetail",
     "OpsData",

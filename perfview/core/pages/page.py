@@ -45,6 +45,12 @@ class BarChart:
     parts: tuple[tuple[str, str, str], ...]
     rest: tuple[str, str, str] | None = None
     rising: bool = False
+    # Columns whose values (formatted by their unit) a bar's tooltip adds: figures that are
+    # not times (a collective's bandwidth) beside the bar's segments.
+    hover: tuple[str, ...] = ()
+    # A log time axis: bars of one row span decades (a kernel's fastest and slowest launch),
+    # and rows differ by orders of magnitude; each segment is drawn between its marks' logs.
+    log: bool = False
 
 
 @dataclass(frozen=True)

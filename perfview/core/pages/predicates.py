@@ -205,6 +205,10 @@ def kernels_data(bundle: Bundle, tables: Tables) -> page_data.KernelsData:
     return page_data.KernelsData.compute(torch_timeline(bundle), tables.get("kernels"))
 
 
+def launch_delays_data(bundle: Bundle, tables: Tables) -> page_data.LaunchDelaysData:
+    return page_data.LaunchDelaysData.compute(timeline(bundle), tables.get("launch-delays"))
+
+
 def memory_data(bundle: Bundle, _tables: Tables) -> page_data.MemoryData:
     return page_data.MemoryData.compute(torch_timeline(bundle))
 

@@ -63,17 +63,12 @@ _JOB_OVERLAP_CHART = BarChart(
     ("rank",),
     (("overlap_ns", "overlapped with compute", _BUSY), ("exposed_comm_ns", "exposed", _COMM)),
 )
-_DELAY_CHART = BarChart(
-    "Launch → start delay per stream: median, 95th percentile, max",
-    ("device", "stream"),
-    (
-        ("median_ns", "≤ median", _BUSY),
-        ("p95_ns", "median – p95", _WAIT),
-        ("max_ns", "p95 – max", _HOST),
-    ),
-    rising=True,
+_COLLECTIVES_CHART = BarChart(
+    "Per collective instance: arrival skew, then transfer (hover: bandwidth)",
+    ("kind", "at_ns"),
+    (("arrival_skew_ns", "arrival skew", _WAIT), ("transfer_ns", "transfer", _COMM)),
+    hover=("bytes", "algbw_gbps", "busbw_gbps", "last_rank"),
 )
-
 PAGES: dict[str, Page] = {
     page.name: page
     for page in (
@@ -256,6 +251,18 @@ PAGES: dict[str, Page] = {
             "every collective matched across ranks: skew, wait, bandwidth",
             {"job": lambda b: _torch("job_views").collectives_table(pred.job(b))},
             across_ranks=True,
+            charts={"job": _COLLECTIVES_CHART},
+            definitions={
+                "at": "when the instance's first rank arrived, since the job's first collective",
+                "arrival skew": "last rank's arrival − first rank's: how unevenly the ranks "
+                "reached the call",
+                "wait": "mean over ranks of (last arrival − own arrival): time kernels sat "
+                "waiting for peers",
+                "transfer": "median over ranks of (own end − last arrival): the part that "
+                "moved data",
+                "busbw": "bytes / transfer × nccl-tests' factor of the kind and group size "
+                "(all-reduce 2(n−1)/n): comparable with the link's bandwidth",
+            },
         ),
         Page(
             "collective-kinds",
@@ -414,7 +421,9 @@ PAGES: dict[str, Page] = {
             {"trace": lambda b: streams.launch_delay_table(pred.timeline(b))},
             has_data=pred.has_gpu,
             group="GPU",
-            charts={"trace": _DELAY_CHART},
+            widget="launch-delays",
+            prepare=pred.launch_delays_data,
+            prepare_when=pred.has_gpu,
             definitions={
                 "launch delay": "from the start of the CPU's launch call to the start of the "
                 "kernel or copy on the GPU: queueing behind earlier work, plus launch overhead",

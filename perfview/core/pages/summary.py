@@ -67,6 +67,17 @@ def shown_counts(counts: dict[str, int]) -> list[tuple[str, int, str]]:
     return out
 
 
+def count_text(name: str, value: int, note: str = "") -> str:
+    """One shown count as words: '4,855 events', a byte count in its unit ('2.14 GiB active',
+    not '2,297,283,072 active bytes'), its note in brackets."""
+    words = name.replace("_", " ")
+    if words.endswith(" bytes"):
+        text = f"{units.format_bytes(value)} {words.removesuffix(' bytes')}"
+    else:
+        text = f"{value:,} {words}"
+    return text + (f" ({note})" if note else "")
+
+
 def default_view(bundle: Bundle) -> str:
     """The view to show first for this bundle's format (the first view with data only for a
     format without a default: asking every view whether it has data costs a pass each)."""
@@ -126,6 +137,7 @@ __all__ = [
     "applicable_views",
     "available_views",
     "column_unit",
+    "count_text",
     "default_view",
     "shown_counts",
     "summarize",

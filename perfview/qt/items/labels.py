@@ -14,6 +14,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from perfview.core.model import units
+
 MIN_LABEL_PX = 40.0
 PAD_PX = 4.0
 TEXT_COLOUR = QtGui.QColor(20, 20, 24)
@@ -110,6 +112,39 @@ class TimeAxis(pg.AxisItem):
         step = spacing / unit_scale
         decimals = max(0, min(6, int(np.ceil(-np.log10(step))) if step > 0 else 0))
         return [f"{v / unit_scale:.{decimals}f} {suffix}" for v in values]
+
+
+class BytesAxis(pg.AxisItem):
+    """THE byte axis of every memory plot: ticks at 1, 2 or 5 × a power of ten of the unit
+    shown (0, 512 KiB, 1 MiB, 1.5 MiB; never 977 KiB, 1.91 MiB), labelled by
+    `units.format_byte_tick` (`core.model.units.byte_ticks`). `per_unit`: bytes per data unit,
+    for a plot whose data are in MiB (mprof): the ticks are still round in bytes."""
+
+    def __init__(self, orientation: str = "left", per_unit: float = 1.0, **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)
+        self.per_unit = per_unit
+        self.enableAutoSIPrefix(False)
+        if orientation in ("left", "right"):
+            self.setWidth(74)  # '1023 MiB' fits; auto-expansion misses the first layout
+
+    def _count(self, size: float) -> int:
+        return max(2, min(8, int(size / (40 if self.orientation in ("left", "right") else 90))))
+
+    def tickValues(
+        self, minVal: float, maxVal: float, size: float
+    ) -> list[tuple[float, list[float]]]:
+        lo, hi = sorted((minVal * self.per_unit, maxVal * self.per_unit))
+        ticks = units.byte_ticks(lo, hi, self._count(size))
+        self._range = (lo, hi, self._count(size))  # the labels' unit and step follow it
+        step = (ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
+        return [(step / self.per_unit, [t / self.per_unit for t in ticks])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        lo, hi, count = getattr(self, "_range", (0.0, 0.0, 5))
+        in_bytes = [v * self.per_unit for v in values]
+        if not hi > lo:
+            lo, hi = min(in_bytes, default=0.0), max(in_bytes, default=0.0)
+        return units.byte_tick_labels(in_bytes, lo, hi, count)
 
 
 class TrackAxis(pg.AxisItem):

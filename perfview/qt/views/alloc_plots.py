@@ -12,25 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from perfview.core.model.units import format_bytes
-from perfview.qt.items.labels import TimeAxis
+from perfview.core.layout.extent import busy_start
+from perfview.qt.items.labels import BytesAxis, TimeAxis
 from perfview.qt.views.memory_view import _add_legend, _elide
 from perfview.qt.widgets.plot_style import series_color, style_plot
-
-
-class BytesAxis(pg.AxisItem):
-    """Byte ticks in binary units ('1.5 GiB'), which is what allocators report."""
-
-    def __init__(self, orientation: str = "left", **kwargs: object) -> None:
-        super().__init__(orientation, **kwargs)
-        self.enableAutoSIPrefix(False)
-        if orientation in ("left", "right"):
-            self.setWidth(74)  # '1023 MiB' fits; auto-expansion misses the first layout
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        return [format_bytes(v, 3) for v in values]
 
 
 class StackedBytesPlot(QWidget):
@@ -64,13 +51,24 @@ class StackedBytesPlot(QWidget):
         self.region: pg.LinearRegionItem | None = None
         self.summary = QLabel(title)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setWordWrap(True)
+        self.whole = QCheckBox("Show whole recording")
+        self.whole.setToolTip(
+            "The plot starts where memory use does; tick to show the empty time before it"
+        )
+        self.whole.toggled.connect(self._show_extent)
+        self.extent: tuple[float, float] = (0.0, 1.0)
+        self.start: float | None = None  # where the activity starts, when trimmed
+        head = QHBoxLayout()
+        head.addWidget(self.summary, 1)
+        head.addWidget(self.whole, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
-        layout.addWidget(self.summary)
+        layout.addLayout(head)
         layout.addWidget(self.plot, 1)
         self.set_data(x, labels, bands)
         if selectable and len(x) > 1:
-            lo, hi = float(x[0]), float(x[-1])
+            lo, hi = self.start if self.start is not None else float(x[0]), float(x[-1])
             self.region = pg.LinearRegionItem(values=(lo, lo + (hi - lo) * 0.1))
             self.region.setZValue(20)
             self.region.sigRegionChangeFinished.connect(self._on_region)
@@ -102,9 +100,19 @@ class StackedBytesPlot(QWidget):
             self.fills.append(curve)
             sample = pg.PlotDataItem([], [], pen=pen, fillLevel=0, fillBrush=brush)
             self.samples.append(sample)
-            self.legend.addItem(sample, _elide(labels[i], 70))
-        item.setXRange(float(x[0]), float(x[-1]), padding=0.01)
+            self.legend.addItem(sample, _elide(labels[i], 36))
         item.setYRange(0, float(tops[-1].max()) * 1.05 or 1.0, padding=0)
+        self.extent = (float(x[0]), float(x[-1]))
+        self.start = busy_start(x, tops[-1])
+        self.whole.setVisible(self.start is not None)
+        self._show_extent()
+
+    def _show_extent(self) -> None:
+        """The trimmed view (from where memory use starts), or the whole recording."""
+        lo, hi = self.extent
+        if self.start is not None and not self.whole.isChecked():
+            lo = self.start
+        self.plot.getPlotItem().setXRange(lo, hi, padding=0.01)
 
     def _on_region(self) -> None:
         if self.region is not None:

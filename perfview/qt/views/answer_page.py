@@ -14,6 +14,7 @@ from html import escape
 
 import pandas as pd
 from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from perfview.core.pages import BarChart
@@ -68,9 +69,23 @@ class AnswerPage(QWidget):
         splitter.addWidget(table)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([min(self.chart.height() + 4, 420), 400])
+        self.splitter = splitter
+        self._sized = False
         layout.addWidget(splitter, 1)
         self.chart.bar_clicked.connect(self._select_row)
         table.table.selectionModel().currentRowChanged.connect(self._on_row)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Once, at the first real size: the chart at most half the height, so a short
+        window (1024×700) keeps rows of the table in sight (sizes set before the page had a
+        height left the table one row)."""
+        super().showEvent(event)
+        if self.chart is None or self._sized or self.splitter.height() < 100:
+            return
+        self._sized = True
+        total = self.splitter.height()
+        top = min(self.chart.height() + 4, total // 2)
+        self.splitter.setSizes([top, total - top])
 
     def _select_row(self, position: int) -> None:
         """Select the table row of the frame's `position`-th row (the bar clicked)."""

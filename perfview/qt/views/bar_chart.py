@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from perfview.core.model.units import format_ns
+from perfview.core.model.units import Unit, column_unit, format_ns, format_value
 from perfview.core.pages import BarChart
 from perfview.qt.views.step_chart import nice_ticks
 
@@ -36,11 +36,7 @@ def segments(frame: pd.DataFrame, chart: BarChart) -> tuple[list[str], np.ndarra
     Pure: a test checks the numbers the bars are drawn from."""
     shown = frame.head(MAX_BARS)
     labels = [
-        " · ".join(
-            f"rank {shown[c].iat[i]}" if c == "rank" else str(shown[c].iat[i])  # not a bare "0"
-            for c in chart.label
-            if c in shown.columns
-        )
+        " · ".join(_label(c, shown[c].iat[i]) for c in chart.label if c in shown.columns)
         for i in range(len(shown))
     ]
     values = (
@@ -61,6 +57,30 @@ def segments(frame: pd.DataFrame, chart: BarChart) -> tuple[list[str], np.ndarra
     return labels, values.clip(0, None), names
 
 
+def _label(column: str, value: object) -> str:
+    if column == "rank":
+        return f"rank {value}"  # not a bare "0"
+    if column.endswith("_ns"):
+        return f"at {format_ns(int(value))}"  # type: ignore[call-overload]
+    return str(value)
+
+
+def _cell(column: str, value: object) -> str:
+    unit = column_unit(column)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        return str(value)
+    return format_value(float(value), unit or Unit.COUNT)
+
+
+def hover_lines(frame: pd.DataFrame, chart: BarChart) -> list[str]:
+    """Per bar, the `chart.hover` columns' values in their units, for its tooltip."""
+    columns = [c for c in chart.hover if c in frame.columns]
+    shown = frame.head(MAX_BARS)
+    return [
+        "<br>".join(f"{c}: {_cell(c, shown[c].iat[i])}" for c in columns) for i in range(len(shown))
+    ]
+
+
 class BarChartView(QWidget):
     """The chart of `chart` over `frame`. `bar_clicked(i)`: the user clicked row i's bar."""
 
@@ -70,6 +90,7 @@ class BarChartView(QWidget):
         super().__init__(parent)
         self.chart = chart
         self.labels, self.values, self.names = segments(frame, chart)
+        self.hover = hover_lines(frame, chart)
         self.colours = [QColor(colour) for _c, _n, colour in chart.parts]
         if chart.rest is not None:
             self.colours.append(QColor(chart.rest[2]))
@@ -91,15 +112,31 @@ class BarChartView(QWidget):
     def _plot_rect(self) -> QRectF:
         metrics = QFontMetricsF(self.font())
         label_w = max((metrics.horizontalAdvance(t) for t in self.labels), default=0.0)
-        left = _PAD + min(label_w, self.width() * 0.3) + _PAD
+        left = _PAD + min(label_w, self.width() * 0.3) + 2 * _PAD  # elided to label_w
         top = _PAD * 2 + metrics.height() * 2  # title, legend
         bottom = self.height() - _PAD - metrics.height()  # axis
         return QRectF(left, top, max(self.width() - left - _PAD * 2, 10.0), bottom - top)
 
     def _scale(self) -> tuple[float, np.ndarray]:
         top = float(self.values.sum(axis=1).max()) if len(self.values) else 0.0
+        if self.chart.log:
+            ends = np.cumsum(self.values, axis=1)
+            positive = ends[ends > 0]
+            lo = 10.0 ** np.floor(np.log10(positive.min())) if len(positive) else 1.0
+            hi = 10.0 ** np.ceil(np.log10(max(top, lo * 10)))
+            self._log_lo = lo
+            return hi, 10.0 ** np.arange(np.log10(lo), np.log10(hi) + 0.5)
         ticks = nice_ticks(top)
         return float(ticks[-1]) or 1.0, ticks
+
+    def _fraction(self, value: float, top: float) -> float:
+        """Where `value` sits along the axis, 0-1 (its log between the decades when log)."""
+        if not self.chart.log:
+            return value / top
+        lo = getattr(self, "_log_lo", 1.0)
+        if value <= lo:
+            return 0.0
+        return float(np.log10(value / lo) / np.log10(top / lo))
 
     def _bar_at(self, pos: QPointF) -> int:
         plot = self._plot_rect()
@@ -125,6 +162,8 @@ class BarChartView(QWidget):
         p.drawText(QPointF(_PAD, _PAD + metrics.ascent()), self.chart.title)
         x = _PAD
         for name, colour in zip(self.names, self.colours, strict=True):  # the legend
+            if colour.alpha() == 0:
+                continue  # an invisible lead-in (a log strip's "under min") needs no swatch
             y = _PAD + line + _PAD / 2
             p.fillRect(QRectF(x, y + (line - _SWATCH) / 2, _SWATCH, _SWATCH), colour)
             p.drawText(QPointF(x + _SWATCH + 4, y + metrics.ascent()), name)
@@ -133,7 +172,7 @@ class BarChartView(QWidget):
         top, ticks = self._scale()
         grid = QPen(QColor(0, 0, 0, 30))
         for tick in ticks:  # the axis under the bars
-            tx = plot.left() + plot.width() * float(tick) / top
+            tx = plot.left() + plot.width() * self._fraction(float(tick), top)
             p.setPen(grid)
             p.drawLine(QPointF(tx, plot.top()), QPointF(tx, plot.bottom()))
             p.setPen(text)
@@ -148,17 +187,18 @@ class BarChartView(QWidget):
         for row, name in enumerate(self.labels):
             y = plot.top() + row * (_BAR + _GAP)
             p.setPen(text)
-            elided = metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, plot.left() - 2 * _PAD)
+            elided = metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, plot.left() - 3 * _PAD)
             p.drawText(
                 QRectF(_PAD, y, plot.left() - 2 * _PAD, _BAR),
                 int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
                 elided,
             )
-            x = plot.left()
+            x, end = plot.left(), 0.0
             for value, colour in zip(self.values[row], self.colours, strict=True):
-                w = plot.width() * float(value) / top
-                p.fillRect(QRectF(x, y, w, _BAR), colour)
-                x += w
+                end += float(value)
+                right = plot.left() + plot.width() * self._fraction(end, top)
+                p.fillRect(QRectF(x, y, right - x, _BAR), colour)
+                x = right
             if row == self._selected:
                 p.setPen(QPen(QColor(0, 90, 200), 2.0))
                 p.drawRect(QRectF(plot.left(), y, x - plot.left(), _BAR))
@@ -171,11 +211,21 @@ class BarChartView(QWidget):
             if row < 0:
                 QToolTip.hideText()
             else:
-                parts = "<br>".join(
-                    f"{name}: {format_ns(int(v))}"
-                    for name, v in zip(self.names, self.values[row], strict=True)
+                if self.chart.rising:  # the marks themselves: min, median, p95…
+                    marks = np.cumsum(self.values[row])
+                    parts = "<br>".join(
+                        f"{column.removesuffix('_ns')}: {format_ns(int(v))}"
+                        for (column, _n, _c), v in zip(self.chart.parts, marks, strict=False)
+                    )
+                else:
+                    parts = "<br>".join(
+                        f"{name}: {format_ns(int(v))}"
+                        for name, v in zip(self.names, self.values[row], strict=True)
+                    )
+                extra = f"<br>{self.hover[row]}" if self.hover and self.hover[row] else ""
+                QToolTip.showText(
+                    e.globalPos(), f"<b>{self.labels[row]}</b><br>{parts}{extra}", self
                 )
-                QToolTip.showText(e.globalPos(), f"<b>{self.labels[row]}</b><br>{parts}", self)
             return True
         return super().event(e)
 

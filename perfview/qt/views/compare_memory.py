@@ -17,8 +17,9 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 from perfview.core.compare.diff import Comparison, pct_change
 from perfview.core.model import MemoryProfile
 from perfview.core.model.units import MIB, Unit, format_bytes
+from perfview.qt.items.labels import BytesAxis
 from perfview.qt.views.compare_view import CompareView, _pct, _signed
-from perfview.qt.widgets.plot_style import series_color, style_plot
+from perfview.qt.widgets.plot_style import series_color, side_legend, style_plot
 
 SIDE_STYLE = {"A": Qt.PenStyle.SolidLine, "B": Qt.PenStyle.DashLine}
 SIDE_COLOUR = {"A": 0, "B": 1}  # indexes into plot_style.SERIES_COLORS: blue, orange
@@ -76,21 +77,12 @@ class CompareMemoryView(QWidget):
         self.header.setText(
             delta_html("peak", *self.peaks) + " &nbsp;·&nbsp; " + delta_html("final", *self.finals)
         )
-        self.plot = pg.PlotWidget(self)
+        self.plot = pg.PlotWidget(self, axisItems={"left": BytesAxis("left", per_unit=MIB)})
         style_plot(self.plot)
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "time since run start", units="s")
-        item.setLabel("left", "memory", units="MiB")
-        item.getAxis("left").enableAutoSIPrefix(False)
-        palette = self.plot.palette()
-        base = palette.color(palette.ColorRole.Base)
-        base.setAlpha(215)
-        item.addLegend(  # palette text: pyqtgraph's default grey is unreadable on white
-            offset=(10, 10),
-            labelTextColor=palette.color(palette.ColorRole.Text),
-            brush=pg.mkBrush(base),
-            pen=pg.mkPen(palette.color(palette.ColorRole.Mid)),
-        )
+        item.setLabel("left", "memory")
+        side_legend(self.plot)
         for side, memory, name in (("A", memory_a, names[0]), ("B", memory_b, names[1])):
             self._draw_side(side, memory, name)
         self.table = CompareView(comparison, compact=True)

@@ -21,10 +21,11 @@ from collections.abc import Callable
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core.analysis import flame_sandwich
+from perfview.core.analysis import flame_sandwich, frame_filters
 from perfview.core.model import CallTree
 from perfview.qt.document import Document, Selection
 from perfview.qt.tasks import Task
+from perfview.qt.widgets.frame_filter_bar import FrameFilterBar
 
 SYNC_NODES = 300_000  # derive trees up to this size on the GUI thread (~0.1 s)
 
@@ -81,7 +82,9 @@ class BottomUpView(_Derived):
         from perfview.qt.views.icicle_view import IcicleView
 
         assert isinstance(inverted, CallTree)
-        self.icicle = IcicleView(inverted, self.document, None)
+        bundle = getattr(self.document, "bundle", None)
+        hidden = frame_filters.HIDDEN_BY_DEFAULT.get(getattr(bundle, "format", ""), frozenset())
+        self.icicle = IcicleView(inverted, self.document, None, filters=hidden)
         self.icicle.mode_box.setVisible(False)  # a derived tree has no time order
         self.layout_.addWidget(self.icicle, 1)
 
@@ -91,7 +94,12 @@ class FlameSandwichView(_Derived):
 
     def __init__(self, tree: CallTree, document: Document | None = None) -> None:
         super().__init__()
-        self.tree = tree
+        self.source = tree  # before any frames are hidden
+        bundle = getattr(document, "bundle", None)
+        hidden = frame_filters.HIDDEN_BY_DEFAULT.get(getattr(bundle, "format", ""), frozenset())
+        self.filter_bar = FrameFilterBar(tree, hidden)
+        self.filter_bar.changed.connect(self._on_filters)
+        self.tree = self.filter_bar.apply(tree)
         self.document = document
         self.name = ""
         self.pending = ""  # a function selected while the page was hidden
@@ -100,6 +108,7 @@ class FlameSandwichView(_Derived):
         self.title = QtWidgets.QLabel("Select a function to see its callers and callees")
         self.title.setContentsMargins(6, 3, 6, 3)
         self.split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        self.layout_.addWidget(self.filter_bar)
         self.layout_.addWidget(self.title)
         self.layout_.addWidget(self.split, 1)
         if document is not None:
@@ -107,6 +116,12 @@ class FlameSandwichView(_Derived):
         first = flame_sandwich.heaviest_function(tree)
         if first is not None:
             self.show_function(first)
+
+    def _on_filters(self) -> None:
+        """A frame filter toggled: both trees again from the source without those frames."""
+        self.tree = self.filter_bar.apply(self.source)
+        if self.name:
+            self.show_function(self.name)
 
     def _on_selection(self, selection: Selection | None) -> None:
         if selection is None or not selection.name:

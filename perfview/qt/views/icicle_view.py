@@ -8,6 +8,8 @@ second mode shows one lane chronologically (a time-ordered flame chart).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -19,6 +21,7 @@ from perfview.qt.document import Document, Selection
 from perfview.qt.items.labels import TimeAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
 from perfview.qt.views.icicle_lanes import LaneSelector
+from perfview.qt.widgets.frame_filter_bar import FrameFilterBar
 
 ROW_PX = 20.0
 ESTIMATED_TEXT = "estimated — cProfile keeps no full stacks"
@@ -41,8 +44,18 @@ class IcicleView(QtWidgets.QWidget):
         document: Document | None = None,
         profile: PstatsProfile | None = None,
         parent: QtWidgets.QWidget | None = None,
+        *,
+        filters: Collection[str] | None = None,
     ) -> None:
         super().__init__(parent)
+        # Frame filters (`core.analysis.frame_filters`): None, no toggles; else the keys of
+        # the filters hidden from the start (memray's import system).
+        self.source = tree  # the tree before any frames are hidden
+        self.filter_bar: FrameFilterBar | None = None
+        if filters is not None:
+            self.filter_bar = FrameFilterBar(tree, filters)
+            self.filter_bar.changed.connect(self._on_filters)
+            tree = self.filter_bar.apply(tree)
         self.tree = tree
         self.document = document
         self.profile = profile
@@ -60,6 +73,8 @@ class IcicleView(QtWidgets.QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.bar)
+        if self.filter_bar is not None:
+            layout.addWidget(self.filter_bar)
         layout.addWidget(self.plot)
         self._set_merged()
         if document is not None:
@@ -83,8 +98,31 @@ class IcicleView(QtWidgets.QWidget):
         if "unit_bytes" in tree.metrics:
             self.unit = "bytes"
 
+    @property
+    def hidden_keys(self) -> set[str]:
+        return self.filter_bar.hidden_keys if self.filter_bar is not None else set()
+
+    @property
+    def filter_boxes(self) -> dict[str, QtWidgets.QCheckBox]:
+        return self.filter_bar.boxes if self.filter_bar is not None else {}
+
+    def _filtered(self, tree: CallTree) -> CallTree:
+        return self.filter_bar.apply(tree) if self.filter_bar is not None else tree
+
+    def set_hidden(self, key: str, hidden: bool) -> None:
+        """Hide (or show again) the frames of filter `key` and redraw the merged tree."""
+        if self.filter_bar is not None:
+            self.filter_bar.set_hidden(key, hidden)
+
+    def _on_filters(self) -> None:
+        self._adopt(self._filtered(self.source))
+        if self.mode == "merged":  # a time-ordered chart shows events, not the merged tree
+            self._set_merged()
+
     def _on_lane_tree(self, tree: CallTree, key: str) -> None:
         """Show the tree of the lanes just picked in the lane selector."""
+        self.source = tree
+        tree = self._filtered(tree)
         self._adopt(tree)
         self.mode_box.setCurrentIndex(0)
         self._set_merged()
@@ -367,6 +405,6 @@ __all__ = ["ESTIMATED_TEXT", "IcicleView"]
 
 
 def _bytes_axis() -> pg.AxisItem:
-    from perfview.qt.views.alloc_plots import BytesAxis
+    from perfview.qt.items.labels import BytesAxis
 
     return BytesAxis("top")

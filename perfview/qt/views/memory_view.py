@@ -22,37 +22,27 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from perfview.core.model import MemoryProfile, Timeline
 from perfview.core.model.units import MIB, format_bytes, format_ns
 from perfview.qt.document import Document
-from perfview.qt.widgets.plot_style import muted, series_color, style_plot
+from perfview.qt.items.labels import BytesAxis
+from perfview.qt.widgets.plot_style import muted, series_color, side_legend, style_plot
 
 MAX_SPAN_LABELS = 40
 
 
 def _make_plot(parent: QWidget, x_label: str, x_units: str | None) -> pg.PlotWidget:
-    plot = pg.PlotWidget(parent)
+    plot = pg.PlotWidget(parent, axisItems={"left": BytesAxis("left", per_unit=MIB)})
     style_plot(plot)
     item = plot.getPlotItem()
     item.setClipToView(True)
     item.setDownsampling(auto=True, mode="peak")
     item.setLabel("bottom", x_label, units=x_units)
-    item.setLabel("left", "memory", units="MiB")
-    item.getAxis("left").enableAutoSIPrefix(False)
+    item.setLabel("left", "memory")
     if x_units is None:
         item.getAxis("bottom").enableAutoSIPrefix(False)
     return plot
 
 
 def _add_legend(plot: pg.PlotWidget) -> pg.LegendItem:
-    """Top-left legend with palette colours (pyqtgraph's default grey text is unreadable on a
-    light background) on a translucent base-coloured box so curves behind stay visible."""
-    palette = plot.palette()
-    base = palette.color(palette.ColorRole.Base)
-    base.setAlpha(215)
-    return plot.getPlotItem().addLegend(
-        offset=(10, 10),
-        labelTextColor=palette.color(palette.ColorRole.Text),
-        brush=pg.mkBrush(base),
-        pen=pg.mkPen(palette.color(palette.ColorRole.Mid)),
-    )
+    return side_legend(plot)
 
 
 def _elide(text: str, width: int = 60) -> str:
@@ -119,7 +109,7 @@ class MprofMemoryView(QWidget):
             cmd = self.memory.cmdlines[run] if run < len(self.memory.cmdlines) else ""
             peak = int(rows["rss_bytes"].max()) if len(rows) else 0
             name = f"run {run}" + (f", peak {format_bytes(peak)}" if len(rows) else "")
-            name += f": {_elide(cmd, 40)}" if cmd else ""
+            name += f": {_elide(cmd, 24)}" if cmd else ""
             curve = self.plot.plot(x, y, pen=pg.mkPen(color, width=2), name=name)
             curve.setToolTip(cmd)
             self.run_curves.append(curve)

@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from perfview.core.analysis import memray_views
+from perfview.core.analysis import frame_filters, memray_views
 from perfview.core.model.memray_model import MemrayCapture
 from perfview.core.model.units import format_bytes, format_ns
 from perfview.qt.document import Document
@@ -79,15 +79,22 @@ class MemrayTemporalView(QWidget):
             f"{format_ns(max(lo_ns, 0))} – {format_ns(hi_ns)}: {int(sites['count'].sum()):,} "
             f"allocations, {format_bytes(int(sites['size_bytes'].sum()))} allocated in range"
         )
+        hidden = MEMRAY_HIDDEN  # what the user hid in the range before stays hidden
+        if isinstance(self.flame, IcicleView) and self.flame.filter_bar is not None:
+            hidden = frozenset(self.flame.hidden_keys)
         if self.flame is not None:
             self.flame_layout.removeWidget(self.flame)
             self.flame.deleteLater()
             self.flame = None
         if len(sites):
-            self.flame = IcicleView(memray_views.site_tree(self.cap, sites))
+            self.flame = IcicleView(memray_views.site_tree(self.cap, sites), filters=hidden)
         else:
             self.flame = QLabel("Nothing was allocated in this range.")
         self.flame_layout.addWidget(self.flame)
+
+
+# memray's own flame graphs hide the import system until its checkbox is ticked
+MEMRAY_HIDDEN = frame_filters.HIDDEN_BY_DEFAULT["memray"]
 
 
 def _leaks_page(document: Document, cap: MemrayCapture) -> QWidget:
@@ -96,7 +103,9 @@ def _leaks_page(document: Document, cap: MemrayCapture) -> QWidget:
 
     splitter = QSplitter(Qt.Orientation.Vertical)
     if len(cap.leaks):
-        splitter.addWidget(IcicleView(memray_views.site_tree(cap, cap.leaks)))
+        splitter.addWidget(
+            IcicleView(memray_views.site_tree(cap, cap.leaks), filters=MEMRAY_HIDDEN)
+        )
     splitter.addWidget(TableView(document.table("leaks"), None, key_column="location"))
     splitter.setSizes([3000, 2000])
     return splitter

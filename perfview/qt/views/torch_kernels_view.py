@@ -14,8 +14,9 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from perfview.core.analysis.torch.kernels import KERNELS_DEFINITION
 from perfview.core.model import Timeline
-from perfview.core.pages.data import KernelsData
+from perfview.core.pages.data import KERNEL_SPREAD_CHART, KernelsData
 from perfview.qt.document import Document, Selection
+from perfview.qt.views.bar_chart import BarChartView
 from perfview.qt.views.table_view import TableView
 from perfview.qt.views.torch_ops_view import set_rows
 
@@ -69,14 +70,21 @@ class TorchKernelsView(QWidget):
             v.addWidget(table, 1)
             return box
 
+        self.spread: BarChartView | None = None
+        if len(data.spread):
+            self.spread = BarChartView(data.spread, KERNEL_SPREAD_CHART)
+            self.spread.bar_clicked.connect(self._on_spread_clicked)
         detail = QSplitter(Qt.Orientation.Horizontal, self)
         detail.addWidget(boxed(self.ops_label, self.ops))
         detail.addWidget(boxed(self.launch_label, self.launches))
         detail.setSizes([400, 600])
         split = QSplitter(Qt.Orientation.Vertical, self)
+        if self.spread is not None:  # its own fixed height: the axis under it stays in sight
+            split.addWidget(self.spread)
+            split.setCollapsible(0, True)
         split.addWidget(self.kernels)
         split.addWidget(detail)
-        split.setSizes([600, 400])
+        split.setSizes([self.spread.height(), 400, 300] if self.spread else [600, 400])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
@@ -93,6 +101,18 @@ class TorchKernelsView(QWidget):
         self.launch_label.setText(
             f"<b>{len(launches):,}</b> launches (double-click one to show it on the timeline)"
         )
+
+    def _on_spread_clicked(self, position: int) -> None:
+        """A kernel's strip clicked: select its row above the details and show them."""
+        assert self.spread is not None
+        name = self.spread.labels[position]
+        found = self.kernels.model.find_rows("name", name)
+        if found:
+            index = self.kernels.proxy.mapFromSource(self.kernels.model.index(found[0], 0))
+            if index.isValid():
+                self.kernels.table.selectRow(index.row())
+                self.kernels.table.scrollTo(index)
+        self.show_kernel(name)
 
     def launch_row(self, proxy_row: int) -> int:
         """The event row (in Timeline.events) of the launch shown at `proxy_row`."""

@@ -13,15 +13,25 @@ import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from perfview.core.analysis.torch import memory_alloc
+from perfview.core.layout.extent import busy_start
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
 from perfview.core.pages.data import ALLOC_COLUMNS, MemoryData, display_allocations
 from perfview.qt.document import Document
+from perfview.qt.items.labels import BytesAxis
 from perfview.qt.views.table_view import TableView
-from perfview.qt.widgets.plot_style import series_color, style_plot
+from perfview.qt.widgets.plot_style import series_color, side_legend, style_plot
 
 display_frame = display_allocations  # the rows as shown (kept under its old name)
 
@@ -55,12 +65,12 @@ class TorchMemoryView(QWidget):
         self.allocations = data.allocations
         self.range_ns: tuple[int, int] | None = None
 
-        self.plot = pg.PlotWidget(self)
+        self.plot = pg.PlotWidget(self, axisItems={"left": BytesAxis("left")})
         style_plot(self.plot)
         item = self.plot.getPlotItem()
-        item.setLabel("left", "memory", units="B")
+        item.setLabel("left", "memory")
         item.setLabel("bottom", "time", units="s")
-        item.addLegend(offset=(10, 10))
+        side_legend(self.plot)
         self._draw()
         lo, hi = self._extent()
         self.region = pg.LinearRegionItem(values=(lo, hi), brush=pg.mkBrush(120, 160, 255, 40))
@@ -76,9 +86,15 @@ class TorchMemoryView(QWidget):
         self.select_button.clicked.connect(self._start_range)
         self.clear_button = QPushButton("Show all", self)
         self.clear_button.clicked.connect(self.clear_range)
+        self.whole = QCheckBox("Show whole recording", self)
+        self.whole.setToolTip("The plot starts where memory use does; tick to show the time before")
+        self.start = self._busy_start()
+        self.whole.setVisible(self.start is not None)
+        self.whole.toggled.connect(self._show_extent)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 0)
         bar.addWidget(self.hint, 1)
+        bar.addWidget(self.whole)
         bar.addWidget(self.select_button)
         bar.addWidget(self.clear_button)
 
@@ -103,6 +119,7 @@ class TorchMemoryView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self._update_hint()
+        self._show_extent()
 
     # --- drawing -----------------------------------------------------------------------------
     def _extent(self) -> tuple[float, float]:
@@ -110,6 +127,24 @@ class TorchMemoryView(QWidget):
             return 0.0, 1.0
         ts = self.curves["ts_ns"].to_numpy(dtype=np.float64) / 1e9
         return float(ts.min()), float(ts.max())
+
+    def _busy_start(self) -> float | None:
+        """Where memory use starts (s), when the time before it is worth leaving out: the
+        earliest device's start (`core.layout.extent.busy_start`), None if any starts busy."""
+        starts = []
+        for _device, part in self.curves.groupby("device", sort=True):
+            x = part["ts_ns"].to_numpy(dtype=np.float64) / 1e9
+            start = busy_start(x, part["allocated_bytes"].to_numpy(dtype=np.float64))
+            if start is None:
+                return None
+            starts.append(start)
+        return min(starts) if starts else None
+
+    def _show_extent(self) -> None:
+        lo, hi = self._extent()
+        if self.start is not None and not self.whole.isChecked():
+            lo = self.start
+        self.plot.getPlotItem().setXRange(lo, hi, padding=0.01)
 
     def _draw(self) -> None:
         item = self.plot.getPlotItem()

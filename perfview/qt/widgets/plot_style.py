@@ -7,7 +7,9 @@ app instead takes the background and text colours from the widget's QPalette.
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QSizePolicy
 
 # A qualitative palette readable on light and dark backgrounds (Tableau 10).
 SERIES_COLORS = (
@@ -46,6 +48,24 @@ def style_plot(plot: pg.PlotWidget) -> None:
     item.showGrid(x=True, y=True, alpha=0.15)
 
 
+def side_legend(plot: pg.PlotWidget) -> pg.LegendItem:
+    """The plot's legend in a column of its own right of the data, never over it (a legend
+    inside the view box hid the first seconds of every memory curve). Named items added to
+    the plot join it as with pyqtgraph's `addLegend`. Palette text: pyqtgraph's default grey
+    is unreadable on a light background."""
+    palette = plot.palette()
+    item = plot.getPlotItem()
+    legend = pg.LegendItem(labelTextColor=palette.color(QPalette.ColorRole.Text))
+    legend.setParentItem(item)
+    # its own height, at the top: stretched to the view box's, its rows drifted apart
+    legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+    item.layout.addItem(legend, 2, 3)  # row 2: the view box's; column 3: right of the right axis
+    item.layout.setAlignment(legend, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+    item.layout.setColumnStretchFactor(3, 0)
+    item.legend = legend  # named items added from now on are listed, as addLegend does
+    return legend
+
+
 def muted(palette: QPalette) -> QColor:
     """A colour for secondary marks (brackets, annotations) that reads on the base colour."""
     color = QColor(palette.color(QPalette.ColorRole.Text))
@@ -53,4 +73,4 @@ def muted(palette: QPalette) -> QColor:
     return color
 
 
-__all__ = ["SERIES_COLORS", "is_dark", "muted", "series_color", "style_plot"]
+__all__ = ["SERIES_COLORS", "is_dark", "muted", "series_color", "side_legend", "style_plot"]

@@ -28,9 +28,9 @@ from perfview.core.analysis.torch.critical_path import job_path, job_what_if
 from perfview.core.analysis.torch.job import Job
 
 COLLECTIVE_COLUMNS = [
-    "kind", "process_group", "seq", "ranks", "bytes", "start_ns", "arrival_skew_ns", "wait_ns",
+    "kind", "process_group", "seq", "ranks", "bytes", "at_ns", "arrival_skew_ns", "wait_ns",
     "transfer_ns", "last_rank", "first_rank", "algbw_gbps", "busbw_gbps", "size_agree",
-    "matched_by",
+    "matched_by", "start_ns",
 ]  # fmt: skip
 
 
@@ -164,8 +164,13 @@ def collectives_table(job: Job) -> pd.DataFrame:
     factor = [bus_factor(k, int(m)) for k, m in zip(out["kind"], n, strict=True)]
     out["busbw_gbps"] = out["algbw_gbps"] * np.asarray(factor, dtype=np.float64)
     out["size_agree"] = out["_sizes"] == 1
+    # When, as time since the job's first collective: instances are milliseconds apart, which
+    # a wall clock (absolute start_ns, kept last for exports) wrote as the same second.
+    out["at_ns"] = out["start_ns"] - out["start_ns"].min()
     out = out.sort_values("start_ns", kind="stable")[COLLECTIVE_COLUMNS]
-    return out.astype({"bytes": I64, "ranks": I64, "start_ns": I64}).reset_index(drop=True)
+    return out.astype({"bytes": I64, "ranks": I64, "start_ns": I64, "at_ns": I64}).reset_index(
+        drop=True
+    )
 
 
 def kinds_table(job: Job, table: pd.DataFrame | None = None) -> pd.DataFrame:

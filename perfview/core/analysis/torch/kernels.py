@@ -165,6 +165,31 @@ def kernels_table(timeline: Timeline) -> pd.DataFrame:
     return out[cols].reset_index(drop=True)
 
 
+def duration_spread(rows: pd.DataFrame, top: int = 12) -> pd.DataFrame:
+    """The duration distribution of the `top` kernels by total time (of `kernel_rows`):
+    name, launches, total_ns, min_ns, p25_ns, median_ns, p75_ns, p95_ns, max_ns, heaviest
+    first. A kernel whose median is far under its p95 has launches of different sizes or
+    that waited (the Kernels page draws it as a percentile strip). Percentiles are numpy's
+    linear ones, rounded to whole ns."""
+    cols = ["name", "launches", "total_ns", "min_ns", "p25_ns", "median_ns", "p75_ns",
+            "p95_ns", "max_ns"]  # fmt: skip
+    if not len(rows):
+        return pd.DataFrame({c: pd.Series([], dtype=object if c == "name" else I64) for c in cols})
+    d = rows.groupby("name", sort=False, observed=True)["dur_ns"]
+    total = d.sum().sort_values(ascending=False, kind="stable").head(top)
+    out = pd.DataFrame(
+        {
+            "name": total.index.astype(str),
+            "launches": d.size()[total.index].to_numpy(),
+            "total_ns": total.to_numpy(),
+        }
+    )
+    for column, q in (("min_ns", 0.0), ("p25_ns", 0.25), ("median_ns", 0.5), ("p75_ns", 0.75),
+                      ("p95_ns", 0.95), ("max_ns", 1.0)):  # fmt: skip
+        out[column] = d.quantile(q)[total.index].round().to_numpy(dtype=np.float64).astype(I64)
+    return out[cols].astype({"launches": I64, "total_ns": I64})
+
+
 def tensor_core_share(timeline: Timeline) -> float:
     """Percent of kernel time spent in kernels whose name marks tensor-core use (NaN if none)."""
     ev = timeline.events
@@ -180,6 +205,7 @@ __all__ = [
     "GEMM_RE",
     "KERNELS_DEFINITION",
     "TENSOR_CORE_RE",
+    "duration_spread",
     "kernel_rows",
     "kernels_table",
     "tensor_core_share",

@@ -220,10 +220,47 @@ def _outlier_limit(delays: pd.Series) -> float:
     return float(max(q3 + OUTLIER_IQR * (q3 - q1), 2.0 * med))
 
 
-def launch_delay_table(tl: Timeline) -> pd.DataFrame:
+def delay_histogram(delays: pd.DataFrame) -> pd.DataFrame:
+    """`launch_delays` rows in log-scale buckets: edges at 1, 2 and 5 × each power of ten of
+    ns (1 µs, 2 µs, 5 µs, 10 µs…) from the one at or under the shortest delay to the first
+    past the longest, so a 5 µs queue and a 40 ms stall share one readable axis. Columns
+    lo_ns, hi_ns (a bucket holds lo ≤ delay < hi; delays under 1 ns count in the first),
+    launches, outliers. Empty rows: an empty frame."""
+    cols = ["lo_ns", "hi_ns", "launches", "outliers"]
+    if not len(delays):
+        return pd.DataFrame({c: pd.Series([], dtype=I64) for c in cols})
+    d = delays["delay_ns"].to_numpy(dtype=I64)
+    low, high = max(int(d.min()), 1), max(int(d.max()), 1)
+    edges = [
+        m * 10**p for p in range(int(np.log10(low)), int(np.log10(high)) + 2) for m in (1, 2, 5)
+    ]
+    first = max(i for i, e in enumerate(edges) if e <= low)
+    last = min(i for i, e in enumerate(edges) if e > high)
+    edges_a = np.asarray(edges[first : last + 1], dtype=I64)
+    bucket = np.clip(np.searchsorted(edges_a, d, side="right") - 1, 0, len(edges_a) - 2)
+    n = len(edges_a) - 1
+    outlier = delays["outlier"].to_numpy(dtype=bool)
+    return pd.DataFrame(
+        {
+            "lo_ns": edges_a[:-1],
+            "hi_ns": edges_a[1:],
+            "launches": np.bincount(bucket, minlength=n).astype(I64),
+            "outliers": np.bincount(bucket[outlier], minlength=n).astype(I64),
+        }
+    )[cols]
+
+
+def in_bucket(delays: pd.DataFrame, lo_ns: int, hi_ns: int, first: bool) -> np.ndarray:
+    """Mask of the `delays` rows in the bucket [lo_ns, hi_ns) (the first also holds < lo)."""
+    d = delays["delay_ns"].to_numpy(dtype=I64)
+    return np.asarray((d < hi_ns) & ((d >= lo_ns) | first), dtype=bool)
+
+
+def launch_delay_table(tl: Timeline, rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per stream: launches, mean/median/p95/max launch → start delay, outliers (count) and
-    `worst`, the name of the activity with the longest delay."""
-    rows = launch_delays(tl)
+    `worst`, the name of the activity with the longest delay. `rows`: `launch_delays(tl)`
+    when the caller has it."""
+    rows = launch_delays(tl) if rows is None else rows
     cols = ["device", "stream", "launches", "mean_ns", "median_ns", "p95_ns", "max_ns",
             "outliers", "worst"]  # fmt: skip
     if not len(rows):
@@ -250,7 +287,9 @@ __all__ = [
     "IDLE_DEFINITION",
     "OVERLAP_DEFINITION",
     "covered_length",
+    "delay_histogram",
     "idle_table",
+    "in_bucket",
     "launch_delay_table",
     "launch_delays",
     "overlap_table",

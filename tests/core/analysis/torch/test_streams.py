@@ -117,6 +117,26 @@ def test_launch_delays_match_the_json() -> None:
         assert row["outliers"] == sum(d > limit for d in delays)
 
 
+def test_launch_delay_histogram_buckets_the_json_s_delays_at_1_2_5_steps() -> None:
+    raw = _exact(RANK0)
+    launch = {e["args"]["correlation"]: _dns(e["ts"]) for e in raw
+              if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}  # fmt: skip
+    delays = [_dns(e["ts"]) - launch[e["args"]["correlation"]] for e in raw
+              if e.get("cat") in GPU_CATS and e["args"].get("correlation") in launch]  # fmt: skip
+    hist = streams.delay_histogram(streams.launch_delays(timeline(RANK0)))
+    assert int(hist["launches"].sum()) == len(delays)
+    edges = [*hist["lo_ns"], int(hist["hi_ns"].to_numpy()[-1])]
+    for edge in edges:  # every edge 1, 2 or 5 × a power of ten of ns
+        assert int(str(edge).rstrip("0") or "0") in (1, 2, 5)
+    assert edges[0] <= max(min(delays), 1)
+    assert edges[-1] > max(delays)
+    for lo, hi, n in zip(hist["lo_ns"], hist["hi_ns"], hist["launches"], strict=True):
+        assert n == sum(lo <= d < hi or (lo == edges[0] and d < lo) for d in delays)
+    table = streams.launch_delay_table(timeline(RANK0))
+    assert int(hist["outliers"].sum()) == int(table["outliers"].sum())
+    assert streams.delay_histogram(streams.launch_delays(timeline(RANK0)).iloc[:0]).empty
+
+
 def test_modules_match_the_json() -> None:
     path = DATA / "demos" / "slow-dataloader-slow.pt.trace.json.gz"
     with gzip.open(path, "rt") as fh:
