@@ -41,6 +41,30 @@ def _collect_after_qt_tests(request: pytest.FixtureRequest) -> Iterator[None]:
         gc.collect()
 
 
+_MODAL_DIALOGS = (
+    ("QFileDialog", ("getOpenFileName", "getOpenFileNames", "getOpenFileUrls",
+                     "getExistingDirectory", "getSaveFileName")),
+    ("QInputDialog", ("getText", "getItem")),
+)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_modal_dialogs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A modal dialog no test answers waits forever offscreen (a whole suite hung on one):
+    in a Qt test every static dialog call fails at once unless the test patched it."""
+    if "qtbot" not in request.fixturenames:
+        return
+    from PySide6 import QtWidgets
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a test opened a modal dialog it did not answer (patch it)")
+
+    for cls_name, methods in _MODAL_DIALOGS:
+        cls = getattr(QtWidgets, cls_name)
+        for method in methods:
+            monkeypatch.setattr(cls, method, refuse)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """tests/data: tiny fixtures made by scripts/fixtures/make_fixtures.py."""

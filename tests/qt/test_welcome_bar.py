@@ -41,11 +41,11 @@ def test_the_first_start_says_it_shows_the_example_and_offers_the_ways_in(
     asked: list[str] = []
     from PySide6.QtWidgets import QFileDialog
 
-    def dialog(*_args: object) -> tuple[list[str], str]:
+    def dialog(*_args: object, **_kwargs: object) -> tuple[list[object], str]:
         asked.append("open")
         return [], ""  # the user cancelled
 
-    monkeypatch.setattr(QFileDialog, "getOpenFileNames", dialog)
+    monkeypatch.setattr(QFileDialog, "getOpenFileUrls", dialog)
     bar.buttons["open"].click()  # the same File > Open dialog as the menu's
     assert asked == ["open"]
     with qtbot.waitSignal(window.document_opened, timeout=30_000):
