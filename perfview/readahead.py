@@ -50,6 +50,75 @@ def anonymous_map(size: int) -> mmap.mmap:
 POPULATE_STEP = 4 << 20  # bytes mapped per madvise call (a multiple of the page size)
 
 
+class DiskMap:
+    """A map of `size` bytes backed by a file of its own on disk, not by memory: what a
+    load writes through it goes to the page cache, and `give_back` drops the pages written
+    so far from the process (the kernel writes them out when it needs the memory), so a big
+    trace's args (3 GB at 10 GB) never sit in its memory. The file has no name (`O_TMPFILE`,
+    else unlinked at once) and lives in the parsed-trace cache's folder, on disk where /tmp
+    may be memory; it is gone once its last map closes. `sealed()` maps it read-only for
+    the loaded document: the pages of a read-only map can always be given back."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+        self.map = mmap.mmap(fd, size, flags=mmap.MAP_SHARED)
+
+    @classmethod
+    def make(cls, size: int, folder: str | None = None) -> DiskMap | None:
+        """A DiskMap, or None where no file can be made there (the caller uses memory)."""
+        if size <= 0 or not hasattr(mmap, "MADV_DONTNEED"):
+            return None
+        folder = folder or cache_root()
+        fd = -1
+        try:
+            os.makedirs(folder, exist_ok=True)
+            try:
+                fd = os.open(folder, os.O_TMPFILE | os.O_RDWR, 0o600)
+            except (AttributeError, OSError):  # no O_TMPFILE here: a name, unlinked at once
+                import tempfile
+
+                fd, name = tempfile.mkstemp(prefix=".perfview-blob-", dir=folder)
+                os.unlink(name)
+            os.ftruncate(fd, size)
+            return cls(fd, size)
+        except (OSError, ValueError):
+            if fd >= 0:
+                os.close(fd)
+            return None
+
+    def give_back(self, start: int, end: int) -> None:
+        """Drop the pages of [start, end) (`start` on a page boundary) from the process:
+        they are a shared file map's, so what was written stays in the file."""
+        if end > start:
+            with contextlib.suppress(OSError, ValueError):
+                advise(self.map, mmap.MADV_DONTNEED, start, end)
+
+    def sealed(self) -> mmap.mmap:
+        """The file mapped read-only (the writable map and the descriptor closed)."""
+        try:
+            return mmap.mmap(self.fd, self.size, access=mmap.ACCESS_READ)
+        finally:
+            with contextlib.suppress(BufferError):
+                self.map.close()
+            os.close(self.fd)
+
+
+def is_read_only_map(value: object) -> bool:
+    """A map nothing can write (a file's pages, `DiskMap.sealed`, the cache's blobs): its
+    pages can be dropped from the process at any time and read again from the file."""
+    return isinstance(value, mmap.mmap) and memoryview(value).readonly
+
+
+def give_back_read(value: mmap.mmap, start: int, end: int) -> None:
+    """Drop the pages of a read-only map between `start` and `end` (rounded inwards to
+    pages) once they were read: reading a 3 GB blob whole must not keep it resident."""
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    last = end // mmap.PAGESIZE * mmap.PAGESIZE
+    if last > first and hasattr(mmap, "MADV_DONTNEED"):
+        with contextlib.suppress(OSError, ValueError):
+            advise(value, mmap.MADV_DONTNEED, first, last)
+
+
 def advise(mm: mmap.mmap, advice: int, start: int, end: int) -> None:
     """madvise(advice) over mm[start:end] (`start` on a page boundary) in POPULATE_STEP
     calls, not one: Python's `mmap.madvise` holds the GIL, and 64 MB took 20-60 ms, a stall
@@ -360,6 +429,9 @@ def followed(mm: object) -> tuple[bool, object]:
 
 __all__ = [
     "PAD",
+    "DiskMap",
+    "give_back_read",
+    "is_read_only_map",
     "advise",
     "anonymous_map",
     "cache_root",

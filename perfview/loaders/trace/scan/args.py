@@ -67,19 +67,22 @@ def gather_from_file(
     src: mmap.mmap, starts: np.ndarray, lens: np.ndarray,
     done: Callable[[float], object] = lambda share: None,
 ) -> mmap.mmap:  # fmt: skip
-    """The args blob of a mapped file (`readahead.map_file`) in an anonymous map of its own.
+    """The args blob of a mapped file (`readahead.map_file`) in a file of its own on disk
+    (`readahead.DiskMap`; in memory where none can be made), mapped read-only.
 
     Not compacted in place as a copy of the file is: the blob must not share the file's
     mapping, whose pages, even those copied on write, a file cut shorter takes away (a bus
-    error when an event's args are shown later). The source pages read so far are given back
-    as the copy goes, so the file's pages and the blob are never all resident at once.
+    error when an event's args are shown later). The source pages read so far, and the
+    blob's pages written so far, are given back as the copy goes, so neither the file nor
+    its args are ever resident whole: a slice's args are read from disk when it is shown.
     `done(share)` is told the share of the spans copied after each step."""
     total = int(lens.sum())
-    dst = readahead.anonymous_map(total)
+    disk = readahead.DiskMap.make(total)
+    dst = disk.map if disk is not None else readahead.anonymous_map(total)
     source, target = np.frombuffer(src, dtype=np.uint8), np.frombuffer(dst, dtype=np.uint8)
     dontneed = getattr(mmap, "MADV_DONTNEED", None)
-    populate = readahead.populator(dst)
-    o = released = 0
+    populate = readahead.populator(dst) if disk is None else None
+    o = released = written = 0
     for a in range(0, len(starts), GATHER_SPANS):
         b = min(a + GATHER_SPANS, len(starts))
         if populate is not None:  # the blob's next pages in a few calls, not a fault each
@@ -92,9 +95,15 @@ def gather_from_file(
         if dontneed is not None and read_to - released >= POPULATE_STEP:
             readahead.advise(src, dontneed, released, read_to)
             released = read_to
+        if disk is not None and o - written >= POPULATE_STEP:
+            disk.give_back(written, o // mmap.PAGESIZE * mmap.PAGESIZE)
+            written = o // mmap.PAGESIZE * mmap.PAGESIZE
         done(b / len(starts))
     del source, target
-    return dst
+    if disk is None:
+        return dst
+    disk.give_back(written, -(-total // mmap.PAGESIZE) * mmap.PAGESIZE)
+    return disk.sealed()
 
 
 def gather_early(
