@@ -9,9 +9,10 @@ Makes the trace with the replicator (`bench_replicate.py`, in --dir, deleted aft
 --keep or --file), reads it once (page cache warm, as `docs/performance.md`'s figures), then
 runs `python -m perfview summary FILE --view VIEW` from --repo (this checkout by default: the
 code compared is the folder the process starts in) and samples the child's RSS (psutil, its
-children included) every --every seconds. Prints one line per run (wall, peak RSS and its
-ratio to the file, the CPU seconds, the 1-minute load average before and after: on a shared 2-core machine
-above ~1 others ran; then CPU seconds, user + system, are the steadier figure) and writes the curve of the last run to --csv (seconds, RSS MB). The
+children included) every --every seconds. Prints one line per run (wall; CPU seconds, user +
+system, the steadier figure on a shared machine; the peak RSS, the kernel's, and its ratio to
+the file; the 1-minute load average before and after: on 2 cores above ~1 others ran) and
+writes the curve of the last run to --csv (seconds, RSS MB). The
 parsed-trace cache is off (a cold parse) unless --cache; the pre-open memory estimate is lifted
 (`PERFVIEW_MEMORY_LIMIT`) so what is measured is the load, not the refusal. A benchmark, not a
 test: nothing here is timed in CI.
@@ -56,10 +57,8 @@ def warm(path: Path) -> None:
 def rss(proc: psutil.Process) -> int:
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
-        try:
+        with contextlib.suppress(psutil.Error):
             total += p.memory_info().rss
-        except psutil.Error:
-            pass
     return total
 
 
@@ -118,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
             peaks.append(peak)
             print(
                 f"{path.name} ({size / MB:,.0f} MB) code {args.repo}: run {k + 1} rc {rc} "
-                f"wall {wall:.2f} s, CPU {cpu:.2f} s, peak RSS {peak / MB:,.0f} MB ({peak / size:.2f}x the "
-                f"file), load average {before:.1f} -> {after:.1f}",
+                f"wall {wall:.2f} s, CPU {cpu:.2f} s, peak RSS {peak / MB:,.0f} MB "
+                f"({peak / size:.2f}x the file), load average {before:.1f} -> {after:.1f}",
                 flush=True,
             )
             with open(args.csv, "w", newline="") as fh:

@@ -95,14 +95,16 @@ def test_a_window_ending_anywhere_changes_nothing(tmp_path: Path) -> None:
     events: list[Any] = [e for e in EDGE_EVENTS if isinstance(e, dict)]
     events += [
         {"ph": "X", "name": 'esc \\" \\\\ \u00e9 \U0001f600 \n end', "pid": 1, "tid": 2,
-         "ts": 10.125, "dur": 3, "args": {"s": "a\\\"b", "u": "\u00e9\u4e2d", "n": [1, {"x": "}"}]}},
+         "ts": 10.125, "dur": 3,
+         "args": {"s": "a\\\"b", "u": "\u00e9\u4e2d", "n": [1, {"x": "}"}]}},
         {"ph": "i", "name": "mark", "pid": 1, "tid": 2, "ts": 11, "s": "t"},
         {"ph": "C", "name": "ctr", "pid": 1, "ts": 12, "args": {"v": 1.5}},
     ]  # fmt: skip
     path = tmp_path / "edge.json"
     path.write_text(json.dumps({"traceEvents": events}, ensure_ascii=False))
     text = path.read_bytes()
-    assert b"\\\\" in text and b'\\"' in text  # escapes are really there
+    assert b"\\\\" in text  # escapes are really there
+    assert b'\\"' in text
     whole = _scan_mapped(path, 0)
     assert whole["n"] == len(events)
     start = text.index(b"[")
@@ -150,8 +152,10 @@ def test_a_blob_on_disk_is_stored_and_read_back_unchanged(tmp_path: Path) -> Non
     disk.map[:] = data.tobytes()
     disk.give_back(0, 2 * mmap.PAGESIZE)  # written pages dropped: the file keeps them
     blob = disk.sealed()
-    assert readahead.is_read_only_map(blob) and bytes(blob) == data.tobytes()
+    assert readahead.is_read_only_map(blob)
+    assert bytes(blob) == data.tobytes()
     folder = artifacts.write_folder(tmp_path / "entry", {}, {"args.bin": blob}, {"k": 1})
     back = artifacts.open_folder(folder).blob("args.bin")
-    assert readahead.is_read_only_map(back) and bytes(back) == data.tobytes()
+    assert readahead.is_read_only_map(back)
+    assert bytes(back) == data.tobytes()
     assert list(tmp_path.iterdir()) == [tmp_path / "entry"]  # the blob's file has no name
