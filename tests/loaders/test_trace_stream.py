@@ -11,6 +11,7 @@ its args written to a file on disk. None of it may change a table.
 
 from __future__ import annotations
 
+import gzip
 import json
 import mmap
 import os
@@ -23,7 +24,7 @@ import pytest
 
 from perfview import readahead
 from perfview.core.model.errors import LoadError
-from perfview.loaders import registry
+from perfview.loaders import limits, registry
 from perfview.loaders.trace import loader as trace_loader
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.read import read_mapped
@@ -159,3 +160,28 @@ def test_a_blob_on_disk_is_stored_and_read_back_unchanged(tmp_path: Path) -> Non
     assert readahead.is_read_only_map(back)
     assert bytes(back) == data.tobytes()
     assert list(tmp_path.iterdir()) == [tmp_path / "entry"]  # the blob's file has no name
+
+
+def test_the_pre_open_estimate_of_a_big_plain_trace_is_the_streamed_one(tmp_path: Path) -> None:
+    """A plain trace the scanner maps and streams needs about 1.5x its size (measured at 1
+    and 10 GB), so a 10 GB trace opens on a 24 GB machine; a small file or a gzip one (read
+    whole into memory) keeps the old estimate."""
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(limits.STREAMED_MIN_BYTES)  # sparse: no disk used
+    assert (
+        limits.needed_memory(big, "trace")
+        == int(limits.STREAMED_MIN_BYTES * limits.STREAMED_OVERHEAD["trace"]) + limits.BASE_BYTES
+    )
+    small = tmp_path / "small.json"
+    small.write_bytes(b'{"traceEvents": []}')
+    assert (
+        limits.needed_memory(small, "trace")
+        == int(len(small.read_bytes()) * limits.OVERHEAD["trace"]) + limits.BASE_BYTES
+    )
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress(b" " * limits.STREAMED_MIN_BYTES))
+    assert (
+        limits.needed_memory(packed, "trace")
+        == int(limits.STREAMED_MIN_BYTES * limits.OVERHEAD["trace"]) + limits.BASE_BYTES
+    )
