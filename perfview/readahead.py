@@ -103,10 +103,13 @@ class DiskMap:
             os.close(self.fd)
 
 
+_MMAP = mmap.mmap  # the type, taken once: tests replace `mmap.mmap` to watch its calls
+
+
 def is_read_only_map(value: object) -> bool:
     """A map nothing can write (a file's pages, `DiskMap.sealed`, the cache's blobs): its
     pages can be dropped from the process at any time and read again from the file."""
-    return isinstance(value, mmap.mmap) and memoryview(value).readonly
+    return isinstance(value, _MMAP) and memoryview(value).readonly
 
 
 def give_back_read(value: mmap.mmap, start: int, end: int) -> None:

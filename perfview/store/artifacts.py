@@ -107,22 +107,24 @@ def _write_part(folder: Path, name: str, data: memoryview) -> None:
 
 
 def _write_blob(folder: Path, name: str, blob: Any, data: memoryview) -> list[str]:
-    """`_write_part` and `block_digests` in one pass, chunk by chunk; a read-only map's pages
-    (a trace's args kept on disk, `readahead.DiskMap`) are given back after each chunk, so
-    storing a 10 GB trace's 3 GB of args never holds them in memory."""
-    digests: list[str] = []
-    drop = readahead.is_read_only_map(blob)
+    """`_write_part` then `block_digests`; a read-only map's pages (a trace's args kept on
+    disk, `readahead.DiskMap`) are given back after each chunk written and each block
+    hashed, so storing a 10 GB trace's 3 GB of args never holds them in memory."""
+    if not readahead.is_read_only_map(blob):
+        _write_part(folder, name, data)
+        return block_digests(data)
     checkpoint(f"open {name}")
     with open(folder / name, "wb") as fh:
         for start in range(0, len(data), CHUNK):
-            piece = data[start : start + CHUNK]
-            fh.write(piece)
-            digests += block_digests(piece)
-            if drop:
-                readahead.give_back_read(blob, start, start + len(piece))
+            fh.write(data[start : start + CHUNK])
+            readahead.give_back_read(blob, start, min(start + CHUNK, len(data)))
             checkpoint(f"wrote {name}@{start}")
     checkpoint(f"closed {name}")
-    return digests or block_digests(data)
+    digests = []
+    for start in range(0, max(len(data), 1), BLOCK):
+        digests.append(digest(data[start : start + BLOCK]))
+        readahead.give_back_read(blob, start, min(start + BLOCK, len(data)))
+    return digests
 
 
 def _sync_files(paths: list[Path]) -> None:
