@@ -79,7 +79,9 @@ class DiskMap:
 
                 fd, name = tempfile.mkstemp(prefix=".perfview-blob-", dir=folder)
                 os.unlink(name)
-            os.ftruncate(fd, size)
+            # the blocks reserved now: a write fault into a hole of a full disk would be a
+            # bus error later; a refusal here (ENOSPC) sends the caller to memory instead
+            os.posix_fallocate(fd, 0, size)
             return cls(fd, size)
         except (OSError, ValueError):
             if fd >= 0:

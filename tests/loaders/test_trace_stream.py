@@ -185,3 +185,22 @@ def test_the_pre_open_estimate_of_a_big_plain_trace_is_the_streamed_one(tmp_path
         limits.needed_memory(packed, "trace")
         == int(limits.STREAMED_MIN_BYTES * limits.OVERHEAD["trace"]) + limits.BASE_BYTES
     )
+
+
+def test_args_stay_in_memory_where_no_file_can_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No cache folder can be made (a file is in its way): the args are gathered in memory,
+    as before, and the tables are the same."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(blocker / "cache"))
+    assert readahead.DiskMap.make(4096) is None
+    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": k, "dur": 1, "args": {"k": k}}
+              for k in range(500)]  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    bundle = trace_loader.load(_old(path), compiled=True, window=64)
+    assert bundle.timeline is not None
+    assert not readahead.is_read_only_map(bundle.timeline.args.blob)
+    _same_bundles(bundle, trace_loader.load(path, compiled=False))
