@@ -25,6 +25,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 PAD = 8  # spare bytes after the content (the trace loader's `read.PAD`)
 READ_PIECE = 64 << 20
@@ -51,17 +52,17 @@ POPULATE_STEP = 4 << 20  # bytes mapped per madvise call (a multiple of the page
 
 
 class DiskMap:
-    """A map of `size` bytes backed by a file of its own on disk, not by memory: what a
-    load writes through it goes to the page cache, and `give_back` drops the pages written
-    so far from the process (the kernel writes them out when it needs the memory), so a big
-    trace's args (3 GB at 10 GB) never sit in its memory. The file has no name (`O_TMPFILE`,
-    else unlinked at once) and lives in the parsed-trace cache's folder, on disk where /tmp
-    may be memory; it is gone once its last map closes. `sealed()` maps it read-only for
-    the loaded document: the pages of a read-only map can always be given back."""
+    """`size` bytes in a file of their own on disk, not in memory, mapped read-only once
+    written: what a load writes there (`write_at`, plain writes from a small buffer: no page
+    of it is ever mapped while written) goes to the page cache, which the kernel writes out
+    when it needs the memory, so a big trace's args (3 GB at 10 GB) never sit in the
+    process's memory, and a slice's args are read from disk when it is shown. The file has no
+    name (`O_TMPFILE`, else unlinked at once) and lives in the parsed-trace cache's folder, on
+    disk where /tmp may be memory; it is gone once its map closes. The pages of the
+    read-only map (`sealed`) can always be given back (`give_back_read`)."""
 
     def __init__(self, fd: int, size: int) -> None:
         self.fd, self.size = fd, size
-        self.map = mmap.mmap(fd, size, flags=mmap.MAP_SHARED)
 
     @classmethod
     def make(cls, size: int, folder: str | None = None) -> DiskMap | None:
@@ -79,8 +80,8 @@ class DiskMap:
 
                 fd, name = tempfile.mkstemp(prefix=".perfview-blob-", dir=folder)
                 os.unlink(name)
-            # the blocks reserved now: a write fault into a hole of a full disk would be a
-            # bus error later; a refusal here (ENOSPC) sends the caller to memory instead
+            # the blocks reserved now: a full disk refuses here (ENOSPC), and the caller
+            # keeps the bytes in memory, rather than failing halfway through the writes
             os.posix_fallocate(fd, 0, size)
             return cls(fd, size)
         except (OSError, ValueError):
@@ -88,21 +89,24 @@ class DiskMap:
                 os.close(fd)
             return None
 
-    def give_back(self, start: int, end: int) -> None:
-        """Drop the pages of [start, end) (`start` on a page boundary) from the process:
-        they are a shared file map's, so what was written stays in the file."""
-        if end > start:
-            with contextlib.suppress(OSError, ValueError):
-                advise(self.map, mmap.MADV_DONTNEED, start, end)
+    def write_at(self, data: Any, offset: int) -> None:
+        """Write `data` (a buffer) at `offset`, all of it (raises OSError)."""
+        view = memoryview(data).cast("B")
+        while len(view):
+            done = os.pwrite(self.fd, view, offset)
+            view, offset = view[done:], offset + done
 
     def sealed(self) -> mmap.mmap:
-        """The file mapped read-only (the writable map and the descriptor closed)."""
+        """The file mapped read-only (the descriptor closed: the map keeps the file)."""
         try:
             return mmap.mmap(self.fd, self.size, access=mmap.ACCESS_READ)
         finally:
-            with contextlib.suppress(BufferError):
-                self.map.close()
+            self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
             os.close(self.fd)
+            self.fd = -1
 
 
 _MMAP = mmap.mmap  # the type, taken once: tests replace `mmap.mmap` to watch its calls
