@@ -25,6 +25,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 PAD = 8  # spare bytes after the content (the trace loader's `read.PAD`)
 READ_PIECE = 64 << 20
@@ -48,6 +49,83 @@ def anonymous_map(size: int) -> mmap.mmap:
 
 
 POPULATE_STEP = 4 << 20  # bytes mapped per madvise call (a multiple of the page size)
+
+
+class DiskMap:
+    """`size` bytes in a file of their own on disk, not in memory, mapped read-only once
+    written: what a load writes there (`write_at`, plain writes from a small buffer: no page
+    of it is ever mapped while written) goes to the page cache, which the kernel writes out
+    when it needs the memory, so a big trace's args (3 GB at 10 GB) never sit in the
+    process's memory, and a slice's args are read from disk when it is shown. The file has no
+    name (`O_TMPFILE`, else unlinked at once) and lives in the parsed-trace cache's folder, on
+    disk where /tmp may be memory; it is gone once its map closes. The pages of the
+    read-only map (`sealed`) can always be given back (`give_back_read`)."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+
+    @classmethod
+    def make(cls, size: int, folder: str | None = None) -> DiskMap | None:
+        """A DiskMap, or None where no file can be made there (the caller uses memory)."""
+        if size <= 0 or not hasattr(mmap, "MADV_DONTNEED"):
+            return None
+        folder = folder or cache_root()
+        fd = -1
+        try:
+            os.makedirs(folder, exist_ok=True)
+            try:
+                fd = os.open(folder, os.O_TMPFILE | os.O_RDWR, 0o600)
+            except (AttributeError, OSError):  # no O_TMPFILE here: a name, unlinked at once
+                import tempfile
+
+                fd, name = tempfile.mkstemp(prefix=".perfview-blob-", dir=folder)
+                os.unlink(name)
+            # the blocks reserved now: a full disk refuses here (ENOSPC), and the caller
+            # keeps the bytes in memory, rather than failing halfway through the writes
+            os.posix_fallocate(fd, 0, size)
+            return cls(fd, size)
+        except (OSError, ValueError):
+            if fd >= 0:
+                os.close(fd)
+            return None
+
+    def write_at(self, data: Any, offset: int) -> None:
+        """Write `data` (a buffer) at `offset`, all of it (raises OSError)."""
+        view = memoryview(data).cast("B")
+        while len(view):
+            done = os.pwrite(self.fd, view, offset)
+            view, offset = view[done:], offset + done
+
+    def sealed(self) -> mmap.mmap:
+        """The file mapped read-only (the descriptor closed: the map keeps the file)."""
+        try:
+            return mmap.mmap(self.fd, self.size, access=mmap.ACCESS_READ)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+_MMAP = mmap.mmap  # the type, taken once: tests replace `mmap.mmap` to watch its calls
+
+
+def is_read_only_map(value: object) -> bool:
+    """A map nothing can write (a file's pages, `DiskMap.sealed`, the cache's blobs): its
+    pages can be dropped from the process at any time and read again from the file."""
+    return isinstance(value, _MMAP) and memoryview(value).readonly
+
+
+def give_back_read(value: mmap.mmap, start: int, end: int) -> None:
+    """Drop the pages of a read-only map between `start` and `end` (rounded inwards to
+    pages) once they were read: reading a 3 GB blob whole must not keep it resident."""
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    last = end // mmap.PAGESIZE * mmap.PAGESIZE
+    if last > first and hasattr(mmap, "MADV_DONTNEED"):
+        with contextlib.suppress(OSError, ValueError):
+            advise(value, mmap.MADV_DONTNEED, first, last)
 
 
 def advise(mm: mmap.mmap, advice: int, start: int, end: int) -> None:
@@ -360,13 +438,16 @@ def followed(mm: object) -> tuple[bool, object]:
 
 __all__ = [
     "PAD",
+    "DiskMap",
     "advise",
     "anonymous_map",
     "cache_root",
     "discard",
     "file_key",
     "followed",
+    "give_back_read",
     "is_file_map",
+    "is_read_only_map",
     "map_file",
     "maybe_cached",
     "populator",

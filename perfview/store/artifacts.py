@@ -106,6 +106,27 @@ def _write_part(folder: Path, name: str, data: memoryview) -> None:
     checkpoint(f"closed {name}")
 
 
+def _write_blob(folder: Path, name: str, blob: Any, data: memoryview) -> list[str]:
+    """`_write_part` then `block_digests`; a read-only map's pages (a trace's args kept on
+    disk, `readahead.DiskMap`) are given back after each chunk written and each block
+    hashed, so storing a 10 GB trace's 3 GB of args never holds them in memory."""
+    if not readahead.is_read_only_map(blob):
+        _write_part(folder, name, data)
+        return block_digests(data)
+    checkpoint(f"open {name}")
+    with open(folder / name, "wb") as fh:
+        for start in range(0, len(data), CHUNK):
+            fh.write(data[start : start + CHUNK])
+            readahead.give_back_read(blob, start, min(start + CHUNK, len(data)))
+            checkpoint(f"wrote {name}@{start}")
+    checkpoint(f"closed {name}")
+    digests = []
+    for start in range(0, max(len(data), 1), BLOCK):
+        digests.append(digest(data[start : start + BLOCK]))
+        readahead.give_back_read(blob, start, min(start + BLOCK, len(data)))
+    return digests
+
+
 def _sync_files(paths: list[Path]) -> None:
     """fsync every file at once: sequentially, each fsync waits for its own journal commit
     (~5 ms here, 0.35 s for an entry's ~50 files); concurrent ones share commits (~50 ms)."""
@@ -177,9 +198,9 @@ def write_folder(
             parts[name].update(block=BLOCK, xxh3=block_digests(data))
         for name, blob in blobs.items():
             data = _bytes_of(blob)
-            _write_part(tmp, name, data)
+            digests = _write_blob(tmp, name, blob, data)
             parts[name] = {"dtype": "blob", "length": len(data), "bytes": len(data)}
-            parts[name].update(block=BLOCK, xxh3=block_digests(data))
+            parts[name].update(block=BLOCK, xxh3=digests)
         body = json.dumps({"format": FORMAT, "parts": parts, "meta": meta}).encode()
         header = MAGIC + b" %d %s\n" % (FORMAT, digest(body).encode())
         _write_part(tmp, MANIFEST, memoryview(header + body))
@@ -225,6 +246,14 @@ class Folder:
         block = info["block"]
         if digest(data[k * block : (k + 1) * block]) != info["xxh3"][k]:
             raise Damaged(name, "checksum differs")
+
+    def _check_mapped(self, name: str, view: Any, info: dict[str, Any], k: int) -> None:
+        """A block of a mapped blob checked, then its pages given back: checking a 3 GB
+        blob must not leave it resident (its args are read again when a slice is shown)."""
+        self._check_block(name, memoryview(view), info, k)
+        if readahead.is_read_only_map(view):
+            block = info["block"]
+            readahead.give_back_read(view, k * block, min((k + 1) * block, len(view)))
 
     def _blocks(self, data: memoryview, info: dict[str, Any], name: str) -> range:
         block = info.get("block")
@@ -272,9 +301,8 @@ class Folder:
                 # 82 ms per GB of cached pages (438 ms where some came from disk), a stall of
                 # every thread, the window's included; the checking threads fault the pages
                 # in with the GIL released, no slower (309 MB args blob: 8-15 ms either way)
-                if hasattr(mmap, "MAP_SHARED"):  # POSIX
-                    flags = mmap.MAP_SHARED
-                    return mmap.mmap(fh.fileno(), 0, flags=flags, prot=mmap.PROT_READ), info
+                # ACCESS_READ: shared and read-only on POSIX, and its buffer says read-only,
+                # so its pages may be given back once read (`readahead.is_read_only_map`)
                 return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), info
         except FileNotFoundError as exc:
             raise Damaged(name, "missing") from exc
@@ -287,7 +315,7 @@ class Folder:
         are checked side by side. Raises Damaged for the first failing part in list order."""
         mapped = {name: self._map(name) for name in blobs}
         checks = [
-            functools.partial(self._check_block, name, memoryview(view), info, k)
+            functools.partial(self._check_mapped, name, view, info, k)
             for name, (view, info) in mapped.items()
             for k in self._blocks(memoryview(view), info, name)
         ]

@@ -97,16 +97,23 @@ def refuse(head: bytes, path: Path) -> str | None:
     return None
 
 
-def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None) -> Bundle:
+def load(
+    path: Path, *, progress: Progress = noop, compiled: bool | None = None,
+    window: int | None = None,
+) -> Bundle:  # fmt: skip
     """Load a Chrome trace file into a Bundle with a Timeline; `compiled`: the compiled
     scanner always (True), never (False), or for files of SCANNER_MIN_BYTES or more (None).
+    `window`: the bytes the scanner reads between giving the file's pages back
+    (`scan.parallel.WINDOW` when None; tests make it tiny, the tables never depend on it).
 
     msgspec reports invalid UTF-8 inside a JSON string as UnicodeDecodeError and nesting past
     its depth limit as RecursionError, from any of its decode calls. Both mean the file is not
     a readable JSON trace, so they become LoadError here, once, rather than at each call site
     (found by scripts/probes/fuzz_loaders.py).
     """
-    bundle = _guard(lambda: _load(Path(path), progress, general=True, compiled=compiled))
+    bundle = _guard(
+        lambda: _load(Path(path), progress, general=True, compiled=compiled, window=window)
+    )
     assert bundle is not None  # the general path always gives a bundle or raises
     return bundle
 
@@ -171,7 +178,10 @@ def _guard(fn: Callable[[], Bundle | None]) -> Bundle | None:
         raise LoadError("it is not a readable trace: its JSON is nested too deeply") from exc
 
 
-def _load(path: Path, progress: Progress, *, general: bool, compiled: bool | None) -> Bundle | None:
+def _load(
+    path: Path, progress: Progress, *, general: bool, compiled: bool | None,
+    window: int | None = None,
+) -> Bundle | None:  # fmt: skip
     """read → scan (or split → general) → build → a Bundle; None when `general` is False
     and the file needs the general path."""
     progress(0.0, "reading")
@@ -184,7 +194,7 @@ def _load(path: Path, progress: Progress, *, general: bool, compiled: bool | Non
     warnings = [read_warning] if read_warning else []
     if warming is not None:
         warming.join()
-    scanned = _scan(text, progress) if warming is not None else None
+    scanned = _scan(text, progress, window) if warming is not None else None
     if scanned is None and not general:
         return None
     if scanned is None and isinstance(text, mmap.mmap):  # the general path edits a bytearray
@@ -330,7 +340,7 @@ def _warm_scanner(
     return thread
 
 
-def _scan(buf: bytearray | mmap.mmap, progress: Progress) -> Scanned | None:
+def _scan(buf: bytearray | mmap.mmap, progress: Progress, window: int | None) -> Scanned | None:
     """The compiled scanner's columns (the caller chose it: `_warm_scanner`), or None for the
     general path (odd content, or numba missing)."""
     try:
@@ -341,7 +351,9 @@ def _scan(buf: bytearray | mmap.mmap, progress: Progress) -> Scanned | None:
     if ran and (ahead is None or isinstance(ahead, trace_parallel.Scanned)):
         return ahead  # the CLI scanned it while importing (`cli._scan_ahead`)
     progress(0.2, "scanning events")
-    return trace_parallel.scan(buf, progress, 0.2, 0.8)
+    if window is None:
+        return trace_parallel.scan(buf, progress, 0.2, 0.8)
+    return trace_parallel.scan(buf, progress, 0.2, 0.8, window=window)
 
 
 def _meta(top: dict[str, msgspec.Raw]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from perfview.readahead import POPULATE_STEP
 Spans = tuple[np.ndarray, np.ndarray]  # starts and lengths of the args objects in the text
 SETTLE_SHARE = 0.5  # of a mapped file's args gathered before the build goes on (`settle`)
 GATHER_SPANS = 1 << 16  # spans per `gather` call: the source read so far goes back between calls
+GATHER_BYTES = 8 << 20  # args gathered per write to the blob's file on disk (`_gather_to_disk`)
 
 
 @njit(cache=True, nogil=True)
@@ -67,14 +68,58 @@ def gather_from_file(
     src: mmap.mmap, starts: np.ndarray, lens: np.ndarray,
     done: Callable[[float], object] = lambda share: None,
 ) -> mmap.mmap:  # fmt: skip
-    """The args blob of a mapped file (`readahead.map_file`) in an anonymous map of its own.
+    """The args blob of a mapped file (`readahead.map_file`), mapped read-only from a file
+    of its own on disk (`readahead.DiskMap`), or in memory where no such file can be made.
 
     Not compacted in place as a copy of the file is: the blob must not share the file's
     mapping, whose pages, even those copied on write, a file cut shorter takes away (a bus
-    error when an event's args are shown later). The source pages read so far are given back
-    as the copy goes, so the file's pages and the blob are never all resident at once.
-    `done(share)` is told the share of the spans copied after each step."""
+    error when an event's args are shown later). The source pages read so far are given
+    back as the copy goes, and the args go to disk through one small buffer, so neither the
+    file nor its args are ever resident whole. `done(share)` is told the share of the spans
+    copied after each step."""
     total = int(lens.sum())
+    disk = readahead.DiskMap.make(total)
+    if disk is None:
+        return _gather_in_memory(src, starts, lens, total, done)
+    try:
+        _gather_to_disk(src, starts, lens, disk, done)
+    except OSError:  # the disk filled up meanwhile: in memory, as where there is no file
+        disk.close()
+        return _gather_in_memory(src, starts, lens, total, done)
+    return disk.sealed()
+
+
+def _gather_to_disk(
+    src: mmap.mmap, starts: np.ndarray, lens: np.ndarray, disk: readahead.DiskMap,
+    done: Callable[[float], object],
+) -> None:  # fmt: skip
+    """The spans gathered GATHER_BYTES at a time into one buffer, each piece written at its
+    place in the file (a span bigger than the buffer goes alone, through one of its size)."""
+    source = np.frombuffer(src, dtype=np.uint8)
+    ends = np.cumsum(lens)
+    piece = np.empty(GATHER_BYTES, dtype=np.uint8)
+    dontneed = getattr(mmap, "MADV_DONTNEED", None)
+    a = o = released = 0
+    while a < len(starts):
+        b = max(int(np.searchsorted(ends, o + GATHER_BYTES, side="right")), a + 1)
+        size = int(ends[b - 1]) - o
+        dst = piece if size <= GATHER_BYTES else np.empty(size, dtype=np.uint8)
+        gather(source, dst, starts[a:b], lens[a:b], 0)
+        disk.write_at(dst[:size], o)
+        o += size
+        read_to = (int(starts[b]) if b < len(starts) else len(src)) // mmap.PAGESIZE * mmap.PAGESIZE
+        if dontneed is not None and read_to - released >= POPULATE_STEP:
+            readahead.advise(src, dontneed, released, read_to)
+            released = read_to
+        done(b / len(starts))
+        a = b
+
+
+def _gather_in_memory(
+    src: mmap.mmap, starts: np.ndarray, lens: np.ndarray, total: int,
+    done: Callable[[float], object],
+) -> mmap.mmap:  # fmt: skip
+    """The blob in an anonymous map of its own, the source's pages given back as it goes."""
     dst = readahead.anonymous_map(total)
     source, target = np.frombuffer(src, dtype=np.uint8), np.frombuffer(dst, dtype=np.uint8)
     dontneed = getattr(mmap, "MADV_DONTNEED", None)

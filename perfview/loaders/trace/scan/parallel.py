@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import mmap
 import os
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import numpy as np
 
+from perfview import readahead
 from perfview.core.analysis import ancestors, nesting
 from perfview.core.model.errors import truncated_after
 from perfview.loaders.trace import idmerge
@@ -55,6 +57,10 @@ if TYPE_CHECKING:  # not at run time: the scanner's imports stay free of pandas
     from perfview.core.model.progress import Progress
 
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
+# the scan stops every WINDOW bytes of the file (at the next event) and gives the mapped
+# file's pages read so far back (`_Range.give_back`): the file is read window by window,
+# never resident whole (a 10 GB trace on a 24 GB machine). A multiple of the page size.
+WINDOW = 32 << 20
 MAX_THREADS = 8
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
@@ -79,6 +85,9 @@ class _Range:
     done_bytes: int = 0
     error: BaseException | None = None
     room: Room | None = None  # its reserved batch, while that holds all its rows
+    window: int = 0  # stop every `window` bytes (0: never; `WINDOW`)
+    text: Text | None = None  # the file map whose read pages go back at each stop, or None
+    given_back: int = 0  # where the pages given back end
 
     def run(self, buf: np.ndarray, stop: threading.Event) -> None:
         try:
@@ -95,11 +104,15 @@ class _Range:
         self.room = reserved
         m = 0
         while not stop.is_set():
+            until = self._until(pos)
             status, pos, m = _SCAN_EVENTS(
-                buf, pos, first, self.stop_at, *self.tables.args(), codes, i64, u8, m
+                buf, pos, first, until, *self.tables.args(), codes, i64, u8, m
             )
             first = False
             self.done_bytes = pos - self.start
+            if status == ts.STOPPED and until != self.stop_at:  # a window's end: read on
+                self.give_back(pos)
+                continue
             if status == ts.FULL:
                 self.batches.append((codes, i64, u8))
                 codes, i64, u8 = new_batch()
@@ -113,6 +126,34 @@ class _Range:
             status = ts.ODD  # cancelled: the caller raises
         self.batches.append((codes[:, :m], i64[:, :m], u8[:, :m]))
         self.status, self.pos = status, pos
+
+    def _until(self, pos: int) -> int:
+        """Where this call stops: the end of the window after `pos`, or the range's own
+        stop when that comes first. The scanner stops at the first event starting there or
+        later, so a window's end inside an event, a string or an escape changes nothing."""
+        if self.window <= 0:
+            return self.stop_at
+        # windows from the range's start, not from `pos`: the scanner also returns to
+        # grow its tables or change batches, and a window counted from there never ended
+        end = self.start + ((pos - self.start) // self.window + 1) * self.window
+        return end if self.stop_at < 0 or end < self.stop_at else self.stop_at
+
+    def give_back(self, pos: int) -> None:
+        """Give the file's pages this range read before `pos` back to the system (they stay
+        in the page cache: what reads them again, the args' gather, the strings' decode,
+        maps them again from there). Only for a private map of an unchanged file
+        (`readahead.is_file_map`), whose pages are the file's, never for a copy. The first
+        page is never given back: the scan may have blanked a byte-order mark on it."""
+        if self.text is None:
+            return
+        page = mmap.PAGESIZE
+        first = max(self.given_back, -(-max(self.start, page) // page) * page)
+        last = pos // page * page
+        if last - first < self.window:
+            return
+        with contextlib.suppress(OSError, ValueError):  # they stay: only memory
+            readahead.advise(cast(mmap.mmap, self.text), mmap.MADV_DONTNEED, first, last)
+        self.given_back = last
 
     def rows(self) -> int:
         return sum(b[0].shape[1] for b in self.batches)
@@ -203,9 +244,12 @@ def threads_for(nbytes: int) -> int:
 
 
 def scan(
-    buf: Text, progress: Progress, lo: float, hi: float, threads: int | None = None
-) -> Scanned | None:
-    """Columns of every event in `buf` (the whole file), or None for the general path."""
+    buf: Text, progress: Progress, lo: float, hi: float, threads: int | None = None,
+    window: int = WINDOW,
+) -> Scanned | None:  # fmt: skip
+    """Columns of every event in `buf` (the whole file), or None for the general path.
+    `window`: the bytes read between stops (`WINDOW`; tests make it tiny: the columns
+    never depend on it)."""
     if buf[:3] == _BOM:
         buf[:3] = b"   "
     arr = np.frombuffer(buf, dtype=np.uint8)
@@ -228,6 +272,9 @@ def scan(
     else:
         return None
     ranges = _split(buf, start, threads or threads_for(n - start))
+    for r in ranges:
+        r.window = window
+        r.text = buf if readahead.is_file_map(buf) and hasattr(mmap, "MADV_DONTNEED") else None
     end = _run(arr, ranges, progress, lo, hi)
     if end is None:
         return None

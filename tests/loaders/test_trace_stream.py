@@ -1,0 +1,206 @@
+"""The streaming scan of a big trace: the file read window by window, its pages given back,
+its args written to a file on disk. None of it may change a table.
+
+* every trace sample loaded through the scanner with tiny windows gives the committed table
+  digests (`tests/data/table_snapshot.json`, `scripts/fixtures/snapshot_tables.py`);
+* a window ending at any byte of a file (inside an event, a string, an escape sequence, a
+  number, between events) gives the same columns as no windows at all;
+* the args of a mapped file live in a read-only map of a file on disk, equal to what the
+  general path keeps in memory, and the cache writes and reads such a blob unchanged.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import mmap
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from perfview import readahead
+from perfview.core.model.errors import LoadError
+from perfview.loaders import limits, registry
+from perfview.loaders.trace import loader as trace_loader
+from perfview.loaders.trace.columns import Columns
+from perfview.loaders.trace.read import read_mapped
+from perfview.loaders.trace.scan import parallel as trace_parallel
+from perfview.store import artifacts
+from tests.conftest import SAMPLES
+from tests.loaders.test_chrome_trace import _same_bundles
+from tests.loaders.test_table_snapshot import EXPECTED, TRACE_DIRS, _snapshot_script
+from tests.loaders.test_trace_scan import EDGE_EVENTS
+
+ARRAYS = ("ph", "name", "cat", "pid", "tid", "ts", "ts_ok", "dur", "dur_ok", "corr", "ext",
+          "shape", "fid", "bp_e", "scope", "arg_rows", "arg_lens", "arg_starts")  # fmt: skip
+INTERNERS = ("phs", "names", "cats", "keys", "shapes", "ids")
+TRACES = sorted(k for k in EXPECTED if k.startswith(TRACE_DIRS))
+
+
+def _old(path: Path) -> Path:
+    """Written long enough ago that the loader maps it (`readahead.map_file`), as it maps a
+    big trace: the pages given back and the args gathered to disk are a map's."""
+    past = time.time() - 60
+    os.utime(path, (past, past))
+    return path
+
+
+@pytest.mark.parametrize("label", TRACES)
+def test_streamed_views_match_the_snapshot(label: str) -> None:
+    """The scanner with windows of one byte (a stop before every event, the pages read so
+    far given back at each) gives every view byte for byte as the committed snapshot."""
+    path = SAMPLES / label
+    if not path.is_file():
+        pytest.skip(f"sample {label} is absent ({SAMPLES})")
+    try:
+        if registry.detect(path).NAME != trace_loader.NAME:
+            pytest.skip(f"{label} is not a trace")
+    except LoadError:
+        pytest.skip(f"{label} does not load (its snapshot says why)")
+    bundle = trace_loader.load(path, compiled=True, window=1)
+    got = _snapshot_script().bundle_digests(label, bundle)
+    want = EXPECTED[label]
+    changed = sorted(name for name in want if got.get(name) != want[name])
+    assert not changed, f"{label}: these views changed when streamed: {changed}"
+
+
+def _columns(cols: Columns) -> dict[str, Any]:
+    """Everything a scan produced, comparable with ==."""
+    out: dict[str, Any] = {name: cols.cat_all(name).tolist() for name in ARRAYS}
+    out.update({name: getattr(cols, name).values for name in INTERNERS})
+    out.update(n=cols.n, metadata=cols.metadata, counters=cols.counters)
+    out["memory"] = {k: cols.mem(k).tolist() for k in sorted(cols.memory)}
+    return out
+
+
+def _scan_mapped(path: Path, window: int, threads: int = 1) -> dict[str, Any]:
+    text, _warning = read_mapped(_old(path), lambda *_: None)
+    assert readahead.is_file_map(text)
+    scanned = trace_parallel.scan(text, lambda *_: None, 0.0, 1.0, threads, window=window)
+    assert scanned is not None
+    cols = _columns(scanned.cols)
+    if scanned.args is not None:
+        scanned.args.cancel()
+    return cols
+
+
+def test_a_window_ending_anywhere_changes_nothing(tmp_path: Path) -> None:
+    """Windows of every length from 1 byte to the whole file, so that one ends at every
+    byte of the events array: inside an event, a key, a string, an escape sequence (`\\"`,
+    `\\\\`, `\\u00e9`, a surrogate pair), a number, nested args, or between events. The
+    scanner finishes the event it is in at every stop, so the columns never change."""
+    events: list[Any] = [e for e in EDGE_EVENTS if isinstance(e, dict)]
+    events += [
+        {"ph": "X", "name": 'esc \\" \\\\ \u00e9 \U0001f600 \n end', "pid": 1, "tid": 2,
+         "ts": 10.125, "dur": 3,
+         "args": {"s": "a\\\"b", "u": "\u00e9\u4e2d", "n": [1, {"x": "}"}]}},
+        {"ph": "i", "name": "mark", "pid": 1, "tid": 2, "ts": 11, "s": "t"},
+        {"ph": "C", "name": "ctr", "pid": 1, "ts": 12, "args": {"v": 1.5}},
+    ]  # fmt: skip
+    path = tmp_path / "edge.json"
+    path.write_text(json.dumps({"traceEvents": events}, ensure_ascii=False))
+    text = path.read_bytes()
+    assert b"\\\\" in text  # escapes are really there
+    assert b'\\"' in text
+    whole = _scan_mapped(path, 0)
+    assert whole["n"] == len(events)
+    start = text.index(b"[")
+    for window in range(1, len(text) - start + 1):  # one window ends at start + window
+        assert _scan_mapped(path, window) == whole, f"window {window}"
+
+
+def test_windows_on_several_threads_change_nothing(tmp_path: Path) -> None:
+    """Ranges scanned on threads of their own (from guessed starts), each stopping at its
+    windows and giving its pages back, join into the same columns."""
+    events = [
+        {"ph": "X", "name": f"op{k % 37}", "cat": "cpu_op", "pid": 1, "tid": k % 5, "ts": k,
+         "dur": 0.5, "args": {"s": f"q\\\"{k}", "External id": k}}
+        for k in range(20000)
+    ]  # fmt: skip
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    whole = _scan_mapped(path, 0, threads=1)
+    for window in (1, 333, 4096, 65536):
+        assert _scan_mapped(path, window, threads=3) == whole, f"window {window}"
+
+
+def test_mapped_args_live_on_disk_and_equal_the_general_path(tmp_path: Path) -> None:
+    events = [
+        {"ph": "X", "name": f"k{k}", "pid": 1, "tid": 1, "ts": k, "dur": 1,
+         "args": {"text": "x" * (k % 300), "k": k}}
+        for k in range(3000)
+    ]  # fmt: skip
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    streamed = trace_loader.load(_old(path), compiled=True, window=4096)
+    assert streamed.timeline is not None
+    blob = streamed.timeline.args.blob
+    assert readahead.is_read_only_map(blob)  # a file on disk, not memory
+    _same_bundles(streamed, trace_loader.load(path, compiled=False))
+    assert streamed.timeline.args.get(7) == events[7]["args"]
+
+
+def test_a_blob_on_disk_is_stored_and_read_back_unchanged(tmp_path: Path) -> None:
+    """The cache writes a read-only blob chunk by chunk, giving its pages back, and checks a
+    mapped blob block by block the same way: the bytes round-trip."""
+    data = np.random.default_rng(7).integers(0, 256, 3 * mmap.PAGESIZE + 17, dtype=np.uint8)
+    disk = readahead.DiskMap.make(len(data), str(tmp_path))
+    assert disk is not None
+    disk.write_at(data[:5000], 0)
+    disk.write_at(data[5000:], 5000)
+    blob = disk.sealed()
+    assert readahead.is_read_only_map(blob)
+    assert bytes(blob) == data.tobytes()
+    folder = artifacts.write_folder(tmp_path / "entry", {}, {"args.bin": blob}, {"k": 1})
+    back = artifacts.open_folder(folder).blob("args.bin")
+    assert readahead.is_read_only_map(back)
+    assert bytes(back) == data.tobytes()
+    assert list(tmp_path.iterdir()) == [tmp_path / "entry"]  # the blob's file has no name
+
+
+def test_the_pre_open_estimate_of_a_big_plain_trace_is_the_streamed_one(tmp_path: Path) -> None:
+    """A plain trace the scanner maps and streams needs about 1.5x its size (measured at 1
+    and 10 GB), so a 10 GB trace opens on a 24 GB machine; a small file or a gzip one (read
+    whole into memory) keeps the old estimate."""
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(limits.STREAMED_MIN_BYTES)  # sparse: no disk used
+    assert (
+        limits.needed_memory(big, "trace")
+        == int(limits.STREAMED_MIN_BYTES * limits.STREAMED_OVERHEAD["trace"]) + limits.BASE_BYTES
+    )
+    small = tmp_path / "small.json"
+    small.write_bytes(b'{"traceEvents": []}')
+    assert (
+        limits.needed_memory(small, "trace")
+        == int(len(small.read_bytes()) * limits.OVERHEAD["trace"]) + limits.BASE_BYTES
+    )
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress(b" " * limits.STREAMED_MIN_BYTES))
+    assert (
+        limits.needed_memory(packed, "trace")
+        == int(limits.STREAMED_MIN_BYTES * limits.OVERHEAD["trace"]) + limits.BASE_BYTES
+    )
+
+
+def test_args_stay_in_memory_where_no_file_can_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No cache folder can be made (a file is in its way): the args are gathered in memory,
+    as before, and the tables are the same."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(blocker / "cache"))
+    assert readahead.DiskMap.make(4096) is None
+    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": k, "dur": 1, "args": {"k": k}}
+              for k in range(500)]  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    bundle = trace_loader.load(_old(path), compiled=True, window=64)
+    assert bundle.timeline is not None
+    assert not readahead.is_read_only_map(bundle.timeline.args.blob)
+    _same_bundles(bundle, trace_loader.load(path, compiled=False))
