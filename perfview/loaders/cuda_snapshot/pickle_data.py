@@ -3,8 +3,10 @@
 A pickle can name any importable callable and have it called while loading ("GLOBAL" +
 "REDUCE"): opening a colleague's snapshot with `pickle.load` can run any code. `_DataOnly`'s
 `find_class` refuses every global, so only the opcodes that build containers, numbers,
-strings and bytes can do anything. The compiled walker (`pickle_walk`) refuses with the same
-sentence (`REFUSED`).
+strings and bytes can do anything. What those opcodes would make the unpickler allocate or
+compute beyond the file's size (a memo index of billions, a tuple key nested through shared
+references) is refused first, by one pass over the opcodes (`pickle_check`). The compiled
+walker (`pickle_walk`) refuses imports with the same sentence (`REFUSED`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pickle
 from typing import Any
 
 from perfview.core.model.errors import LoadError
+from perfview.loaders.cuda_snapshot import pickle_check
 
 REFUSED = (
     "it is a pickle that asks to import {what}; perfview reads CUDA memory snapshots as data "
@@ -32,7 +35,9 @@ class _DataOnly(pickle.Unpickler):
 
 
 def restricted_loads(data: bytes) -> Any:
-    """Unpickle `data` as plain data only; LoadError for globals or a damaged stream."""
+    """Unpickle `data` as plain data only; LoadError for globals, a damaged stream, or work
+    beyond what the file's size pays for (`pickle_check`: memo indices, hashing)."""
+    pickle_check.check(data)
     try:
         return _DataOnly(io.BytesIO(data)).load()
     except LoadError:
