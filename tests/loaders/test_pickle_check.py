@@ -154,6 +154,16 @@ def test_keys_and_set_items_nested_through_references_are_refused(container: byt
         restricted_loads(_keyed_by_bomb(container))
 
 
+@pytest.mark.parametrize("opcode", [b"\x96", b"\x8e", b"\x8d"])
+def test_a_length_beyond_the_file_is_truncation_not_an_allocation(opcode: bytes) -> None:
+    # BYTEARRAY8 / BINBYTES8 / BINUNICODE8 of 7.5e18 bytes (a fuzz case): the unpickler asked
+    # for the memory first and said "does not fit in memory"; 4 GB it would have reserved.
+    for size in (7_500_296_605_690_511_319, 4 << 30, 100):
+        data = b"\x80\x05" + opcode + size.to_bytes(8, "little") + b"x" * 50 + b"."
+        with pytest.raises(LoadError, match=r"^the pickle is damaged or truncated \(Unpickl"):
+            restricted_loads(data)
+
+
 def test_what_the_unpickler_refuses_is_left_to_it() -> None:
     """Damage the unpickler reports itself reads as it always has (the walker's tests compare
     their sentences with these)."""

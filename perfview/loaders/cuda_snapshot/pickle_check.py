@@ -39,6 +39,8 @@ MEMO_SENTENCE = (
     "the pickle is damaged: a memo index ({index:,}) at byte {pos:,} is beyond anything the "
     "bytes before it could have stored"
 )
+# What the unpickler says of a stream cut short (the walker says it too).
+TRUNCATED = "the pickle is damaged or truncated (UnpicklingError)"
 HASH_SENTENCE = (
     "it is a pickle whose repeated references build a dict key or set item about {work:.0e} "
     'steps to hash from {size:,} bytes (a "billion laughs" file); it is not a real CUDA '
@@ -135,8 +137,10 @@ class _Pass:
             elif op in _PUSH_COUNTED:
                 k, signed = _PUSH_COUNTED[op]
                 size = int.from_bytes(data[pos + 1 : pos + 1 + k], "little", signed=signed)
-                if pos + k >= n or size < 0 or pos + 1 + k + size > n:
+                if pos + k >= n or size < 0:
                     return  # the unpickler: truncated, or a negative count
+                if pos + 1 + k + size > n:  # the unpickler would first allocate `size` bytes
+                    raise LoadError(TRUNCATED)
                 push(1 + size // 8 if op in _LONGS else 1)  # an int's hash reads every digit
                 pos += 1 + k + size
             elif op == 0x94 or op in _PUT or op == 0x70:  # MEMOIZE, BINPUT, LONG_BINPUT, PUT
