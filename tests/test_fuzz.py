@@ -42,10 +42,10 @@ def outcomes() -> dict[str, object]:
     fuzz = _fuzzer()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fuzz.fuzz(CASES, SEED, fuzz.TEXT_TARGETS, timeout=5.0, jobs=1, quiet=True)
+        return fuzz.fuzz(CASES, SEED, fuzz.NON_CAPTURE_TARGETS, timeout=5.0, jobs=1, quiet=True)
 
 
-@pytest.mark.parametrize("name", [t for t in _fuzzer().TEXT_TARGETS if t != "trace"])
+@pytest.mark.parametrize("name", [t for t in _fuzzer().NON_CAPTURE_TARGETS if t != "trace"])
 def test_non_trace_loaders_survive_fuzzing(outcomes: dict[str, object], name: str) -> None:
     out = outcomes[name]
     assert out.fed == CASES  # type: ignore[attr-defined]
@@ -92,7 +92,7 @@ def test_cli_summary_never_prints_a_traceback(
     bases = fuzz.base_files()
     codes: dict[int, int] = {}
     for i in range(200):
-        case = fuzz.make_case(SEED, i, fuzz.TEXT_TARGETS[i % 4], bases)
+        case = fuzz.make_case(SEED, i, fuzz.NON_CAPTURE_TARGETS[i % 4], bases)
         path = tmp_path / f"{i}-{case.name}"
         path.write_bytes(case.data)
         code = cli.main(["summary", str(path), "--top", "3"])

@@ -58,7 +58,8 @@ def _targets() -> tuple[str, ...]:
 
 
 TARGETS = _targets()
-TEXT_TARGETS = tuple(t for t in TARGETS if t not in BINARY)
+# The formats but the binary captures and workspaces (what tests/test_fuzz.py runs quickly)
+NON_CAPTURE_TARGETS = tuple(t for t in TARGETS if t not in ("cuda_snapshot", "memray", WORKSPACE))
 MAX_BASE_BYTES = 800_000  # bigger samples make each case slow without finding more
 HUGE = (
     b"18446744073709551616", b"-18446744073709551617", b"1e400", b"-1e400", b"-0", b"NaN",
