@@ -347,19 +347,20 @@ def _pickle_bomb(rng: random.Random, data: bytes, _fmt: str) -> bytes:
         pos = rng.randrange(2, max(3, len(data)))
         return data[:pos] + b"]" + put + b"0" + data[pos:]
     if kind == "str":
-        body = b"\x8c\x01x\x94" + b"h\x00" * rng.choice((10, 1000, 50_000))
-        bomb = body + b"(" + b"h\x00" * 3 + b"l"  # a list of repeated references
+        refs = b"h\x00" * rng.choice((10, 1000, 50_000))
+        bomb = b"\x8c\x01x\x94(" + refs + b"l"  # a list of one string repeated
     else:
         level = {"list": b"l", "dict": b"d", "tuple": b"t", "tuple_key": b"t",
                  "set": b"t", "frozenset": b"t"}[kind]  # fmt: skip
-        bomb = b"\x8c\x03lol\x94"
+        bomb = b"\x8c\x03lol\x940"
         for i in range(depth):
             pair = (
                 b"h" + bytes([i]) + b"h" + bytes([i])
                 if kind != "dict"
                 else (b"\x8c\x01k" + b"h" + bytes([i]) + b"\x8c\x01j" + b"h" + bytes([i]))
             )
-            bomb += b"(" + pair + level + b"\x94"
+            bomb += b"(" + pair + level + b"\x940"  # memo i + 1, popped: only the top stays
+        bomb += b"h" + bytes([depth])
         if kind == "tuple_key":
             bomb = b"}(" + bomb + b"K\x01u"
         elif kind == "set":
