@@ -67,6 +67,15 @@ _UNPICKLER_REFUSES = frozenset(b"ci\x93\x82\x83\x84PQR\x81\x92o\x97")
 _FROM_MARK = frozenset(b"tuesdl\x90\x91")  # TUPLE APPENDS SETITEMS DICT LIST ADDITEMS FROZENSET
 
 
+class Beyond(LoadError):
+    """Work beyond the file's size, found at byte `pos` (the unpickler may stop earlier: the
+    caller asks it about the bytes before `pos`, see `pickle_data.restricted_loads`)."""
+
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.pos = pos
+
+
 def check(data: bytes) -> None:
     """Refuse (LoadError) a pickle whose memo indices or hashing outgrow its size; return
     where the C unpickler can take it from here (it ends, or the unpickler will refuse it)."""
@@ -108,6 +117,7 @@ class _Pass:
         self.data = data
         self.limit = WORK_PER_BYTE * len(data) + WORK_FLOOR
         self.work = 0
+        self.pos = 0  # the opcode being read
         self.stack: list[int] = []
         self.marks: list[int] = []
         self.memo: dict[int, int] = {}
@@ -122,6 +132,7 @@ class _Pass:
         push, pos = stack.append, 0
         while pos < n:
             op = data[pos]
+            self.pos = pos
             if op == 0x68 or op == 0x6A:  # BINGET, LONG_BINGET: most opcodes of a snapshot
                 run = _GETS.match(data, pos)
                 if run is None:
@@ -140,7 +151,7 @@ class _Pass:
                 if pos + k >= n or size < 0:
                     return  # the unpickler: truncated, or a negative count
                 if pos + 1 + k + size > n:  # the unpickler would first allocate `size` bytes
-                    raise LoadError(TRUNCATED)
+                    raise Beyond(TRUNCATED, pos)
                 push(1 + size // 8 if op in _LONGS else 1)  # an int's hash reads every digit
                 pos += 1 + k + size
             elif op == 0x94 or op in _PUT or op == 0x70:  # MEMOIZE, BINPUT, LONG_BINPUT, PUT
@@ -167,6 +178,8 @@ class _Pass:
                 pos = got[1]
             elif op in _UNPICKLER_REFUSES or not self.stack_op(op):
                 return
+            elif op == 0x95 and pos + 9 + int.from_bytes(data[pos + 1 : pos + 9], "little") > n:
+                return  # the unpickler reads a whole frame first: truncated
             else:
                 pos += 2 if op == 0x80 else 9 if op == 0x95 else 1
 
@@ -189,7 +202,7 @@ class _Pass:
         if not self.above_mark():
             return None  # the unpickler: stack underflow
         if index > pos:
-            raise LoadError(MEMO_SENTENCE.format(index=index, pos=pos))
+            raise Beyond(MEMO_SENTENCE.format(index=index, pos=pos), pos)
         self.memo[index] = self.stack[-1]
         return step
 
@@ -254,7 +267,8 @@ class _Pass:
     def hash(self, cost: int) -> None:
         self.work += cost
         if self.work > self.limit:
-            raise LoadError(HASH_SENTENCE.format(work=float(self.work), size=len(self.data)))
+            message = HASH_SENTENCE.format(work=float(self.work), size=len(self.data))
+            raise Beyond(message, self.pos)
 
 
 # Opcodes `stack_op` handles, plus PROTO, FRAME (its opcodes follow in line) and

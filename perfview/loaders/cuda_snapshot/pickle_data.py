@@ -37,7 +37,11 @@ class _DataOnly(pickle.Unpickler):
 def restricted_loads(data: bytes) -> Any:
     """Unpickle `data` as plain data only; LoadError for globals, a damaged stream, or work
     beyond what the file's size pays for (`pickle_check`: memo indices, hashing)."""
-    pickle_check.check(data)
+    try:
+        pickle_check.check(data)
+    except pickle_check.Beyond as beyond:
+        _stops_before(data[: beyond.pos])
+        raise
     try:
         return _DataOnly(io.BytesIO(data)).load()
     except LoadError:
@@ -45,4 +49,21 @@ def restricted_loads(data: bytes) -> Any:
     except MemoryError as exc:
         raise LoadError("it does not fit in memory") from exc
     except Exception as exc:  # nothing here can run code: any other failure is a damaged stream
+        raise LoadError(f"the pickle is damaged or truncated ({type(exc).__name__})") from exc
+
+
+def _stops_before(head: bytes) -> None:
+    """The unpickler's own sentence where it stops inside `head` (the bytes before what the
+    pass refused, which it checked: safe to unpickle) for a reason other than running out
+    of bytes: it checks more than the pass, and the walker says what it says."""
+    try:
+        _DataOnly(io.BytesIO(head)).load()
+    except LoadError:
+        raise
+    except EOFError:
+        return
+    except pickle.UnpicklingError as exc:
+        if "truncated" not in str(exc):
+            raise LoadError(f"the pickle is damaged or truncated ({type(exc).__name__})") from exc
+    except Exception as exc:
         raise LoadError(f"the pickle is damaged or truncated ({type(exc).__name__})") from exc

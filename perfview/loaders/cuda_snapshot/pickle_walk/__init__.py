@@ -26,7 +26,6 @@ import numpy as np
 
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.cuda_snapshot import pickle_check
 from perfview.loaders.cuda_snapshot.pickle_data import REFUSED
 from perfview.loaders.cuda_snapshot.pickle_walk import kernel as kn
 
@@ -163,9 +162,10 @@ class Graph:
     def _grow(self, pos: int) -> None:
         """Double the arrays too full for the opcode at `pos`, and the memo up to the index
         asked for (the kernel asks again while another one is). A memo index beyond `pos` is
-        damage, refused as the restricted unpickler's pass refuses it (`pickle_check`): every
-        memo entry costs the bytes of a value and a PUT, so a real pickle's indices stay below
-        their offsets, and growing the memo to a hostile index would take gigabytes."""
+        damage, left to the restricted unpickler, whose pass (`pickle_check`) refuses it
+        unless the unpickler stops earlier (it checks more than the walker): every memo entry
+        costs the bytes of a value and a PUT, so a real pickle's indices stay below their
+        offsets, and growing the memo to a hostile index would take gigabytes."""
         st = self.st
         sp = int(st[kn.SP])
         for name, _dt, _fill, slot in _GROWN:
@@ -180,8 +180,8 @@ class Graph:
                 setattr(self, name, new)
         need_memo = int(st[kn.NEED_MEMO])
         if need_memo >= len(self.mk):
-            if need_memo > pos:
-                raise LoadError(pickle_check.MEMO_SENTENCE.format(index=need_memo, pos=pos))
+            if need_memo > pos:  # the unpickler's pass refuses it, or the unpickler stops first
+                raise Unsupported(f"a memo index ({need_memo:,}) beyond its offset ({pos:,})")
             size = max(2 * len(self.mk), need_memo + 1)
             mk = np.full(size, kn.K_MISSING, dtype=np.uint8)
             mv = np.zeros(size, dtype=np.int64)
