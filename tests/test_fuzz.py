@@ -99,9 +99,10 @@ def test_cli_summary_never_prints_a_traceback(
         captured = capsys.readouterr()
         assert code in (0, 2), (case.describe(), captured.err)
         assert "Traceback" not in captured.err + captured.out
-        if code == 2:
-            assert captured.err.count("\n") == 1
-            assert captured.err.startswith("perfview: ")
+        if code == 2:  # one sentence, after the notice of a first compile (cold numba cache)
+            said = [ln for ln in captured.err.splitlines() if "(once, ~15 s)" not in ln]
+            assert len(said) == 1, captured.err
+            assert said[0].startswith("perfview: ")
         codes[code] = codes.get(code, 0) + 1
     assert codes.get(0, 0) > 20
     assert codes.get(2, 0) > 20
