@@ -42,10 +42,10 @@ def outcomes() -> dict[str, object]:
     fuzz = _fuzzer()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fuzz.fuzz(CASES, SEED, fuzz.TARGETS, timeout=5.0, jobs=1, quiet=True)
+        return fuzz.fuzz(CASES, SEED, fuzz.NON_CAPTURE_TARGETS, timeout=5.0, jobs=1, quiet=True)
 
 
-@pytest.mark.parametrize("name", [t for t in _fuzzer().TARGETS if t != "trace"])
+@pytest.mark.parametrize("name", [t for t in _fuzzer().NON_CAPTURE_TARGETS if t != "trace"])
 def test_non_trace_loaders_survive_fuzzing(outcomes: dict[str, object], name: str) -> None:
     out = outcomes[name]
     assert out.fed == CASES  # type: ignore[attr-defined]
@@ -66,6 +66,23 @@ def test_fuzz_cases_are_replayable() -> None:
     assert len({fuzz.make_case(5, i, "trace", bases).mutation for i in range(60)}) >= 6
 
 
+def test_binary_shapes_load_or_are_refused() -> None:
+    """The shapes fuzzed for binary formats (shared-reference bombs, truncations at many
+    offsets, malformed workspaces) are made and each ends in a load or one sentence."""
+    fuzz = _fuzzer()
+    bases = fuzz.base_files()
+    bombs = [fuzz.make_case(7, i, "cuda_snapshot", bases) for i in range(40)]
+    assert any(c.mutation.startswith("pickle_bomb") for c in bombs)
+    kinds = {fuzz.make_case(7, i, "workspace", bases).mutation for i in range(40)}
+    assert {"wrong_types", "deep", "version"} <= kinds
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcomes = fuzz.fuzz(16, 7, fuzz.BINARY, timeout=20.0, jobs=2, quiet=True)
+    assert outcomes["workspace"].fed == 4
+    assert outcomes["cuda_snapshot"].fed == 12
+    assert [f for out in outcomes.values() for f in out.failures] == []
+
+
 def test_cli_summary_never_prints_a_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -75,16 +92,17 @@ def test_cli_summary_never_prints_a_traceback(
     bases = fuzz.base_files()
     codes: dict[int, int] = {}
     for i in range(200):
-        case = fuzz.make_case(SEED, i, fuzz.TARGETS[i % 4], bases)
+        case = fuzz.make_case(SEED, i, fuzz.NON_CAPTURE_TARGETS[i % 4], bases)
         path = tmp_path / f"{i}-{case.name}"
         path.write_bytes(case.data)
         code = cli.main(["summary", str(path), "--top", "3"])
         captured = capsys.readouterr()
         assert code in (0, 2), (case.describe(), captured.err)
         assert "Traceback" not in captured.err + captured.out
-        if code == 2:
-            assert captured.err.count("\n") == 1
-            assert captured.err.startswith("perfview: ")
+        if code == 2:  # one sentence, after the notice of a first compile (cold numba cache)
+            said = [ln for ln in captured.err.splitlines() if "(once, ~15 s)" not in ln]
+            assert len(said) == 1, captured.err
+            assert said[0].startswith("perfview: ")
         codes[code] = codes.get(code, 0) + 1
     assert codes.get(0, 0) > 20
     assert codes.get(2, 0) > 20

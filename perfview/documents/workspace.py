@@ -24,6 +24,9 @@ FORMAT = "perfview-workspace"
 VERSION = 1
 SUFFIX = ".perfview"
 MIME_TYPE = "application/x-perfview-workspace"
+# Tabs a workspace may list: each opens a document, so a file naming 100,000 (a fuzz case,
+# 25 MB) would keep the window opening files for hours; reading them alone took 10-25 s.
+MAX_TABS = 1000
 
 
 @dataclass
@@ -170,6 +173,11 @@ def from_json(text: str, base: Path) -> Workspace:
         listed = []
     if not isinstance(listed, list):
         raise LoadError('it is not a perfview workspace ("tabs" is not a list)')
+    if len(listed) > MAX_TABS:
+        raise LoadError(
+            f"it lists {len(listed):,} tabs; a workspace opens at most {MAX_TABS:,}, so it was "
+            "not written by perfview"
+        )
     tabs = [t for t in (_tab(d, base) for d in listed) if t is not None]
     current = doc.get("current")
     index = current if isinstance(current, int) and 0 <= current < len(tabs) else 0

@@ -40,22 +40,26 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # fuzz_workspace beside this file
 
 SAMPLES = Path(os.environ.get("PERFVIEW_SAMPLES", ROOT.parent / "shared" / "samples"))
 DATA = ROOT / "tests" / "data"
-# Every registered loader but the binary captures, which have fuzzers of their own
-# (tests/loaders/test_memray_stream.py, test_cuda_snapshot_fast.py): a new format is fuzzed
-# as soon as it is registered.
-BINARY_FUZZED_ELSEWHERE = ("cuda_snapshot", "memray")
+# The formats cases are based on: every registered loader (a new format is fuzzed as soon as
+# it is registered, binary captures included) and the workspace reader, whose cases are fed to
+# `documents.workspace.from_json` only.
+WORKSPACE = "workspace"
+BINARY = ("cuda_snapshot", "memray", "pstats", WORKSPACE)  # the formats --binary fuzzes
 
 
 def _targets() -> tuple[str, ...]:
     from perfview.loaders.registry import LOADERS
 
-    return tuple(m.NAME for m in LOADERS if m.NAME not in BINARY_FUZZED_ELSEWHERE)
+    return (*(m.NAME for m in LOADERS), WORKSPACE)
 
 
 TARGETS = _targets()
+# The formats but the binary captures and workspaces (what tests/test_fuzz.py runs quickly)
+NON_CAPTURE_TARGETS = tuple(t for t in TARGETS if t not in ("cuda_snapshot", "memray", WORKSPACE))
 MAX_BASE_BYTES = 800_000  # bigger samples make each case slow without finding more
 HUGE = (
     b"18446744073709551616", b"-18446744073709551617", b"1e400", b"-1e400", b"-0", b"NaN",
@@ -63,8 +67,8 @@ HUGE = (
     b"9223372036854775807", b"-9223372036854775808", b"0.000000000000000000001", b"1.5e308",
     b"0x1F", b"1_000", b"", b"-", b"1e", b".",
 )  # fmt: skip
-WRONG = ("12", "", "x", {"a": 1}, [1, 2], [], {}, None, True, False, -1, 2**64, 1.5, -0.0,
-         "NaN", "\udcff", "\x00", "é" * 3, 10**30)  # fmt: skip
+WRONG: tuple[Any, ...] = ("12", "", "x", {"a": 1}, [1, 2], [], {}, None, True, False, -1,
+                          2**64, 1.5, -0.0, "NaN", "\udcff", "\x00", "é" * 3, 10**30)  # fmt: skip
 NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 WORDS = (b"MEM", b"CMDLINE", b"CHLD", b"FUNC", b"MiB", b"KiB", b"GiB", b"Line #", b"Filename:",
          b"def", b"=====", b"nan", b"\t", b"  ", b"\r", b"\x00", b"\xff", b"1e400")  # fmt: skip
@@ -330,6 +334,64 @@ def _splice(rng: random.Random, data: bytes, _fmt: str) -> bytes:
     return data[:b] + data[a:] if rng.random() < 0.5 else data[:a] + data[b:]
 
 
+def _pickle_bomb(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    """A CUDA snapshot pickle whose values are shared-reference bombs: a list, dict or tuple
+    naming the level below twice, `depth` levels, put where torch writes a frame's name, a
+    frames list, a segment's blocks, a trace, a dict key; or a string built by repetition;
+    or a memo index far beyond the file."""
+    depth = rng.choice((20, 30, 40, 64))
+    kind = rng.choice(("list", "dict", "tuple", "tuple_key", "set", "frozenset", "memo", "str"))
+    if kind == "memo":
+        index = rng.choice((2**20, 2**28, 1_401_369_748, 2**31 - 1, 2**32 - 1))
+        put = b"r" + index.to_bytes(4, "little") if rng.random() < 0.7 else b"p%d\n" % index
+        pos = rng.randrange(2, max(3, len(data)))
+        return data[:pos] + b"]" + put + b"0" + data[pos:]
+    if kind == "str":
+        refs = b"h\x00" * rng.choice((10, 1000, 50_000))
+        bomb = b"\x8c\x01x\x94(" + refs + b"l"  # a list of one string repeated
+    else:
+        level = {"list": b"l", "dict": b"d", "tuple": b"t", "tuple_key": b"t",
+                 "set": b"t", "frozenset": b"t"}[kind]  # fmt: skip
+        bomb = b"\x8c\x03lol\x940"
+        for i in range(depth):
+            pair = (
+                b"h" + bytes([i]) + b"h" + bytes([i])
+                if kind != "dict"
+                else (b"\x8c\x01k" + b"h" + bytes([i]) + b"\x8c\x01j" + b"h" + bytes([i]))
+            )
+            bomb += b"(" + pair + level + b"\x940"  # memo i + 1, popped: only the top stays
+        bomb += b"h" + bytes([depth])
+        if kind == "tuple_key":
+            bomb = b"}(" + bomb + b"K\x01u"
+        elif kind == "set":
+            bomb = b"\x8f(" + bomb + b"\x90"
+        elif kind == "frozenset":
+            bomb = b"(" + bomb + b"\x91"
+    field = rng.choice(("name", "frames", "blocks", "segments", "device_traces", "filename"))
+    where = data.find(b"\x8c" + bytes([len(field)]) + field.encode())
+    value = b"\x80\x04}(\x8c\x08segments](}(\x8c\x05blocks]ue\x8c\x05value" + bomb + b"u."
+    if where < 0 or rng.random() < 0.3:
+        return value  # a tiny snapshot whose only value is the bomb (memo from 0)
+    # after the field's key: the bomb replaces nothing, it is pushed as an extra value and
+    # popped (the memo indices restart: a damaged file, which is the point)
+    end = where + 2 + len(field)
+    return data[:end] + bomb + b"0" + data[end:]
+
+
+def _truncate_gzip(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    """The file gzipped, then cut: a capture copied while it was being written."""
+    packed = gzip.compress(data, compresslevel=1)
+    return packed[: rng.randrange(max(len(packed), 1))]
+
+
+def _truncate_many(rng: random.Random, data: bytes, _fmt: str) -> bytes:
+    """Cut near the start, the middle or the end (the header, a record, the trailer)."""
+    n = len(data)
+    where = rng.choice((rng.randrange(min(n, 64) + 1), n // 2 + rng.randrange(-64, 65),
+                        n - rng.randrange(min(n, 64) + 1)))  # fmt: skip
+    return data[: max(0, min(n, where))]
+
+
 PREFIXES = (b"", b"\xfb", b"\xfb(", b"{(", b"CMDLINE x\n", b"MEM ", b"[", b"[{", b"\x1f\x8b",
             b'{"$schema":"speedscope","profiles":[', b'{"root_frame":', b"a;b;c ",
             b'{"traceEvents":[', b"Filename: a\nLine #  Mem usage\n",
@@ -346,6 +408,12 @@ MUTATIONS: dict[str, Callable[[random.Random, bytes, str], bytes]] = {
     "wrong_types": _wrong_types,
     "random_bytes": _random_bytes,
     "splice": _splice,
+    "truncate_many": _truncate_many,
+    "truncate_gzip": _truncate_gzip,
+}
+# Mutations only some formats get (each format's pool is MUTATIONS plus its own).
+OWN_MUTATIONS: dict[str, dict[str, Callable[[random.Random, bytes, str], bytes]]] = {
+    "cuda_snapshot": {"pickle_bomb": _pickle_bomb},
 }
 
 
@@ -365,12 +433,18 @@ class Case:
 def make_case(seed: int, index: int, target: str, bases: dict[str, list[Path]]) -> Case:
     """The case's bytes and description, a pure function of (seed, index, target)."""
     rng = random.Random(f"{seed}:{index}:{target}")
+    if target == WORKSPACE:
+        from fuzz_workspace import workspace_case  # type: ignore[import-not-found]
+
+        mutation, data = workspace_case(rng)
+        return Case(index, target, "workspace", mutation, "w.perfview", data)
     own = bases.get(target) or [p for ps in bases.values() for p in ps]
     pool = own if rng.random() < 0.85 else [p for ps in bases.values() for p in ps]
     path = rng.choice(pool)
     raw = path.read_bytes()
     fmt = next((t for t, ps in bases.items() if path in ps), target)
-    mutation = rng.choice(list(MUTATIONS))
+    mutations = {**MUTATIONS, **OWN_MUTATIONS.get(fmt, {})}
+    mutation = rng.choice(list(mutations))
     steps = [mutation]
     gz = raw[:2] == b"\x1f\x8b"
     if gz and rng.random() < 0.8:
@@ -378,11 +452,11 @@ def make_case(seed: int, index: int, target: str, bases: dict[str, list[Path]]) 
             content = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error):
             content = raw
-        data = MUTATIONS[mutation](rng, content, fmt)
+        data = mutations[mutation](rng, content, fmt)
         data = gzip.compress(data, compresslevel=1)
         steps.append("in gzip")
     else:
-        data = MUTATIONS[mutation](rng, raw, fmt)
+        data = mutations[mutation](rng, raw, fmt)
     if rng.random() < 0.15:
         second = rng.choice(list(MUTATIONS))
         data = MUTATIONS[second](rng, data, fmt)
@@ -407,6 +481,11 @@ def feed(path: Path, loader_name: str) -> str | None:
     from perfview.core.model.errors import LoadError
 
     try:
+        if loader_name == WORKSPACE:
+            from fuzz_workspace import read_case
+
+            read_case(path)
+            return None
         if loader_name == "detect":
             loader = loaders.detect(path)
         else:
@@ -428,12 +507,11 @@ def feed(path: Path, loader_name: str) -> str | None:
 
 def run_case(case: Case, folder: Path, step: Callable[[str], None] | None = None) -> list[str]:
     """Write the case and feed it to detect's pick and to every loader; the failures."""
-    from perfview import loaders
 
     path = folder / case.name
     path.write_bytes(case.data)
     failures: list[str] = []
-    for name in ("detect", *[m.NAME for m in loaders.LOADERS]):
+    for name in fed_to(case.target):
         if step is not None:
             step(name)
         started = time.monotonic()
@@ -447,12 +525,26 @@ def run_case(case: Case, folder: Path, step: Callable[[str], None] | None = None
 
 
 TIMEOUT = [5.0]
+MEMORY = [6 << 30]  # address space a worker may map: a case beyond it fails (MemoryError)
 
 
-def _worker(conn: Any, seed: int, timeout: float) -> None:
+def fed_to(target: str) -> tuple[str, ...]:
+    """The loaders a case of `target` is fed to: detect's pick and every loader, or the
+    workspace reader alone."""
+    from perfview import loaders
+
+    if target == WORKSPACE:
+        return (WORKSPACE,)
+    return ("detect", *[m.NAME for m in loaders.LOADERS])
+
+
+def _worker(conn: Any, seed: int, timeout: float, memory: int) -> None:
+    import resource
     import warnings
 
     warnings.simplefilter("ignore")
+    if memory > 0:  # a case that maps more fails here instead of taking the machine
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     TIMEOUT[0] = timeout
     bases = base_files()
     with tempfile.TemporaryDirectory(prefix="perfview-fuzz-") as tmp:
@@ -477,14 +569,16 @@ def _worker(conn: Any, seed: int, timeout: float) -> None:
 class Pool:
     """Worker processes fed one case at a time; a worker stuck in one call is killed."""
 
-    def __init__(self, jobs: int, seed: int, timeout: float) -> None:
+    def __init__(self, jobs: int, seed: int, timeout: float, memory: int) -> None:
         self.ctx = get_context("fork")
-        self.seed, self.timeout = seed, timeout
+        self.seed, self.timeout, self.memory = seed, timeout, memory
         self.workers: list[dict[str, Any]] = [self._spawn() for _ in range(jobs)]
 
     def _spawn(self) -> dict[str, Any]:
         parent, child = self.ctx.Pipe()
-        proc = self.ctx.Process(target=_worker, args=(child, self.seed, self.timeout), daemon=True)
+        proc = self.ctx.Process(
+            target=_worker, args=(child, self.seed, self.timeout, self.memory), daemon=True
+        )
         proc.start()
         child.close()
         return {"proc": proc, "conn": parent, "job": None, "step": "", "since": 0.0}
@@ -529,16 +623,32 @@ class Pool:
 
 
 def fuzz(
-    cases: int, seed: int, targets: tuple[str, ...], timeout: float, jobs: int, quiet: bool = False
+    cases: int,
+    seed: int,
+    targets: tuple[str, ...],
+    timeout: float,
+    jobs: int,
+    quiet: bool = False,
+    memory: int = 6 << 30,
 ) -> dict[str, Outcome]:
     """Run `cases` cases over the targets; outcomes per loader fed ("detect" included), each
-    with its failures as replayable lines."""
+    with its failures as replayable lines. `memory`: the address space of each worker."""
     outcomes = {t: Outcome() for t in ("detect", *TARGETS)}
     seen: Counter[str] = Counter()
+    done = [0]
+    started = time.monotonic()
 
     def on_result(target: str, describe: str, failures: list[str]) -> None:
         failed = {f.split(":", 1)[0] for f in failures}
+        done[0] += 1
+        if not quiet and done[0] % 250 == 0:
+            bad = sum(len(o.failures) for o in outcomes.values())
+            print(f"... {done[0]} cases, {bad} failures, {time.monotonic() - started:.0f} s",
+                  flush=True)  # fmt: skip
+        fed = fed_to(target)
         for name, out in outcomes.items():
+            if name not in fed:
+                continue
             out.fed += 1
             if name not in failed:
                 out.ok += 1
@@ -559,7 +669,7 @@ def fuzz(
                 case = make_case(seed, index, target, bases)
                 on_result(target, case.describe(), run_case(case, Path(tmp)))
         return outcomes
-    pool = Pool(jobs, seed, timeout)
+    pool = Pool(jobs, seed, timeout, memory)
     try:
         pool.run(job_list, on_result)
     finally:
@@ -579,7 +689,10 @@ def replay(seed: int, index: int, target: str, write: str | None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / case.name
         path.write_bytes(case.data)
-        for name in ("detect", *[m.NAME for m in loaders.LOADERS]):
+        for name in fed_to(case.target):
+            if name == WORKSPACE:
+                print(f"{name}: {feed(path, name) or 'read, or one sentence'}")
+                continue
             try:
                 loader = (
                     loaders.detect(path)
@@ -600,6 +713,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=10_000, help="cases (each fed to all)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--loader", choices=TARGETS, help="only cases based on this format")
+    parser.add_argument(
+        "--binary", action="store_true", help=f"only cases based on {', '.join(BINARY)}"
+    )
+    parser.add_argument(
+        "--memory", type=float, default=6.0, help="GiB of address space a worker may map"
+    )
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per loader call")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
     parser.add_argument("--replay", type=int, metavar="INDEX", help="run one case verbosely")
@@ -608,9 +727,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.replay is not None:
         return replay(args.seed, args.replay, args.target or args.loader or "trace", args.write)
-    targets = (args.loader,) if args.loader else TARGETS
+    targets = (args.loader,) if args.loader else BINARY if args.binary else TARGETS
     started = time.monotonic()
-    outcomes = fuzz(args.cases, args.seed, targets, args.timeout, args.jobs)
+    memory = int(args.memory * 2**30)
+    outcomes = fuzz(args.cases, args.seed, targets, args.timeout, args.jobs, memory=memory)
     elapsed = time.monotonic() - started
     print(f"\nseed {args.seed}, {args.jobs} worker(s), {elapsed:.0f} s")
     print(f"{'loader':<14}{'cases':>8}{'accepted':>10}{'failing':>9}")
@@ -618,6 +738,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, out in outcomes.items():
         bad = out.fed - out.ok
         total_fail += bad
+        if not out.fed:
+            continue
         print(f"{name:<14}{out.fed:>8}{out.ok:>10}{bad:>9}")
     return 1 if total_fail else 0
 

@@ -30,7 +30,6 @@ from perfview.loaders.cuda_snapshot.pickle_data import REFUSED
 from perfview.loaders.cuda_snapshot.pickle_walk import kernel as kn
 
 CHUNK = 32 << 20  # bytes read (or inflated) between two walks: the progress and cancel grain
-MAX_MEMO_INDEX = 1 << 31  # a BINPUT beyond this goes to the restricted unpickler
 
 
 def _no_hugepage_advice() -> None:
@@ -158,11 +157,15 @@ class Graph:
             )  # fmt: skip
             if status != kn.GROW:
                 return int(status), int(pos)
-            self._grow()
+            self._grow(int(pos))
 
-    def _grow(self) -> None:
-        """Double the arrays too full for the next opcode, and the memo up to the index asked
-        for (the kernel asks again while another one is)."""
+    def _grow(self, pos: int) -> None:
+        """Double the arrays too full for the opcode at `pos`, and the memo up to the index
+        asked for (the kernel asks again while another one is). A memo index beyond `pos` is
+        damage, left to the restricted unpickler, whose pass (`pickle_check`) refuses it
+        unless the unpickler stops earlier (it checks more than the walker): every memo entry
+        costs the bytes of a value and a PUT, so a real pickle's indices stay below their
+        offsets, and growing the memo to a hostile index would take gigabytes."""
         st = self.st
         sp = int(st[kn.SP])
         for name, _dt, _fill, slot in _GROWN:
@@ -177,8 +180,8 @@ class Graph:
                 setattr(self, name, new)
         need_memo = int(st[kn.NEED_MEMO])
         if need_memo >= len(self.mk):
-            if need_memo > MAX_MEMO_INDEX:
-                raise Unsupported("a memo index beyond 2**31")
+            if need_memo > pos:  # the unpickler's pass refuses it, or the unpickler stops first
+                raise Unsupported(f"a memo index ({need_memo:,}) beyond its offset ({pos:,})")
             size = max(2 * len(self.mk), need_memo + 1)
             mk = np.full(size, kn.K_MISSING, dtype=np.uint8)
             mv = np.zeros(size, dtype=np.int64)
