@@ -85,3 +85,17 @@ def test_expand_all_search_and_collapse(qtbot: Any) -> None:
     view.collapse_all()
     assert view.tracks == {}
     assert view._row() == {r.rank: i for i, r in enumerate(job.ranks)}
+
+
+def test_the_timeline_draws_the_rank_that_bounds_each_step(qtbot: Any) -> None:
+    """The job's critical path across ranks on the timeline: per step, the same rank as
+    `perfview summary FOLDER --view critical-path-steps`."""
+    from perfview.core.analysis.torch.job import document
+    from perfview.core.pages import summary
+
+    view = _timeline(qtbot)
+    table = summary.summarize(document(view.job, needs_ranks()[0]), "critical-path-steps")
+    assert len(table) > 0
+    for step, rank in table[["step", "rank"]].itertuples(index=False):
+        assert view.bound_at(int(step)) == int(rank)
+    assert "bounds" in view.legend.text()

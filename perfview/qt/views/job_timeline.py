@@ -23,7 +23,7 @@ from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from perfview.core.analysis.torch.job import Job
-from perfview.core.analysis.torch.job_views import arrivals
+from perfview.core.analysis.torch.job_views import arrivals, critical_steps_table
 from perfview.core.model.progress import Progress
 from perfview.core.model.units import format_ns
 from perfview.documents.rank_tracks import RankTracks, rank_tracks
@@ -47,6 +47,7 @@ class JobTimeline(QWidget):
         super().__init__(parent)
         self.job = job
         self.comms = arrivals(job)
+        self.bounds = critical_steps_table(job)  # per step, the rank on the job's critical path
         self.origin = self._origin()
         self.tracks: dict[int, tuple[RankTracks, RectBatchItem]] = {}  # expanded ranks
         self._queue: list[int] = []  # ranks waiting to be expanded, in order
@@ -136,6 +137,7 @@ class JobTimeline(QWidget):
         self._bars = []
         self._draw_steps()
         self._draw_comms()
+        self._draw_bounds()
         rows = self._row()
         if self.tracks:  # a rule above each rank: expanded, the ranks' tracks run together
             (x_lo, x_hi), _ = self.plot.getViewBox().viewRange()
@@ -185,6 +187,38 @@ class JobTimeline(QWidget):
         self._bars.append(bars)
         self._label_steps()
 
+    def _draw_bounds(self) -> None:
+        """The job's critical path across ranks: on each step, the step bar of the rank that
+        bounds it (the one the others waited for at the step's collectives) outlined in red."""
+        row = self._row()
+        by_rank = self.job.by_rank()
+        x0, w, y = [], [], []
+        for step, rank in self.bounds[["step", "rank"]].itertuples(index=False):
+            red = by_rank.get(int(rank))
+            if red is None:
+                continue
+            s = red.steps[red.steps["step"] == step]
+            if not len(s):
+                continue
+            off = self.job.offsets.get(red.rank, 0)
+            x0.append((int(s["start_ns"].iloc[0]) + off - self.origin) / 1e6)
+            w.append(int(s["dur_ns"].iloc[0]) / 1e6)
+            y.append(row[red.rank] + 0.0)
+        if not x0:
+            return
+        bars = pg.BarGraphItem(
+            x0=x0, y0=y, width=w, height=0.96, brush=pg.mkBrush(214, 39, 40, 28),
+            pen=pg.mkPen("#d62728", width=1.5),
+        )  # fmt: skip
+        bars.setZValue(-1)  # behind the steps and collectives it frames
+        self.plot.addItem(bars)
+        self._bars.append(bars)
+
+    def bound_at(self, step: int) -> int | None:
+        """The rank drawn as bounding `step` (the job's critical path), or None."""
+        hit = self.bounds[self.bounds["step"] == step]
+        return None if not len(hit) else int(hit["rank"].iloc[0])
+
     def _label_steps(self) -> None:
         """Each step named on a top axis, over its middle on the first rank that has steps
         (the ranks' steps line up on the aligned clocks): the grey bars had no names."""
@@ -228,7 +262,8 @@ class JobTimeline(QWidget):
                 f'<span style="color:{KIND_COLORS[i % len(KIND_COLORS)]}">■</span> {escape(kind)}'
                 for i, kind in enumerate(self.kinds)
             )
-            + " · grey bars: each rank's ProfilerSteps"
+            + " · grey bars: each rank's ProfilerSteps · red outline: the rank that bounds"
+            " the step (the critical path across ranks)"
         )
 
     # --- expanding ranks ----------------------------------------------------------------------
