@@ -8,6 +8,7 @@ in every field ("tabs": 5), deep nesting, absurd time ranges ([2**70, -5]), odd 
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from pathlib import Path
@@ -29,6 +30,12 @@ def _good() -> dict[str, Any]:
             "tabs": [json.loads(json.dumps(GOOD_TAB)) for _ in range(2)]}  # fmt: skip
 
 
+def _wrong(rng: random.Random) -> Any:
+    """A wrong-typed value, copied: a shared list or dict put in two places could end up
+    holding itself (the harness's json.dumps then failed: "Circular reference detected")."""
+    return copy.deepcopy(rng.choice(WRONG))
+
+
 def _wrong_types(rng: random.Random, doc: dict[str, Any]) -> None:
     for _ in range(rng.choice((1, 3, 10))):
         tabs = doc.get("tabs")
@@ -38,11 +45,11 @@ def _wrong_types(rng: random.Random, doc: dict[str, Any]) -> None:
                 continue
             key = rng.choice([*GOOD_TAB, "tracks.hidden", "tracks.flows", "bookmarks.ts_ns"])
             if key.startswith("tracks.") and isinstance(tab.get("tracks"), dict):
-                tab["tracks"][key.split(".")[1]] = rng.choice(WRONG)
+                tab["tracks"][key.split(".")[1]] = _wrong(rng)
             elif key == "bookmarks.ts_ns":
-                tab["bookmarks"] = [{"ts_ns": rng.choice(WRONG), "label": rng.choice(WRONG)}]
+                tab["bookmarks"] = [{"ts_ns": _wrong(rng), "label": _wrong(rng)}]
             else:
-                tab[key] = rng.choice(WRONG)
+                tab[key] = _wrong(rng)
         else:
             doc[rng.choice(["format", "version", "current", "tabs"])] = rng.choice(
                 (*WRONG, 1.0, 2, 0, "1", "perfview-workspace")
