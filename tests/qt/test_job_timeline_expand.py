@@ -99,3 +99,14 @@ def test_the_timeline_draws_the_rank_that_bounds_each_step(qtbot: Any) -> None:
     for step, rank in table[["step", "rank"]].itertuples(index=False):
         assert view.bound_at(int(step)) == int(rank)
     assert "bounds" in view.legend.text()
+
+
+def test_collapsing_a_rank_while_it_loads_keeps_the_next_one_queued(qtbot: Any) -> None:
+    view = _timeline(qtbot)
+    first, second = (r.rank for r in view.job.ranks[:2])
+    with qtbot.waitSignal(view.expanded, timeout=60_000) as blocker:
+        view.expand(first)
+        view.expand(second)
+        view.collapse(first)  # still loading: its result is dropped, the second still loads
+    assert blocker.args == [second]
+    assert list(view.tracks) == [second]

@@ -313,7 +313,7 @@ class JobTimeline(QWidget):
         )
         task.finished.connect(self._on_tracks)
         task.failed.connect(lambda sentence: self._on_failed(rank, sentence))
-        task.done.connect(self._on_done)
+        task.done.connect(lambda: self._on_done(rank))
         self._task = task
         task.start()
 
@@ -338,9 +338,11 @@ class JobTimeline(QWidget):
         self.status.setText(f"Rank {rank} could not be expanded: {sentence}")
         self.expand_failed.emit(rank, sentence)
 
-    def _on_done(self) -> None:
-        if self._queue:
-            self._queue.pop(0)
+    def _on_done(self, rank: int) -> None:
+        """`rank`'s load ended: off the queue (unless collapsed meanwhile: then it is off
+        already, and the next rank, now first, must not be dropped in its place)."""
+        if rank in self._queue:
+            self._queue.remove(rank)
         self._task = None
         self._next()
 
