@@ -17,7 +17,9 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+import msgspec
 
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
@@ -153,6 +155,17 @@ def read_content(path: Path) -> bytes:
         except (OSError, EOFError, zlib.error) as exc:
             raise LoadError("it is a damaged gzip file") from exc
     return strip_bom(raw)
+
+
+def read_json(path: Path, not_what: str) -> Any:
+    """The whole file's JSON document (`read_content`), or a LoadError that starts with
+    `not_what` ("it is not a … profile") and says why: it does not parse, or nests too deep."""
+    try:
+        return msgspec.json.decode(read_content(path))
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise LoadError(f"{not_what}: its JSON does not parse ({exc})") from exc
+    except RecursionError as exc:
+        raise LoadError(f"{not_what}: its JSON is nested too deeply to read") from exc
 
 
 def strip_bom(data: bytes) -> bytes:

@@ -34,7 +34,7 @@ from perfview.core.analysis.sampled import Items, build_tree, frames_table
 from perfview.core.model import Bundle, SampledProfile
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import PLAIN, read_content, strip_bom
+from perfview.loaders.base import PLAIN, read_json, strip_bom
 from perfview.loaders.gecko_markers import Markers
 
 NAME: Final = "gecko"
@@ -332,12 +332,7 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
     """Every thread's samples merged into one tree, each thread under its own root."""
     path = Path(path)
     progress(0.0, "reading the Firefox Profiler profile")
-    try:
-        doc = msgspec.json.decode(read_content(path))
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{_NOT}: its JSON does not parse ({exc})") from exc
-    except RecursionError as exc:
-        raise LoadError(f"{_NOT}: its JSON is nested too deeply to read") from exc
+    doc = read_json(path, _NOT)
     if not isinstance(doc, dict) or not isinstance(doc.get("meta"), dict):
         raise LoadError(f"{_NOT}: it has no meta object")
     threads = _threads(doc)

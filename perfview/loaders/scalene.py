@@ -17,14 +17,13 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
-import msgspec
 import numpy as np
 import pandas as pd
 
 from perfview.core.model import Bundle, LineColumn, LineReport, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import PLAIN, read_content, strip_bom
+from perfview.loaders.base import PLAIN, read_json, strip_bom
 
 NAME: Final = "scalene"
 DESCRIPTION = "a Scalene profile"
@@ -128,12 +127,7 @@ def load(path: Path, *, progress: Progress = noop, compiled: bool | None = None)
     """Every profiled file's lines as a block of a `LineReport`, with Scalene's functions."""
     path = Path(path)
     progress(0.0, "reading the Scalene profile")
-    try:
-        doc = msgspec.json.decode(read_content(path))
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{_NOT}: its JSON does not parse ({exc})") from exc
-    except RecursionError as exc:
-        raise LoadError(f"{_NOT}: its JSON is nested too deeply to read") from exc
+    doc = read_json(path, _NOT)
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
         raise LoadError(f"{_NOT}: it has no files object")
     blocks: list[tuple[str, list[int], list[str], list[list[float]]]] = []
