@@ -156,19 +156,27 @@ def _runs_text(paths: list[Path]) -> str:
 
 
 def method_line(c: RunsComparison) -> str:
-    """Which statistics made the interval, and a hint when too few runs make it unbounded."""
-    need = significance.min_runs(c.confidence)
+    """Which statistics made the intervals, how the rows were corrected for being tested
+    together, and a hint when too few samples leave every interval unbounded."""
     fewest = c.fewest or min(len(c.paths_a), len(c.paths_b))
     over = "" if c.samples == "runs" else f" over the {c.samples} of each side"
-    if fewest < need:
+    corr = c.correction
+    if fewest < 2 or (c.method == significance.RANK and c.coverage < c.confidence):
+        need = max(2, significance.min_runs(c.confidence))
         return (
             f"change{over}: {c.method}; no interval: {fewest} {c.samples} per side cannot "
             f"reach {c.confidence * 100:g} % confidence, record {need} or more or lower "
             "--confidence"
         )
+    if corr is None or corr.tested < 2:
+        return (
+            f"change{over}: {c.method}, {c.coverage * 100:.1f} % interval "
+            f"(asked {c.confidence * 100:g} %)"
+        )
     return (
-        f"change{over}: {c.method}, {c.coverage * 100:.1f} % interval "
-        f"(asked {c.confidence * 100:g} %)"
+        f"change{over}: {c.method}; {significance.CORRECTION} over {corr.tested} rows "
+        f"(false discovery rate {(1 - c.confidence) * 100:g} %, asked {c.confidence * 100:g} %): "
+        f"{corr.selected} selected, {c.coverage * 100:.2f} % interval per row"
     )
 
 
@@ -226,6 +234,9 @@ def write_runs(
             "total": {"change_pct": finite(t.change_pct), "ci_low_pct": finite(t.low_pct),
                       "ci_high_pct": finite(t.high_pct), "p_value": t.shift.p_value,
                       "verdict": t.verdict},
+            "correction": None if c.correction is None else {
+                "method": significance.CORRECTION, "rows_tested": c.correction.tested,
+                "rows_selected": c.correction.selected, "row_level": c.correction.level},
             "total_rows": len(c.table), "fail_above": fail_above, "regressions": failures,
             "rows": records(shown),
         }  # fmt: skip

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -59,14 +59,25 @@ class TotalShift:
 
 
 @dataclass
+class RowSamples:
+    """Each table row's samples on side A and side B (the metric's values per run), in the
+    table's order: kept so that another confidence needs no file read again."""
+
+    a: list[np.ndarray] = field(default_factory=list)
+    b: list[np.ndarray] = field(default_factory=list)
+
+
+@dataclass
 class RunsComparison:
     """N runs of A against M runs of B in one view.
 
     `table`: key and info columns, then per metric `<m>_a`, `<m>_b` (medians over the runs)
     and `<m>_delta` (difference of medians); then for the chosen metric `change` (the
-    Hodges-Lehmann shift), `ci_low`, `ci_high`, the same three relative to A's median
-    (`change_pct`, `ci_low_pct`, `ci_high_pct`), `p_value`, `runs_a`/`runs_b` (runs holding the
-    row) and `verdict`. Sorted by `change`, largest growth first, unless the view keeps order.
+    Hodges-Lehmann shift, or with few runs the ratio of geometric means as a shift: `method`),
+    `ci_low`, `ci_high`, the same three relative to A's median (`change_pct`, `ci_low_pct`,
+    `ci_high_pct`), `p_value`, `q_value` (Benjamini-Hochberg), `runs_a`/`runs_b` (runs holding
+    the row) and `verdict`. Sorted by `change`, largest growth first, unless the view keeps
+    order. `correction` says how the rows were tested together; `rows` keeps their samples.
     """
 
     view: str
@@ -89,6 +100,8 @@ class RunsComparison:
     # and the fewest samples a side of a row has (0: one per path), for the method line.
     samples: str = "runs"
     fewest: int = 0
+    correction: Correction | None = None
+    rows: RowSamples = field(default_factory=RowSamples)
 
 
 def _relative(value: float, base: float) -> float:
@@ -109,7 +122,10 @@ def verdict(change_pct: float, low_pct: float, high_pct: float) -> str:
 
 
 def total_shift(a: np.ndarray, b: np.ndarray, confidence: float) -> TotalShift:
-    s = significance.shift(a, b, confidence)
+    """The run totals' shift: one test, so no correction; the rank test when it can reach
+    1 − confidence with these runs, else the Welch t-test on logs."""
+    method = significance.choose_method(len(a), len(b), 1.0 - confidence)
+    s = significance.shift(a, b, confidence, method)
     med_a = float(np.median(a))
     pct, low, high = (_relative(v, med_a) for v in (s.estimate, s.low, s.high))
     return TotalShift(a, b, med_a, float(np.median(b)), s, pct, low, high,
@@ -177,7 +193,9 @@ def diff_runs(
         sides.append(diff_views.build(bundle, view, match))
     key, info = sides[0].key, sides[0].info
     frames = [prepare_table(s.frame, key, metrics, info) for s in sides]
-    table = compare_frames(frames, len(runs_a), key, info, metrics, metric, confidence, spec.sort)
+    table, correction, rows = compare_frames(
+        frames, len(runs_a), key, info, metrics, metric, confidence, spec.sort
+    )
     totals = np.array([s.total for s in sides])
     if progress is not None:
         progress(1.0, "compared")
@@ -187,28 +205,84 @@ def diff_runs(
         metrics=metrics, paths_a=[r.path for r in runs_a], paths_b=[r.path for r in runs_b],
         format=first.format, total=total_shift(totals[:na], totals[na:], confidence),
         total_label=spec.total_label, confidence=confidence, match=match,
-        coverage=significance.coverage(len(runs_a), len(runs_b), confidence),
-        total_unit=spec.total_unit,
+        coverage=correction.coverage, total_unit=spec.total_unit, method=correction.method,
+        correction=correction, rows=rows,
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Correction:
+    """How a table's rows were tested together (`shift_columns`).
+
+    `method`: the rows' test (`significance.RANK` or `significance.LOG_T`, by
+    `significance.choose_method`); `tested`: rows tested together (present on both sides, and
+    not known exactly); `selected`: rows Benjamini-Hochberg selects at the false discovery rate
+    1 − confidence; `level`: the per-row interval confidence, 1 − α·max(selected, 1)/tested;
+    `coverage`: what the rows' intervals reach at that level (rank intervals move in steps).
+    """
+
+    method: str
+    tested: int
+    selected: int
+    level: float
+    coverage: float
+    fewest: int  # the fewest samples a side of a tested row has
+
+
+def _bh_q(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values), in the order given."""
+    if not len(p):
+        return p
+    from scipy import stats  # a compare-only import, as in `significance`
+
+    q: np.ndarray = stats.false_discovery_control(p, method="bh")
+    return q
+
+
 def shift_columns(
-    a: list[np.ndarray], b: list[np.ndarray], confidence: float
-) -> dict[str, np.ndarray]:
+    a: list[np.ndarray], b: list[np.ndarray], confidence: float, tested: np.ndarray | None = None
+) -> tuple[dict[str, np.ndarray], Correction]:
     """Per row, the shift of the samples `b[r]` over `a[r]`: `change`, `ci_low`, `ci_high`, the
-    same relative to A's median (`*_pct`), `p_value` and `verdict` (before new/gone)."""
-    stats = np.full((len(a), 7), np.nan)
-    verdicts = np.empty(len(a), dtype=object)
+    same relative to A's median (`*_pct`), `p_value`, `q_value` (Benjamini-Hochberg) and
+    `verdict` (before new/gone), with the rows corrected for being tested together.
+
+    `tested`: the rows that take part (default all; new and gone rows do not); rows whose
+    shift is known exactly (`significance.is_exact`) never do. The rows' test is the rank test
+    when it can reach the smallest corrected level α/rows with the fewest samples, else the
+    Welch t-test on logs; the intervals are at the Benjamini-Hochberg level, so a row's verdict
+    (its interval excludes 0) is exactly "Benjamini-Hochberg selects it".
+    """
+    n = len(a)
+    mask = np.ones(n, dtype=bool) if tested is None else np.asarray(tested, dtype=bool).copy()
+    for i in np.nonzero(mask)[0]:
+        if significance.is_exact(a[i], b[i]):
+            mask[i] = False
+    rows = np.nonzero(mask)[0]
+    alpha = 1.0 - confidence
+    fa = min((len(a[r]) for r in rows), default=0)
+    fb = min((len(b[r]) for r in rows), default=0)
+    method = significance.choose_method(max(fa, 1), max(fb, 1), alpha / max(len(rows), 1))
+    p = np.array([significance.p_value(a[r], b[r], method) for r in rows])
+    selected, row_alpha = significance.fdr_level(p, alpha)
+    level = 1.0 - row_alpha
+    if method == significance.RANK:
+        coverage = significance.coverage(max(fa, 1), max(fb, 1), level)
+    else:
+        coverage = level
+    stats = np.full((n, 8), np.nan)
+    verdicts = np.empty(n, dtype=object)
     for r, (sa, sb) in enumerate(zip(a, b, strict=True)):
-        s = significance.shift(sa, sb, confidence)
+        s = significance.shift(sa, sb, level, method)
         base = float(np.median(sa))
         rel = [_relative(v, base) for v in (s.estimate, s.low, s.high)]
-        stats[r] = [s.estimate, s.low, s.high, *rel, s.p_value]
+        stats[r, :7] = [s.estimate, s.low, s.high, *rel, s.p_value]
         verdicts[r] = verdict(*rel)
-    names = ["change", "ci_low", "ci_high", "change_pct", "ci_low_pct", "ci_high_pct", "p_value"]
+    stats[rows, 7] = _bh_q(p)
+    names = ["change", "ci_low", "ci_high", "change_pct", "ci_low_pct", "ci_high_pct", "p_value",
+             "q_value"]  # fmt: skip
     cols = {name: stats[:, i] for i, name in enumerate(names)}
     cols["verdict"] = verdicts
-    return cols
+    return cols, Correction(method, len(rows), selected, level, coverage, min(fa, fb))
 
 
 def compare_frames(
@@ -220,9 +294,10 @@ def compare_frames(
     metric: str,
     confidence: float,
     sort: bool = True,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, Correction, RowSamples]:
     """The table of a `RunsComparison` from one frame per sample (the first `n_a` are A's):
-    rows matched on `key`, a row absent from a sample counting 0 there."""
+    rows matched on `key`, a row absent from a sample counting 0 there; with how its rows
+    were tested and each row's samples (in the table's order)."""
     rows, values, present = _matrix(frames, key, metrics, info)
     na = n_a
     cols: dict[str, object] = {c: rows[c].to_numpy() for c in rows.columns}
@@ -232,7 +307,9 @@ def compare_frames(
         cols |= {f"{m}_a": med_a, f"{m}_b": med_b, f"{m}_delta": med_b - med_a}
     grid = values[metric]
     in_a, in_b = present[:, :na].any(axis=1), present[:, na:].any(axis=1)
-    shifts = shift_columns(list(grid[:, :na]), list(grid[:, na:]), confidence)
+    samples = RowSamples(list(grid[:, :na]), list(grid[:, na:]))
+    both = np.asarray(in_a & in_b, dtype=bool)
+    shifts, correction = shift_columns(samples.a, samples.b, confidence, both)
     verdicts = shifts.pop("verdict")
     verdicts[~in_a] = VERDICT_NEW
     verdicts[~in_b] = VERDICT_GONE
@@ -245,7 +322,29 @@ def compare_frames(
         table = table.sort_values(
             ["change", *key], ascending=[False] + [True] * len(key), kind="stable"
         )
-    return table.reset_index(drop=True)
+        order = table.index.to_numpy()
+        samples = RowSamples([samples.a[i] for i in order], [samples.b[i] for i in order])
+    return table.reset_index(drop=True), correction, samples
+
+
+def with_confidence(c: RunsComparison, confidence: float) -> RunsComparison:
+    """The same comparison at another confidence: intervals, verdicts, the correction and the
+    total recomputed from the samples it kept (no file is read again; the rows keep their
+    order). What the window's confidence control calls in a worker."""
+    table = c.table.copy()
+    shifts, correction = shift_columns(
+        c.rows.a, c.rows.b, confidence,
+        (table["runs_a"] > 0).to_numpy() & (table["runs_b"] > 0).to_numpy(),
+    )  # fmt: skip
+    verdicts = shifts.pop("verdict")
+    verdicts[(table["runs_a"] == 0).to_numpy()] = VERDICT_NEW
+    verdicts[(table["runs_b"] == 0).to_numpy()] = VERDICT_GONE
+    for name, col in shifts.items():
+        table[name] = col
+    table["verdict"] = verdicts
+    total = total_shift(c.total.values_a, c.total.values_b, confidence)
+    return replace(c, table=table, total=total, confidence=confidence, correction=correction,
+                   coverage=correction.coverage, method=correction.method)  # fmt: skip
 
 
 def regressions(
@@ -269,6 +368,8 @@ def regressions(
 __all__ = [
     "NEGLIGIBLE_PCT",
     "VERDICTS",
+    "Correction",
+    "RowSamples",
     "RunsComparison",
     "TotalShift",
     "compare_frames",
@@ -279,6 +380,7 @@ __all__ = [
     "total_shift",
     "unit_of",
     "verdict",
+    "with_confidence",
 ]
 
 
