@@ -39,13 +39,45 @@ def test_five_runs_a_side_open_a_verdict_table(qtbot: QtBot) -> None:
     assert window.tabs.currentWidget() is tab
     assert tab.title == "5 runs ↔ 5 runs"
     assert tab.view_names() == ["functions"]
-    assert "Hodges-Lehmann" in tab.header.text()
+    # 5 runs a side, 7 rows tested together: the Welch t-test on logs, named beside the box
+    assert "Welch t-test on log values; Benjamini-Hochberg over 7 rows" in tab.method.text()
+    assert tab.confidence.currentText() == "95 %"
     model = tab.tables["functions"].model()
     frame = model.frame  # type: ignore[attr-defined]
     assert list(frame.columns[:2]) == ["verdict", "function"]
     flagged = frame[frame["verdict"].isin(["slower", "faster"])]
     assert list(flagged["function"]) == ["parse"]
     assert list(flagged["verdict"]) == ["slower"]
+
+
+def test_the_confidence_box_recomputes_off_the_gui_thread(qtbot: QtBot) -> None:
+    """Three runs a side (`parse` 30 % slower in B): at 95 % `parse` and the total are slower;
+    at 99 % the intervals widen and the total (+7 %) becomes noise, `parse` stays slower."""
+    window = MainWindow(Settings.ephemeral())
+    qtbot.addWidget(window)
+    three = ["; ".join(str(RUNS / f"{v}_{i}.prof") for i in range(1, 4)) for v in "ab"]
+    with qtbot.waitSignal(window.compare_opened, timeout=60000) as blocker:
+        window.open_compare(*three)
+    tab = blocker.args[0]
+    assert isinstance(tab, RunsCompareTab)
+    frame = tab.tables["functions"].model().frame  # type: ignore[attr-defined]
+    parse = frame.set_index("function").loc["parse"]
+    assert parse["verdict"] == "slower"
+    assert tab.result.comparisons["functions"].total.verdict == "slower"
+    assert "asked 95 %" in tab.method.text()
+    with qtbot.waitSignal(tab.recomputed, timeout=60000) as done:
+        tab.confidence.setCurrentIndex(tab.confidence.findText("99 %"))
+    assert done.args == [0.99]
+    c = tab.result.comparisons["functions"]
+    assert c.confidence == 0.99
+    assert c.total.verdict == "noise"
+    assert "asked 99 %" in tab.method.text()
+    wider = tab.tables["functions"].model().frame.set_index("function")  # type: ignore[attr-defined]
+    assert wider.loc["parse", "verdict"] == "slower"
+    assert wider.loc["parse", "interval"] != parse["interval"]
+    assert list(wider.index) == list(frame["function"])  # the rows keep their order
+    flagged = wider[wider["verdict"].isin(["slower", "faster"])]
+    assert list(flagged.index) == ["parse"]
 
 
 def test_dialog_takes_several_files_per_side(qtbot: QtBot) -> None:
