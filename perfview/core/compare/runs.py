@@ -262,7 +262,18 @@ def shift_columns(
     fa = min((len(a[r]) for r in rows), default=0)
     fb = min((len(b[r]) for r in rows), default=0)
     method = significance.choose_method(max(fa, 1), max(fb, 1), alpha / max(len(rows), 1))
-    p = np.array([significance.p_value(a[r], b[r], method) for r in rows])
+    # Welch on logs over every tested row at once when they all have the same sample sizes
+    # (one sample per run: always, except the ranks view's steps per rank)
+    together = (
+        method == significance.LOG_T and len(rows) > 0 and min(fa, fb) >= 2
+        and all(len(a[r]) == fa and len(b[r]) == fb for r in rows)
+    )  # fmt: skip
+    grid_a = np.array([a[r] for r in rows]) if together else np.zeros((0, 0))
+    grid_b = np.array([b[r] for r in rows]) if together else np.zeros((0, 0))
+    if together:
+        p = significance.log_t_rows(grid_a, grid_b, confidence)[3]
+    else:
+        p = np.array([significance.p_value(a[r], b[r], method) for r in rows])
     selected, row_alpha = significance.fdr_level(p, alpha)
     level = 1.0 - row_alpha
     if method == significance.RANK:
@@ -272,10 +283,17 @@ def shift_columns(
     stats = np.full((n, 8), np.nan)
     verdicts = np.empty(n, dtype=object)
     for r, (sa, sb) in enumerate(zip(a, b, strict=True)):
+        if together and mask[r]:
+            continue
         s = significance.shift(sa, sb, level, method)
+        stats[r, :7] = [s.estimate, s.low, s.high, 0, 0, 0, s.p_value]
+    if together:
+        est, low, high, pv = significance.log_t_rows(grid_a, grid_b, level)
+        stats[rows, 0], stats[rows, 1], stats[rows, 2], stats[rows, 6] = est, low, high, pv
+    for r, sa in enumerate(a):
         base = float(np.median(sa))
-        rel = [_relative(v, base) for v in (s.estimate, s.low, s.high)]
-        stats[r, :7] = [s.estimate, s.low, s.high, *rel, s.p_value]
+        rel = [_relative(float(v), base) for v in stats[r, :3]]
+        stats[r, 3:6] = rel
         verdicts[r] = verdict(*rel)
     stats[rows, 7] = _bh_q(p)
     names = ["change", "ci_low", "ci_high", "change_pct", "ci_low_pct", "ci_high_pct", "p_value",

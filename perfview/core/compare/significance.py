@@ -214,6 +214,36 @@ def shift(
     return Shift(estimate, low, high, _p_value(a, b), coverage)
 
 
+def log_t_rows(
+    a: np.ndarray, b: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_log_t` over the rows of two 2-D arrays at once (rows × runs, two runs or more a
+    side): estimate, low, high and p-value per row. One scipy call for a profile's thousands
+    of rows (5,000 rows: 5 s one by one)."""
+    from scipy import stats
+
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    logs = np.asarray((a > 0).all(axis=1) & (b > 0).all(axis=1), dtype=bool)
+    xa = np.where(logs[:, None], np.log(np.where(a > 0, a, 1.0)), a)
+    xb = np.where(logs[:, None], np.log(np.where(b > 0, b, 1.0)), b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = stats.ttest_ind(xb, xa, axis=1, equal_var=False)
+        ci = result.confidence_interval(confidence)
+    mean = xb.mean(axis=1) - xa.mean(axis=1)
+    p = np.asarray(result.pvalue, dtype=np.float64)
+    low = np.asarray(ci.low, dtype=np.float64)
+    high = np.asarray(ci.high, dtype=np.float64)
+    still = ~np.isfinite(p)  # neither side varies
+    p[still], low[still], high[still] = 1.0, mean[still], mean[still]
+    base = np.median(a, axis=1)
+    with np.errstate(over="ignore"):  # a ratio beyond e^709: an unbounded interval
+        est = np.where(logs, np.expm1(mean) * base, mean)
+        low = np.where(logs, np.expm1(low) * base, low)
+        high = np.where(logs, np.expm1(high) * base, high)
+    return est, low, high, p
+
+
 def _log_t(a: np.ndarray, b: np.ndarray, confidence: float) -> Shift:
     """Welch's t-test on log values: the ratio of B's geometric mean to A's, and its interval,
     as a shift relative to A's median (a ratio r is (r − 1) · median A). Values that are not
@@ -233,7 +263,8 @@ def _log_t(a: np.ndarray, b: np.ndarray, confidence: float) -> Shift:
         p, low, high = 1.0, mean, mean
     if logs:
         base = float(np.median(a))
-        mean, low, high = ((math.exp(v) - 1.0) * base for v in (mean, low, high))
+        with np.errstate(over="ignore"):  # a ratio beyond e^709: an unbounded interval
+            mean, low, high = (float(np.expm1(v)) * base for v in (mean, low, high))
     return Shift(mean, low, high, p, confidence)
 
 
@@ -249,6 +280,7 @@ __all__ = [
     "coverage",
     "fdr_level",
     "is_exact",
+    "log_t_rows",
     "min_runs",
     "p_value",
     "shift",

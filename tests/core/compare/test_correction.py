@@ -151,3 +151,16 @@ def test_another_confidence_recomputes_from_the_kept_samples(
     assert again.total.low_pct == pytest.approx(fresh.total.low_pct)
     assert again.correction == fresh.correction
     assert (again.table["ci_low"] <= c.table["ci_low"] + 1e-6).all()  # wider at 99 %
+
+
+def test_welch_over_many_rows_at_once_is_the_row_by_row_test() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.lognormal(2, 0.2, (50, 4))
+    b = a * rng.lognormal(0.1, 0.2, (50, 4))
+    b[7] = [0.0, 3.0, 4.0, 5.0]  # a zero: the values themselves
+    est, low, high, p = significance.log_t_rows(a, b, 0.99)
+    for r in (0, 7, 31):
+        s = significance.shift(a[r], b[r], 0.99, significance.LOG_T)
+        assert (est[r], low[r], high[r], p[r]) == pytest.approx(
+            (s.estimate, s.low, s.high, s.p_value)
+        )
