@@ -13,6 +13,7 @@ worker task: no file is read again, and the GUI thread only swaps the tables in.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,6 +188,11 @@ def display_frame(c: RunsComparison) -> pd.DataFrame:
     return frame
 
 
+def _fit_columns(view: QTableView) -> None:
+    view.resizeColumnsToContents()
+    view.setColumnWidth(1, min(max(view.columnWidth(1), 60), 320))
+
+
 def _placeholder(text: str) -> QLabel:
     label = QLabel(text)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -278,7 +284,15 @@ class RunsCompareTab(QWidget):
 
     def _show_method(self) -> None:
         c = self.current_comparison()
-        self.method.setText(f"<small>{method_line(c)}</small>" if c is not None else "")
+        if c is None:
+            self.method.setText("")
+            return
+        t = c.total
+        total = f"{c.total_label}: {t.change_pct:+.1f} % {interval_text(t.low_pct, t.high_pct)}"
+        self.method.setText(
+            f"<small><b>{html.escape(total)} {t.verdict}</b> · "
+            f"{html.escape(method_line(c))}</small>"
+        )
 
     def selected_confidence(self) -> float:
         return CONFIDENCES[self.confidence.currentIndex()] / 100.0
@@ -304,6 +318,7 @@ class RunsCompareTab(QWidget):
             view = self.tables.get(name)
             if view is not None:
                 view.model().set_frame(display_frame(c))  # type: ignore[attr-defined]
+                _fit_columns(view)
         self._show_method()
         self.confidence.setToolTip(f"Intervals and verdicts at {confidence:.0%}")
         self.recomputed.emit(confidence)
@@ -324,8 +339,7 @@ class RunsCompareTab(QWidget):
         view = QTableView()
         view.setModel(model)
         view.verticalHeader().setVisible(False)
-        view.resizeColumnsToContents()
-        view.setColumnWidth(1, min(max(view.columnWidth(1), 60), 320))
+        _fit_columns(view)
         self.tables[name] = view
         return view
 
