@@ -97,7 +97,9 @@ def add_parser(subparsers: Any) -> None:
         type=compare_runs_cli.confidence_arg,
         default=95.0,
         metavar="PCT",
-        help="with several runs per side: the interval's confidence (default 95)",
+        help="with several runs (or ranks, steps) per side: the intervals' confidence (default "
+        "95); a table's rows are tested together at false discovery rate 100 - PCT "
+        "(Benjamini-Hochberg)",
     )
     p.add_argument(
         "--view",

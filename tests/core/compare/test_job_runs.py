@@ -98,6 +98,24 @@ def test_a_a_collectives_flag_nothing_in_duration_or_transfer(jobs: dict[str, Jo
         assert c.total.verdict == "noise", metric
 
 
+# A second A/A pair, recorded with the same script after the fix was written (the jobs `op` and
+# `rank` of that recording are not kept): the committed `a`/`a2` are not the only pair it holds
+# for. Before: collectives 1 `slower` (an all-reduce) and 3 `faster`, ranks 1 `slower` rank.
+AA = JOBS.parent / "jobs_aa"
+
+
+@pytest.mark.parametrize(
+    ("view", "metric"),
+    [("collectives", "dur_ns"), ("collectives", "transfer_ns"), ("collectives", "wait_ns"),
+     ("ranks", "compute_ns"), ("ranks", "step_ns"), ("ops", "self_ns")],
+)  # fmt: skip
+def test_a_second_a_a_pair_flags_nothing(view: str, metric: str) -> None:
+    a, a2 = (open_job([AA / name], workers=1) for name in ("a", "a2"))
+    c = diff_job_runs(a, a2, view, metric)
+    assert not {"slower", "faster"} & set(c.table["verdict"])
+    assert c.total.verdict not in ("slower", "faster")
+
+
 def test_collectives_separate_waiting_from_transfer(jobs: dict[str, Job]) -> None:
     """Rank 2 slower: the others wait for it in the all-reduce (wait and duration `slower`,
     several times longer), while the transfer after the last arrival did not change."""
