@@ -121,7 +121,8 @@ def add_parser(subparsers: Any) -> None:
         type=_percent,
         default=MIN_SHARE_PCT,
         metavar="PCT",
-        help=f"rows below PCT %% of A's column sum are not gated (default {MIN_SHARE_PCT})",
+        help=f"rows below PCT %% of A's column sum are not gated (default {MIN_SHARE_PCT}); "
+        "with several runs, rows below PCT %% of both sides' medians are not tested (small)",
     )
     p.add_argument(
         "--match",
@@ -327,7 +328,7 @@ def run_job_diff(args: argparse.Namespace) -> int:
     if args.view in job_runs.VIEWS:
         try:
             over = job_runs.diff_job_runs(
-                job_a, job_b, args.view, args.metric, args.confidence / 100.0
+                job_a, job_b, args.view, args.metric, args.confidence / 100.0, args.min_share
             )
         except ValueError as exc:
             raise CliError(f"cannot compare {args.a} with {args.b}: {exc}") from exc

@@ -267,7 +267,7 @@ def run(args: argparse.Namespace, two_runs: Any) -> int:
     try:
         comparison = diff_runs(
             bundles_a, bundles_b, view=args.view, metric=args.metric, match=args.match,
-            confidence=confidence,
+            confidence=confidence, min_share_pct=args.min_share,
         )  # fmt: skip
     except ValueError as exc:
         raise CliError(f"cannot compare the baseline with the candidate runs: {exc}") from exc

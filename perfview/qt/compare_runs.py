@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from perfview.compare_runs_cli import interval_text, method_line
 from perfview.core.compare import significance
+from perfview.core.compare.diff import MIN_SHARE_PCT
 from perfview.core.compare.runs import RunsComparison, diff_runs_all, unit_of, with_confidence
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
@@ -273,7 +274,8 @@ class RunsCompareTab(QWidget):
             f"<b>A</b> ({len(r.runs_a)} {r.what}) {names[0]} &nbsp;<b>vs</b>&nbsp; "
             f"<b>B</b> ({len(r.runs_b)} {r.what}) {names[1]}<br>"
             f"<small>per row: median of each side, the change and its interval{samples}; "
-            f"verdicts: slower, faster, unchanged, noise (the interval spans 0)</small>"
+            f"verdicts: slower, faster, unchanged, noise (the interval spans 0), small (under "
+            f"{MIN_SHARE_PCT:g} % of both sides: not tested)</small>"
         )
 
     def current_comparison(self) -> RunsComparison | None:

@@ -39,8 +39,8 @@ def test_five_runs_a_side_open_a_verdict_table(qtbot: QtBot) -> None:
     assert window.tabs.currentWidget() is tab
     assert tab.title == "5 runs ↔ 5 runs"
     assert tab.view_names() == ["functions"]
-    # 5 runs a side, 7 rows tested together: the Welch t-test on logs, named beside the box
-    assert "Welch t-test on log values; Benjamini-Hochberg over 7 rows" in tab.method.text()
+    # 5 runs a side, 6 rows tested together (one `small`): the rank test, named beside the box
+    assert "Mann-Whitney rank-test interval; Benjamini-Hochberg over 6 rows" in tab.method.text()
     assert tab.confidence.currentText() == "95 %"
     model = tab.tables["functions"].model()
     frame = model.frame  # type: ignore[attr-defined]

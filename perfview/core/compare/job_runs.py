@@ -34,6 +34,7 @@ import pandas as pd
 from perfview.core.analysis.torch.common import I64, merge_intervals
 from perfview.core.analysis.torch.job_views import match
 from perfview.core.compare import significance
+from perfview.core.compare.diff import MIN_SHARE_PCT
 from perfview.core.compare.runs import (
     VERDICT_GONE,
     VERDICT_NEW,
@@ -166,7 +167,9 @@ def _frames(job: Job, view: str) -> list[pd.DataFrame]:
     return out
 
 
-def _over_ranks(a: Job, b: Job, view: str, metric: str, confidence: float) -> RunsComparison:
+def _over_ranks(
+    a: Job, b: Job, view: str, metric: str, confidence: float, min_share_pct: float
+) -> RunsComparison:
     spec = VIEWS[view]
     sides = [_frames(a, view), _frames(b, view)]
     key = spec.key
@@ -177,14 +180,18 @@ def _over_ranks(a: Job, b: Job, view: str, metric: str, confidence: float) -> Ru
             side[i] = f.astype({k: str for k in key}) if len(f) else f
     frames = [*sides[0], *sides[1]]
     na = len(sides[0])
-    table, correction, rows = compare_frames(frames, na, key, [], metrics, metric, confidence)
+    table, correction, rows = compare_frames(
+        frames, na, key, [], metrics, metric, confidence, True, min_share_pct
+    )
     totals = np.array([float(f[metric].sum()) for f in frames])
     fewest = min(len(sides[0]), len(sides[1]))
     return _comparison(a, b, view, metric, table, totals[:na], totals[na:], confidence,
-                       fewest, correction, rows)  # fmt: skip
+                       fewest, correction, rows, min_share_pct)  # fmt: skip
 
 
-def _by_rank_steps(a: Job, b: Job, metric: str, confidence: float) -> RunsComparison:
+def _by_rank_steps(
+    a: Job, b: Job, metric: str, confidence: float, min_share_pct: float
+) -> RunsComparison:
     steps_a = {r.rank: rank_steps(r) for r in a.ranks}
     steps_b = {r.rank: rank_steps(r) for r in b.ranks}
     ranks = sorted(set(steps_a) | set(steps_b))
@@ -199,7 +206,9 @@ def _by_rank_steps(a: Job, b: Job, metric: str, confidence: float) -> RunsCompar
     sample_b = [_samples(steps_b.get(r), metric) for r in ranks]
     runs_a = np.array([len(steps_a[r]) if r in steps_a else 0 for r in ranks])
     runs_b = np.array([len(steps_b[r]) if r in steps_b else 0 for r in ranks])
-    shifts, correction = shift_columns(sample_a, sample_b, confidence, (runs_a > 0) & (runs_b > 0))
+    shifts, correction = shift_columns(
+        sample_a, sample_b, confidence, (runs_a > 0) & (runs_b > 0), min_share_pct
+    )
     verdicts = shifts.pop("verdict")
     cols |= shifts
     cols["runs_a"], cols["runs_b"] = runs_a, runs_b
@@ -210,7 +219,7 @@ def _by_rank_steps(a: Job, b: Job, metric: str, confidence: float) -> RunsCompar
     fewest = min((len(s) for s in [*steps_a.values(), *steps_b.values()]), default=0)
     return _comparison(a, b, "ranks", metric, table, _step_means(a, metric),
                        _step_means(b, metric), confidence, fewest, correction,
-                       RowSamples(sample_a, sample_b))  # fmt: skip
+                       RowSamples(sample_a, sample_b), min_share_pct)  # fmt: skip
 
 
 def _samples(steps: pd.DataFrame | None, metric: str) -> np.ndarray:
@@ -232,7 +241,7 @@ def _step_means(job: Job, metric: str) -> np.ndarray:
 def _comparison(
     a: Job, b: Job, view: str, metric: str, table: pd.DataFrame, totals_a: np.ndarray,
     totals_b: np.ndarray, confidence: float, fewest: int, correction: Correction,
-    rows: RowSamples,
+    rows: RowSamples, min_share_pct: float,
 ) -> RunsComparison:  # fmt: skip
     spec = VIEWS[view]
     paths_a = [Path(r.path) for r in a.ranks]
@@ -243,6 +252,7 @@ def _comparison(
         total=total_shift(totals_a, totals_b, confidence), total_label=spec.total,
         confidence=confidence, coverage=correction.coverage, method=correction.method,
         samples=spec.samples, fewest=fewest, correction=correction, rows=rows,
+        min_share_pct=min_share_pct,
     )  # fmt: skip
 
 
@@ -252,9 +262,11 @@ def diff_job_runs(
     view: str = "ranks",
     metric: str | None = None,
     confidence: float = significance.DEFAULT_CONFIDENCE,
+    min_share_pct: float = MIN_SHARE_PCT,
 ) -> RunsComparison:
     """Job B against job A in one view over ranks; ValueError (one sentence) for a bad view,
-    a bad metric or a job without ranks."""
+    a bad metric or a job without ranks. Rows under `min_share_pct` % are `small`, untested
+    (`runs.shift_columns`)."""
     if view not in VIEWS:
         raise ValueError(
             f"two jobs compare over ranks in the views {', '.join(VIEWS)}, not {view!r}"
@@ -268,8 +280,8 @@ def diff_job_runs(
     if not a.ranks or not b.ranks:
         raise ValueError("each job needs at least one rank that opened")
     if view == "ranks":
-        return _by_rank_steps(a, b, metric, confidence)
-    return _over_ranks(a, b, view, metric, confidence)
+        return _by_rank_steps(a, b, metric, confidence, min_share_pct)
+    return _over_ranks(a, b, view, metric, confidence, min_share_pct)
 
 
 def diff_job_runs_all(

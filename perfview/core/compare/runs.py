@@ -13,6 +13,8 @@ Verdicts (`verdict` column), for metrics where more is worse (time, bytes, calls
 - `unchanged`: the interval lies within ±`NEGLIGIBLE_PCT` % of A's median, or the change is
   significant but smaller than that (real but immaterial).
 - `noise`: the interval spans 0 and is wider than that band: the runs cannot tell.
+- `small`: the row's median over both sides together is under `MIN_SHARE_PCT` % of the sum of
+  those medians: not tested (see `shift_columns`), and not gated.
 - `new` / `gone`: the row is absent from every run of A / of B.
 """
 
@@ -37,8 +39,10 @@ VERDICT_UNCHANGED = "unchanged"
 VERDICT_NOISE = "noise"
 VERDICT_NEW = "new"
 VERDICT_GONE = "gone"
-VERDICTS = (VERDICT_SLOWER, VERDICT_FASTER, VERDICT_UNCHANGED, VERDICT_NOISE, VERDICT_NEW,
-            VERDICT_GONE)  # fmt: skip
+# Under the share floor (`shift_columns`): not tested, so it cannot cost the others power.
+VERDICT_SMALL = "small"
+VERDICTS = (VERDICT_SLOWER, VERDICT_FASTER, VERDICT_UNCHANGED, VERDICT_NOISE, VERDICT_SMALL,
+            VERDICT_NEW, VERDICT_GONE)  # fmt: skip
 # A change under this share of A's median is called unchanged even when it is significant.
 NEGLIGIBLE_PCT = 1.0
 
@@ -102,6 +106,7 @@ class RunsComparison:
     fewest: int = 0
     correction: Correction | None = None
     rows: RowSamples = field(default_factory=RowSamples)
+    min_share_pct: float = MIN_SHARE_PCT  # rows under it are `small`, not tested
 
 
 def _relative(value: float, base: float) -> float:
@@ -166,6 +171,7 @@ def diff_runs(
     match: str = "basename",
     confidence: float = significance.DEFAULT_CONFIDENCE,
     progress: Callable[[float, str], None] | None = None,
+    min_share_pct: float = MIN_SHARE_PCT,
 ) -> RunsComparison:
     """Compare the runs of B against the runs of A in one view (default: the format's first).
 
@@ -194,7 +200,7 @@ def diff_runs(
     key, info = sides[0].key, sides[0].info
     frames = [prepare_table(s.frame, key, metrics, info) for s in sides]
     table, correction, rows = compare_frames(
-        frames, len(runs_a), key, info, metrics, metric, confidence, spec.sort
+        frames, len(runs_a), key, info, metrics, metric, confidence, spec.sort, min_share_pct
     )
     totals = np.array([s.total for s in sides])
     if progress is not None:
@@ -206,7 +212,7 @@ def diff_runs(
         format=first.format, total=total_shift(totals[:na], totals[na:], confidence),
         total_label=spec.total_label, confidence=confidence, match=match,
         coverage=correction.coverage, total_unit=spec.total_unit, method=correction.method,
-        correction=correction, rows=rows,
+        correction=correction, rows=rows, min_share_pct=min_share_pct,
     )  # fmt: skip
 
 
@@ -240,23 +246,36 @@ def _bh_q(p: np.ndarray) -> np.ndarray:
 
 
 def shift_columns(
-    a: list[np.ndarray], b: list[np.ndarray], confidence: float, tested: np.ndarray | None = None
+    a: list[np.ndarray],
+    b: list[np.ndarray],
+    confidence: float,
+    tested: np.ndarray | None = None,
+    min_share_pct: float = MIN_SHARE_PCT,
 ) -> tuple[dict[str, np.ndarray], Correction]:
     """Per row, the shift of the samples `b[r]` over `a[r]`: `change`, `ci_low`, `ci_high`, the
     same relative to A's median (`*_pct`), `p_value`, `q_value` (Benjamini-Hochberg) and
     `verdict` (before new/gone), with the rows corrected for being tested together.
 
     `tested`: the rows that take part (default all; new and gone rows do not); rows whose
-    shift is known exactly (`significance.is_exact`) never do. The rows' test is the rank test
+    shift is known exactly (`significance.is_exact`) never do, nor rows whose median over
+    both sides together is under `min_share_pct` % of the sum of those medians (verdict
+    `small`). Leaving those out is "independent filtering" (Bourgon, Gentleman & Huber 2010):
+    the pooled median does not depend on which side a value came from, so under "no change" it
+    tells nothing about the test, and the false discovery rate holds over the rows tested; the
+    hundreds of tiny rows of a profile (which the gate ignores anyway) stop diluting the
+    correction of the rows that matter. The rows' test is the rank test
     when it can reach the smallest corrected level α/rows with the fewest samples, else the
     Welch t-test on logs; the intervals are at the Benjamini-Hochberg level, so a row's verdict
     (its interval excludes 0) is exactly "Benjamini-Hochberg selects it".
     """
     n = len(a)
     mask = np.ones(n, dtype=bool) if tested is None else np.asarray(tested, dtype=bool).copy()
+    exact = np.zeros(n, dtype=bool)
     for i in np.nonzero(mask)[0]:
-        if significance.is_exact(a[i], b[i]):
-            mask[i] = False
+        exact[i] = significance.is_exact(a[i], b[i])
+    pooled = np.array([float(np.median(np.concatenate([x, y]))) for x, y in zip(a, b, strict=True)])
+    small = mask & ~exact & (pooled < np.nansum(np.abs(pooled)) * min_share_pct / 100.0)
+    mask &= ~exact & ~small
     rows = np.nonzero(mask)[0]
     alpha = 1.0 - confidence
     fa = min((len(a[r]) for r in rows), default=0)
@@ -294,7 +313,7 @@ def shift_columns(
         base = float(np.median(sa))
         rel = [_relative(float(v), base) for v in stats[r, :3]]
         stats[r, 3:6] = rel
-        verdicts[r] = verdict(*rel)
+        verdicts[r] = VERDICT_SMALL if small[r] else verdict(*rel)
     stats[rows, 7] = _bh_q(p)
     names = ["change", "ci_low", "ci_high", "change_pct", "ci_low_pct", "ci_high_pct", "p_value",
              "q_value"]  # fmt: skip
@@ -312,6 +331,7 @@ def compare_frames(
     metric: str,
     confidence: float,
     sort: bool = True,
+    min_share_pct: float = MIN_SHARE_PCT,
 ) -> tuple[pd.DataFrame, Correction, RowSamples]:
     """The table of a `RunsComparison` from one frame per sample (the first `n_a` are A's):
     rows matched on `key`, a row absent from a sample counting 0 there; with how its rows
@@ -327,7 +347,7 @@ def compare_frames(
     in_a, in_b = present[:, :na].any(axis=1), present[:, na:].any(axis=1)
     samples = RowSamples(list(grid[:, :na]), list(grid[:, na:]))
     both = np.asarray(in_a & in_b, dtype=bool)
-    shifts, correction = shift_columns(samples.a, samples.b, confidence, both)
+    shifts, correction = shift_columns(samples.a, samples.b, confidence, both, min_share_pct)
     verdicts = shifts.pop("verdict")
     verdicts[~in_a] = VERDICT_NEW
     verdicts[~in_b] = VERDICT_GONE
@@ -352,7 +372,7 @@ def with_confidence(c: RunsComparison, confidence: float) -> RunsComparison:
     table = c.table.copy()
     shifts, correction = shift_columns(
         c.rows.a, c.rows.b, confidence,
-        (table["runs_a"] > 0).to_numpy() & (table["runs_b"] > 0).to_numpy(),
+        (table["runs_a"] > 0).to_numpy() & (table["runs_b"] > 0).to_numpy(), c.min_share_pct,
     )  # fmt: skip
     verdicts = shifts.pop("verdict")
     verdicts[(table["runs_a"] == 0).to_numpy()] = VERDICT_NEW
@@ -386,6 +406,7 @@ def regressions(
 __all__ = [
     "NEGLIGIBLE_PCT",
     "VERDICTS",
+    "VERDICT_SMALL",
     "Correction",
     "RowSamples",
     "RunsComparison",
