@@ -93,6 +93,12 @@ def add_parser(subparsers: Any) -> None:
         "--candidate", nargs="+", metavar="RUN", help="several candidate runs, compared as a group"
     )
     p.add_argument(
+        "--jobs",
+        action="store_true",
+        help="with --baseline/--candidate: each folder is one run of a multi-rank job (implied "
+        "by --view ranks|collectives); compared with one sample per run",
+    )
+    p.add_argument(
         "--confidence",
         type=compare_runs_cli.confidence_arg,
         default=95.0,

@@ -152,7 +152,9 @@ def _collective_frames(job: Job) -> list[pd.DataFrame]:
     return [f[cols] for _, f in inst.groupby("step", sort=True)]
 
 
-def _frames(job: Job, view: str) -> list[pd.DataFrame]:
+def sample_frames(job: Job, view: str) -> list[pd.DataFrame]:
+    """The samples of `view` (not ranks) in one job: per rank (ops, kernels) or per step
+    (collectives), a frame of the view's key and metrics."""
     if view == "collectives":
         return _collective_frames(job)
     spec = VIEWS[view]
@@ -171,7 +173,7 @@ def _over_ranks(
     a: Job, b: Job, view: str, metric: str, confidence: float, min_share_pct: float
 ) -> RunsComparison:
     spec = VIEWS[view]
-    sides = [_frames(a, view), _frames(b, view)]
+    sides = [sample_frames(a, view), sample_frames(b, view)]
     key = spec.key
     metrics = list(spec.metrics)
     for side in sides:
@@ -301,4 +303,4 @@ def diff_job_runs_all(
     return out, errors
 
 
-__all__ = ["VIEWS", "diff_job_runs", "diff_job_runs_all", "rank_steps"]
+__all__ = ["VIEWS", "diff_job_runs", "diff_job_runs_all", "rank_steps", "sample_frames"]

@@ -137,7 +137,7 @@ def total_shift(a: np.ndarray, b: np.ndarray, confidence: float) -> TotalShift:
                       verdict(pct, low, high))  # fmt: skip
 
 
-def _matrix(
+def row_matrix(
     frames: list[pd.DataFrame], key: list[str], metrics: list[str], info: list[str]
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
     """Rows (keys + info) in first-seen order, metric values [row, run] (0 if absent), presence."""
@@ -336,7 +336,7 @@ def compare_frames(
     """The table of a `RunsComparison` from one frame per sample (the first `n_a` are A's):
     rows matched on `key`, a row absent from a sample counting 0 there; with how its rows
     were tested and each row's samples (in the table's order)."""
-    rows, values, present = _matrix(frames, key, metrics, info)
+    rows, values, present = row_matrix(frames, key, metrics, info)
     na = n_a
     cols: dict[str, object] = {c: rows[c].to_numpy() for c in rows.columns}
     for m in metrics:
@@ -415,6 +415,7 @@ __all__ = [
     "diff_runs",
     "diff_runs_all",
     "regressions",
+    "row_matrix",
     "shift_columns",
     "total_shift",
     "unit_of",

@@ -98,10 +98,11 @@ def test_a_a_collectives_flag_nothing_in_duration_or_transfer(jobs: dict[str, Jo
         assert c.total.verdict == "noise", metric
 
 
-# A second A/A pair, recorded with the same script after the fix was written (the jobs `op` and
-# `rank` of that recording are not kept): the committed `a`/`a2` are not the only pair it holds
-# for. Before: collectives 1 `slower` (an all-reduce) and 3 `faster`, ranks 1 `slower` rank.
-AA = JOBS.parent / "jobs_aa"
+# A second A/A pair, recorded with the same script after the fix was written (jobs_r2; its `op`
+# and `rank` serve tests/core/compare/test_job_sets.py): the committed `a`/`a2` are not the only
+# pair it holds for. Before: collectives 1 `slower` (an all-reduce) and 3 `faster`, ranks 1
+# `slower` rank.
+AA = JOBS.parent / "jobs_r2"
 
 
 @pytest.mark.parametrize(
