@@ -65,37 +65,51 @@ class RunsCompareResult:
     match: str
     comparisons: dict[str, RunsComparison]
     errors: dict[str, str] = field(default_factory=dict)
-    what: str = "runs"  # what a side's files are: "runs", or a job's "ranks"
+    # what a side's paths are: "runs", a job's "ranks", or "runs of a job" (job folders)
+    what: str = "runs"
     sides: tuple[str, str] = ("", "")  # the two jobs' folders (with what == "ranks")
 
     def views(self) -> list[str]:
         return [*self.comparisons, *self.errors]
 
 
-def build_jobs_result(path_a: str, path_b: str, progress: Progress) -> RunsCompareResult:
-    """Pure worker function: open both jobs (their ranks parsed and reduced in worker
-    processes) and compare them over their ranks, every view (`core.compare.job_runs`)."""
+def build_jobs_result(
+    paths_a: list[str], paths_b: list[str], progress: Progress
+) -> RunsCompareResult:
+    """Pure worker function: open every job (their ranks parsed and reduced in worker
+    processes) and compare, every view: one job a side over its ranks
+    (`core.compare.job_runs`), several runs of a job a side with one sample per run
+    (`core.compare.job_sets`)."""
     from perfview import job_cli
     from perfview.cli_common import CliError
     from perfview.core.compare.job_runs import diff_job_runs_all
+    from perfview.core.compare.job_sets import diff_job_sets_all
 
+    everyone = [*paths_a, *paths_b]
     jobs = []
-    for i, path in enumerate((path_a, path_b)):
-        progress(i / 3, f"opening the job {Path(path).name}")
+    for i, path in enumerate(everyone):
+        progress(i / (len(everyone) + 1), f"opening the job {Path(path).name}")
         try:
             jobs.append(job_cli.open_side(path))
         except CliError as exc:
             raise LoadError(str(exc)) from exc
-    progress(2 / 3, "comparing the jobs rank by rank")
-    comparisons, errors = diff_job_runs_all(jobs[0], jobs[1])
-    ranks = [[Path(r.path) for r in job.ranks] for job in jobs]
-    return RunsCompareResult(ranks[0], ranks[1], "basename", comparisons, errors, "ranks",
-                             (str(path_a), str(path_b)))  # fmt: skip
+    progress(len(everyone) / (len(everyone) + 1), "comparing the jobs rank by rank")
+    na = len(paths_a)
+    if len(paths_a) == len(paths_b) == 1:
+        comparisons, errors = diff_job_runs_all(jobs[0], jobs[1])
+        ranks = [[Path(r.path) for r in job.ranks] for job in jobs]
+        return RunsCompareResult(ranks[0], ranks[1], "basename", comparisons, errors, "ranks",
+                                 (str(paths_a[0]), str(paths_b[0])))  # fmt: skip
+    comparisons, errors = diff_job_sets_all(jobs[:na], jobs[na:])
+    folders = [Path(p) for p in paths_a], [Path(p) for p in paths_b]
+    return RunsCompareResult(folders[0], folders[1], "basename", comparisons, errors,
+                             "runs of a job")  # fmt: skip
 
 
 class JobsCompareJob(QObject):
-    """Two multi-rank jobs (folders of rank traces) compared over their ranks in one worker
-    task; the same signals as `RunsCompareJob`, shown by the same `RunsCompareTab`."""
+    """Multi-rank jobs (folders of rank traces; one or several runs a side) compared over
+    their ranks in one worker task; the same signals as `RunsCompareJob`, shown by the same
+    `RunsCompareTab`."""
 
     finished = Signal(object)  # RunsCompareResult
     failed = Signal(str, str)
@@ -103,25 +117,27 @@ class JobsCompareJob(QObject):
 
     def __init__(
         self,
-        path_a: str,
-        path_b: str,
+        paths_a: list[str],
+        paths_b: list[str],
         track: Callable[[Task, Path, str], None] | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
-        self.paths = [Path(path_a), Path(path_b)]
+        self.sides = (list(paths_a), list(paths_b))
+        self.paths = [Path(p) for p in [*paths_a, *paths_b]]
         self.track = track
         self.task: Task | None = None
 
     def start(self) -> None:
-        a, b = (str(p) for p in self.paths)
+        a, b = self.sides
         task = Task(lambda progress: build_jobs_result(a, b, progress), name="compare jobs")
         task.finished.connect(self.finished.emit)
-        task.failed.connect(lambda message: self.failed.emit(f"{a} and {b}", message))
+        names = " and ".join("; ".join(side) for side in self.sides)
+        task.failed.connect(lambda message: self.failed.emit(names, message))
         task.cancelled.connect(self.cancelled.emit)
         self.task = task
         if self.track is not None:
-            self.track(task, self.paths[1], "Comparing the jobs rank by rank…")
+            self.track(task, self.paths[-1], "Comparing the jobs rank by rank…")
         task.start()
 
     def cancel(self) -> None:
@@ -258,12 +274,19 @@ class RunsCompareTab(QWidget):
         r = self.result
         if r.what == "ranks":
             return f"{Path(r.sides[0]).name} ↔ {Path(r.sides[1]).name}"
+        if r.what == "runs of a job":
+            a, b = r.runs_a[0].name, r.runs_b[0].name
+            return f"{len(r.runs_a)} runs of {a} ↔ {len(r.runs_b)} of {b}"
         return f"{len(r.runs_a)} runs ↔ {len(r.runs_b)} runs"
 
     def header_html(self) -> str:
         r = self.result
         names = [", ".join(Path(p).name for p in side) for side in (r.runs_a, r.runs_b)]
         samples = ""
+        if r.what == "runs of a job":  # each run's folder, with its parent (the recording)
+            names = [", ".join(f"{Path(p).parent.name}/{Path(p).name}" for p in side)
+                     for side in (r.runs_a, r.runs_b)]  # fmt: skip
+            samples = "; samples: the runs (each run's median over its ranks or steps)"
         if r.what == "ranks":  # the job's folder, then its first and last rank file
             pairs = zip(r.sides, (r.runs_a, r.runs_b), strict=True)
             names = [f"{Path(folder).name}/ ({Path(side[0]).name} … {Path(side[-1]).name})"

@@ -111,11 +111,33 @@ def test_two_job_folders_open_a_rank_by_rank_table(qtbot: QtBot) -> None:
     assert list(frame[frame["verdict"] == "slower"]["rank"]) == ["2"]
 
 
+def test_three_runs_of_a_job_a_side_open_one_sample_per_run(qtbot: QtBot) -> None:
+    """tests/data/diff/jobs, jobs_r2, jobs_r3: three recordings of the same four jobs; over
+    the runs, rank 2 is the one slower rank of `rank` (see tests/core/compare/test_job_sets.py)."""
+    window = MainWindow(Settings.ephemeral())
+    qtbot.addWidget(window)
+    recordings = [JOBS, JOBS.parent / "jobs_r2", JOBS.parent / "jobs_r3"]
+    a, b = ("; ".join(str(r / name) for r in recordings) for name in ("a", "rank"))
+    with qtbot.waitSignal(window.compare_opened, timeout=120000) as blocker:
+        window.open_compare(a, b)
+    tab = blocker.args[0]
+    assert isinstance(tab, RunsCompareTab)
+    assert tab.title == "3 runs of a ↔ 3 of rank"
+    assert tab.view_names() == ["ranks", "collectives", "ops"]
+    assert "jobs_r2/a" in tab.header.text()
+    frame = tab.tables["ranks"].model().frame  # type: ignore[attr-defined]
+    assert list(frame[frame["verdict"].isin(["slower", "faster"])]["rank"]) == ["2"]
+    with qtbot.waitSignal(tab.recomputed, timeout=60000):
+        tab.confidence.setCurrentIndex(tab.confidence.findText("90 %"))
+    assert tab.result.comparisons["ranks"].confidence == 0.9
+
+
 def test_dialog_takes_a_job_folder_per_side(qtbot: QtBot) -> None:
     dialog = CompareDialog(None)
     qtbot.addWidget(dialog)
     dialog.path_a.setText(str(JOBS / "a"))
-    dialog.path_b.setText(str(JOBS / "rank") + "; " + str(JOBS / "a"))  # folders only alone
+    # a side is all folders (runs of a job) or all files
+    dialog.path_b.setText(str(JOBS / "rank") + "; " + str(RUNS / "a_1.prof"))
     dialog.accept()
     assert "file not found" in dialog.error.text()
     dialog.path_b.setText(str(JOBS / "rank"))

@@ -108,4 +108,22 @@ def diff_job_sets(
     )  # fmt: skip
 
 
-__all__ = ["diff_job_sets", "run_summary"]
+def diff_job_sets_all(
+    jobs_a: list[Job], jobs_b: list[Job], confidence: float = significance.DEFAULT_CONFIDENCE
+) -> tuple[dict[str, RunsComparison], dict[str, str]]:
+    """Every view (comparisons by view, errors by view): the window's compare tab of several
+    runs of a job a side. `kernels` is left out when no run ran a GPU kernel."""
+    out: dict[str, RunsComparison] = {}
+    errors: dict[str, str] = {}
+    everyone = [*jobs_a, *jobs_b]
+    for view in VIEWS:
+        if view == "kernels" and not any(len(r.kernels) for j in everyone for r in j.ranks):
+            continue
+        try:
+            out[view] = diff_job_sets(jobs_a, jobs_b, view, confidence=confidence)
+        except (ValueError, KeyError) as exc:
+            errors[view] = str(exc)
+    return out, errors
+
+
+__all__ = ["diff_job_sets", "diff_job_sets_all", "run_summary"]
