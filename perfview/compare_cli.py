@@ -93,11 +93,19 @@ def add_parser(subparsers: Any) -> None:
         "--candidate", nargs="+", metavar="RUN", help="several candidate runs, compared as a group"
     )
     p.add_argument(
+        "--jobs",
+        action="store_true",
+        help="with --baseline/--candidate: each folder is one run of a multi-rank job (implied "
+        "by --view ranks|collectives); compared with one sample per run",
+    )
+    p.add_argument(
         "--confidence",
         type=compare_runs_cli.confidence_arg,
         default=95.0,
         metavar="PCT",
-        help="with several runs per side: the interval's confidence (default 95)",
+        help="with several runs (or ranks, steps) per side: the intervals' confidence (default "
+        "95); a table's rows are tested together at false discovery rate 100 - PCT "
+        "(Benjamini-Hochberg)",
     )
     p.add_argument(
         "--view",
@@ -119,7 +127,8 @@ def add_parser(subparsers: Any) -> None:
         type=_percent,
         default=MIN_SHARE_PCT,
         metavar="PCT",
-        help=f"rows below PCT %% of A's column sum are not gated (default {MIN_SHARE_PCT})",
+        help=f"rows below PCT %% of A's column sum are not gated (default {MIN_SHARE_PCT}); "
+        "with several runs, rows below PCT %% of both sides' medians are not tested (small)",
     )
     p.add_argument(
         "--match",
@@ -325,7 +334,7 @@ def run_job_diff(args: argparse.Namespace) -> int:
     if args.view in job_runs.VIEWS:
         try:
             over = job_runs.diff_job_runs(
-                job_a, job_b, args.view, args.metric, args.confidence / 100.0
+                job_a, job_b, args.view, args.metric, args.confidence / 100.0, args.min_share
             )
         except ValueError as exc:
             raise CliError(f"cannot compare {args.a} with {args.b}: {exc}") from exc

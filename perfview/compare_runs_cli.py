@@ -156,19 +156,27 @@ def _runs_text(paths: list[Path]) -> str:
 
 
 def method_line(c: RunsComparison) -> str:
-    """Which statistics made the interval, and a hint when too few runs make it unbounded."""
-    need = significance.min_runs(c.confidence)
+    """Which statistics made the intervals, how the rows were corrected for being tested
+    together, and a hint when too few samples leave every interval unbounded."""
     fewest = c.fewest or min(len(c.paths_a), len(c.paths_b))
     over = "" if c.samples == "runs" else f" over the {c.samples} of each side"
-    if fewest < need:
+    corr = c.correction
+    if fewest < 2 or (c.method == significance.RANK and c.coverage < c.confidence):
+        need = max(2, significance.min_runs(c.confidence))
         return (
             f"change{over}: {c.method}; no interval: {fewest} {c.samples} per side cannot "
             f"reach {c.confidence * 100:g} % confidence, record {need} or more or lower "
             "--confidence"
         )
+    if corr is None or corr.tested < 2:
+        return (
+            f"change{over}: {c.method}, {c.coverage * 100:.1f} % interval "
+            f"(asked {c.confidence * 100:g} %)"
+        )
     return (
-        f"change{over}: {c.method}, {c.coverage * 100:.1f} % interval "
-        f"(asked {c.confidence * 100:g} %)"
+        f"change{over}: {c.method}; {significance.CORRECTION} over {corr.tested} rows "
+        f"(false discovery rate {(1 - c.confidence) * 100:g} %, asked {c.confidence * 100:g} %): "
+        f"{corr.selected} selected, {c.coverage * 100:.2f} % interval per row"
     )
 
 
@@ -176,7 +184,7 @@ def _header(c: RunsComparison, shown: int) -> list[str]:
     phrase = FORMAT_PHRASES.get(c.format, c.format)
     unit = c.total_unit
     t = c.total
-    what = "ranks" if c.format == "job" else "runs"
+    what = "ranks" if c.format == "job" and c.samples != "runs" else "runs"
     lines = [
         f"A: {len(c.paths_a)} {what} ({_runs_text(c.paths_a)}) · {c.format} ({phrase}) · "
         f"{c.total_label} median {format_value(t.median_a, unit)}",
@@ -226,6 +234,9 @@ def write_runs(
             "total": {"change_pct": finite(t.change_pct), "ci_low_pct": finite(t.low_pct),
                       "ci_high_pct": finite(t.high_pct), "p_value": t.shift.p_value,
                       "verdict": t.verdict},
+            "correction": None if c.correction is None else {
+                "method": significance.CORRECTION, "rows_tested": c.correction.tested,
+                "rows_selected": c.correction.selected, "row_level": c.correction.level},
             "total_rows": len(c.table), "fail_above": fail_above, "regressions": failures,
             "rows": records(shown),
         }  # fmt: skip
@@ -244,6 +255,8 @@ def run(args: argparse.Namespace, two_runs: Any) -> int:
         raise CliError("--baseline and --candidate go together: give runs for both sides")
     if args.a is not None or args.b is not None:
         raise CliError("give either two runs (A B) or --baseline … --candidate …, not both")
+    if _job_sets(args):
+        return run_job_sets(args)
     files_a = expand(args.baseline, "baseline")
     files_b = expand(args.candidate, "candidate")
     if len(files_a) == 1 and len(files_b) == 1:
@@ -256,7 +269,50 @@ def run(args: argparse.Namespace, two_runs: Any) -> int:
     try:
         comparison = diff_runs(
             bundles_a, bundles_b, view=args.view, metric=args.metric, match=args.match,
-            confidence=confidence,
+            confidence=confidence, min_share_pct=args.min_share,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise CliError(f"cannot compare the baseline with the candidate runs: {exc}") from exc
+    except Exception as exc:
+        raise internal_failure("comparing the baseline with the candidate runs", exc) from exc
+    return report(comparison, args)
+
+
+# Views whose rows only jobs have: folders on both sides are runs of a job there.
+JOB_ONLY_VIEWS = ("ranks", "collectives")
+
+
+def _job_sets(args: argparse.Namespace) -> bool:
+    """Each side's arguments are folders, each one run of a multi-rank job: with `--jobs`, or
+    a view only jobs have (ranks, collectives)."""
+    from perfview.core.compare import job_runs
+
+    sources = [*args.baseline, *args.candidate]
+    wanted = getattr(args, "jobs", False) or args.view in JOB_ONLY_VIEWS
+    if not wanted:
+        return False
+    if args.view not in job_runs.VIEWS:
+        raise CliError(
+            f"runs of a job compare in the views {', '.join(job_runs.VIEWS)}: give --view"
+        )
+    missing = [s for s in sources if not os.path.isdir(s)]
+    if missing:
+        raise CliError(f"a run of a job is a folder of rank traces, not {missing[0]}")
+    return True
+
+
+def run_job_sets(args: argparse.Namespace) -> int:
+    """Several runs of a job per side (`core.compare.job_sets`): one sample per run."""
+    from perfview import job_cli
+    from perfview.core.compare.job_sets import diff_job_sets
+
+    jobs_a = [job_cli.open_side(s) for s in args.baseline]
+    jobs_b = [job_cli.open_side(s) for s in args.candidate]
+    paths = ([Path(s) for s in args.baseline], [Path(s) for s in args.candidate])
+    try:
+        comparison = diff_job_sets(
+            jobs_a, jobs_b, args.view, args.metric, args.confidence / 100.0, args.min_share,
+            paths,
         )  # fmt: skip
     except ValueError as exc:
         raise CliError(f"cannot compare the baseline with the candidate runs: {exc}") from exc
@@ -286,5 +342,6 @@ __all__ = [
     "interval_text",
     "report",
     "run",
+    "run_job_sets",
     "write_runs",
 ]

@@ -103,10 +103,11 @@ class CompareDialog(QDialog):
         a, b = self.path_a.text().strip(), self.path_b.text().strip()
         for label, text in (("A", a), ("B", b)):
             parts = [p.strip() for p in text.split(";") if p.strip()] or [""]
+            # folders are jobs (their rank traces), compared rank by rank; several folders are
+            # several runs of a job, so a side is all folders or all files
+            jobs = all(Path(part).is_dir() for part in parts)
             for part in parts:
-                # a lone folder is a job (its rank traces), compared rank by rank
-                job = len(parts) == 1 and Path(part).is_dir()
-                if not part or not (Path(part).is_file() or job):
+                if not part or not (Path(part).is_file() or jobs):
                     self.error.setText(f"Run {label}: file not found: {part or '(none)'}")
                     return
         self.compare_requested.emit(a, b, str(self.match.currentData()))

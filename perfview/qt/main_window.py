@@ -297,8 +297,8 @@ class MainWindow(QMainWindow):
 
         track = self.status_controller.track_task
         runs_a, runs_b = split_runs(path_a), split_runs(path_b)
-        if len(runs_a) == len(runs_b) == 1 and all(map(is_job_source, (*runs_a, *runs_b))):
-            jobs = JobsCompareJob(runs_a[0], runs_b[0], track=track, parent=self)
+        if all(map(is_job_source, (*runs_a, *runs_b))):  # jobs: one, or several runs a side
+            jobs = JobsCompareJob(runs_a, runs_b, track=track, parent=self)
             return self._show_comparison(
                 jobs, RunsCompareTab, lambda _r: f"A: {path_a}\nB: {path_b}"
             )

@@ -34,9 +34,12 @@ import pandas as pd
 from perfview.core.analysis.torch.common import I64, merge_intervals
 from perfview.core.analysis.torch.job_views import match
 from perfview.core.compare import significance
+from perfview.core.compare.diff import MIN_SHARE_PCT
 from perfview.core.compare.runs import (
     VERDICT_GONE,
     VERDICT_NEW,
+    Correction,
+    RowSamples,
     RunsComparison,
     compare_frames,
     shift_columns,
@@ -58,8 +61,9 @@ class _View:
 VIEWS: dict[str, _View] = {
     "ranks": _View(("compute_ns", "step_ns", "collective_ns"), ["rank"],
                    "time per step (mean over ranks)", "steps"),
-    "collectives": _View(("dur_ns", "wait_ns"), ["process_group", "kind", "seq"],
-                         "time in collectives (sum per rank)", "ranks"),
+    "collectives": _View(("dur_ns", "transfer_ns", "wait_ns"),
+                         ["process_group", "kind", "in_step"],
+                         "time in collectives per step (median over ranks)", "steps"),
     "ops": _View(("self_ns", "total_ns", "calls"), ["name"],
                  "time in operators (sum of op self time per rank)", "ranks"),
     "kernels": _View(("total_ns", "calls"), ["name"], "time in GPU kernels (sum per rank)",
@@ -93,22 +97,64 @@ def rank_steps(red: RankReduction) -> pd.DataFrame:
     )  # fmt: skip
 
 
+def _step_of(job: Job, arr: pd.DataFrame) -> np.ndarray:
+    """The ProfilerStep each arrival falls in, on its rank's own steps (-1: outside them)."""
+    out = np.full(len(arr), -1, dtype=I64)
+    rank = arr["rank"].to_numpy(dtype=I64)
+    start = arr["start_ns"].to_numpy(dtype=I64)
+    for red in job.ranks:
+        here = np.nonzero(rank == red.rank)[0]
+        steps = red.steps
+        if not len(here) or not len(steps):
+            continue
+        shift = int(job.offsets.get(red.rank, 0))
+        s = steps["start_ns"].to_numpy(dtype=I64) + shift
+        order = np.argsort(s, kind="stable")
+        s = s[order]
+        e = s + steps["dur_ns"].to_numpy(dtype=I64)[order]
+        number = steps["step"].to_numpy(dtype=I64)[order]
+        i = np.searchsorted(s, start[here], side="right") - 1
+        inside = (i >= 0) & (start[here] < e[np.maximum(i, 0)])
+        out[here] = np.where(inside, number[np.maximum(i, 0)], -1)
+    return out
+
+
 def _collective_frames(job: Job) -> list[pd.DataFrame]:
-    """Per rank: its collectives keyed (group, kind, seq), with `dur_ns` and `wait_ns`."""
+    """Per ProfilerStep (the samples): its collectives keyed (group, kind, k-th of that group
+    and kind in the step), each summarised over the ranks by the median of `dur_ns`,
+    `transfer_ns` (own end − last arrival) and `wait_ns` (last arrival − own arrival).
+
+    Why one value per collective and not one per rank: the ranks of one collective wait for
+    each other, so their times rise and fall together (one late rank makes all of them long):
+    as samples they are one observation counted four times. The unit that repeats
+    independently of that is the step: the k-th all-reduce of every step is the same
+    collective run again. Without ProfilerSteps the whole trace is one step (one sample a row).
+    """
     arr = match(job)
-    cols = ["rank", "process_group", "kind", "seq", "dur_ns", "wait_ns"]
+    cols = ["process_group", "kind", "in_step", *VIEWS["collectives"].metrics]
     if not len(arr):
-        return [pd.DataFrame(columns=cols[1:]) for _ in job.ranks]
-    arr["wait_ns"] = arr.groupby("instance")["start_ns"].transform("max") - arr["start_ns"]
-    arr["process_group"] = arr["group"]
-    has_seq = arr.groupby("group")["seq"].transform("min") >= 0
-    nth = arr.groupby(["rank", "group", "kind"], sort=False).cumcount()
-    arr["seq"] = np.where(has_seq, arr["seq"], nth).astype(I64)
-    by_rank = {int(str(r)): g[cols[1:]] for r, g in arr[cols].groupby("rank", sort=False)}
-    return [by_rank.get(r.rank, pd.DataFrame(columns=cols[1:])) for r in job.ranks]
+        return [pd.DataFrame(columns=cols)]
+    last = arr.groupby("instance")["start_ns"].transform("max")
+    arr["wait_ns"] = last - arr["start_ns"]
+    arr["transfer_ns"] = np.maximum(arr["end_ns"] - last, 0)
+    arr["step"] = _step_of(job, arr)
+    if (arr["step"] >= 0).any():
+        arr = arr[arr["step"] >= 0]
+    else:
+        arr["step"] = 0
+    g = arr.groupby("instance", sort=True)
+    inst = g.agg(
+        process_group=("group", "first"), kind=("kind", "first"), step=("step", "max"),
+        start_ns=("start_ns", "min"), dur_ns=("dur_ns", "median"),
+        transfer_ns=("transfer_ns", "median"), wait_ns=("wait_ns", "median"),
+    ).sort_values("start_ns", kind="stable")  # fmt: skip
+    inst["in_step"] = inst.groupby(["process_group", "kind", "step"]).cumcount().astype(I64)
+    return [f[cols] for _, f in inst.groupby("step", sort=True)]
 
 
-def _frames(job: Job, view: str) -> list[pd.DataFrame]:
+def sample_frames(job: Job, view: str) -> list[pd.DataFrame]:
+    """The samples of `view` (not ranks) in one job: per rank (ops, kernels) or per step
+    (collectives), a frame of the view's key and metrics."""
     if view == "collectives":
         return _collective_frames(job)
     spec = VIEWS[view]
@@ -123,22 +169,31 @@ def _frames(job: Job, view: str) -> list[pd.DataFrame]:
     return out
 
 
-def _over_ranks(a: Job, b: Job, view: str, metric: str, confidence: float) -> RunsComparison:
+def _over_ranks(
+    a: Job, b: Job, view: str, metric: str, confidence: float, min_share_pct: float
+) -> RunsComparison:
     spec = VIEWS[view]
-    frames = [*_frames(a, view), *_frames(b, view)]
+    sides = [sample_frames(a, view), sample_frames(b, view)]
     key = spec.key
     metrics = list(spec.metrics)
-    for i, f in enumerate(frames):
-        f = f.astype({m: np.float64 for m in metrics})
-        frames[i] = f.astype({k: str for k in key}) if len(f) else f
-    table = compare_frames(frames, len(a.ranks), key, [], metrics, metric, confidence)
+    for side in sides:
+        for i, f in enumerate(side):
+            f = f.astype({m: np.float64 for m in metrics})
+            side[i] = f.astype({k: str for k in key}) if len(f) else f
+    frames = [*sides[0], *sides[1]]
+    na = len(sides[0])
+    table, correction, rows = compare_frames(
+        frames, na, key, [], metrics, metric, confidence, True, min_share_pct
+    )
     totals = np.array([float(f[metric].sum()) for f in frames])
-    na = len(a.ranks)
+    fewest = min(len(sides[0]), len(sides[1]))
     return _comparison(a, b, view, metric, table, totals[:na], totals[na:], confidence,
-                       min(len(a.ranks), len(b.ranks)))  # fmt: skip
+                       fewest, correction, rows, min_share_pct)  # fmt: skip
 
 
-def _by_rank_steps(a: Job, b: Job, metric: str, confidence: float) -> RunsComparison:
+def _by_rank_steps(
+    a: Job, b: Job, metric: str, confidence: float, min_share_pct: float
+) -> RunsComparison:
     steps_a = {r.rank: rank_steps(r) for r in a.ranks}
     steps_b = {r.rank: rank_steps(r) for r in b.ranks}
     ranks = sorted(set(steps_a) | set(steps_b))
@@ -151,18 +206,22 @@ def _by_rank_steps(a: Job, b: Job, metric: str, confidence: float) -> RunsCompar
         cols[f"{m}_delta"] = cols[f"{m}_b"] - cols[f"{m}_a"]  # type: ignore[operator]
     sample_a = [_samples(steps_a.get(r), metric) for r in ranks]
     sample_b = [_samples(steps_b.get(r), metric) for r in ranks]
-    shifts = shift_columns(sample_a, sample_b, confidence)
+    runs_a = np.array([len(steps_a[r]) if r in steps_a else 0 for r in ranks])
+    runs_b = np.array([len(steps_b[r]) if r in steps_b else 0 for r in ranks])
+    shifts, correction = shift_columns(
+        sample_a, sample_b, confidence, (runs_a > 0) & (runs_b > 0), min_share_pct
+    )
     verdicts = shifts.pop("verdict")
     cols |= shifts
-    cols["runs_a"] = np.array([len(steps_a[r]) if r in steps_a else 0 for r in ranks])
-    cols["runs_b"] = np.array([len(steps_b[r]) if r in steps_b else 0 for r in ranks])
+    cols["runs_a"], cols["runs_b"] = runs_a, runs_b
     verdicts[cols["runs_a"] == 0] = VERDICT_NEW  # type: ignore[comparison-overlap]
     verdicts[cols["runs_b"] == 0] = VERDICT_GONE  # type: ignore[comparison-overlap]
     cols["verdict"] = verdicts
     table = pd.DataFrame(cols)
     fewest = min((len(s) for s in [*steps_a.values(), *steps_b.values()]), default=0)
     return _comparison(a, b, "ranks", metric, table, _step_means(a, metric),
-                       _step_means(b, metric), confidence, fewest)  # fmt: skip
+                       _step_means(b, metric), confidence, fewest, correction,
+                       RowSamples(sample_a, sample_b), min_share_pct)  # fmt: skip
 
 
 def _samples(steps: pd.DataFrame | None, metric: str) -> np.ndarray:
@@ -183,18 +242,19 @@ def _step_means(job: Job, metric: str) -> np.ndarray:
 
 def _comparison(
     a: Job, b: Job, view: str, metric: str, table: pd.DataFrame, totals_a: np.ndarray,
-    totals_b: np.ndarray, confidence: float, fewest: int,
+    totals_b: np.ndarray, confidence: float, fewest: int, correction: Correction,
+    rows: RowSamples, min_share_pct: float,
 ) -> RunsComparison:  # fmt: skip
     spec = VIEWS[view]
-    size = max(fewest, 1)
     paths_a = [Path(r.path) for r in a.ranks]
     paths_b = [Path(r.path) for r in b.ranks]
     return RunsComparison(
         view=view, metric=metric, table=table, key=spec.key, info=[], metrics=list(spec.metrics),
         paths_a=paths_a, paths_b=paths_b, format="job",
         total=total_shift(totals_a, totals_b, confidence), total_label=spec.total,
-        confidence=confidence, coverage=significance.coverage(size, size, confidence),
-        samples=spec.samples, fewest=fewest,
+        confidence=confidence, coverage=correction.coverage, method=correction.method,
+        samples=spec.samples, fewest=fewest, correction=correction, rows=rows,
+        min_share_pct=min_share_pct,
     )  # fmt: skip
 
 
@@ -204,9 +264,11 @@ def diff_job_runs(
     view: str = "ranks",
     metric: str | None = None,
     confidence: float = significance.DEFAULT_CONFIDENCE,
+    min_share_pct: float = MIN_SHARE_PCT,
 ) -> RunsComparison:
     """Job B against job A in one view over ranks; ValueError (one sentence) for a bad view,
-    a bad metric or a job without ranks."""
+    a bad metric or a job without ranks. Rows under `min_share_pct` % are `small`, untested
+    (`runs.shift_columns`)."""
     if view not in VIEWS:
         raise ValueError(
             f"two jobs compare over ranks in the views {', '.join(VIEWS)}, not {view!r}"
@@ -220,8 +282,8 @@ def diff_job_runs(
     if not a.ranks or not b.ranks:
         raise ValueError("each job needs at least one rank that opened")
     if view == "ranks":
-        return _by_rank_steps(a, b, metric, confidence)
-    return _over_ranks(a, b, view, metric, confidence)
+        return _by_rank_steps(a, b, metric, confidence, min_share_pct)
+    return _over_ranks(a, b, view, metric, confidence, min_share_pct)
 
 
 def diff_job_runs_all(
@@ -241,4 +303,4 @@ def diff_job_runs_all(
     return out, errors
 
 
-__all__ = ["VIEWS", "diff_job_runs", "diff_job_runs_all", "rank_steps"]
+__all__ = ["VIEWS", "diff_job_runs", "diff_job_runs_all", "rank_steps", "sample_frames"]

@@ -8,9 +8,12 @@ clock offsets that put every rank on one time axis.
 
 Clocks: kineto writes absolute times (epoch µs, or `baseTimeNanoseconds` plus relative µs), so
 when every rank's origin is an epoch time and the ranks' first common ProfilerStep starts within
-half a step of each other, the absolute clocks are trusted as they are. Otherwise (clocks of
-different hosts that disagree, or traces without epoch times) each rank is shifted so that its
-first common ProfilerStep starts where the earliest rank's did, and the job says so.
+half a step of each other, the absolute clocks are trusted as they are; also when the steps start
+further apart but the ranks' collectives end closer together on the absolute clocks than after
+aligning the steps (ranks of one busy host start a step tens of ms apart on one clock, and a
+collective is where they synchronise). Otherwise (clocks of different hosts that disagree, or
+traces without epoch times) each rank is shifted so that its first common ProfilerStep starts
+where the earliest rank's did, and the job says so.
 """
 
 from __future__ import annotations
@@ -161,6 +164,34 @@ def _missing(reductions: list[RankReduction], failures: list[RankFailure]) -> li
     return [f"{opened}; missing: {shown}" + (" (see the files that failed)" if failures else "")]
 
 
+def _end_spread(reductions: list[RankReduction], offsets: dict[int, int]) -> float | None:
+    """Median over the collectives every rank ran (matched by group, kind and order) of how
+    far apart their ends are once shifted by `offsets`; None without such a collective.
+
+    Why ends: a collective is where the ranks synchronise (an all-reduce ends on no rank before
+    the last one joins it), while ProfilerSteps start wherever each rank's own work ended: on a
+    busy machine the ranks of one host start a step tens of ms apart on one same clock.
+    """
+    frames = []
+    for red in reductions:
+        c = red.comms
+        if not len(c):
+            return None
+        f = pd.DataFrame({"pg": c["process_group"].astype(str), "kind": c["kind"].astype(str),
+                          "start": c["start_ns"].to_numpy(dtype=I64)})  # fmt: skip
+        f["end"] = f["start"] + c["dur_ns"].to_numpy(dtype=I64) + offsets.get(red.rank, 0)
+        f = f.sort_values("start", kind="stable")
+        f["nth"] = f.groupby(["pg", "kind"]).cumcount()
+        frames.append(f.assign(rank=red.rank))
+    every = pd.concat(frames, ignore_index=True).groupby(["pg", "kind", "nth"])
+    ends = every["end"]
+    full = every["rank"].transform("nunique") == len(reductions)
+    if not full.any():
+        return None
+    spread = (ends.transform("max") - ends.transform("min"))[full]
+    return float(spread.median())
+
+
 def align_clocks(reductions: list[RankReduction]) -> tuple[dict[int, int], str]:
     """Offsets (ns, per rank) that put all ranks on one time axis, and a sentence saying how."""
     zero = {r.rank: 0 for r in reductions}
@@ -188,6 +219,14 @@ def align_clocks(reductions: list[RankReduction]) -> tuple[dict[int, int], str]:
         )
     ref = min(starts.values())
     offsets = {rank: ref - s for rank, s in starts.items()}
+    if absolute:
+        own, shifted = _end_spread(reductions, zero), _end_spread(reductions, offsets)
+        if own is not None and shifted is not None and own < shifted:
+            return zero, (
+                f"absolute clocks: the ranks' collectives end within {own / 1e6:.3f} ms of each "
+                f"other (median), {shifted / 1e6:.3f} ms when aligned at ProfilerStep#{step}, "
+                f"which starts {spread / 1e6:.3f} ms apart"
+            )
     why = "clocks disagree" if absolute else "no absolute clock"
     return offsets, (
         f"{why} (ProfilerStep#{step} starts {spread / 1e6:.3f} ms apart): "
