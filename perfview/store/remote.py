@@ -1,12 +1,15 @@
 """Remote paths (`s3://`, `gs://`, `az://`, `hdfs://`, `http(s)://`, `file://`): the one place
 a URL becomes something perfview can read.
 
-Every loader reads a local file (the trace scanner maps it, the others read it in pieces), so
-a remote file is downloaded into the cache first, in 8 MB pieces, and parsed once it is whole;
-a folder (a log directory, a job's ranks) is mirrored file by file, several downloads at a
-time. The mirror sits under `<perfview cache>/remote/<scheme>/<host>/<path>`, so a run keeps
-its folder and file names, and each file has a hidden stamp beside it: the URL, its ETag (or
-the filesystem's version, else its modification time) and size. A file whose stamp matches the
+A remote file is downloaded into the cache in 8 MB pieces under a temporary name, renamed into
+place once whole and checked against the listing's size. Opened alone (`resolve(url,
+stream=True)`: the command line, the window, `perfview mcp`), it is parsed while it arrives
+by a loader that can (`perfview.streamed`: the trace scanner reads each piece as it lands),
+and by any other once it is whole. A folder (a log directory, a job's ranks) is mirrored file
+by file, several downloads at a time. The mirror sits under
+`<perfview cache>/remote/<scheme>/<host>/<path>`, so a run keeps its folder and file names,
+and each file has a hidden stamp beside it: the URL, its ETag (or the filesystem's version,
+else its modification time) and size. A file whose stamp matches the
 listing is not fetched again, so a reopen costs one listing, and the parsed columns and
 per-rank reductions cached for the mirrored file hit as for any local file.
 
@@ -25,7 +28,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
+from perfview import streamed
 from perfview.core.analysis.torch.ranks import TRACE_RE
 from perfview.core.model.errors import LoadError
 
@@ -77,10 +80,15 @@ def scheme_of(url: str) -> str:
     return match["scheme"].lower() if match else ""
 
 
-def resolve(source: str | os.PathLike[str], progress: Progress | None = None) -> Path:
+def resolve(
+    source: str | os.PathLike[str], progress: Progress | None = None, *, stream: bool = False
+) -> Path:
     """The local path to read for `source`: itself when it is a path, the local file of a
     `file://` URL, else the cached mirror of the remote file or folder (fetched when it is
-    missing or stale). LoadError, one sentence, when it cannot be read."""
+    missing or stale). `stream`: a single file's download is started on a thread and the
+    path returned at once, for the load service to read while it arrives
+    (`perfview.streamed`; the caller must load it through the service). LoadError, one
+    sentence, when it cannot be read."""
     if not is_url(source):
         return Path(source)
     url = str(source)
@@ -91,7 +99,8 @@ def resolve(source: str | os.PathLike[str], progress: Progress | None = None) ->
     if info.get("type") == "directory":
         mirror_tree(url, progress)
         return mirror_dir(url)
-    return _fetched(fs, _remote_file(url, "", info), mirror_dir(url))
+    fetch = _streamed if stream else _fetched
+    return fetch(fs, _remote_file(url, "", info), mirror_dir(url))
 
 
 def list_traces(url: str) -> list[str]:
@@ -202,7 +211,11 @@ def _call(url: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except PermissionError as exc:
         raise LoadError(f"{url}: access denied ({_first_line(exc)})") from exc
     except Exception as exc:  # network, credentials, endpoint: the backend's own words
-        raise LoadError(f"cannot read {url}: {type(exc).__name__}: {_first_line(exc)}") from exc
+        raise _failure(url, exc) from exc
+
+
+def _failure(url: str, exc: BaseException) -> LoadError:
+    return LoadError(f"cannot read {url}: {type(exc).__name__}: {_first_line(exc)}")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -257,15 +270,70 @@ def _listing(url: str) -> list[RemoteFile]:
 
 def _fetched(fs: Any, file: RemoteFile, local: Path) -> Path:
     """`local`, the mirrored copy of `file`, downloaded unless its stamp matches."""
-    stamp = {"url": file.url, "version": file.version, "size": file.size}
-    if _current(local, stamp):
+    if not _current(local, _stamp(file)):
+        _download(fs, file, local)
+        streamed.discard_failed(local)  # a failed streamed download of it: fetched now
+    return local
+
+
+def _streamed(fs: Any, file: RemoteFile, local: Path) -> Path:
+    """`local`, the mirrored copy of `file`, its download started on a thread when its
+    stamp does not match: a loader that reads a file while it arrives parses the pieces
+    already there (`perfview.streamed`), any other reader waits until it is whole. A file
+    the listing gives no size is downloaded whole here."""
+    arriving = streamed.pending(local)
+    if arriving is not None and arriving.error is None:
+        return local  # already on its way
+    if _current(local, _stamp(file)):
         return local
+    if file.size <= 0:
+        return _fetched(fs, file, local)
+    for stale in (local, _stamp_of(local)):  # nothing reads the old copy meanwhile
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    arriving = streamed.Arriving(local, file.size)
+    streamed.offer(arriving)
+
+    def arrive() -> None:
+        try:
+            _download(fs, file, local, arriving.add)
+        except BaseException as exc:  # any failure: every reader gets one sentence
+            arriving.failed(exc if isinstance(exc, LoadError) else _failure(file.url, exc))
+        else:
+            arriving.finished()
+
+    threading.Thread(target=arrive, name="perfview-download", daemon=True).start()
+    return local
+
+
+def _stamp(file: RemoteFile) -> dict[str, Any]:
+    return {"url": file.url, "version": file.version, "size": file.size}
+
+
+def _download(
+    fs: Any, file: RemoteFile, local: Path, sink: Callable[[bytes], None] | None = None
+) -> None:
+    """Download `file` to `local` piece by piece (each also handed to `sink`), under a
+    temporary name renamed into place only once every byte arrived and the size is the
+    listing's: a partial or failed download is never in the mirror as if whole."""
     local.parent.mkdir(parents=True, exist_ok=True)
     part = local.with_name(f".{local.name}.{os.getpid()}.{threading.get_ident()}.part")
     try:
         source = _call(file.url, fs.open, _path_in(fs, file.url), "rb", block_size=CHUNK)
+        got = 0
         with source as src, open(part, "wb") as dst:
-            _call(file.url, shutil.copyfileobj, src, dst, CHUNK)
+            while piece := _call(file.url, src.read, CHUNK):
+                got += len(piece)
+                if file.size and got > file.size:
+                    break
+                dst.write(piece)
+                if sink is not None:
+                    sink(piece)
+        if file.size and got != file.size:
+            raise LoadError(
+                f"{file.url} changed while it was read ({file.size:,} bytes listed, "
+                f"{got:,} read): open it again"
+            )
         if file.mtime is not None:  # the file's own time, as a local copy would keep it
             os.utime(part, (file.mtime, file.mtime))
         os.replace(part, local)
@@ -273,9 +341,8 @@ def _fetched(fs: Any, file: RemoteFile, local: Path) -> Path:
         with contextlib.suppress(FileNotFoundError):
             part.unlink()
     tmp = _stamp_of(local).with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(stamp))
+    tmp.write_text(json.dumps(_stamp(file)))
     os.replace(tmp, _stamp_of(local))
-    return local
 
 
 def _path_in(fs: Any, url: str) -> str:
