@@ -49,6 +49,7 @@ CHUNK = 8 << 20  # bytes read per request while downloading
 DOWNLOADS = 8  # files fetched at once when mirroring a folder
 MAX_FILES = 20_000  # as `jobs.logdir.MAX_FILES`: a whole bucket is not a log directory
 STAMP_SUFFIX = ".perfview-remote"
+FOLDER_STAMP = ".perfview-remote-folder"  # in a mirrored folder's root: the URL it mirrors
 # What says a remote file changed, most specific first: S3/Azure/GCS ETags and versions,
 # then modification times (HDFS, SFTP, local).
 _VERSION_KEYS = (
@@ -139,7 +140,48 @@ def mirror_tree(url: str, progress: Progress | None = None) -> Path:
     with ThreadPoolExecutor(max_workers=min(DOWNLOADS, max(1, len(files)))) as pool:
         list(pool.map(fetch, files))
     top.mkdir(parents=True, exist_ok=True)
+    marker = top / FOLDER_STAMP  # what a window following the folder lists (`mirrored_from`)
+    if not marker.is_file() or mirrored_from(top) != url:
+        tmp = marker.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"url": url}))
+        os.replace(tmp, marker)
     return top
+
+
+def mirrored_from(folder: Path) -> str | None:
+    """The URL whose mirror `folder` is (`mirror_tree` left its marker there), else None."""
+    try:
+        url = json.loads((Path(folder) / FOLDER_STAMP).read_text()).get("url")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return url if isinstance(url, str) and is_url(url) else None
+
+
+Settled = dict[str, tuple[int, str]]  # a folder's trace files by path: (size, version)
+
+
+def mirror_settled(url: str, before: Settled) -> tuple[Settled, list[Path]]:
+    """One look at a followed folder (`remote_follow`): list it, and fetch into the mirror
+    the trace files that are new or changed there and have stopped changing, i.e. show the
+    same size and version as in the listing before (`before`); returns this listing's
+    sizes and versions and the files fetched. An object still being written (a growing
+    file on HDFS or a local disk) waits one more listing; whether a fetched file is whole
+    (its JSON closes) is for the reader (`jobs.logdir.is_whole`)."""
+    fs, _root = _filesystem(url)
+    top = mirror_dir(url)
+    now: Settled = {}
+    fetched: list[Path] = []
+    for file in _listing(url):
+        now[file.rel] = (file.size, file.version)
+        if before.get(file.rel) != now[file.rel]:
+            continue  # new or changed since the last listing: settled at the next
+        local = _local(top, file.rel)
+        if file.version and _current(local, _stamp(file)):
+            continue
+        if not file.version and local.is_file() and local.stat().st_size == file.size:
+            continue  # no version to tell (plain HTTP): the same size is the same file
+        fetched.append(_fetched(fs, file, local))
+    return now, fetched
 
 
 def mirror_dir(url: str) -> Path:
@@ -198,7 +240,8 @@ def _filesystem(url: str) -> tuple[Any, str]:
         ) from exc
     # Listings and file details are cached per filesystem object (s3fs's dircache): every
     # open asks the store afresh, or a changed object would be read against its old ETag.
-    fs.invalidate_cache(path)
+    # All of it, not `path`'s: the listing of a folder below it would hide a new file there.
+    fs.invalidate_cache()
     return fs, str(path)
 
 
@@ -377,7 +420,9 @@ __all__ = [
     "is_url",
     "list_traces",
     "mirror_dir",
+    "mirror_settled",
     "mirror_tree",
+    "mirrored_from",
     "resolve",
     "resolve_all",
     "scheme_of",

@@ -196,3 +196,27 @@ def test_a_key_cannot_lead_the_mirror_out_of_the_cache() -> None:
     top = remote.mirror_dir("s3://bucket")
     assert mirror.is_relative_to(top)
     assert ".." not in mirror.parts
+
+
+def test_a_followed_folder_fetches_an_object_once_it_stood_still(s3: Any) -> None:
+    """`mirror_settled` (one listing of a followed log directory): a new or changed object
+    is fetched only when the next listing shows it the same size and version again."""
+    url = f"s3://{BUCKET}/follow"
+    first, later = sorted(LOGDIR.glob("run1/*.gz"))
+    s3.put(str(first), f"{BUCKET}/follow/run1/{first.name}")
+    top = remote.mirror_tree(url)
+    assert remote.mirrored_from(top) == url
+    listed, fetched = remote.mirror_settled(url, {})
+    assert fetched == [], "the open mirrored what was there"
+    key = f"{BUCKET}/follow/run1/{later.name}"
+    data = later.read_bytes()
+    s3.pipe(key, data[:100])  # being written
+    listed, fetched = remote.mirror_settled(url, listed)
+    assert fetched == [], "new: not fetched before it stood still"
+    s3.pipe(key, data)  # grew
+    listed, fetched = remote.mirror_settled(url, listed)
+    assert fetched == [], "changed: not fetched before it stood still"
+    listed, fetched = remote.mirror_settled(url, listed)
+    assert [p.name for p in fetched] == [later.name]
+    assert fetched[0].read_bytes() == data
+    assert remote.mirror_settled(url, listed)[1] == [], "fetched once"

@@ -7,10 +7,17 @@ gzip stream does not end) is watched itself and read only once it is. The folder
 a worker (`qt.tasks.Task`), parsing only the new files (`open_logdir(known=…)`), and
 `updated(LogDir, new_files)` hands the result to the GUI thread. Bursts of changes (a file
 written in many pieces) are gathered by a short single-shot timer, one re-read at a time.
+
+A log directory opened from a URL is the mirror of a remote folder (`remote.mirrored_from`):
+a `remote_follow.Follower` thread lists the remote folder every `follow_s` seconds (5, or
+`PERFVIEW_REMOTE_FOLLOW_S`) and fetches
+the files that stopped changing into the mirror, then says so (`fetched`, a queued signal);
+the re-read is the same.
 """
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
@@ -18,6 +25,8 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from perfview.core.model.logdir import LogDir
 from perfview.core.model.progress import Progress
 from perfview.qt.tasks import Task
+from perfview.store import remote
+from perfview.store.remote_follow import Follower
 
 GATHER_MS = 250  # changes closer together than this are read together
 
@@ -28,8 +37,11 @@ class LogDirWatch(QObject):
 
     updated = Signal(object, object)
     read = Signal(object)
+    fetched = Signal(object)  # from the follower's thread: files fetched into the mirror
 
-    def __init__(self, logdir: LogDir, parent: QObject | None = None) -> None:
+    def __init__(
+        self, logdir: LogDir, parent: QObject | None = None, follow_s: float | None = None
+    ) -> None:
         super().__init__(parent)
         self.logdir = logdir
         self.watcher = QFileSystemWatcher(self)
@@ -42,6 +54,19 @@ class LogDirWatch(QObject):
         self.task: Task | None = None
         self._again = False
         self._watch(logdir)
+        self.follower: Follower | None = None
+        url = remote.mirrored_from(logdir.root)
+        if url is not None:  # a remote folder: listed on a thread of its own
+            self.fetched.connect(self._changed)
+            me = weakref.ref(self)  # the thread must not keep a closed tab's watch alive
+
+            def fetched(files: list[Path]) -> None:
+                watch = me()
+                if watch is not None:
+                    watch.fetched.emit(files)
+
+            self.follower = Follower(url, fetched, follow_s)
+            self.destroyed.connect(self.follower.stop)
 
     def _watch(self, logdir: LogDir) -> None:
         folders = {str(logdir.root), *(str(run.path) for run in logdir.runs)}
@@ -54,7 +79,7 @@ class LogDirWatch(QObject):
         if new:
             self.watcher.addPaths(new)
 
-    def _changed(self, _path: str) -> None:
+    def _changed(self, _what: object) -> None:
         self.timer.start()
 
     def reread(self) -> None:
