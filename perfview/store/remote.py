@@ -37,9 +37,10 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-from perfview import streamed
+from perfview import readahead, streamed
 from perfview.core.analysis.torch.ranks import TRACE_RE
 from perfview.core.model.errors import LoadError
+from perfview.store import mirror_files
 
 INSTALL = "pip install 'perfview[remote]'"
 # A scheme of two letters or more: `C://x` is a Windows drive, not a URL.
@@ -48,7 +49,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9._@=+,-]")
 CHUNK = 8 << 20  # bytes read per request while downloading
 DOWNLOADS = 8  # files fetched at once when mirroring a folder
 MAX_FILES = 20_000  # as `jobs.logdir.MAX_FILES`: a whole bucket is not a log directory
-STAMP_SUFFIX = ".perfview-remote"
+STAMP_SUFFIX = mirror_files.STAMP_SUFFIX
+_stamp_of = mirror_files.stamp_of
 FOLDER_STAMP = ".perfview-remote-folder"  # in a mirrored folder's root: the URL it mirrors
 # What says a remote file changed, most specific first: S3/Azure/GCS ETags and versions,
 # then modification times (HDFS, SFTP, local).
@@ -100,8 +102,11 @@ def resolve(
     if info.get("type") == "directory":
         mirror_tree(url, progress)
         return mirror_dir(url)
-    fetch = _streamed if stream else _fetched
-    return fetch(fs, _remote_file(url, "", info), mirror_dir(url))
+    if stream:
+        return _streamed(fs, _remote_file(url, "", info), mirror_dir(url))
+    local = _fetched(fs, _remote_file(url, "", info), mirror_dir(url))
+    _bound([local])
+    return local
 
 
 def list_traces(url: str) -> list[str]:
@@ -121,10 +126,8 @@ def mirror_tree(url: str, progress: Progress | None = None) -> Path:
     files = _listing(url)
     top = mirror_dir(url)
     wanted = {_local(top, f.rel) for f in files}
-    for stale in _mirrored(top) - wanted:
-        with contextlib.suppress(OSError):
-            stale.unlink()
-            _stamp_of(stale).unlink()
+    for stale in mirror_files.mirrored(top) - wanted:
+        mirror_files.drop(stale)
     done = 0
     lock = threading.Lock()
 
@@ -138,7 +141,8 @@ def mirror_tree(url: str, progress: Progress | None = None) -> Path:
         return local
 
     with ThreadPoolExecutor(max_workers=min(DOWNLOADS, max(1, len(files)))) as pool:
-        list(pool.map(fetch, files))
+        kept = list(pool.map(fetch, files))
+    _bound(kept)
     top.mkdir(parents=True, exist_ok=True)
     marker = top / FOLDER_STAMP  # what a window following the folder lists (`mirrored_from`)
     if not marker.is_file() or mirrored_from(top) != url:
@@ -187,14 +191,12 @@ def mirror_settled(url: str, before: Settled) -> tuple[Settled, list[Path]]:
 def mirror_dir(url: str) -> Path:
     """Where the mirror of `url` lives: `<cache>/remote/<scheme>/<host>/<path>`, every part
     made a plain file name (a `..` in a key never leaves the mirror)."""
-    from perfview.store.parsed_columns import cache_dir
-
     parts = urlsplit(url)
     names = [parts.scheme.lower(), parts.netloc or "_"]
     names += [p for p in PurePosixPath(parts.path).parts if p != "/"]
     if parts.query:
         names[-1] += "@" + hashlib.sha256(parts.query.encode()).hexdigest()[:12]
-    return Path(cache_dir(), "remote", *map(_safe, names))
+    return Path(readahead.cache_root(), mirror_files.REMOTE, *map(_safe, names))
 
 
 def _safe(name: str) -> str:
@@ -204,20 +206,6 @@ def _safe(name: str) -> str:
 
 def _local(top: Path, rel: str) -> Path:
     return top.joinpath(*(_safe(p) for p in rel.split("/") if p))
-
-
-def _stamp_of(local: Path) -> Path:
-    return local.with_name(f".{local.name}{STAMP_SUFFIX}")
-
-
-def _mirrored(top: Path) -> set[Path]:
-    """The files of a mirror perfview wrote (each has its stamp beside it)."""
-    if not top.is_dir():
-        return set()
-    return {
-        stamp.with_name(stamp.name[1 : -len(STAMP_SUFFIX)])
-        for stamp in top.rglob(f".*{STAMP_SUFFIX}")
-    }
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
@@ -344,6 +332,8 @@ def _streamed(fs: Any, file: RemoteFile, local: Path) -> Path:
             arriving.failed(exc if isinstance(exc, LoadError) else _failure(file.url, exc))
         else:
             arriving.finished()
+            with contextlib.suppress(OSError):
+                _bound([local])
 
     threading.Thread(target=arrive, name="perfview-download", daemon=True).start()
     return local
@@ -399,9 +389,20 @@ def _current(local: Path, stamp: dict[str, Any]) -> bool:
         return False
     try:
         kept = json.loads(_stamp_of(local).read_text())
-        return bool(kept == stamp and local.stat().st_size == stamp["size"])
+        current = bool(kept == stamp and local.stat().st_size == stamp["size"])
     except (OSError, ValueError):
         return False
+    if current:
+        mirror_files.touch(local)  # used now: the cache evicts the least recently used
+    return current
+
+
+def _bound(keep: Iterable[Path]) -> None:
+    """Keep the cache within its size bound, the mirror's files counted with its entries
+    (`parsed_columns.evict`); what was just fetched (`keep`) stays."""
+    from perfview.store import parsed_columns
+
+    parsed_columns.evict(keep=frozenset(keep))
 
 
 def url_name(source: str) -> str:
