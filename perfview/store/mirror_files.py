@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 STAMP_SUFFIX = ".perfview-remote"
 REMOTE = "remote"  # the mirror's folder in the cache
+TOUCH_S = 60.0  # a use marked once a minute at most: a followed folder is listed every 5 s
 
 
 def stamp_of(local: Path) -> Path:
@@ -32,10 +34,16 @@ def mirrored(top: Path) -> set[Path]:
     }
 
 
-def touch(local: Path) -> None:
-    """Mark a mirrored file used now (the cache evicts the least recently used first)."""
+def touch(local: Path, *, now: bool = False) -> None:
+    """Mark a mirrored file used now (the cache evicts the least recently used first), unless
+    it was in the last TOUCH_S seconds (each touch is a change a folder watch sees) or `now`.
+    The time is the clock's, to the ns: a file's own times tick coarsely (4 ms), and two
+    files used within one tick would tie."""
+    stamp = stamp_of(local)
     with contextlib.suppress(OSError):
-        os.utime(stamp_of(local))
+        if now or time.time() - stamp.stat().st_mtime > TOUCH_S:
+            at = time.time_ns()
+            os.utime(stamp, ns=(at, at))
 
 
 def entries(cache: Path) -> list[tuple[float, int, Path]]:

@@ -56,7 +56,7 @@ FOLDER_STAMP = ".perfview-remote-folder"  # in a mirrored folder's root: the URL
 # then modification times (HDFS, SFTP, local).
 _VERSION_KEYS = (
     "ETag", "etag", "md5Hash", "generation", "VersionId", "version_id", "LastModified",
-    "last_modified", "updated", "mtime", "modified", "created",
+    "last_modified", "Last-Modified", "updated", "mtime", "modified", "created",
 )  # fmt: skip
 _MTIME_KEYS = ("LastModified", "last_modified", "updated", "mtime", "modified")
 Progress = Callable[[int, int], None]
@@ -99,7 +99,7 @@ def resolve(
         return Path(url2pathname(urlsplit(url).path))
     fs, root = _filesystem(url)
     info = _call(url, fs.info, root)
-    if info.get("type") == "directory":
+    if _is_folder(url, fs, root, info):
         mirror_tree(url, progress)
         return mirror_dir(url)
     if stream:
@@ -114,7 +114,7 @@ def list_traces(url: str) -> list[str]:
     cluster's workers are given to read themselves."""
     fs, root = _filesystem(url)
     info = _call(url, fs.info, root)
-    if info.get("type") != "directory":
+    if not _is_folder(url, fs, root, info):
         return [url]
     return [f.url for f in _listing(url)]
 
@@ -182,8 +182,8 @@ def mirror_settled(url: str, before: Settled) -> tuple[Settled, list[Path]]:
         local = _local(top, file.rel)
         if file.version and _current(local, _stamp(file)):
             continue
-        if not file.version and local.is_file() and local.stat().st_size == file.size:
-            continue  # no version to tell (plain HTTP): the same size is the same file
+        if not file.version and local.is_file() and file.size in (0, local.stat().st_size):
+            continue  # no version to tell (an HTTP index: no size either): kept as fetched
         fetched.append(_fetched(fs, file, local))
     return now, fetched
 
@@ -252,6 +252,15 @@ def _failure(url: str, exc: BaseException) -> LoadError:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
+
+
+def _is_folder(url: str, fs: Any, root: str, info: dict[str, Any]) -> bool:
+    """A folder: the filesystem says so, or (HTTP, which has no folders) the URL is an HTML
+    page whose links fsspec lists as its files (a server's directory index)."""
+    if info.get("type") == "directory":
+        return True
+    html = str(info.get("mimetype") or "").startswith("text/html")
+    return html and bool(_call(url, fs.isdir, root))
 
 
 def _version(info: dict[str, Any]) -> str:
@@ -376,6 +385,7 @@ def _download(
     tmp = _stamp_of(local).with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(_stamp(file)))
     os.replace(tmp, _stamp_of(local))
+    mirror_files.touch(local, now=True)
 
 
 def _path_in(fs: Any, url: str) -> str:

@@ -6,7 +6,8 @@ loop); each file not yet whole (`perfview.jobs.logdir.is_whole`: its JSON does n
 gzip stream does not end) is watched itself and read only once it is. The folder is re-read in
 a worker (`qt.tasks.Task`), parsing only the new files (`open_logdir(known=…)`), and
 `updated(LogDir, new_files)` hands the result to the GUI thread. Bursts of changes (a file
-written in many pieces) are gathered by a short single-shot timer, one re-read at a time.
+written in many pieces) are gathered by a short single-shot timer started by the first of
+them (never pushed back, so changes that never pause still get read), one re-read at a time.
 
 A log directory opened from a URL is the mirror of a remote folder (`remote.mirrored_from`):
 a `remote_follow.Follower` thread lists the remote folder every `follow_s` seconds (5, or
@@ -80,7 +81,8 @@ class LogDirWatch(QObject):
             self.watcher.addPaths(new)
 
     def _changed(self, _what: object) -> None:
-        self.timer.start()
+        if not self.timer.isActive():  # not restarted: a file written on and on is read too
+            self.timer.start()
 
     def reread(self) -> None:
         """Read the folder again in a worker (one re-read at a time; changes meanwhile queue
