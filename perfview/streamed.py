@@ -47,6 +47,7 @@ class Arriving:
         self.done = False
         self.error: BaseException | None = None
         self.taken = False
+        self.woken = False  # its reader was cancelled: waits return at once (`wake`)
         self._cond = threading.Condition()
 
     # ------------------------------------------------------------------ the writer's side
@@ -90,11 +91,19 @@ class Arriving:
         Raises the download's error."""
         want = min(want, self.size)
         with self._cond:
-            while self.have < want and self.error is None:
+            while self.have < want and self.error is None and not self.woken:
                 self._cond.wait()
             if self.error is not None:
                 raise self.error
             return self.have
+
+    def wake(self) -> None:
+        """The reader's load was cancelled: its waits return at once, with what arrived (it
+        checks its own stop), so a Cancel never waits for the network. The download goes
+        on into the cache."""
+        with self._cond:
+            self.woken = True
+            self._cond.notify_all()
 
     def head(self, size: int) -> bytes:
         """The file's first `size` bytes (fewer when it is smaller), once they arrived."""

@@ -21,7 +21,7 @@ import pytest
 
 from perfview import loaders, streamed
 from perfview.core.model import Bundle
-from perfview.core.model.errors import LoadError
+from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.loaders import trace
 from perfview.store import remote
 from tests.conftest import SAMPLES
@@ -215,3 +215,27 @@ def test_an_object_shorter_than_listed_is_not_kept(parts: type[_Parts]) -> None:
         loaders.load(local, options=SCANNED)
     assert not local.exists()
     assert np.all([not p.name.endswith(".part") for p in local.parent.iterdir()])
+
+
+def test_a_cancelled_scan_does_not_wait_for_the_network(tmp_path: Path) -> None:
+    """Cancel while the scanner waits for bytes that never come: the load ends at once (the
+    download is woken, `Arriving.wake`), it does not wait for the network."""
+    source = TRACES[0]
+    if not source.is_file():
+        pytest.skip(f"the sample {source} is absent")
+    data = source.read_bytes()
+    target = tmp_path / source.name
+    stalled = streamed.Arriving(target, len(data))  # its download stalls after a third
+    stalled.add(data[: len(data) // 3])
+    streamed.offer(stalled)
+
+    def cancel(_fraction: float, message: str) -> None:
+        if message.startswith("scanned"):
+            raise LoadCancelled("cancelled")
+
+    try:
+        with pytest.raises(LoadCancelled):
+            trace.load(target, progress=cancel, compiled=True)
+        assert stalled.woken
+    finally:
+        stalled.failed(LoadError("the test is over"))

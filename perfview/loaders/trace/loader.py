@@ -372,13 +372,12 @@ def _scan(
     if ran and (ahead is None or isinstance(ahead, trace_parallel.Scanned)):
         return ahead  # the CLI scanned it while importing (`cli._scan_ahead`)
     progress(0.2, "scanning events")
-    try:
-        return trace_parallel.scan(
-            buf, progress, 0.2, 0.8, window=window or trace_parallel.WINDOW, arriving=arriving
-        )
-    finally:
-        if arriving is not None:
-            arriving.whole()  # raises the download's failure, if any
+    scanned = trace_parallel.scan(
+        buf, progress, 0.2, 0.8, window=window or trace_parallel.WINDOW, arriving=arriving
+    )
+    if arriving is not None:
+        arriving.whole()  # raises the download's failure, if any
+    return scanned
 
 
 def _meta(top: dict[str, msgspec.Raw]) -> dict[str, Any]:

@@ -37,7 +37,8 @@ def members(
         status, pos, count = top_level.members(arr[:have], i, True, out)
         if status not in (ts.TRUNC, ts.ODD):
             return status, pos, count
-        arriving.wait(max(have + 1, 2 * have), consumed=i)
+        if arriving.wait(max(have + 1, 2 * have), consumed=i) == have:
+            return ts.ODD, i, 0  # woken: the load was cancelled
     return top_level.members(arr, i, True, out)  # type: ignore[no-any-return]
 
 
@@ -89,8 +90,10 @@ def _next_arrived(
         at = _next_non_ws(buf, start, have)
         if at < have or have >= arriving.size:
             return at, have
-        start = have
+        start, before = have, have
         have = arriving.wait(have + 1, consumed=consumed)
+        if have == before:  # woken: the load was cancelled (its stop ends the scan)
+            return have, have
 
 
 def _last_non_ws(buf: np.ndarray, end: int) -> int:

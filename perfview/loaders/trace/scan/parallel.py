@@ -428,6 +428,8 @@ def _run_first(arr: np.ndarray, r: _Range, stop: threading.Event, tick: Callable
     finally:
         if not done.is_set():
             stop.set()
+            if r.arriving is not None:  # waiting for the network: not for a cancelled load
+                r.arriving.wake()
             t.join()
     t.join()
 
