@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import glob
 import hashlib
 import json
 import os
@@ -359,6 +360,7 @@ def _download(
     temporary name renamed into place only once every byte arrived and the size is the
     listing's: a partial or failed download is never in the mirror as if whole."""
     local.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_parts(local)
     part = local.with_name(f".{local.name}.{os.getpid()}.{threading.get_ident()}.part")
     try:
         source = _call(file.url, fs.open, _path_in(fs, file.url), "rb", block_size=CHUNK)
@@ -386,6 +388,26 @@ def _download(
     tmp.write_text(json.dumps(_stamp(file)))
     os.replace(tmp, _stamp_of(local))
     mirror_files.touch(local, now=True)
+
+
+def _sweep_parts(local: Path) -> None:
+    """Delete the temporary files of earlier downloads of `local` whose process has ended
+    (a command that exited mid-download): `.NAME.PID.THREAD.part`."""
+    for part in local.parent.glob(f".{glob.escape(local.name)}.*.part"):
+        pid = part.name[len(local.name) + 2 :].split(".")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                part.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _path_in(fs: Any, url: str) -> str:

@@ -10,6 +10,7 @@ of place (inside a key, a number, a string, an escape, between events, in the he
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -239,3 +240,23 @@ def test_a_cancelled_scan_does_not_wait_for_the_network(tmp_path: Path) -> None:
         assert stalled.woken
     finally:
         stalled.failed(LoadError("the test is over"))
+
+
+def test_a_download_left_by_an_ended_process_is_swept(parts: type[_Parts]) -> None:
+    """A command that exited mid-download left its temporary file: the next download of the
+    same file deletes it (a live process's is left alone)."""
+    source = TRACES[0]
+    if not source.is_file():
+        pytest.skip(f"the sample {source} is absent")
+    _serve(source.read_bytes(), (0.5,))
+    parts.scanned.set()  # nothing held back
+    url = f"{PROTOCOL}://bucket/{source.name}"
+    local = remote.mirror_dir(url)
+    local.parent.mkdir(parents=True)
+    dead = local.with_name(f".{local.name}.999999999.1.part")  # no such process
+    live = local.with_name(f".{local.name}.{os.getpid()}.1.part")
+    dead.write_bytes(b"{")
+    live.write_bytes(b"{")
+    assert remote.resolve(url).read_bytes() == parts.data
+    assert not dead.exists()
+    assert live.exists()
