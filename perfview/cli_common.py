@@ -81,18 +81,21 @@ def fetch_urls(args: Any) -> None:
 
     if getattr(args, "cluster", None):
         return
+    named = [getattr(args, name, None) for name in PATH_ARGUMENTS]
+    inputs = [s for v in named for s in (v if isinstance(v, list) else [v]) if s is not None]
+    stream = len(inputs) == 1  # one file is parsed while it downloads (`remote._streamed`)
     for name in PATH_ARGUMENTS:
         value = getattr(args, name, None)
         sources = value if isinstance(value, list) else [value]
         if not any(remote.is_url(s) for s in sources):
             continue
-        local = [_fetched(remote, str(s)) if remote.is_url(s) else s for s in sources]
+        local = [_fetched(remote, str(s), stream) if remote.is_url(s) else s for s in sources]
         setattr(args, name, local if isinstance(value, list) else local[0])
 
 
-def _fetched(remote: Any, url: str) -> str:
+def _fetched(remote: Any, url: str, stream: bool) -> str:
     try:
-        return str(remote.resolve(url))
+        return str(remote.resolve(url, stream=stream))
     except LoadError as exc:
         raise cannot_open(url, str(exc)) from exc
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from perfview import streamed
 from perfview.core.model import Bundle, CallTree
 from perfview.core.model.errors import LoadCancelled, LoadError
 from perfview.core.model.progress import Progress, noop
@@ -85,7 +86,7 @@ class OpenDocument:
 
 def _big(path: Path) -> bool:
     try:
-        return path.stat().st_size >= BIG_BYTES
+        return streamed.size_of(path) >= BIG_BYTES
     except OSError:
         return False
 
@@ -96,7 +97,7 @@ def open_document(
     """Load `path` and prepare what `options` asks for; LoadError (one sentence) on bad input,
     LoadCancelled when `progress` raises it."""
     started = time.perf_counter()
-    target = remote.resolve(path)  # a URL: its cached local copy
+    target = remote.resolve(path, stream=True)  # a URL: its cached copy, parsed as it arrives
     big = options.pages is not None and _big(target)
     if big and options.before_big_load is not None:
         options.before_big_load()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from perfview import streamed
 from perfview.core.analysis.torch.job import Job, RankFailure, RankReduction, assemble, reduce_rank
 from perfview.core.analysis.torch.ranks import TRACE_RE, trace_files
 from perfview.core.model import Timeline
@@ -34,6 +35,7 @@ def job_files(sources: Sequence[str | Path]) -> list[Path]:
     files: list[Path] = []
     for source in sources:
         path = remote.resolve(source)  # a URL: its local mirror
+        streamed.settle(path)  # a file still downloading (one opened alone before): whole
         if path.is_dir():
             files.extend(trace_files(path))
         elif path.exists():

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from perfview import streamed
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress
@@ -52,7 +53,7 @@ class CompiledReader:
         if compiled is not None:
             return compiled
         try:
-            return Path(path).stat().st_size >= self.min_bytes
+            return streamed.size_of(path) >= self.min_bytes
         except OSError:
             return False
 
@@ -76,6 +77,10 @@ class Capabilities:
     # a load that leaves the GIL to other threads, or returns None where the file needs the
     # loader's GIL-holding path (which the service then sends to a child, when `child`)
     gil_free_load: Callable[[Path, Progress, bool | None], Bundle | None] | None = None
+    # it reads a file while it still downloads (`perfview.streamed`: it takes the arriving
+    # map and waits for the bytes it reaches); the service hands any other loader the file
+    # once it is whole
+    streams: bool = False
 
 
 PLAIN = Capabilities()  # parsed in the caller's process, nothing compiled

@@ -20,6 +20,7 @@ import os
 import struct
 from pathlib import Path
 
+from perfview import streamed
 from perfview.core.model.errors import LoadError
 
 ENV_LIMIT = "PERFVIEW_MEMORY_LIMIT"
@@ -41,6 +42,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 def decoded_size(path: Path) -> int:
     """Bytes the file's content takes once decompressed (estimated for gzip, see module doc)."""
+    arriving = streamed.pending(path)
+    if arriving is not None:  # still downloading, and plain (a gzip one is detected whole)
+        return arriving.size
     size = path.stat().st_size
     with open(path, "rb") as fh:
         if fh.read(2) != GZIP_MAGIC or size < 18:
@@ -80,7 +84,7 @@ def needed_memory(path: Path, loader_name: str) -> int:
     """Estimated peak bytes to load `path` with the loader called `loader_name`."""
     factor = OVERHEAD.get(loader_name, DEFAULT_OVERHEAD)
     size = decoded_size(path)
-    if loader_name in STREAMED_OVERHEAD and size == path.stat().st_size >= STREAMED_MIN_BYTES:
+    if loader_name in STREAMED_OVERHEAD and size == streamed.size_of(path) >= STREAMED_MIN_BYTES:
         factor = STREAMED_OVERHEAD[loader_name]  # plain, big: streamed (see STREAMED_OVERHEAD)
     return int(size * factor) + BASE_BYTES
 

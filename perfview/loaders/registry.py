@@ -72,17 +72,24 @@ def _guarded(fn: Any, head: bytes, path: Path) -> Any:
         raise LoadError(internal_error(exc)) from exc
 
 
-def detect(path: Path) -> Loader:
-    """Return the loader module for `path`, chosen by content; raise LoadError if none fits."""
-    path = Path(path)
+def _head(path: Path) -> bytes:
     if not path.exists():
         raise LoadError("the file does not exist")
     if path.is_dir():
         raise LoadError("it is a folder, not a file")
     try:
-        head = read_head(path)
+        return read_head(path)
     except OSError as exc:
         raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc
+
+
+def detect(path: Path, head: bytes | None = None) -> Loader:
+    """Return the loader module for `path`, chosen by content; raise LoadError if none fits.
+    `head`: the file's first bytes, when the caller has them (a download still arriving,
+    `perfview.streamed`)."""
+    path = Path(path)
+    if head is None:
+        head = _head(path)
     if not head.strip():
         raise LoadError("the file is empty")
     tool = foreign.name_tool(head)  # before sniffing: the trace reader takes any JSON object

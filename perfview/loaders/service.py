@@ -39,10 +39,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from perfview import streamed
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
-from perfview.loaders.base import CompiledReader, Where
+from perfview.loaders.base import GZIP_MAGIC, HEAD_BYTES, CompiledReader, Where
 from perfview.loaders.registry import LOADERS, Loader, detect
 from perfview.store import parsed_columns, write_gates
 
@@ -74,9 +75,9 @@ def load(
 ) -> Bundle:
     """Detect the format of `path` and load it as `options` say; LoadError with a user sentence."""
     path = Path(path)
-    loader = detect(path)
-    cached = parsed_columns.enabled(path)
-    if options.read_cache and cached:
+    loader = _detect(path)
+    arriving = streamed.pending(path) is not None  # nothing cached for a file downloading
+    if options.read_cache and not arriving and parsed_columns.enabled(path):
         progress(0.0, "reading the cache")
         hit = parsed_columns.get(path)
         if hit is not None:
@@ -86,10 +87,27 @@ def load(
     if reader is not None and reader.pending(path, options.compiled):
         progress(0.0, reader.message)
     bundle = _parse(loader, path, progress, options)
-    if options.write_cache and cached:
+    streamed.settle(path)  # the cache keys its entry on the whole file
+    if options.write_cache and parsed_columns.enabled(path):
         parsed_columns.put_later(path, bundle, options.write_gate)
     progress(1.0, "done")
     return bundle
+
+
+def _detect(path: Path) -> Loader:
+    """`detect`; for a download still arriving (`perfview.streamed`), from its first bytes
+    when a loader that reads while it arrives (`Capabilities.streams`) takes a plain file,
+    else once it is whole."""
+    arriving = streamed.pending(path)
+    if arriving is None:
+        return detect(path)
+    head = arriving.head(HEAD_BYTES)
+    if not head.startswith(GZIP_MAGIC):
+        loader = detect(path, head)
+        if loader.CAPABILITIES.streams:
+            return loader
+    arriving.whole()
+    return detect(path)
 
 
 def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions) -> Bundle:
@@ -120,7 +138,7 @@ def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions)
 
 def _big(path: Path, options: LoadOptions) -> bool:
     try:
-        return path.stat().st_size >= options.child_min_bytes
+        return streamed.size_of(path) >= options.child_min_bytes
     except OSError:
         return False
 
@@ -256,6 +274,7 @@ def in_child(
     Progress arrives over a pipe. Raises LoadError for a file the loader refused and lets an
     exception from `progress` (Cancel) propagate after killing the child.
     """
+    streamed.settle(path)  # a download still arriving: the child reads the whole file
     context = multiprocessing.get_context("spawn")  # sys.path travels; no PYTHONPATH edits
     folder = Path(tempfile.mkdtemp(prefix="perfview-child-"))
     receive, send = context.Pipe(duplex=False)

@@ -1,8 +1,9 @@
 """Opening a URL in the window (`perfview s3://…`, the Open dialog, File ▸ Open Location…).
 
-The URL's file or folder is fetched into the cache by `perfview.store.remote` in a worker
-(`fetch_task`, with progress and Cancel in the status bar), then opened like the local path it
-became: a file in a document tab, a folder in the run browser or a Job tab. The GUI thread
+The URL's folder is fetched into the cache by `perfview.store.remote` in a worker
+(`fetch_task`, with progress and Cancel in the status bar), and a file's download started
+there (the load parses it while it arrives, `perfview.streamed`), then opened like the local
+path it became: a file in a document tab, a folder in the run browser or a Job tab. The GUI thread
 never waits on the network.
 """
 
@@ -30,7 +31,7 @@ def fetch_task(url: str) -> Task:
         def files(done: int, total: int) -> None:
             progress(done / max(1, total), f"{done}/{total} files fetched")
 
-        local = remote.resolve(url, files)
+        local = remote.resolve(url, files, stream=True)  # a file: parsed as it arrives
         progress(1.0, "fetched")
         return local
 

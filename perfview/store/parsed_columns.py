@@ -10,7 +10,8 @@ counts, warnings, trace metadata and a checksum of every file.
   and one of the loaders' code (`build_id`): any change misses, and nothing is bumped by hand.
 * Place: `$PERFVIEW_CACHE_DIR`, else the user cache dir (`$XDG_CACHE_HOME/perfview`,
   `~/Library/Caches/perfview`, `%LOCALAPPDATA%\\perfview`), never beside the input file.
-* Size: at most `$PERFVIEW_CACHE_MAX_MB` (default 2048 MB); least recently used entries go first.
+* Size: at most `$PERFVIEW_CACHE_MAX_MB` (default 2048 MB), the remote mirror's files
+  (`store.remote`) included; least recently used entries and mirrored files go first.
 * Trust: nothing read back is taken on faith. Every file's checksum is checked on read
   (`PERFVIEW_CACHE_VERIFY=0` turns that off, for benchmarks) and the tables pass the schema's
   invariants (`schema.validate_tables`). A damaged entry is deleted, the file is parsed again
@@ -31,6 +32,7 @@ import re
 import shutil
 import sys
 import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, cast
 
@@ -39,7 +41,7 @@ import pandas as pd
 
 import perfview
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
-from perfview.store import artifacts, temp_folders, write_gates
+from perfview.store import artifacts, mirror_files, temp_folders, write_gates
 
 DEFAULT_MAX_MB = 2048
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
@@ -221,9 +223,12 @@ def put_later(path: Path, bundle: Bundle, gate: write_gates.WriteGate = write_ga
 flush = write_gates.flush  # waits for background cache writes (tests, benchmarks)
 
 
-def evict(keep: Path | None = None, limit: int | None = None) -> None:
-    """Delete least recently used entries until the cache fits `limit` bytes."""
+def evict(keep: Path | Collection[Path] | None = None, limit: int | None = None) -> None:
+    """Delete the least recently used entries until the cache fits `limit` bytes, the remote
+    mirror's files (`store.remote`, each with its stamp: `mirror_files.entries`) counted and
+    evicted with them; `keep`: what the caller just wrote or fetched, never deleted."""
     limit = max_bytes() if limit is None else limit
+    kept = {keep} if isinstance(keep, Path) else set(keep or ())
     root = cache_dir()
     entries: list[tuple[float, int, Path]] = []
     for entry in root.iterdir() if root.is_dir() else []:
@@ -237,13 +242,17 @@ def evict(keep: Path | None = None, limit: int | None = None) -> None:
         except OSError:
             continue
         entries.append((used, size, entry))
+    entries += mirror_files.entries(root)
     total = sum(size for _, size, _ in entries)
     for _, size, entry in sorted(entries, key=lambda e: e[0]):
         if total <= limit:
             break
-        if keep is not None and entry == keep:
+        if entry in kept:
             continue
-        shutil.rmtree(entry, ignore_errors=True)
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            mirror_files.drop(entry)
         total -= size
 
 

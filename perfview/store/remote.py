@@ -1,12 +1,15 @@
 """Remote paths (`s3://`, `gs://`, `az://`, `hdfs://`, `http(s)://`, `file://`): the one place
 a URL becomes something perfview can read.
 
-Every loader reads a local file (the trace scanner maps it, the others read it in pieces), so
-a remote file is downloaded into the cache first, in 8 MB pieces, and parsed once it is whole;
-a folder (a log directory, a job's ranks) is mirrored file by file, several downloads at a
-time. The mirror sits under `<perfview cache>/remote/<scheme>/<host>/<path>`, so a run keeps
-its folder and file names, and each file has a hidden stamp beside it: the URL, its ETag (or
-the filesystem's version, else its modification time) and size. A file whose stamp matches the
+A remote file is downloaded into the cache in 8 MB pieces under a temporary name, renamed into
+place once whole and checked against the listing's size. Opened alone (`resolve(url,
+stream=True)`: the command line, the window, `perfview mcp`), it is parsed while it arrives
+by a loader that can (`perfview.streamed`: the trace scanner reads each piece as it lands),
+and by any other once it is whole. A folder (a log directory, a job's ranks) is mirrored file
+by file, several downloads at a time. The mirror sits under
+`<perfview cache>/remote/<scheme>/<host>/<path>`, so a run keeps its folder and file names,
+and each file has a hidden stamp beside it: the URL, its ETag (or the filesystem's version,
+else its modification time) and size. A file whose stamp matches the
 listing is not fetched again, so a reopen costs one listing, and the parsed columns and
 per-rank reductions cached for the mirrored file hit as for any local file.
 
@@ -21,11 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import glob
 import hashlib
 import json
 import os
 import re
-import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,8 +38,10 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
+from perfview import readahead, streamed
 from perfview.core.analysis.torch.ranks import TRACE_RE
 from perfview.core.model.errors import LoadError
+from perfview.store import mirror_files
 
 INSTALL = "pip install 'perfview[remote]'"
 # A scheme of two letters or more: `C://x` is a Windows drive, not a URL.
@@ -45,12 +50,14 @@ _SAFE = re.compile(r"[^A-Za-z0-9._@=+,-]")
 CHUNK = 8 << 20  # bytes read per request while downloading
 DOWNLOADS = 8  # files fetched at once when mirroring a folder
 MAX_FILES = 20_000  # as `jobs.logdir.MAX_FILES`: a whole bucket is not a log directory
-STAMP_SUFFIX = ".perfview-remote"
+STAMP_SUFFIX = mirror_files.STAMP_SUFFIX
+_stamp_of = mirror_files.stamp_of
+FOLDER_STAMP = ".perfview-remote-folder"  # in a mirrored folder's root: the URL it mirrors
 # What says a remote file changed, most specific first: S3/Azure/GCS ETags and versions,
 # then modification times (HDFS, SFTP, local).
 _VERSION_KEYS = (
     "ETag", "etag", "md5Hash", "generation", "VersionId", "version_id", "LastModified",
-    "last_modified", "updated", "mtime", "modified", "created",
+    "last_modified", "Last-Modified", "updated", "mtime", "modified", "created",
 )  # fmt: skip
 _MTIME_KEYS = ("LastModified", "last_modified", "updated", "mtime", "modified")
 Progress = Callable[[int, int], None]
@@ -77,10 +84,15 @@ def scheme_of(url: str) -> str:
     return match["scheme"].lower() if match else ""
 
 
-def resolve(source: str | os.PathLike[str], progress: Progress | None = None) -> Path:
+def resolve(
+    source: str | os.PathLike[str], progress: Progress | None = None, *, stream: bool = False
+) -> Path:
     """The local path to read for `source`: itself when it is a path, the local file of a
     `file://` URL, else the cached mirror of the remote file or folder (fetched when it is
-    missing or stale). LoadError, one sentence, when it cannot be read."""
+    missing or stale). `stream`: a single file's download is started on a thread and the
+    path returned at once, for the load service to read while it arrives
+    (`perfview.streamed`; the caller must load it through the service). LoadError, one
+    sentence, when it cannot be read."""
     if not is_url(source):
         return Path(source)
     url = str(source)
@@ -88,10 +100,14 @@ def resolve(source: str | os.PathLike[str], progress: Progress | None = None) ->
         return Path(url2pathname(urlsplit(url).path))
     fs, root = _filesystem(url)
     info = _call(url, fs.info, root)
-    if info.get("type") == "directory":
+    if _is_folder(url, fs, root, info):
         mirror_tree(url, progress)
         return mirror_dir(url)
-    return _fetched(fs, _remote_file(url, "", info), mirror_dir(url))
+    if stream:
+        return _streamed(fs, _remote_file(url, "", info), mirror_dir(url))
+    local = _fetched(fs, _remote_file(url, "", info), mirror_dir(url))
+    _bound([local])
+    return local
 
 
 def list_traces(url: str) -> list[str]:
@@ -99,7 +115,7 @@ def list_traces(url: str) -> list[str]:
     cluster's workers are given to read themselves."""
     fs, root = _filesystem(url)
     info = _call(url, fs.info, root)
-    if info.get("type") != "directory":
+    if not _is_folder(url, fs, root, info):
         return [url]
     return [f.url for f in _listing(url)]
 
@@ -111,10 +127,8 @@ def mirror_tree(url: str, progress: Progress | None = None) -> Path:
     files = _listing(url)
     top = mirror_dir(url)
     wanted = {_local(top, f.rel) for f in files}
-    for stale in _mirrored(top) - wanted:
-        with contextlib.suppress(OSError):
-            stale.unlink()
-            _stamp_of(stale).unlink()
+    for stale in mirror_files.mirrored(top) - wanted:
+        mirror_files.drop(stale)
     done = 0
     lock = threading.Lock()
 
@@ -128,22 +142,62 @@ def mirror_tree(url: str, progress: Progress | None = None) -> Path:
         return local
 
     with ThreadPoolExecutor(max_workers=min(DOWNLOADS, max(1, len(files)))) as pool:
-        list(pool.map(fetch, files))
+        kept = list(pool.map(fetch, files))
+    _bound(kept)
     top.mkdir(parents=True, exist_ok=True)
+    marker = top / FOLDER_STAMP  # what a window following the folder lists (`mirrored_from`)
+    if not marker.is_file() or mirrored_from(top) != url:
+        tmp = marker.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"url": url}))
+        os.replace(tmp, marker)
     return top
+
+
+def mirrored_from(folder: Path) -> str | None:
+    """The URL whose mirror `folder` is (`mirror_tree` left its marker there), else None."""
+    try:
+        url = json.loads((Path(folder) / FOLDER_STAMP).read_text()).get("url")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return url if isinstance(url, str) and is_url(url) else None
+
+
+Settled = dict[str, tuple[int, str]]  # a folder's trace files by path: (size, version)
+
+
+def mirror_settled(url: str, before: Settled) -> tuple[Settled, list[Path]]:
+    """One look at a followed folder (`remote_follow`): list it, and fetch into the mirror
+    the trace files that are new or changed there and have stopped changing, i.e. show the
+    same size and version as in the listing before (`before`); returns this listing's
+    sizes and versions and the files fetched. An object still being written (a growing
+    file on HDFS or a local disk) waits one more listing; whether a fetched file is whole
+    (its JSON closes) is for the reader (`jobs.logdir.is_whole`)."""
+    fs, _root = _filesystem(url)
+    top = mirror_dir(url)
+    now: Settled = {}
+    fetched: list[Path] = []
+    for file in _listing(url):
+        now[file.rel] = (file.size, file.version)
+        if before.get(file.rel) != now[file.rel]:
+            continue  # new or changed since the last listing: settled at the next
+        local = _local(top, file.rel)
+        if file.version and _current(local, _stamp(file)):
+            continue
+        if not file.version and local.is_file() and file.size in (0, local.stat().st_size):
+            continue  # no version to tell (an HTTP index: no size either): kept as fetched
+        fetched.append(_fetched(fs, file, local))
+    return now, fetched
 
 
 def mirror_dir(url: str) -> Path:
     """Where the mirror of `url` lives: `<cache>/remote/<scheme>/<host>/<path>`, every part
     made a plain file name (a `..` in a key never leaves the mirror)."""
-    from perfview.store.parsed_columns import cache_dir
-
     parts = urlsplit(url)
     names = [parts.scheme.lower(), parts.netloc or "_"]
     names += [p for p in PurePosixPath(parts.path).parts if p != "/"]
     if parts.query:
         names[-1] += "@" + hashlib.sha256(parts.query.encode()).hexdigest()[:12]
-    return Path(cache_dir(), "remote", *map(_safe, names))
+    return Path(readahead.cache_root(), mirror_files.REMOTE, *map(_safe, names))
 
 
 def _safe(name: str) -> str:
@@ -153,20 +207,6 @@ def _safe(name: str) -> str:
 
 def _local(top: Path, rel: str) -> Path:
     return top.joinpath(*(_safe(p) for p in rel.split("/") if p))
-
-
-def _stamp_of(local: Path) -> Path:
-    return local.with_name(f".{local.name}{STAMP_SUFFIX}")
-
-
-def _mirrored(top: Path) -> set[Path]:
-    """The files of a mirror perfview wrote (each has its stamp beside it)."""
-    if not top.is_dir():
-        return set()
-    return {
-        stamp.with_name(stamp.name[1 : -len(STAMP_SUFFIX)])
-        for stamp in top.rglob(f".*{STAMP_SUFFIX}")
-    }
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
@@ -189,7 +229,8 @@ def _filesystem(url: str) -> tuple[Any, str]:
         ) from exc
     # Listings and file details are cached per filesystem object (s3fs's dircache): every
     # open asks the store afresh, or a changed object would be read against its old ETag.
-    fs.invalidate_cache(path)
+    # All of it, not `path`'s: the listing of a folder below it would hide a new file there.
+    fs.invalidate_cache()
     return fs, str(path)
 
 
@@ -202,12 +243,25 @@ def _call(url: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except PermissionError as exc:
         raise LoadError(f"{url}: access denied ({_first_line(exc)})") from exc
     except Exception as exc:  # network, credentials, endpoint: the backend's own words
-        raise LoadError(f"cannot read {url}: {type(exc).__name__}: {_first_line(exc)}") from exc
+        raise _failure(url, exc) from exc
+
+
+def _failure(url: str, exc: BaseException) -> LoadError:
+    return LoadError(f"cannot read {url}: {type(exc).__name__}: {_first_line(exc)}")
 
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
+
+
+def _is_folder(url: str, fs: Any, root: str, info: dict[str, Any]) -> bool:
+    """A folder: the filesystem says so, or (HTTP, which has no folders) the URL is an HTML
+    page whose links fsspec lists as its files (a server's directory index)."""
+    if info.get("type") == "directory":
+        return True
+    html = str(info.get("mimetype") or "").startswith("text/html")
+    return html and bool(_call(url, fs.isdir, root))
 
 
 def _version(info: dict[str, Any]) -> str:
@@ -257,15 +311,73 @@ def _listing(url: str) -> list[RemoteFile]:
 
 def _fetched(fs: Any, file: RemoteFile, local: Path) -> Path:
     """`local`, the mirrored copy of `file`, downloaded unless its stamp matches."""
-    stamp = {"url": file.url, "version": file.version, "size": file.size}
-    if _current(local, stamp):
+    if not _current(local, _stamp(file)):
+        _download(fs, file, local)
+        streamed.discard_failed(local)  # a failed streamed download of it: fetched now
+    return local
+
+
+def _streamed(fs: Any, file: RemoteFile, local: Path) -> Path:
+    """`local`, the mirrored copy of `file`, its download started on a thread when its
+    stamp does not match: a loader that reads a file while it arrives parses the pieces
+    already there (`perfview.streamed`), any other reader waits until it is whole. A file
+    the listing gives no size is downloaded whole here."""
+    arriving = streamed.pending(local)
+    if arriving is not None and arriving.error is None:
+        return local  # already on its way
+    if _current(local, _stamp(file)):
         return local
+    if file.size <= 0:
+        return _fetched(fs, file, local)
+    for stale in (local, _stamp_of(local)):  # nothing reads the old copy meanwhile
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    arriving = streamed.Arriving(local, file.size)
+    streamed.offer(arriving)
+
+    def arrive() -> None:
+        try:
+            _download(fs, file, local, arriving.add)
+        except BaseException as exc:  # any failure: every reader gets one sentence
+            arriving.failed(exc if isinstance(exc, LoadError) else _failure(file.url, exc))
+        else:
+            arriving.finished()
+            with contextlib.suppress(OSError):
+                _bound([local])
+
+    threading.Thread(target=arrive, name="perfview-download", daemon=True).start()
+    return local
+
+
+def _stamp(file: RemoteFile) -> dict[str, Any]:
+    return {"url": file.url, "version": file.version, "size": file.size}
+
+
+def _download(
+    fs: Any, file: RemoteFile, local: Path, sink: Callable[[bytes], None] | None = None
+) -> None:
+    """Download `file` to `local` piece by piece (each also handed to `sink`), under a
+    temporary name renamed into place only once every byte arrived and the size is the
+    listing's: a partial or failed download is never in the mirror as if whole."""
     local.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_parts(local)
     part = local.with_name(f".{local.name}.{os.getpid()}.{threading.get_ident()}.part")
     try:
         source = _call(file.url, fs.open, _path_in(fs, file.url), "rb", block_size=CHUNK)
+        got = 0
         with source as src, open(part, "wb") as dst:
-            _call(file.url, shutil.copyfileobj, src, dst, CHUNK)
+            while piece := _call(file.url, src.read, CHUNK):
+                got += len(piece)
+                if file.size and got > file.size:
+                    break
+                dst.write(piece)
+                if sink is not None:
+                    sink(piece)
+        if file.size and got != file.size:
+            raise LoadError(
+                f"{file.url} changed while it was read ({file.size:,} bytes listed, "
+                f"{got:,} read): open it again"
+            )
         if file.mtime is not None:  # the file's own time, as a local copy would keep it
             os.utime(part, (file.mtime, file.mtime))
         os.replace(part, local)
@@ -273,9 +385,29 @@ def _fetched(fs: Any, file: RemoteFile, local: Path) -> Path:
         with contextlib.suppress(FileNotFoundError):
             part.unlink()
     tmp = _stamp_of(local).with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(stamp))
+    tmp.write_text(json.dumps(_stamp(file)))
     os.replace(tmp, _stamp_of(local))
-    return local
+    mirror_files.touch(local, now=True)
+
+
+def _sweep_parts(local: Path) -> None:
+    """Delete the temporary files of earlier downloads of `local` whose process has ended
+    (a command that exited mid-download): `.NAME.PID.THREAD.part`."""
+    for part in local.parent.glob(f".{glob.escape(local.name)}.*.part"):
+        pid = part.name[len(local.name) + 2 :].split(".")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                part.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _path_in(fs: Any, url: str) -> str:
@@ -289,9 +421,20 @@ def _current(local: Path, stamp: dict[str, Any]) -> bool:
         return False
     try:
         kept = json.loads(_stamp_of(local).read_text())
-        return bool(kept == stamp and local.stat().st_size == stamp["size"])
+        current = bool(kept == stamp and local.stat().st_size == stamp["size"])
     except (OSError, ValueError):
         return False
+    if current:
+        mirror_files.touch(local)  # used now: the cache evicts the least recently used
+    return current
+
+
+def _bound(keep: Iterable[Path]) -> None:
+    """Keep the cache within its size bound, the mirror's files counted with its entries
+    (`parsed_columns.evict`); what was just fetched (`keep`) stays."""
+    from perfview.store import parsed_columns
+
+    parsed_columns.evict(keep=frozenset(keep))
 
 
 def url_name(source: str) -> str:
@@ -310,7 +453,9 @@ __all__ = [
     "is_url",
     "list_traces",
     "mirror_dir",
+    "mirror_settled",
     "mirror_tree",
+    "mirrored_from",
     "resolve",
     "resolve_all",
     "scheme_of",

@@ -92,3 +92,54 @@ def test_the_open_dialog_offers_remote_schemes_and_opens_the_url(
     window.open_dialog()
     assert asked["supportedSchemes"] == remote_open.SCHEMES
     assert opened == ["s3://bucket/log"]
+
+
+def test_a_trace_url_opens_in_a_tab_parsed_as_it_downloads(
+    qtbot: Any,
+    tmp_path: Path,
+    s3: Any,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file URL: its download started in the fetch task, the load task parses it as it
+    arrives (the scanner forced on this small file), the tab equals the local file's."""
+    import dataclasses
+    import threading
+
+    import perfview.loaders.trace.loader as trace_loader
+    from perfview import loaders, streamed
+    from perfview.store import remote
+    from tests.conftest import SAMPLES
+
+    source = SAMPLES / "kineto_cpu" / "dtu_jc_resnet18_cpu_trace.json"
+    if not source.is_file():
+        pytest.skip(f"the sample {source} is absent")
+    scanner = dataclasses.replace(trace_loader.SCANNER, min_bytes=0)
+    monkeypatch.setattr(trace_loader, "SCANNER", scanner)
+    s3.put(str(source), f"{BUCKET}/one/{source.name}")
+    taken: list[Path] = []
+    took = threading.Event()
+    take, add = streamed.take, streamed.Arriving.add
+
+    def watched(path: Any) -> Any:
+        arriving = take(path)
+        if arriving is not None:
+            taken.append(Path(path))
+            took.set()
+        return arriving
+
+    def held(self: streamed.Arriving, data: Any) -> None:
+        if self.have >= 80 * 1024:  # past the head that detection reads: held until taken
+            took.wait(60)
+        add(self, data)
+
+    monkeypatch.setattr(streamed, "take", watched)
+    monkeypatch.setattr(streamed.Arriving, "add", held)
+    monkeypatch.setattr(remote, "CHUNK", 16 * 1024)  # pieces of 16 KB
+    window = _window(qtbot, tmp_path)
+    with qtbot.waitSignal(window.document_opened, timeout=60000) as opened:
+        window.open_path(f"s3://{BUCKET}/one/{source.name}")
+    bundle = opened.args[0].document.bundle
+    assert [p.name for p in taken] == [source.name], "the load took the arriving download"
+    local = loaders.load(source, options=loaders.FRESH)
+    assert bundle.counts == local.counts
+    assert bundle.timeline.events["name"].tolist() == local.timeline.events["name"].tolist()

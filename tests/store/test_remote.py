@@ -196,3 +196,53 @@ def test_a_key_cannot_lead_the_mirror_out_of_the_cache() -> None:
     top = remote.mirror_dir("s3://bucket")
     assert mirror.is_relative_to(top)
     assert ".." not in mirror.parts
+
+
+def test_a_followed_folder_fetches_an_object_once_it_stood_still(s3: Any) -> None:
+    """`mirror_settled` (one listing of a followed log directory): a new or changed object
+    is fetched only when the next listing shows it the same size and version again."""
+    url = f"s3://{BUCKET}/follow"
+    first, later = sorted(LOGDIR.glob("run1/*.gz"))
+    s3.put(str(first), f"{BUCKET}/follow/run1/{first.name}")
+    top = remote.mirror_tree(url)
+    assert remote.mirrored_from(top) == url
+    listed, fetched = remote.mirror_settled(url, {})
+    assert fetched == [], "the open mirrored what was there"
+    key = f"{BUCKET}/follow/run1/{later.name}"
+    data = later.read_bytes()
+    s3.pipe(key, data[:100])  # being written
+    listed, fetched = remote.mirror_settled(url, listed)
+    assert fetched == [], "new: not fetched before it stood still"
+    s3.pipe(key, data)  # grew
+    listed, fetched = remote.mirror_settled(url, listed)
+    assert fetched == [], "changed: not fetched before it stood still"
+    listed, fetched = remote.mirror_settled(url, listed)
+    assert [p.name for p in fetched] == [later.name]
+    assert fetched[0].read_bytes() == data
+    assert remote.mirror_settled(url, listed)[1] == [], "fetched once"
+
+
+def test_mirrored_files_count_in_the_caches_size_bound(
+    s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mirror lives inside the cache's bound (`PERFVIEW_CACHE_MAX_MB`): fetching past it
+    evicts the least recently used mirrored file, a file used again counting as recent."""
+    from perfview.store import mirror_files
+
+    monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(mirror_files, "TOUCH_S", -1.0)  # every use marked (else once a minute)
+    files = sorted(LOGDIR.glob("*/*.gz"))[:3]
+    sizes = [f.stat().st_size for f in files]
+    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", str((sizes[0] + sizes[1] + 1024) / 2**20))
+    urls = [f"s3://{BUCKET}/log/{f.parent.name}/{f.name}" for f in files]
+    a, b = remote.resolve(urls[0]), remote.resolve(urls[1])
+    assert a.is_file(), "two fit"
+    assert b.is_file(), "two fit"
+    assert remote.resolve(urls[0]) == a  # used again: now the more recent of the two
+    c = remote.resolve(urls[2])
+    assert c.is_file()
+    assert a.is_file()
+    assert not b.exists(), "the least recently used mirrored file went"
+    assert not [p for p in b.parent.iterdir() if p.name.startswith(f".{b.name}")]
+    assert remote.resolve(urls[1]).read_bytes() == files[1].read_bytes(), "fetched again"
+    assert not (c.exists() and a.exists()), "still within the bound"

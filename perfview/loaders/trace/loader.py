@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import msgspec
 import numpy as np
 
-from perfview import readahead
+from perfview import readahead, streamed
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 from perfview.core.model.errors import EmptyProfile, LoadError
 from perfview.core.model.progress import Progress, noop
@@ -40,7 +40,7 @@ from perfview.loaders.trace.build import Built, build
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.general import decode_events
 from perfview.loaders.trace.numbers import parse_decimal
-from perfview.loaders.trace.read import read_bytes, read_mapped
+from perfview.loaders.trace.read import GZIP_MAGIC, read_bytes, read_mapped
 from perfview.loaders.trace.split import split_events
 
 if TYPE_CHECKING:
@@ -163,7 +163,10 @@ SCANNER = CompiledReader(
 )
 # A trace's columns round-trip through the cache's entry format, so a big one parses in a
 # child process; the scanner leaves the GIL, so the window's loads use it in-process.
-CAPABILITIES = Capabilities(child=True, compiled=SCANNER, gil_free_load=_gil_free_load)
+# A plain trace still downloading is scanned as it arrives (`scan.arrival`).
+CAPABILITIES = Capabilities(
+    child=True, compiled=SCANNER, gil_free_load=_gil_free_load, streams=True
+)
 
 
 def _guard(fn: Callable[[], Bundle | None]) -> Bundle | None:
@@ -187,14 +190,17 @@ def _load(
     progress(0.0, "reading")
     warming = _warm_scanner(path, compiled, gil_free=not general)
     text: bytearray | mmap.mmap
-    if warming is not None:
+    arriving = _arriving(path) if warming is not None else None
+    if arriving is not None:  # a download: scanned while it arrives
+        text, read_warning = arriving.map, ""
+    elif warming is not None:
         text, read_warning = read_mapped(path, progress)
     else:
         text, read_warning = read_bytes(path, progress, 0.2)
     warnings = [read_warning] if read_warning else []
     if warming is not None:
         warming.join()
-    scanned = _scan(text, progress, window) if warming is not None else None
+    scanned = _scan(text, progress, window, arriving) if warming is not None else None
     if scanned is None and not general:
         return None
     if scanned is None and isinstance(text, mmap.mmap):  # the general path edits a bytearray
@@ -340,20 +346,38 @@ def _warm_scanner(
     return thread
 
 
-def _scan(buf: bytearray | mmap.mmap, progress: Progress, window: int | None) -> Scanned | None:
+def _arriving(path: Path) -> streamed.Arriving | None:
+    """The download arriving at `path` (`perfview.streamed`), its map taken, when it is a
+    plain file (gzip is inflated from the whole file)."""
+    arriving = streamed.pending(path)
+    if arriving is None or arriving.head(2) == GZIP_MAGIC:
+        return None
+    return streamed.take(path)
+
+
+def _scan(
+    buf: bytearray | mmap.mmap, progress: Progress, window: int | None,
+    arriving: streamed.Arriving | None = None,
+) -> Scanned | None:  # fmt: skip
     """The compiled scanner's columns (the caller chose it: `_warm_scanner`), or None for the
-    general path (odd content, or numba missing)."""
+    general path (odd content, or numba missing). `arriving`: `buf` is still downloading;
+    whole when this returns (the general path and the cache read the whole file)."""
     try:
         from perfview.loaders.trace.scan import parallel as trace_parallel
     except ImportError:  # pragma: no cover - numba is a dependency, but keep working without
+        if arriving is not None:
+            arriving.whole()
         return None
     ran, ahead = readahead.followed(buf)
     if ran and (ahead is None or isinstance(ahead, trace_parallel.Scanned)):
         return ahead  # the CLI scanned it while importing (`cli._scan_ahead`)
     progress(0.2, "scanning events")
-    if window is None:
-        return trace_parallel.scan(buf, progress, 0.2, 0.8)
-    return trace_parallel.scan(buf, progress, 0.2, 0.8, window=window)
+    scanned = trace_parallel.scan(
+        buf, progress, 0.2, 0.8, window=window or trace_parallel.WINDOW, arriving=arriving
+    )
+    if arriving is not None:
+        arriving.whole()  # raises the download's failure, if any
+    return scanned
 
 
 def _meta(top: dict[str, msgspec.Raw]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfview import readahead
+from perfview import readahead, streamed
 from perfview.core.model.errors import GZIP_CORRUPT, GZIP_ENDS_EARLY
 
 if TYPE_CHECKING:  # at run time neither: the scanner's imports stay free of pandas
@@ -39,6 +39,7 @@ def _noop(fraction: float, message: str) -> None:
 
 def read_bytes(path: Path, progress: Progress = _noop, share: float = 0.3) -> tuple[bytearray, str]:
     """The whole (decompressed) content plus PAD spaces, and a warning ('' when none)."""
+    streamed.settle(path)  # a download still arriving: once it is whole
     size = max(path.stat().st_size, 1)
     with open(path, "rb") as fh:
         if fh.read(2) != GZIP_MAGIC:
@@ -66,6 +67,7 @@ def read_mapped(
     not keep 1 GB resident for 0.6 GB of args. gzip is inflated chunk by chunk into the map
     (grown by remapping, not copying): the compressed file is never held whole.
     """
+    streamed.settle(path)  # a download still arriving: once it is whole
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if fh.read(2) == GZIP_MAGIC:

@@ -6,11 +6,19 @@ loop); each file not yet whole (`perfview.jobs.logdir.is_whole`: its JSON does n
 gzip stream does not end) is watched itself and read only once it is. The folder is re-read in
 a worker (`qt.tasks.Task`), parsing only the new files (`open_logdir(known=…)`), and
 `updated(LogDir, new_files)` hands the result to the GUI thread. Bursts of changes (a file
-written in many pieces) are gathered by a short single-shot timer, one re-read at a time.
+written in many pieces) are gathered by a short single-shot timer started by the first of
+them (never pushed back, so changes that never pause still get read), one re-read at a time.
+
+A log directory opened from a URL is the mirror of a remote folder (`remote.mirrored_from`):
+a `remote_follow.Follower` thread lists the remote folder every `follow_s` seconds (5, or
+`PERFVIEW_REMOTE_FOLLOW_S`) and fetches
+the files that stopped changing into the mirror, then says so (`fetched`, a queued signal);
+the re-read is the same.
 """
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
@@ -18,6 +26,8 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from perfview.core.model.logdir import LogDir
 from perfview.core.model.progress import Progress
 from perfview.qt.tasks import Task
+from perfview.store import remote
+from perfview.store.remote_follow import Follower
 
 GATHER_MS = 250  # changes closer together than this are read together
 
@@ -28,8 +38,11 @@ class LogDirWatch(QObject):
 
     updated = Signal(object, object)
     read = Signal(object)
+    fetched = Signal(object)  # from the follower's thread: files fetched into the mirror
 
-    def __init__(self, logdir: LogDir, parent: QObject | None = None) -> None:
+    def __init__(
+        self, logdir: LogDir, parent: QObject | None = None, follow_s: float | None = None
+    ) -> None:
         super().__init__(parent)
         self.logdir = logdir
         self.watcher = QFileSystemWatcher(self)
@@ -42,6 +55,19 @@ class LogDirWatch(QObject):
         self.task: Task | None = None
         self._again = False
         self._watch(logdir)
+        self.follower: Follower | None = None
+        url = remote.mirrored_from(logdir.root)
+        if url is not None:  # a remote folder: listed on a thread of its own
+            self.fetched.connect(self._changed)
+            me = weakref.ref(self)  # the thread must not keep a closed tab's watch alive
+
+            def fetched(files: list[Path]) -> None:
+                watch = me()
+                if watch is not None:
+                    watch.fetched.emit(files)
+
+            self.follower = Follower(url, fetched, follow_s)
+            self.destroyed.connect(self.follower.stop)
 
     def _watch(self, logdir: LogDir) -> None:
         folders = {str(logdir.root), *(str(run.path) for run in logdir.runs)}
@@ -54,8 +80,9 @@ class LogDirWatch(QObject):
         if new:
             self.watcher.addPaths(new)
 
-    def _changed(self, _path: str) -> None:
-        self.timer.start()
+    def _changed(self, _what: object) -> None:
+        if not self.timer.isActive():  # not restarted: a file written on and on is read too
+            self.timer.start()
 
     def reread(self) -> None:
         """Read the folder again in a worker (one re-read at a time; changes meanwhile queue

@@ -42,6 +42,7 @@ from perfview.loaders.trace.assemble import ARG_PC, assemble
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan import args as scan_args
+from perfview.loaders.trace.scan import arrival
 from perfview.loaders.trace.scan import events as ts
 from perfview.loaders.trace.scan import top as top_level
 from perfview.loaders.trace.scan.batches import (
@@ -55,6 +56,7 @@ from perfview.loaders.trace.scan.intern import Tables, intern_spans, rehash
 
 if TYPE_CHECKING:  # not at run time: the scanner's imports stay free of pandas
     from perfview.core.model.progress import Progress
+    from perfview.streamed import Arriving
 
 MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 # the scan stops every WINDOW bytes of the file (at the next event) and gives the mapped
@@ -88,6 +90,7 @@ class _Range:
     window: int = 0  # stop every `window` bytes (0: never; `WINDOW`)
     text: Text | None = None  # the file map whose read pages go back at each stop, or None
     given_back: int = 0  # where the pages given back end
+    arriving: Arriving | None = None  # the file still downloading into `buf` (`streamed`)
 
     def run(self, buf: np.ndarray, stop: threading.Event) -> None:
         try:
@@ -105,9 +108,19 @@ class _Range:
         m = 0
         while not stop.is_set():
             until = self._until(pos)
+            arriving = self.arriving
+            have = arriving.have if arriving is not None else len(buf)
+            partial = arriving is not None and have < arriving.size
+            view = buf[:have] if partial else buf
             status, pos, m = _SCAN_EVENTS(
-                buf, pos, first, until, *self.tables.args(), codes, i64, u8, m
+                view, pos, first, until, *self.tables.args(), codes, i64, u8, m
             )
+            if partial and status in (ts.TRUNC, ts.ODD):  # the end of what arrived, so far
+                assert arriving is not None
+                status, pos, first = arrival.resume(buf, have, arriving, status, pos, first)
+                if status == arrival.MORE:
+                    self.done_bytes = pos - self.start
+                    continue
             first = False
             self.done_bytes = pos - self.start
             if status == ts.STOPPED and until != self.stop_at:  # a window's end: read on
@@ -245,11 +258,15 @@ def threads_for(nbytes: int) -> int:
 
 def scan(
     buf: Text, progress: Progress, lo: float, hi: float, threads: int | None = None,
-    window: int = WINDOW,
+    window: int = WINDOW, arriving: Arriving | None = None,
 ) -> Scanned | None:  # fmt: skip
     """Columns of every event in `buf` (the whole file), or None for the general path.
     `window`: the bytes read between stops (`WINDOW`; tests make it tiny: the columns
-    never depend on it)."""
+    never depend on it). `arriving`: the download still filling `buf` (`perfview.streamed`):
+    the events are scanned on one thread as they arrive (`scan.arrival`), and the rest once
+    the file is whole."""
+    if arriving is not None:
+        arriving.wait(len(_BOM))
     if buf[:3] == _BOM:
         buf[:3] = b"   "
     arr = np.frombuffer(buf, dtype=np.uint8)
@@ -262,7 +279,7 @@ def scan(
     out = np.zeros((MAX_MEMBERS, 4), dtype=np.int64)
     members: list[tuple[int, int, int, int]] = []
     if buf[i] == ord("{"):
-        status, pos, count = top_level.members(arr, i, True, out)
+        status, pos, count = arrival.members(arr, i, out, arriving)
         members += [tuple(r) for r in out[:count].tolist()]  # type: ignore[misc]
         if status != top_level.TOP_FOUND:
             return None
@@ -271,11 +288,16 @@ def scan(
         start = i
     else:
         return None
-    ranges = _split(buf, start, threads or threads_for(n - start))
+    if arriving is None:
+        ranges = _split(buf, start, threads or threads_for(n - start))
+    else:  # one range: the byte ranges of other threads have not arrived yet
+        ranges = [_Range(start, True, -1, arriving=arriving)]
     for r in ranges:
         r.window = window
         r.text = buf if readahead.is_file_map(buf) and hasattr(mmap, "MADV_DONTNEED") else None
     end = _run(arr, ranges, progress, lo, hi)
+    if arriving is not None:
+        arriving.whole()  # what follows the events, and the args, read the whole file
     if end is None:
         return None
     accepted, end_pos, status = end
@@ -406,6 +428,8 @@ def _run_first(arr: np.ndarray, r: _Range, stop: threading.Event, tick: Callable
     finally:
         if not done.is_set():
             stop.set()
+            if r.arriving is not None:  # waiting for the network: not for a cancelled load
+                r.arriving.wake()
             t.join()
     t.join()
 
