@@ -12,6 +12,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import pandas as pd
@@ -98,6 +99,14 @@ def _fetched(remote: Any, url: str, stream: bool) -> str:
         return str(remote.resolve(url, stream=stream))
     except LoadError as exc:
         raise cannot_open(url, str(exc)) from exc
+
+
+def shown_path(path: str | Path) -> str:
+    """How a command's output names its input: the URL the user typed for a remote mirror
+    (`perfview summary s3://…`), else the path."""
+    from perfview.store import remote
+
+    return remote.url_for(path) or str(path)
 
 
 def load_bundle(path: str) -> Any:
@@ -281,7 +290,7 @@ def _header(bundle: Any, view: str, shown: int, total: int) -> list[str]:
         f"{k} {v:,}" + (f" ({note})" if note else "")
         for k, v, note in summary.shown_counts(bundle.counts)
     )
-    parts = [str(bundle.path), f"{bundle.format} ({phrase})"]
+    parts = [shown_path(bundle.path), f"{bundle.format} ({phrase})"]
     if counts:
         parts.append(counts)
     if bundle.duration_ns:
@@ -322,7 +331,7 @@ def write_summary(
     shown = table.head(top) if top > 0 else table
     if fmt == "json":
         doc = {
-            "path": str(bundle.path),
+            "path": shown_path(bundle.path),
             "format": bundle.format,
             "counts": {str(k): int(v) for k, v in bundle.counts.items()},
             "duration_ns": int(bundle.duration_ns),

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from perfview.cli_common import FORMATS, CliError, format_table, load_bundle, records
+from perfview.cli_common import FORMATS, CliError, format_table, load_bundle, records, shown_path
 from perfview.core.model.errors import LoadError
 
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         frame = query.run_query(bundle, args.sql)
     except LoadError as exc:  # QueryError: DuckDB's one line
         raise CliError(f"query failed: {exc}") from exc
-    write_result(str(bundle.path), args.sql, frame, args.format, sys.stdout)
+    write_result(shown_path(bundle.path), args.sql, frame, args.format, sys.stdout)
     return 0
 
 

@@ -162,6 +162,20 @@ def mirrored_from(folder: Path) -> str | None:
     return url if isinstance(url, str) and is_url(url) else None
 
 
+def url_for(local: str | os.PathLike[str]) -> str | None:
+    """The URL a mirrored file or folder was fetched from, else None (a local path): what a
+    command's output names, so `perfview summary s3://…` speaks of the URL the user typed,
+    not of the cache folder it was read from."""
+    path = Path(local)
+    if path.is_dir():
+        return mirrored_from(path)
+    try:
+        url = json.loads(mirror_files.stamp_of(path).read_text()).get("url")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return url if isinstance(url, str) and is_url(url) else None
+
+
 Settled = dict[str, tuple[int, str]]  # a folder's trace files by path: (size, version)
 
 
@@ -459,5 +473,6 @@ __all__ = [
     "resolve",
     "resolve_all",
     "scheme_of",
+    "url_for",
     "url_name",
 ]

@@ -109,3 +109,14 @@ def test_a_missing_gcs_object_is_one_sentence(gcs: Any, capsys: pytest.CaptureFi
     assert code == 2
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_the_output_names_the_url_not_the_cache_folder(
+    gcs: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for url in (f"gs://{BUCKET}/one/{TRACE.name}", f"gs://{BUCKET}/log"):
+        assert cli.main(["summary", url, "--format", "json", "--top", "1"]) == 0
+        assert json.loads(capsys.readouterr().out)["path"] == url
+    url = f"gs://{BUCKET}/one/{TRACE.name}"
+    assert cli.main(["summary", url, "--top", "1"]) == 0
+    assert capsys.readouterr().out.startswith(f"{url} · ")
