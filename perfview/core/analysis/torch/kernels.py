@@ -17,7 +17,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, decode_args, kind_mask, name_mask, text
+from perfview.core.analysis.torch.common import (
+    I64,
+    decode_args,
+    kind_mask,
+    name_mask,
+    per_events,
+    text,
+)
 from perfview.core.analysis.torch.op_kernels import launches
 from perfview.core.model import Timeline
 
@@ -75,10 +82,13 @@ def _numbers(values: list[object]) -> np.ndarray:
     )  # fmt: skip
 
 
+@per_events
 def kernel_rows(timeline: Timeline) -> pd.DataFrame:
     """Every kernel launch: row, name, ts, dur, launch columns, tensor_cores, op (launching op).
 
-    The per-launch table the kernel page's detail list and the recommendations use.
+    The per-launch table the kernel page's detail list, the Kernels table and the
+    recommendations use: remembered (`per_events`), as decoding every kernel's args is the
+    costly part of both the Kernels table and the page's data.
     """
     ev = timeline.events
     mask = kind_mask(ev, ("kernel",))
