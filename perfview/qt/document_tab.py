@@ -84,12 +84,14 @@ class DocumentTab(QWidget):
         self._async = False  # switches prepare in the background once the tab is built
         self._ahead_scheduled = False
         # background work and cache writes held back for the ahead pages, then a quiet window
-        self._after_ahead = QuietWork(self)
+        self._after_ahead = QuietWork(self, busy=self.is_preparing)
         self._after_ahead.hold(writes)  # the load's cache entries
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
         # the other pages' data, prepared one by one once the window is quiet (issue 37:
         # a page clicked then is built from data in hand, not computed after the click)
-        self._prefetch = PagePrefetch(self._prefetch_next, self._prefetch_task, self._on_prefetched)
+        self._prefetch = PagePrefetch(
+            self._prefetch_next, self._prefetch_task, self._on_prefetched, self._when_quiet
+        )
         self._after_ahead.add(self._prefetch.start)
         laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
@@ -339,6 +341,12 @@ class DocumentTab(QWidget):
             if self._needs_data(name):
                 return name
         return None
+
+    def _when_quiet(self, start: Callable[[], Any]) -> None:
+        """Call `start` once the window is quiet again (the next page prepared ahead)."""
+        if shiboken6.isValid(self):
+            self._after_ahead.add(start)
+            self._after_ahead.arm()
 
     def _prefetch_task(self, name: str) -> Task:
         return self._task_for(name, lambda: NOW)

@@ -7,6 +7,7 @@ load task hands the first page and the Timeline over already prepared; the synch
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,50 @@ def test_a_page_clicked_while_prepared_ahead_waits_for_that_task(qtbot: Any) -> 
         assert tab._preparing[name][0] is running
         qtbot.waitUntil(lambda: tab.built_view(name) is not None, timeout=60_000)
     assert not tab.is_preparing(name)
+
+
+def test_nothing_is_prepared_ahead_while_a_clicked_page_prepares(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page clicked right after the load is prepared alone: the pages prepared ahead (and
+    the Overview's findings) wait until it is built and the window is quiet again, as a second
+    worker would share the GIL with the clicked page's (issue 37: Operators 2 s after the load
+    with the Kernels table prepared beside it)."""
+    from perfview.core.pages.data import OpsData
+    from perfview.qt import document_tab
+    from perfview.qt.document_tab import DocumentTab
+
+    made: list[tuple[str, set[str]]] = []
+    original = DocumentTab._prefetch_task
+
+    def record(self: DocumentTab, name: str) -> Any:
+        made.append((name, set(self._preparing)))
+        return original(self, name)
+
+    monkeypatch.setattr(DocumentTab, "_prefetch_task", record)
+    # the clicked page's worker holds on until the window has had its quiet moments
+    release = threading.Event()
+    page_data = document_tab.page_data
+
+    def held(name: str, *args: Any) -> Any:
+        if name == "operators":
+            release.wait(60)
+        return page_data(name, *args)
+
+    monkeypatch.setattr(document_tab, "page_data", held)
+    tab = _tab()
+    qtbot.addWidget(tab)
+    tab.tabs.setCurrentIndex(tab.view_names().index("operators"))
+    assert tab.is_preparing("operators")
+    try:
+        for _ in range(2):  # the quiet timer runs out twice while Operators is prepared
+            with qtbot.waitSignal(tab._after_ahead._timer.timeout, timeout=60_000):
+                pass
+        assert made == []
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: tab.built_view("operators") is not None, timeout=60_000)
+    assert isinstance(tab._data["operators"], OpsData)
+    qtbot.waitUntil(lambda: len(made) >= 2, timeout=60_000)  # the prefetch goes on after it
+    assert [preparing for _name, preparing in made if preparing] == []
+    assert "operators" not in [name for name, _ in made]
