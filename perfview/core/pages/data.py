@@ -243,7 +243,7 @@ class CriticalPathData:
         graph, _nodes, paths = path.measured_paths(timeline)
         return cls(
             path.steps_table(timeline),
-            path.breakdown(timeline, graph, paths),
+            path.critical_path_table(timeline),
             idle_gaps.cause_totals(timeline),
             path.contributor_rows(timeline, graph, paths),
             path.path_rows(graph, paths),
