@@ -19,7 +19,7 @@ from perfview.qt.views.alloc_plots import SegmentMap, StackedBytesPlot
 
 class CudaTimelineView(QWidget):
     """Active memory over the recorded history, stacked by the Python line that allocated it.
-    Hovering a band shows the stack behind it beside the plot, as memory_viz shows an
+    Hovering a band shows the stack behind it under the plot, as memory_viz shows an
     allocation's frames (`cuda_memory_views.band_stacks`, found in a worker per device)."""
 
     stacks_found = Signal()  # the shown device's band stacks are in hand
@@ -40,7 +40,7 @@ class CudaTimelineView(QWidget):
         side = QScrollArea()
         side.setWidget(self.stack_panel)
         side.setWidgetResizable(True)
-        side.setMinimumWidth(260)
+        side.setMinimumHeight(70)
         self.devices = sorted(snap.bands)
         self.device_box = QComboBox()
         for device in self.devices:
@@ -52,11 +52,12 @@ class CudaTimelineView(QWidget):
         )
         self.device_box.currentIndexChanged.connect(self._on_device)
         self.chart.band_hovered.connect(self.show_band)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = QSplitter(Qt.Orientation.Vertical)  # the stack under the plot, as memory_viz
         split.addWidget(self.chart)
         split.addWidget(side)
-        split.setStretchFactor(0, 3)
+        split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
+        split.setSizes([4000, 1000])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.device_box)
@@ -95,12 +96,16 @@ class CudaTimelineView(QWidget):
                 more = "<br><i>finding its stack…</i>"
             self.stack_panel.setText(f"<b>{html.escape(label)}</b>{more}")
             return
-        lines = "<br>".join(html.escape(_short_frame(f)) for f in frames)
-        self.stack_panel.setText(
-            f"<b>{html.escape(label)}</b><br><span style='color:palette(placeholder-text)'>"
-            f"the stack that allocated most under it, innermost first:</span><br>"
-            f"<span style='font-family:monospace'>{lines}</span>"
-        )
+        python = [f for f in frames if _is_python_frame(f)]
+        native = [f for f in frames if not _is_python_frame(f)]
+        parts = [f"<b>{html.escape(label)}</b> — the stack that allocated most under it"]
+        for title, group in (("Python, innermost first", python), ("C++, innermost first", native)):
+            if group:
+                lines = "<br>".join(html.escape(_short_frame(f)) for f in group)
+                parts.append(
+                    f"<i>{title}:</i><br><span style='font-family:monospace'>{lines}</span>"
+                )
+        self.stack_panel.setText("<br>".join(parts))
 
     def _title(self, device: int) -> str:
         _, _, bands = self.snap.bands[device]
@@ -122,6 +127,12 @@ class CudaTimelineView(QWidget):
 
 
 HOVER_HINT = "Hover a band to see the stack that allocated it."
+
+
+def _is_python_frame(frame: str) -> bool:
+    """A "name (file:line)" frame of a Python source file (the user's model code)."""
+    where = frame.rpartition(" (")[2].rsplit(":", 1)[0]
+    return where.endswith(".py") or where.startswith("<")
 
 
 def _short_frame(frame: str, width: int = 110) -> str:
