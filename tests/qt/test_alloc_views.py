@@ -143,19 +143,19 @@ def test_hovering_a_cuda_memory_band_shows_its_stack(qtbot: object) -> None:
     view = CudaTimelineView(snap)
     qtbot.addWidget(view)  # type: ignore[attr-defined]
     view.resize(1200, 700)
-    view.show()
     with qtbot.waitSignal(view.stacks_found, timeout=30_000):  # type: ignore[attr-defined]
-        pass
+        with qtbot.waitExposed(view):  # type: ignore[attr-defined]
+            view.show()
     x, labels, bands = snap.bands[view.devices[0]]
     expected = band_stacks(snap, labels)
     # the bottom band at the sample where it is thickest, half way up it
     i = int(np.argmax(bands[0]))
     chart = view.chart
     assert chart.band_at(float(x[i]), float(bands[0][i]) / 2) == 0
-    chart.plot.getPlotItem().setXRange(float(x[0]), float(x[-1]), padding=0)
     box = chart.plot.getPlotItem().vb
-    qtbot.waitUntil(lambda: box.sceneBoundingRect().width() > 100)  # type: ignore[attr-defined]
-    scene = box.mapViewToScene(QPointF(float(x[i]), float(bands[0][i]) / 2))
+    point = QPointF(float(x[i]), float(bands[0][i]) / 2)
+    qtbot.waitUntil(lambda: box.viewRect().contains(point))  # type: ignore[attr-defined]
+    scene = box.mapViewToScene(point)
     with qtbot.waitSignal(chart.band_hovered) as blocker:  # type: ignore[attr-defined]
         chart.plot.scene().sigMouseMoved.emit(scene)
     assert blocker.args == [0]
