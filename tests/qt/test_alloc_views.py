@@ -143,9 +143,9 @@ def test_hovering_a_cuda_memory_band_shows_its_stack(qtbot: object) -> None:
     view = CudaTimelineView(snap)
     qtbot.addWidget(view)  # type: ignore[attr-defined]
     view.resize(1200, 700)
-    with qtbot.waitSignal(view.stacks_found, timeout=30_000):  # type: ignore[attr-defined]
-        with qtbot.waitExposed(view):  # type: ignore[attr-defined]
-            view.show()
+    found = qtbot.waitSignal(view.stacks_found, timeout=30_000)  # type: ignore[attr-defined]
+    with found, qtbot.waitExposed(view):  # type: ignore[attr-defined]
+        view.show()
     x, labels, bands = snap.bands[view.devices[0]]
     expected = band_stacks(snap, labels)
     # the bottom band at the sample where it is thickest, half way up it
