@@ -36,7 +36,8 @@ class QuietWork:
 
     def __init__(self, owner: QObject, busy: Callable[[], bool] | None = None) -> None:
         # `busy()`: the owner is preparing a page someone waits for (a clicked page's data in a
-        # worker): not quiet either, as work started now shares the GIL with that worker
+        # worker): not quiet either, as work started now shares the GIL with that worker. A
+        # bound method of the owner, held weakly (as the owner itself is not held)
         self._busy = None if busy is None else weakref.WeakMethod(busy)  # type: ignore[arg-type]
         self.starts: list[Callable[[], Any]] = []  # run once the window is quiet
         self._gates: list[WriteGate] = []  # opened then, or when the tab (and timer) goes
