@@ -8,9 +8,11 @@ waits until the first page is drawn and the window is quiet (no put-off piece, n
 preparing), then clicks each page of the document in the navigation's order as a user does
 (`tabs.setCurrentIndex`: its data prepared in a worker, its widget built in pieces) and
 times the click → the page's widget built, its data in, every put-off piece run and the
-window painted (`window.grab()`). Medians over --runs opens, each in a fresh window with a
-fresh cache folder (no parsed-column cache from an earlier run). Pages visited in order share
-what earlier pages computed (the document's tables), as they do for a user; --fresh reopens
+window painted (`window.grab()`). Medians over --runs opens, each in a fresh window, all
+with one cache folder of the script's own (no cache from before the script: its first open
+parses the file, the others reopen it from the store, as a user reopening it). Pages
+visited in order share what earlier pages computed (the document's tables), as they do for a
+user; --fresh reopens
 the file before each page instead (load → that page alone: slower to run, N × pages loads).
 --settle S waits S seconds before
 the first click: the window prepares the other pages' data once it is quiet
