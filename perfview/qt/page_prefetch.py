@@ -58,6 +58,10 @@ class PagePrefetch:
         self._name = ""
         self._tried: set[str] = set()
 
+    def busy(self) -> bool:
+        """True while a page is being prepared ahead."""
+        return self._task is not None
+
     def running(self, name: str) -> Task | None:
         """The task preparing page `name` now, if any."""
         return self._task if self._task is not None and self._name == name else None

@@ -8,7 +8,8 @@ and the cache writes of the tab's load and pages
 thread's share of a busy machine's cores). The tab calls `arm()` once its AHEAD pages are
 built; the window is then quiet when QUIET_MS have passed with no page switched to
 (`touch`), no put-off piece left (`deferred.pending`) and no clicked page's data being
-prepared (`busy`): the gates open, the work starts.
+prepared and no work started here still running (`busy`): the gates open, the first work
+starts, and the next waits for the next quiet moment.
 When the tab goes first, the gates open (no write waits for a tab that is not there) and the
 work is dropped: a task never started holds the tab through its result slots, which Qt keeps
 out of the garbage collector's sight, and kept a closed tab's bundle in memory for good.
@@ -74,12 +75,13 @@ class QuietWork:
         if deferred.pending() or (busy is not None and busy()):  # a page is still coming
             self._timer.start()
             return
-        starts, self.starts = self.starts, []
         gates, self._gates = self._gates, []
         for gate in gates:
             gate.open()
-        for start in starts:
-            start()
+        if self.starts:  # one at a time: the next once the window is quiet again (`busy`)
+            self.starts.pop(0)()
+        if self.starts:
+            self._timer.start()
 
     def _gone(self, *_: object) -> None:
         """The tab (and its timer) was destroyed: open the gates, drop the work."""
