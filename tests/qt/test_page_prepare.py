@@ -8,6 +8,7 @@ load task hands the first page and the Timeline over already prepared; the synch
 from __future__ import annotations
 
 import threading
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,50 @@ def test_nothing_is_prepared_ahead_while_a_clicked_page_prepares(
     qtbot.waitUntil(lambda: len(made) >= 2, timeout=60_000)  # the prefetch goes on after it
     assert [preparing for _name, preparing in made if preparing] == []
     assert "operators" not in [name for name, _ in made]
+
+
+def test_the_quiet_work_runs_one_worker_at_a_time(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Overview's findings and the pages prepared ahead start from the quiet work one at a
+    time: each once the one before is done (issue 37: started together, they shared the GIL
+    with each other and with the page clicked next)."""
+    from PySide6.QtCore import QThreadPool
+
+    from perfview.qt import document_tab
+    from tests.loaders.cache_setup import use_cache_dir
+
+    use_cache_dir(tmp_path, monkeypatch, max_mb=500)  # the findings found, not read back
+    pool = QThreadPool.globalInstance()
+    threads = pool.maxThreadCount()
+    pool.setMaxThreadCount(max(threads, 4))  # a free thread for each: the order is the tab's
+    spans: list[tuple[str, float, float]] = []
+    lock = threading.Lock()
+
+    def timed(kind: str, fn: Any) -> Any:
+        def run(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                with lock:
+                    spans.append((kind, start, time.perf_counter()))
+
+        return run
+
+    monkeypatch.setattr(document_tab, "completed", timed("findings", document_tab.completed))
+    monkeypatch.setattr(document_tab, "with_tree", timed("page", document_tab.with_tree))
+    bundle = _bundle()
+    overview = pages.prepare_first("overview", bundle)
+    assert overview.findings is None  # drawn first, its findings found by a worker
+    try:
+        tab = _tab({"overview": overview})
+        qtbot.waitUntil(lambda: tab._data["overview"].findings is not None, timeout=60_000)
+        qtbot.waitUntil(lambda: sum(k == "page" for k, _, _ in spans) >= 2, timeout=60_000)
+        qtbot.waitUntil(lambda: not tab._busy(), timeout=60_000)
+    finally:
+        pool.setMaxThreadCount(threads)
+    ordered = sorted(spans, key=lambda span: span[1])
+    assert [k for k, _, _ in ordered].count("findings") == 1
+    for (_, _, end), (_, start, _) in zip(ordered, ordered[1:], strict=False):
+        assert start >= end  # never two at once
