@@ -7,6 +7,7 @@ load task hands the first page and the Timeline over already prepared; the synch
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from functools import cache
@@ -280,5 +281,5 @@ def test_the_quiet_work_runs_one_worker_at_a_time(
         pool.setMaxThreadCount(threads)
     ordered = sorted(spans, key=lambda span: span[1])
     assert [k for k, _, _ in ordered].count("findings") == 1
-    for (_, _, end), (_, start, _) in zip(ordered, ordered[1:], strict=False):
+    for (_, _, end), (_, start, _) in itertools.pairwise(ordered):
         assert start >= end  # never two at once
