@@ -68,7 +68,8 @@ class Document(QObject):
         search_changed(str): the search text views should highlight.
         view_requested(str): someone asked the document tab to show view `name`.
         slices_requested(object): a tuple of event rows to select together in the Timeline,
-            zooming to the first (a recommendation's evidence). Emitted by `show_slices`.
+            zooming to the first (a recommendation's evidence). Emitted by `show_slices` and
+            `select_slices`.
     """
 
     selection_changed = Signal(object)
@@ -130,8 +131,14 @@ class Document(QObject):
 
     def show_slices(self, rows: tuple[int, ...] | list[int]) -> None:
         """Show the Timeline with these event rows selected together, zoomed to the first."""
-        self.slices = tuple(int(r) for r in rows)
         self.request_view("timeline")  # builds the timeline first if it was never shown
+        self.select_slices(rows)
+
+    def select_slices(self, rows: tuple[int, ...] | list[int]) -> None:
+        """Select these event rows together on the Timeline (highlighted, the first selected
+        and zoomed to) without switching to it: a launch-delay bucket's launches, seen on the
+        Timeline when the user goes there. Emits `slices_requested`."""
+        self.slices = tuple(int(r) for r in rows)
         self.slices_requested.emit(self.slices)
 
     def set_thread(self, choice: ThreadChoice, tree: CallTree | None) -> None:

@@ -23,6 +23,7 @@ file), else as soon as the tab exists.
 from __future__ import annotations
 
 import traceback
+import weakref
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -84,12 +85,17 @@ class DocumentTab(QWidget):
         self._async = False  # switches prepare in the background once the tab is built
         self._ahead_scheduled = False
         # background work and cache writes held back for the ahead pages, then a quiet window
-        self._after_ahead = QuietWork(self)
+        self._after_ahead = QuietWork(self, busy=self._busy)
+        # started from the quiet work (findings), held weakly: a task never started holds the
+        # tab through its result slots (out of the collector's sight)
+        self._background: weakref.WeakSet[Task] = weakref.WeakSet()
         self._after_ahead.hold(writes)  # the load's cache entries
         self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
         # the other pages' data, prepared one by one once the window is quiet (issue 37:
         # a page clicked then is built from data in hand, not computed after the click)
-        self._prefetch = PagePrefetch(self._prefetch_next, self._prefetch_task, self._on_prefetched)
+        self._prefetch = PagePrefetch(
+            self._prefetch_next, self._prefetch_task, self._on_prefetched, self._when_quiet
+        )
         self._after_ahead.add(self._prefetch.start)
         laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
         for name, data in (pages or {}).items():
@@ -178,6 +184,13 @@ class DocumentTab(QWidget):
                 self._adopt(name, self._compute(name))
             self._build(name)
         return self._views.get(name)
+
+    def _busy(self) -> bool:
+        """Not quiet (`QuietWork`): a page someone waits for is being prepared, or a worker
+        started from the quiet work still runs (the next one waits for it: two workers
+        share the GIL with each other and with the GUI thread)."""
+        running = any(shiboken6.isValid(t) and t.is_running for t in list(self._background))
+        return self.is_preparing() or running or self._prefetch.busy()
 
     def built_view(self, name: str) -> QWidget | None:
         """The view's widget if it is built already; never builds it (what a benchmark or a
@@ -340,6 +353,12 @@ class DocumentTab(QWidget):
                 return name
         return None
 
+    def _when_quiet(self, start: Callable[[], Any]) -> None:
+        """Call `start` once the window is quiet again (the next page prepared ahead)."""
+        if shiboken6.isValid(self):
+            self._after_ahead.add(start)
+            self._after_ahead.arm()
+
     def _prefetch_task(self, name: str) -> Task:
         return self._task_for(name, lambda: NOW)
 
@@ -392,6 +411,7 @@ class DocumentTab(QWidget):
         self._show(name, widget)
 
     def _show(self, name: str, widget: QWidget) -> None:
+        self._after_ahead.touch()  # the window is quiet once this page has been for a while
         self._drop_preparing(name)
         self._add_thread_picker(name)
         self._views[name] = widget
@@ -443,6 +463,7 @@ class DocumentTab(QWidget):
         task = Task(lambda _progress: completed(name, bundle, data), name=f"{name}: findings")
         task.finished.connect(lambda full, n=name, w=widget: self._on_completed(n, w, full))
         task.done.connect(release)
+        self._background.add(task)
         if self._ahead_busy():
             self._after_ahead.add(task.start)
         else:

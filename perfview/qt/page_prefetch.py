@@ -4,7 +4,8 @@ A page's data (the Kernels page's launch rows, the Operators page's tables, the 
 path) took 1-3 s of a worker after the click on a 100 MB trace (issue 37:
 `scripts/bench/bench_page_ready.py`). Once the tab's first pages are built and the window
 has been quiet (`QuietWork`), the pages still lacking data are prepared in the navigation's
-order, one worker at a time (two would share the GIL with the GUI thread), so a click
+order, one worker at a time (two would share the GIL with the GUI thread), each once the
+window is quiet again (no page clicked meanwhile still preparing or being built), so a click
 usually finds its data in hand and only builds widgets. A page clicked while its data is
 being prepared waits for that task, not a second one. Only traces, and big ones are left
 alone (`prefetch_allowed`): preparing every page of a 1 GB trace costs seconds of CPU and
@@ -37,20 +38,29 @@ def prefetch_allowed(bundle: Bundle) -> bool:
 class PagePrefetch:
     """`next_name(tried)`: the page to prepare next, not one of `tried` (None: done);
     `make_task(name)`: its worker task, not started; `done(name, data)`: its data (None when
-    its task failed: its click shows why), on the GUI thread."""
+    its task failed: its click shows why), on the GUI thread; `again(start)`: calls `start`
+    when the next page may be prepared."""
 
     def __init__(
         self,
         next_name: Callable[[Collection[str]], str | None],
         make_task: Callable[[str], Task],
         done: Callable[[str, Any], None],
+        again: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self._next = weakref.WeakMethod(next_name)  # type: ignore[arg-type]
+        # how the next page's start waits once one is done (the tab's quiet work: a page
+        # clicked meanwhile is prepared and built first); None: at once
+        self._again = None if again is None else weakref.WeakMethod(again)  # type: ignore[arg-type]
         self._make = weakref.WeakMethod(make_task)  # type: ignore[arg-type]
         self._done = weakref.WeakMethod(done)  # type: ignore[arg-type]
         self._task: Task | None = None
         self._name = ""
         self._tried: set[str] = set()
+
+    def busy(self) -> bool:
+        """True while a page is being prepared ahead."""
+        return self._task is not None
 
     def running(self, name: str) -> Task | None:
         """The task preparing page `name` now, if any."""
@@ -79,7 +89,11 @@ class PagePrefetch:
         if done is None:
             return
         done(name, None if failed else data)
-        self.start()
+        again = self._again() if self._again is not None else None
+        if again is not None:
+            again(self.start)
+        elif self._again is None:
+            self.start()
 
 
 __all__ = ["PREFETCH_MAX_EVENTS", "PagePrefetch", "prefetch_allowed"]

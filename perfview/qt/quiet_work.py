@@ -2,11 +2,14 @@
 
 Two kinds wait here: work that starts (an Overview's findings: a second of numpy and pandas
 at 1 GB, holding the GIL in stretches, which started as the user clicked the Timeline
-doubled its first paint, 165 ms gaps) and the cache writes of the tab's load and pages
+doubled its first paint, 165 ms gaps; the pages prepared ahead of a click, one at a time)
+and the cache writes of the tab's load and pages
 (`write_gates.WriteGate`: written beside the tab's first pages, they took the GUI
 thread's share of a busy machine's cores). The tab calls `arm()` once its AHEAD pages are
 built; the window is then quiet when QUIET_MS have passed with no page switched to
-(`touch`) and no put-off piece left (`deferred.pending`): the gates open, the work starts.
+(`touch`), no put-off piece left (`deferred.pending`) and no clicked page's data being
+prepared and no work started here still running (`busy`): the gates open, the first work
+starts, and the next waits for the next quiet moment.
 When the tab goes first, the gates open (no write waits for a tab that is not there) and the
 work is dropped: a task never started holds the tab through its result slots, which Qt keeps
 out of the garbage collector's sight, and kept a closed tab's bundle in memory for good.
@@ -14,6 +17,7 @@ out of the garbage collector's sight, and kept a closed tab's bundle in memory f
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +35,11 @@ class QuietWork:
     the garbage collector on whichever thread collects, and a widget destroyed on a worker
     thread deadlocked the window (seen in the suite)."""
 
-    def __init__(self, owner: QObject) -> None:
+    def __init__(self, owner: QObject, busy: Callable[[], bool] | None = None) -> None:
+        # `busy()`: the owner is preparing a page someone waits for (a clicked page's data in a
+        # worker): not quiet either, as work started now shares the GIL with that worker. A
+        # bound method of the owner, held weakly (as the owner itself is not held)
+        self._busy = None if busy is None else weakref.WeakMethod(busy)  # type: ignore[arg-type]
         self.starts: list[Callable[[], Any]] = []  # run once the window is quiet
         self._gates: list[WriteGate] = []  # opened then, or when the tab (and timer) goes
         self._timer = QTimer(owner)
@@ -63,15 +71,17 @@ class QuietWork:
             self._timer.start()
 
     def _run(self) -> None:
-        if deferred.pending():  # a page is still being built
+        busy = self._busy() if self._busy is not None else None
+        if deferred.pending() or (busy is not None and busy()):  # a page is still coming
             self._timer.start()
             return
-        starts, self.starts = self.starts, []
         gates, self._gates = self._gates, []
         for gate in gates:
             gate.open()
-        for start in starts:
-            start()
+        if self.starts:  # one at a time: the next once the window is quiet again (`busy`)
+            self.starts.pop(0)()
+        if self.starts:
+            self._timer.start()
 
     def _gone(self, *_: object) -> None:
         """The tab (and its timer) was destroyed: open the gates, drop the work."""

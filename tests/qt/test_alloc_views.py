@@ -127,3 +127,41 @@ def test_run_dialog_offers_the_allocation_modes(qtbot: object, tmp_path: Path) -
     spec = dialog.spec()
     assert spec.mode == "cuda-memory"
     assert spec.record_args()[:2] == ["--mode", "cuda-memory"]
+
+
+def test_hovering_a_cuda_memory_band_shows_its_stack(qtbot: object) -> None:
+    """As memory_viz shows an allocation's frames on hover: the band under the pointer names
+    its site and lists the stack that allocated most under it (the model's frames)."""
+    from PySide6.QtCore import QPointF
+
+    from perfview.core.analysis.cuda_memory_views import band_stacks
+    from perfview.qt.views.cuda_memory_view import HOVER_HINT, CudaTimelineView
+    from tests.conftest import sample
+
+    snap = load(sample("cuda_memory_snapshot/cs336_silmont_mem_snapshot.pickle")).cuda_snapshot
+    assert snap is not None
+    view = CudaTimelineView(snap)
+    qtbot.addWidget(view)  # type: ignore[attr-defined]
+    view.resize(1200, 700)
+    found = qtbot.waitSignal(view.stacks_found, timeout=30_000)  # type: ignore[attr-defined]
+    with found, qtbot.waitExposed(view):  # type: ignore[attr-defined]
+        view.show()
+    x, labels, bands = snap.bands[view.devices[0]]
+    expected = band_stacks(snap, labels)
+    # the bottom band at the sample where it is thickest, half way up it
+    i = int(np.argmax(bands[0]))
+    chart = view.chart
+    assert chart.band_at(float(x[i]), float(bands[0][i]) / 2) == 0
+    box = chart.plot.getPlotItem().vb
+    point = QPointF(float(x[i]), float(bands[0][i]) / 2)
+    qtbot.waitUntil(lambda: box.viewRect().contains(point))  # type: ignore[attr-defined]
+    scene = box.mapViewToScene(point)
+    with qtbot.waitSignal(chart.band_hovered) as blocker:  # type: ignore[attr-defined]
+        chart.plot.scene().sigMouseMoved.emit(scene)
+    assert blocker.args == [0]
+    text = view.stack_panel.text()
+    assert labels[0] in text
+    frame = expected[labels[0]][0]
+    assert frame.split("(")[0].strip() in text  # the innermost frame, its arguments cut
+    chart.plot.scene().sigMouseMoved.emit(QPointF(-5, -5))  # off the plot: the hint again
+    assert view.stack_panel.text() == HOVER_HINT

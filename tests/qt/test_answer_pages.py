@@ -112,3 +112,28 @@ def test_a_clicked_bar_selects_its_row_and_a_selected_row_outlines_its_bar(qtbot
             )
         )
     )
+
+
+def test_a_launch_delay_bar_selects_all_its_launches_on_the_timeline(qtbot: Any) -> None:
+    """A bucket's click highlights every launch of that bucket together on the Timeline
+    (as memory_viz or HTA answer "which launches were this slow?"), the longest selected."""
+    from perfview.core.analysis.torch import streams
+
+    tab = _tab(qtbot)
+    timeline = tab.view_widget("timeline")
+    assert tab.show_view("launch-delays")
+    delays = tab.view_widget("launch-delays")
+    hist = delays.data.histogram
+    busiest = int(hist["launches"].to_numpy().argmax())
+    lo, hi = int(hist["lo_ns"].to_numpy()[busiest]), int(hist["hi_ns"].to_numpy()[busiest])
+    mask = streams.in_bucket(delays.rows, lo, hi, first=busiest == 0)
+    expected = delays.rows.loc[mask, "row"].to_numpy(dtype=np.int64)
+    assert len(expected) > 1
+    with qtbot.waitSignal(tab.document.slices_requested) as blocker:
+        delays.show_bucket(busiest)
+    assert sorted(blocker.args[0]) == sorted(expected.tolist())
+    assert tab.current_view() == "launch-delays"  # the page stays; the Timeline has them
+    assert sorted(timeline._matches.tolist()) == sorted(expected.tolist())
+    worst = delays.rows.loc[mask].sort_values("delay_ns", kind="stable")["row"].iat[-1]
+    assert tab.document.selection.event == int(worst)
+    assert timeline.selected_row == int(worst)

@@ -67,3 +67,23 @@ def test_the_whole_path_shows_on_the_timeline(qtbot: Any, tmp_path: Path) -> Non
     assert on_path == {"ProfilerStep#1", "cudaLaunchKernel", "k1_gemm", "k2",
                        "cudaDeviceSynchronize"}  # fmt: skip
     assert tab.current_view() == "timeline"
+
+
+def test_the_idle_and_predicted_charts_are_made_when_first_shown(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    """Only the first chart is built with the page (issue 37: a plot costs 10-30 ms of the
+    GUI thread); the others, drawn from the same data, when their tab is first shown."""
+    tab = _tab(qtbot, tmp_path)
+    assert tab.show_view("critical-path")
+    view = tab.view_widget("critical-path")
+    qtbot.waitUntil(lambda: view.prediction is not None, timeout=20_000)
+    assert view.idle_plot is None
+    assert view.predicted_plot is None
+    view.charts.setCurrentIndex(1)
+    assert view.idle_plot is not None
+    assert "bars: step and stream" in view.idle_legend.text()
+    view.charts.setCurrentIndex(2)
+    assert view.predicted_plot is not None
+    assert len(view.predicted_plot.getPlotItem().items) == 2  # measured and predicted bars
+    assert "predicted" in view.predicted_legend.text()

@@ -7,6 +7,9 @@ load task hands the first page and the Timeline over already prepared; the synch
 
 from __future__ import annotations
 
+import itertools
+import threading
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -186,3 +189,97 @@ def test_a_page_clicked_while_prepared_ahead_waits_for_that_task(qtbot: Any) -> 
         assert tab._preparing[name][0] is running
         qtbot.waitUntil(lambda: tab.built_view(name) is not None, timeout=60_000)
     assert not tab.is_preparing(name)
+
+
+def test_nothing_is_prepared_ahead_while_a_clicked_page_prepares(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page clicked right after the load is prepared alone: the pages prepared ahead (and
+    the Overview's findings) wait until it is built and the window is quiet again, as a second
+    worker would share the GIL with the clicked page's (issue 37: Operators 2 s after the load
+    with the Kernels table prepared beside it)."""
+    from perfview.core.pages.data import OpsData
+    from perfview.qt import document_tab
+    from perfview.qt.document_tab import DocumentTab
+
+    made: list[tuple[str, set[str]]] = []
+    original = DocumentTab._prefetch_task
+
+    def record(self: DocumentTab, name: str) -> Any:
+        made.append((name, set(self._preparing)))
+        return original(self, name)
+
+    monkeypatch.setattr(DocumentTab, "_prefetch_task", record)
+    # the clicked page's worker holds on until the window has had its quiet moments
+    release = threading.Event()
+    page_data = document_tab.page_data
+
+    def held(name: str, *args: Any) -> Any:
+        if name == "operators":
+            release.wait(60)
+        return page_data(name, *args)
+
+    monkeypatch.setattr(document_tab, "page_data", held)
+    tab = _tab()
+    qtbot.addWidget(tab)
+    tab.tabs.setCurrentIndex(tab.view_names().index("operators"))
+    assert tab.is_preparing("operators")
+    try:
+        for _ in range(2):  # the quiet timer runs out twice while Operators is prepared
+            with qtbot.waitSignal(tab._after_ahead._timer.timeout, timeout=60_000):
+                pass
+        assert made == []
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: tab.built_view("operators") is not None, timeout=60_000)
+    assert isinstance(tab._data["operators"], OpsData)
+    qtbot.waitUntil(lambda: len(made) >= 2, timeout=60_000)  # the prefetch goes on after it
+    assert [preparing for _name, preparing in made if preparing] == []
+    assert "operators" not in [name for name, _ in made]
+
+
+def test_the_quiet_work_runs_one_worker_at_a_time(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Overview's findings and the pages prepared ahead start from the quiet work one at a
+    time: each once the one before is done (issue 37: started together, they shared the GIL
+    with each other and with the page clicked next)."""
+    from PySide6.QtCore import QThreadPool
+
+    from perfview.qt import document_tab
+    from tests.loaders.cache_setup import use_cache_dir
+
+    use_cache_dir(tmp_path, monkeypatch, max_mb=500)  # the findings found, not read back
+    pool = QThreadPool.globalInstance()
+    threads = pool.maxThreadCount()
+    pool.setMaxThreadCount(max(threads, 4))  # a free thread for each: the order is the tab's
+    spans: list[tuple[str, float, float]] = []
+    lock = threading.Lock()
+
+    def timed(kind: str, fn: Any) -> Any:
+        def run(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                with lock:
+                    spans.append((kind, start, time.perf_counter()))
+
+        return run
+
+    monkeypatch.setattr(document_tab, "completed", timed("findings", document_tab.completed))
+    monkeypatch.setattr(document_tab, "with_tree", timed("page", document_tab.with_tree))
+    bundle = _bundle()
+    overview = pages.prepare_first("overview", bundle)
+    assert overview.findings is None  # drawn first, its findings found by a worker
+    try:
+        tab = _tab({"overview": overview})
+        qtbot.waitUntil(lambda: tab._data["overview"].findings is not None, timeout=60_000)
+        qtbot.waitUntil(lambda: sum(k == "page" for k, _, _ in spans) >= 2, timeout=60_000)
+        qtbot.waitUntil(lambda: not tab._busy(), timeout=60_000)
+    finally:
+        pool.setMaxThreadCount(threads)
+    ordered = sorted(spans, key=lambda span: span[1])
+    assert [k for k, _, _ in ordered].count("findings") == 1
+    for (_, _, end), (_, start, _) in itertools.pairwise(ordered):
+        assert start >= end  # never two at once

@@ -16,7 +16,7 @@ import pandas as pd
 
 from perfview.core.analysis.calltree import _merge, _tree, make_frames
 from perfview.core.model import CallTree
-from perfview.core.model.cuda_memory import CudaSnapshot, site_labels
+from perfview.core.model.cuda_memory import INTERNAL_PREFIXES, CudaSnapshot, site_labels
 
 ACTIVE = "active_allocated"
 _ALLOC = ("alloc",)
@@ -295,6 +295,39 @@ def timeline_bands(
     x = (x_all - x_all[0]) if snap.has_time and (x_all >= 0).all() else np.arange(len(rows))
     labels = [str(uniq[i]) for i in top] + [BEFORE]
     return x[pick].astype(np.float64), labels, np.vstack([*bands, np.maximum(rest, 0)])
+
+
+def band_stacks(snap: CudaSnapshot, labels: list[str], depth: int = 40) -> dict[str, list[str]]:
+    """The stack behind each band of `timeline_bands` (by its label), as memory_viz shows an
+    allocation's frames on hover: of the stacks named after the label, the one whose
+    allocations came to the most bytes, innermost frame first, as "name (file:line)",
+    without the allocator's and the interpreter's own frames, at most `depth` frames.
+    A label no stack is named after (the band of every other site) is left out."""
+    n = len(snap.stack_offsets) - 1
+    if n <= 0 or not labels:
+        return {}
+    delta, owner = _event_sites(snap)
+    alloc = (delta > 0) & (owner >= 0)
+    size = np.bincount(owner[alloc], weights=delta[alloc], minlength=n)[:n]
+    py, op = site_labels(snap)
+    named = np.where(py != "", py, op)
+    named = np.where(named == "", NO_STACK, named)
+    names = snap.frames["name"].astype(str).to_numpy(dtype=object)
+    files = snap.frames["file"].astype(str).to_numpy(dtype=object)
+    lines = snap.frames["line"].to_numpy(dtype=np.int64)
+    hidden = interpreter_frames(snap) | np.array(
+        [n.startswith(INTERNAL_PREFIXES) for n in names], dtype=bool
+    )
+    out: dict[str, list[str]] = {}
+    for label in labels:
+        candidates = np.flatnonzero(named == label)
+        if not len(candidates) or label == NO_STACK:
+            continue
+        best = int(candidates[np.argmax(size[candidates])])
+        ids = snap.stack(best).astype(np.int64)
+        ids = ids[~hidden[ids]][:depth]
+        out[label] = [f"{names[f]} ({files[f]}:{lines[f]})" for f in ids.tolist()]
+    return out
 
 
 def _sample(n: int, points: int) -> np.ndarray:

@@ -62,7 +62,7 @@ class CudaSnapshot:
 
 
 # Allocator and unwinder frames at the top of every stack: skipped when naming a stack's site.
-_INTERNAL_PREFIXES = (
+INTERNAL_PREFIXES = (
     "torch::unwind",
     "torch::CapturedTraceback",
     "torch::cuda::",
@@ -97,7 +97,7 @@ def site_labels(snap: CudaSnapshot) -> tuple[np.ndarray, np.ndarray]:
     lines = snap.frames["line"].to_numpy(dtype=np.int64)
     is_py = np.array([_is_python(str(f)) for f in files], dtype=bool)
     is_op = np.array([str(n).startswith(_OPS) for n in names], dtype=bool)
-    is_internal = np.array([str(n).startswith(_INTERNAL_PREFIXES) for n in names], dtype=bool)
+    is_internal = np.array([str(n).startswith(INTERNAL_PREFIXES) for n in names], dtype=bool)
     n = len(snap.stack_offsets) - 1
     py = np.full(n, "", dtype=object)
     cpp = np.full(n, "", dtype=object)
@@ -118,4 +118,11 @@ def site_labels(snap: CudaSnapshot) -> tuple[np.ndarray, np.ndarray]:
     return py, cpp
 
 
-__all__ = ["BLOCK_COLUMNS", "SEGMENT_COLUMNS", "TRACE_COLUMNS", "CudaSnapshot", "site_labels"]
+__all__ = [
+    "BLOCK_COLUMNS",
+    "INTERNAL_PREFIXES",
+    "SEGMENT_COLUMNS",
+    "TRACE_COLUMNS",
+    "CudaSnapshot",
+    "site_labels",
+]

@@ -132,6 +132,16 @@ def longest_call(timeline: Timeline, name: str, shape: str | None = None) -> int
     return int(rows[int(np.argmax(ev["dur"].to_numpy()[rows]))])
 
 
+def _any_text(column: pd.Series) -> bool:
+    """True when some row of `column` holds non-empty text (a categorical: through its codes,
+    not 240k strings made for the question)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        cats = np.asarray(column.cat.categories.astype(str), dtype=object) != ""
+        codes = column.cat.codes.to_numpy()
+        return bool(len(cats) and cats[codes[codes >= 0]].any())
+    return bool((column.astype(str) != "").any())
+
+
 @dataclass(frozen=True)
 class OpDetail:
     """What the Operators page shows for one op: the GPU activities it launched (columns as
@@ -163,8 +173,8 @@ class OpsData:
     @classmethod
     def compute(cls, timeline: Timeline, table: pd.DataFrame | None = None) -> OpsData:
         frame = table if table is not None else op_kernels.ops_table(timeline)
-        empty = op_kernels.op_kernels_table(timeline).iloc[:0].drop(columns="op")
-        has_shapes = bool((timeline.events["shape"].astype(str) != "").any())
+        empty = op_kernels.op_kernels_table(timeline, op="").iloc[:0].drop(columns="op")
+        has_shapes = _any_text(timeline.events["shape"])
         busiest = None
         if len(frame) and float(frame["device_self_ns"].max()) > 0:
             best = int(np.argmax(frame["device_self_ns"].to_numpy()))
@@ -243,7 +253,7 @@ class CriticalPathData:
         graph, _nodes, paths = path.measured_paths(timeline)
         return cls(
             path.steps_table(timeline),
-            path.breakdown(timeline, graph, paths),
+            path.critical_path_table(timeline),
             idle_gaps.cause_totals(timeline),
             path.contributor_rows(timeline, graph, paths),
             path.path_rows(graph, paths),

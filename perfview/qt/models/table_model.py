@@ -35,6 +35,17 @@ from perfview.core.model.units import COLUMN_SUFFIX_UNITS, Unit, column_unit, fo
 
 RAW_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 2
+# The roles the model answers (as ints: a role arrives as an int from Qt's calls)
+_ROLES = frozenset(
+    int(r)
+    for r in (
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        RAW_ROLE,
+        ROW_ID_ROLE,
+    )
+)
 
 # Integer columns that are identifiers, shown without thousands separators.
 _PLAIN_INT_COLUMNS = {
@@ -202,6 +213,8 @@ class DataFrameModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._columns)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if int(role) not in _ROLES:  # most of what a view asks (fonts, colours, size hints)
+            return None
         if not index.isValid():
             return None
         row, column = index.row(), index.column()

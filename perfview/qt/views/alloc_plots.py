@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from perfview.core.layout.extent import busy_start
@@ -24,6 +24,7 @@ class StackedBytesPlot(QWidget):
     """Stacked bands of bytes over x (ns when `time_axis`, else event index)."""
 
     range_selected = Signal(float, float)
+    band_hovered = Signal(int)  # the band under the pointer, when it changes (-1: none)
 
     def __init__(
         self,
@@ -47,6 +48,10 @@ class StackedBytesPlot(QWidget):
         item.setMouseEnabled(x=True, y=False)
         self.legend = _add_legend(self.plot)
         self.fills: list[pg.PlotCurveItem] = []
+        self._x = np.zeros(0)
+        self._tops = np.zeros((0, 0))  # each band's cumulative top edge at each x
+        self._hovered = -1
+        self.plot.scene().sigMouseMoved.connect(self._on_move)
         self.samples: list[pg.PlotDataItem] = []
         self.region: pg.LinearRegionItem | None = None
         self.summary = QLabel(title)
@@ -83,11 +88,13 @@ class StackedBytesPlot(QWidget):
             item.removeItem(old)
         self.fills = []
         self.samples = []
+        self._x, self._tops = np.zeros(0), np.zeros((0, 0))
         self.legend.clear()
         if len(x) == 0 or len(bands) == 0:
             return
         x = np.asarray(x, dtype=np.float64)
         tops = np.cumsum(np.asarray(bands, dtype=np.float64), axis=0)
+        self._x, self._tops = x, tops
         for i, upper in enumerate(tops):
             color = series_color(i)
             if i == len(bands) - 1 and len(bands) > 1:
@@ -106,6 +113,26 @@ class StackedBytesPlot(QWidget):
         self.start = busy_start(x, tops[-1])
         self.whole.setVisible(self.start is not None)
         self._show_extent()
+
+    def band_at(self, x: float, y: float) -> int:
+        """The band drawn at data point (x, y): at the last sample at or before x, the lowest
+        band whose top edge is above y (-1: outside the bands)."""
+        if not len(self._x) or y < 0 or x < self._x[0] or x > self._x[-1]:
+            return -1
+        i = max(int(np.searchsorted(self._x, x, side="right")) - 1, 0)
+        above = np.flatnonzero(self._tops[:, i] > y)
+        return int(above[0]) if len(above) else -1
+
+    def _on_move(self, pos: QPointF) -> None:
+        """Say which band the pointer is over (`band_hovered`), once per change."""
+        box = self.plot.getPlotItem().vb
+        band = -1
+        if box.sceneBoundingRect().contains(pos):
+            point = box.mapSceneToView(pos)
+            band = self.band_at(point.x(), point.y())
+        if band != self._hovered:
+            self._hovered = band
+            self.band_hovered.emit(band)
 
     def _show_extent(self) -> None:
         """The trimmed view (from where memory use starts), or the whole recording."""

@@ -11,6 +11,7 @@ clicking one selects its slices on the Timeline (`Document.show_slices`). Bars a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -112,13 +113,18 @@ class CriticalPathView(QWidget):
         heading.setWordWrap(True)
         self.charts = QTabWidget(self)
         path_box, self.path_plot, self.path_legend = _chart(self)
-        idle_box, self.idle_plot, self.idle_legend = _chart(self)
-        predicted_box, self.predicted_plot, self.predicted_legend = _chart(self)
         self.charts.addTab(path_box, "Path by category")
-        self.charts.addTab(idle_box, "GPU idle by cause")
-        self.charts.addTab(predicted_box, "Predicted timeline")
+        # the other two charts are made when their tab is first shown: a plot costs 10-30 ms
+        # of the GUI thread, a third of the page's build right after a click (issue 37)
+        self._later_charts: dict[int, Callable[[], None]] = {
+            self.charts.addTab(QWidget(self), "GPU idle by cause"): self._make_idle,
+            self.charts.addTab(QWidget(self), "Predicted timeline"): self._make_predicted,
+        }
+        self.idle_plot: pg.PlotWidget | None = None
+        self.predicted_plot: pg.PlotWidget | None = None
+        self._predicted_frame: pd.DataFrame | None = None  # drawn once its chart is made
+        self.charts.currentChanged.connect(self._on_chart_tab)
         self._draw_path()
-        self._draw_idle()
         top = QSplitter(Qt.Orientation.Horizontal, self)
         top.addWidget(self.charts)
         top.addWidget(self._what_if_panel())
@@ -156,7 +162,32 @@ class CriticalPathView(QWidget):
         labels = [f"#{s}" for s in steps]
         self.path_legend.setText(stacked_bars(self.path_plot.getPlotItem(), labels, series))
 
+    def _on_chart_tab(self, index: int) -> None:
+        make = self._later_charts.pop(index, None)
+        if make is not None:
+            make()
+
+    def _chart_in(self, index: int) -> tuple[pg.PlotWidget, QLabel]:
+        """A chart made in tab `index`'s (empty) page."""
+        box, plot, legend = _chart(self)
+        page = self.charts.widget(index)
+        assert page is not None
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(box)
+        return plot, legend
+
+    def _make_idle(self) -> None:
+        self.idle_plot, self.idle_legend = self._chart_in(1)
+        self._draw_idle()
+
+    def _make_predicted(self) -> None:
+        self.predicted_plot, self.predicted_legend = self._chart_in(2)
+        if self._predicted_frame is not None:
+            self._draw_predicted(self._predicted_frame)
+
     def _draw_idle(self) -> None:
+        assert self.idle_plot is not None
         idle = self.data.idle
         labels = [
             f"#{s}\n{str(t).replace('stream ', 's')}"
@@ -232,7 +263,10 @@ class CriticalPathView(QWidget):
 
     def _draw_predicted(self, frame: pd.DataFrame) -> None:
         """The step's slices and GPU activities, measured (grey) above predicted (blue), one
-        row pair per lane: two BarGraphItems in all."""
+        row pair per lane: two BarGraphItems in all (once its tab is shown)."""
+        self._predicted_frame = frame
+        if self.predicted_plot is None:
+            return
         plot = self.predicted_plot.getPlotItem()
         plot.clear()
         lanes = sorted(set(frame["lane"].tolist()))

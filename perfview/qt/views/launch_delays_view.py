@@ -3,8 +3,9 @@ and the launches of the bucket clicked (the outliers until then).
 
 The histogram (`streams.delay_histogram`: log-scale buckets at 1-2-5 steps of ns) and the
 tables come from one `LaunchDelaysData`, so a bar's count is the number of launches it lists.
-Clicking a bar lists its launches and selects the longest on the document (the Timeline
-shows it); a double-click on a launch opens it on the Timeline, as on the Kernels page.
+Clicking a bar lists its launches, selects the longest on the document and highlights all of
+them together on the Timeline (`Document.select_slices`); a double-click on a launch opens it
+on the Timeline, as on the Kernels page.
 Painted with QPainter like `bar_chart.py`: a static picture, no pyqtgraph set-up cost.
 """
 
@@ -233,15 +234,18 @@ class LaunchDelaysView(QWidget):
         self._list(self.rows["outlier"].to_numpy(dtype=bool), "outliers")
 
     def show_bucket(self, i: int) -> None:
-        """List bucket i's launches, longest first, and select the longest on the document."""
+        """List bucket i's launches, longest first, select the longest on the document (its
+        details) and all of the bucket's launches together on the Timeline."""
         h = self.data.histogram
         lo, hi = int(h["lo_ns"].to_numpy()[i]), int(h["hi_ns"].to_numpy()[i])
         mask = streams.in_bucket(self.rows, lo, hi, first=i == 0)
         self._list(mask, f"launches delayed {format_ns(lo)} – {format_ns(hi)}")
         if self.document is not None and mask.any():
-            worst = self.rows.loc[mask].sort_values("delay_ns", kind="stable").iloc[-1]
+            ordered = self.rows.loc[mask].sort_values("delay_ns", ascending=False, kind="stable")
+            worst = ordered.iloc[0]
             pick = Selection("event", str(worst["name"]), event=int(worst["row"]), source=self)
             self.document.select(pick)
+            self.document.select_slices(ordered["row"].to_numpy(dtype=np.int64).tolist())
 
     def launch_row(self, proxy_row: int) -> int:
         """The event row (in Timeline.events) of the launch shown at `proxy_row`."""

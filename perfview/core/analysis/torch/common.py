@@ -313,7 +313,26 @@ def names_at(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
 
 
 def text(values: Any) -> np.ndarray:
-    """Plain str object array (tables and CSV expect text, not categoricals)."""
+    """Plain str object array (tables and CSV expect text, not categoricals); missing values
+    stay NaN. A categorical is converted through its few categories and an array that holds
+    only str is taken as it is: pandas' own conversion (through its Arrow string type) cost
+    ~0.15 s of the Operators page's 0.3 s on a 100 MB trace."""
+    if isinstance(values, pd.Series | pd.Index):
+        values = values.array
+    if isinstance(values, pd.Categorical):
+        names = _text(np.asarray(values.categories, dtype=object))
+        codes = values.codes
+        out = names[codes] if len(names) else np.full(len(codes), np.nan, dtype=object)
+        if len(names) and (codes < 0).any():
+            out[codes < 0] = np.nan
+        return np.asarray(out, dtype=object)
+    return _text(values)
+
+
+def _text(values: Any) -> np.ndarray:
+    plain = isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1
+    if plain and pd.api.types.infer_dtype(values, skipna=False) in ("string", "empty"):
+        return np.asarray(values).copy()
     return np.asarray(pd.Series(values).astype(object).astype(str).to_numpy(), dtype=object)
 
 

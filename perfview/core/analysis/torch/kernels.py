@@ -17,7 +17,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, decode_args, kind_mask, name_mask, text
+from perfview.core.analysis.torch.common import (
+    I64,
+    decode_args,
+    kind_mask,
+    name_mask,
+    per_events,
+    text,
+)
 from perfview.core.analysis.torch.op_kernels import launches
 from perfview.core.model import Timeline
 
@@ -75,10 +82,13 @@ def _numbers(values: list[object]) -> np.ndarray:
     )  # fmt: skip
 
 
+@per_events
 def kernel_rows(timeline: Timeline) -> pd.DataFrame:
     """Every kernel launch: row, name, ts, dur, launch columns, tensor_cores, op (launching op).
 
-    The per-launch table the kernel page's detail list and the recommendations use.
+    The per-launch table the kernel page's detail list, the Kernels table and the
+    recommendations use: remembered (`per_events`), as decoding every kernel's args is the
+    costly part of both the Kernels table and the page's data.
     """
     ev = timeline.events
     mask = kind_mask(ev, ("kernel",))
@@ -86,25 +96,31 @@ def kernel_rows(timeline: Timeline) -> pd.DataFrame:
     args = decode_args(timeline, rows, _ARGS)
     links = launches(timeline).set_index("gpu_row")["op_row"]
     op_row = links.reindex(rows).fillna(-1).to_numpy(dtype=I64)
-    names = ev["name"].to_numpy()
-    op = np.where(op_row >= 0, text(names[np.clip(op_row, 0, None)]), "")
+    names = ev["name"].array  # categorical: the rows' names through their codes
+    op = np.where(op_row >= 0, text(names.take(np.clip(op_row, 0, None))), "")
     return pd.DataFrame(
         {
             "row": rows,
-            "name": text(names[rows]),
+            "name": _plain(text(names.take(rows))),
             "ts_ns": ev["ts"].to_numpy(dtype=I64)[rows],
             "dur_ns": ev["dur"].to_numpy(dtype=I64)[rows],
-            "grid": _dims(args["grid"]),
-            "block": _dims(args["block"]),
+            "grid": _plain(_dims(args["grid"])),
+            "block": _plain(_dims(args["block"])),
             "registers_per_thread": _numbers(args["registers per thread"]),
             "shared_memory_bytes": _numbers(args["shared memory"]),
             "blocks_per_sm": _numbers(args["blocks per SM"]),
             "occupancy_pct": _numbers(args["est. achieved occupancy %"]),
             "tensor_cores": name_mask(ev, TENSOR_CORE_RE)[rows],
             "gemm": name_mask(ev, GEMM_RE)[rows],
-            "op": op,
+            "op": _plain(op),
         }
     )
+
+
+def _plain(values: np.ndarray) -> pd.Series:
+    """Text kept as Python strings: a frame made from them would convert each column to
+    Arrow strings first (pandas' default: ~0.09 s of the Kernels page on a 100 MB trace)."""
+    return pd.Series(values, dtype=object, copy=False)
 
 
 # What the Kernels page sums, beside HTA's get_gpu_kernel_breakdown of the same trace.

@@ -14,23 +14,28 @@ import pandas as pd
 
 from perfview.core.analysis import intervals
 from perfview.core.analysis.aggregate import nearest_ancestor
-from perfview.core.analysis.torch.common import I64, kind_mask, text
+from perfview.core.analysis.torch.common import I64, kind_mask, per_events, text
 from perfview.core.model import Timeline
 
 _DEVICE_NAMES = {0: "cpu", 1: "cuda", 6: "hip", 12: "xpu", 13: "mps"}
 
 
 def device_labels(device_type: np.ndarray, device_id: np.ndarray) -> np.ndarray:
-    """c10 device type/id pairs → "cuda:0", "cpu", … (one label per distinct pair, vectorised)."""
-    pairs = pd.DataFrame({"t": np.asarray(device_type), "i": np.asarray(device_id)})
-    codes, uniq = pd.factorize(pd.MultiIndex.from_frame(pairs))
-    labels = [
-        _DEVICE_NAMES.get(int(t), f"device{int(t)}") + ("" if int(i) < 0 else f":{int(i)}")
-        for t, i in uniq
-    ]
-    return np.asarray(labels, dtype=object)[codes] if len(codes) else np.zeros(0, dtype=object)
+    """c10 device type/id pairs → "cuda:0", "cpu", … (one label per distinct pair, vectorised:
+    each pair is one int64, so a few hundred thousand memory events make a few labels)."""
+    kinds = np.asarray(device_type, dtype=I64)
+    ids = np.asarray(device_id, dtype=I64)
+    if not len(kinds):
+        return np.zeros(0, dtype=object)
+    uniq, codes = np.unique(kinds * (1 << 32) + (ids & 0xFFFFFFFF), return_inverse=True)
+    labels = []
+    for key in uniq.tolist():
+        t, i = key >> 32, np.int32(np.uint32(key & 0xFFFFFFFF))
+        labels.append(_DEVICE_NAMES.get(t, f"device{t}") + ("" if i < 0 else f":{int(i)}"))
+    return np.asarray(labels, dtype=object)[codes.reshape(-1)]
 
 
+@per_events  # the curves, the peaks and the allocations each sorted it again
 def _sorted_memory(timeline: Timeline) -> pd.DataFrame:
     mem = timeline.memory.sort_values("ts", kind="stable").reset_index(drop=True)
     return mem.assign(
@@ -38,6 +43,7 @@ def _sorted_memory(timeline: Timeline) -> pd.DataFrame:
     )
 
 
+@per_events  # the Memory page's curves and its peaks
 def memory_curves(timeline: Timeline) -> pd.DataFrame:
     """Step curves per device: device, ts_ns, allocated_bytes, reserved_bytes (one row per event).
 

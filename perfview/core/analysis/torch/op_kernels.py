@@ -19,15 +19,23 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis import aggregate
-from perfview.core.analysis.torch.common import GPU_KINDS, I64, kind_mask, names_at, text
+from perfview.core.analysis.torch.common import (
+    GPU_KINDS,
+    I64,
+    kind_mask,
+    per_events,
+    text,
+)
 from perfview.core.model import Timeline
 
 
+@per_events
 def launches(timeline: Timeline) -> pd.DataFrame:
     """One row per GPU activity: gpu_row, runtime_row (-1 if none), op_row (-1 if unattributed).
 
     `via` says how the op was found: "correlation" (through the runtime call), "external_id" or
-    "" when neither link exists.
+    "" when neither link exists. Remembered (`per_events`): the Operators, Kernels and
+    Op → kernels pages all start from it, each computed it again.
     """
     ev = timeline.events
     gpu = np.flatnonzero(kind_mask(ev, GPU_KINDS))
@@ -141,28 +149,51 @@ def op_kernels_table(
     to one operator (the rows shown when the user expands it). The op is the direct launcher
     (see `launches`); activities with no op get op "(no op)".
     """
-    ev = timeline.events
-    links = launches(timeline)
-    rows = links["gpu_row"].to_numpy(dtype=I64)
-    op_row = links["op_row"].to_numpy(dtype=I64)
-    names = text(names_at(ev, rows))
-    op_names = np.where(op_row >= 0, text(names_at(ev, np.clip(op_row, 0, None))), "(no op)")
-    op_shapes = np.where(op_row >= 0, text(ev["shape"].to_numpy()[np.clip(op_row, 0, None)]), "")
-    frame = pd.DataFrame(
-        {
-            "op": op_names,
-            "shape": op_shapes,
-            "kernel": names,
-            "kind": text(ev["kind"].to_numpy()[rows]),
-            "dur": ev["dur"].to_numpy(dtype=I64)[rows],
-        }
-    )
+    frame = _activities(timeline)
     if op is not None:
         frame = frame[frame["op"] == op]
     if shape is not None:
         frame = frame[frame["shape"] == shape]
+    return _grouped(frame)
+
+
+@per_events
+def _activities(timeline: Timeline) -> pd.DataFrame:
+    """One row per GPU activity: launching op, its shape, kernel name, kind (categoricals of
+    the events' own categories: no text made per row), dur. Remembered: the whole table and
+    every op's detail clicked on the Operators page filter it."""
+    ev = timeline.events
+    links = launches(timeline)
+    rows = links["gpu_row"].to_numpy(dtype=I64)
+    op_row = links["op_row"].to_numpy(dtype=I64)
+    at = np.clip(op_row, 0, None)
+    none = op_row < 0
+    return pd.DataFrame(
+        {
+            "op": _labels(ev["name"], at, none, "(no op)"),
+            "shape": _labels(ev["shape"], at, none, ""),
+            "kernel": _labels(ev["name"], rows),
+            "kind": _labels(ev["kind"], rows),
+            "dur": ev["dur"].to_numpy(dtype=I64)[rows],
+        }
+    )
+
+
+def _labels(
+    column: pd.Series, rows: np.ndarray, blank: np.ndarray | None = None, fill: str = ""
+) -> pd.Categorical:
+    """`column` at `rows` as a categorical of text, `fill` where `blank`."""
+    values = pd.Categorical(column.array.take(rows) if len(column) else [])
+    if blank is not None and blank.any():
+        if fill not in values.categories:
+            values = values.add_categories([fill])
+        values[blank] = fill
+    return values
+
+
+def _grouped(frame: pd.DataFrame) -> pd.DataFrame:
     out = (
-        frame.groupby(["op", "kernel", "kind"], sort=False)
+        frame.groupby(["op", "kernel", "kind"], sort=False, observed=True)
         .agg(
             calls=("dur", "size"),
             total_ns=("dur", "sum"),
@@ -171,6 +202,8 @@ def op_kernels_table(
         )
         .reset_index()
     )
+    for key in ("op", "kernel", "kind"):
+        out[key] = text(out[key])
     out["calls"] = out["calls"].astype(I64)
     out["mean_ns"] = (out["total_ns"] / out["calls"].clip(lower=1)).round().astype(I64)
     out = out[["op", "kernel", "kind", "calls", "total_ns", "mean_ns", "min_ns", "max_ns"]]
