@@ -28,6 +28,7 @@ from perfview.loaders import limits, registry
 from perfview.loaders.trace import loader as trace_loader
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.read import read_mapped
+from perfview.loaders.trace.scan import batches as scan_batches
 from perfview.loaders.trace.scan import parallel as trace_parallel
 from perfview.store import artifacts
 from tests.conftest import SAMPLES
@@ -204,3 +205,86 @@ def test_args_stay_in_memory_where_no_file_can_be_made(
     assert bundle.timeline is not None
     assert not readahead.is_read_only_map(bundle.timeline.args.blob)
     _same_bundles(bundle, trace_loader.load(path, compiled=False))
+
+
+def _many(tmp_path: Path, count: int = 20000) -> Path:
+    events = [
+        {"ph": "X", "name": f"op{k % 37}", "cat": "cpu_op", "pid": 1, "tid": k % 5, "ts": k,
+         "dur": 0.5, "args": {"s": f"q\\\"{k}", "External id": k}}
+        for k in range(count)
+    ]  # fmt: skip
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_rows_on_disk_given_back_and_grown_change_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """The first range's rows in a file on disk (`reserved_batch(on_disk=True)`), its blocks
+    reserved a few rows at a time (each FULL stop reserves more) and its pages given back
+    at every window's end: the same columns as the rows in memory."""
+    path = _many(tmp_path)
+    whole = _scan_mapped(path, 0, threads=1)  # no windows: the room in memory
+    monkeypatch.setattr(scan_batches, "AHEAD_ROWS", 97)
+    monkeypatch.setattr(trace_parallel, "AHEAD_ROWS", 97)
+    monkeypatch.setattr(scan_batches, "GIVE_BACK_ROWS", 1)
+    made: list[scan_batches.Room] = []
+    real = scan_batches.reserved_batch
+
+    def watched(nbytes: int, *, on_disk: bool = False) -> scan_batches.Room | None:
+        room = real(nbytes, on_disk=on_disk)
+        if room is not None:
+            made.append(room)
+        return room
+
+    monkeypatch.setattr(trace_parallel, "reserved_batch", watched)
+    for window in (1, 4096):
+        assert _scan_mapped(path, window, threads=threads) == whole, f"window {window}"
+    assert made
+    assert all(room.on_disk and room.used for room in made)
+    assert all(room.fd < 0 for room in made)  # its file closed once the scan is over
+
+
+def test_a_full_disk_leaves_the_rows_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the disk refuses more blocks (full), the scanner goes on in batches in memory
+    (no row is ever written where the file has no block: that would be a bus error)."""
+    path = _many(tmp_path)
+    whole = _scan_mapped(path, 0, threads=1)
+    monkeypatch.setattr(scan_batches, "AHEAD_ROWS", 500)
+    monkeypatch.setattr(trace_parallel, "AHEAD_ROWS", 500)
+    calls = {"n": 0}
+    real = os.posix_fallocate
+
+    def full_after_the_first_rows(fd: int, offset: int, length: int) -> None:
+        calls["n"] += 1
+        if calls["n"] > 20:  # one reservation (20 rows of the room), then a full disk
+            raise OSError(28, "No space left on device")
+        real(fd, offset, length)
+
+    monkeypatch.setattr(os, "posix_fallocate", full_after_the_first_rows)
+    assert _scan_mapped(path, 4096, threads=1) == whole
+    assert calls["n"] > 20
+
+
+def test_a_room_on_disk_keeps_its_rows_when_given_back() -> None:
+    """A room on disk gives its pages back without losing a value (they are read again from
+    its file), unlike the room in memory (`Room.release`: zeros)."""
+    room = scan_batches.reserved_batch(64 << 20, on_disk=True)
+    assert room is not None
+    assert room.on_disk
+    count = 100_000
+    assert room.back(count)
+    codes, i64, u8 = room.writable()
+    assert codes.shape[1] == i64.shape[1] == u8.shape[1] >= count
+    for k, arr in enumerate(room.batch):
+        arr[:, :count] = np.arange(count) % 100 + k
+    room.give_back(count)
+    room.release([(1, 2)], count)
+    for k, arr in enumerate(room.batch):
+        assert (arr[:, :count] == np.arange(count) % 100 + k).all()
+    room.close_file()
+    assert room.fd < 0

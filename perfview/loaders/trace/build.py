@@ -68,8 +68,9 @@ def _rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
 
 
 def build(
-    cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None
-) -> Built:
+    cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None,
+    give_back: Callable[[], object] | None = None,
+) -> Built:  # fmt: skip
     """Build every table of the Timeline from decoded columns.
 
     `compiled`: the scanner path, which has numba loaded: nesting is always compiled (else
@@ -82,7 +83,11 @@ def build(
     second thread beside the slices and lanes, and the flows and instants tables beside the
     events table: numpy and the compiled steps let go of the GIL, so a second core halves
     those stages' wall time, and the result is the same whichever thread ends first.
+    `give_back`: where the columns lie in a file (the scanner's rows on disk), gives their
+    pages back; called after the times are read and before the events table, so what a
+    later stage reads is all that is resident of them.
     """
+    spill = give_back or _nothing
     ph = Phases(cols)
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
@@ -104,6 +109,7 @@ def build(
         del pid, tid
         if settle is not None:
             settle()
+        spill()  # ts, dur, pid and tid are read: their columns' pages go
         early = beside.submit(_time_only_tables, ev)
         sl, tracks = slices(
             ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
@@ -114,6 +120,7 @@ def build(
             ev, sl, tracks, key_id, key_text, compiled, warnings, counts
         )
         pairs, counters, memory = early.result()
+        spill()  # before the events table, the load's peak
         late = beside.submit(_flows_and_instants, ev, pairs, lanes, s, inst, scope)
         arg_index = _arg_index(cols, sl.src[order], fast)
         events = events_table(ev, sl, order, s, fast, labels[0].result() | labels[1].result())
@@ -140,6 +147,10 @@ def build(
         counts=counts,
         warnings=warnings,
     )
+
+
+def _nothing() -> None:
+    """No columns to give back (they lie in memory)."""
 
 
 def _lanes_sorted(

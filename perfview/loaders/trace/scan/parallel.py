@@ -45,6 +45,7 @@ from perfview.loaders.trace.scan import args as scan_args
 from perfview.loaders.trace.scan import events as ts
 from perfview.loaders.trace.scan import top as top_level
 from perfview.loaders.trace.scan.batches import (
+    AHEAD_ROWS,
     Batch,
     Room,
     new_batch,
@@ -99,8 +100,12 @@ class _Range:
         pos, first = self.start, self.first
         # the first range reserves room for all its rows (`to_columns` then copies only the
         # others'); a range run again after a failed guess (batches already) takes batches
-        reserved = reserved_batch(len(buf) - pos) if self.first and not self.batches else None
-        codes, i64, u8 = reserved.batch if reserved is not None else new_batch()
+        reserved = (
+            reserved_batch(len(buf) - pos, on_disk=self.window > 0)
+            if self.first and not self.batches
+            else None
+        )
+        codes, i64, u8 = reserved.writable() if reserved is not None else new_batch()
         self.room = reserved
         m = 0
         while not stop.is_set():
@@ -112,10 +117,19 @@ class _Range:
             self.done_bytes = pos - self.start
             if status == ts.STOPPED and until != self.stop_at:  # a window's end: read on
                 self.give_back(pos)
+                if self.room is not None:  # a room on disk: its rows to its file
+                    self.room.give_back_rows(m)
+                continue
+            room = self.room
+            more = status == ts.FULL and room is not None and room.back(m + AHEAD_ROWS)
+            if more and room is not None and room.backed > m:  # on disk: blocks for more rows
+                codes, i64, u8 = room.writable()
                 continue
             if status == ts.FULL:
                 self.batches.append((codes, i64, u8))
                 codes, i64, u8 = new_batch()
+                if room is not None:
+                    room.close_file()
                 self.room = None
                 m = 0
             elif status == ts.GROW:
@@ -175,6 +189,9 @@ class Scanned:
     # gives back the scanner's rows `assemble` does not keep (`UNKEPT_ROWS`), once the args'
     # spans were read from them (`args.lengths()`); None when they are arrays of their own
     release_unkept: Callable[[], None] | None = None
+    # gives back every page of the columns where they lie in a file (`Room.on_disk`): called
+    # between the load's stages, so the columns are never all resident; None in memory
+    give_back: Callable[[], None] | None = None
 
 
 def _no_hugepage_advice() -> None:
@@ -307,10 +324,13 @@ def scan(
         bytes(buf[ks:ke]).decode("utf-8", "replace"): msgspec.Raw(bytes(buf[vs:ve]))
         for ks, ke, vs, ve in members
     }
-    release = None
+    release = give_back = None
     if room is not None and room.used:
         release = functools.partial(room.release, UNKEPT_ROWS, int(bounds[-1]))
-    return Scanned(cols, top, warnings, early, release)
+        if room.on_disk:
+            give_back = functools.partial(room.give_back, int(bounds[-1]))
+            give_back()  # what assemble wrote (the codes, in place)
+    return Scanned(cols, top, warnings, early, release, give_back)
 
 
 def _truncation(buf: Text, ranges: list[_Range], stop: int) -> str | None:
