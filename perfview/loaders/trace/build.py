@@ -84,8 +84,8 @@ def build(
     events table: numpy and the compiled steps let go of the GIL, so a second core halves
     those stages' wall time, and the result is the same whichever thread ends first.
     `give_back`: where the columns lie in a file (the scanner's rows on disk), gives their
-    pages back; called after the times are read and before the events table, so what a
-    later stage reads is all that is resident of them.
+    pages back; called once the slices are found, before the events table (the load's
+    peak) and at the end, so what a stage reads again is all that is resident of them.
     """
     spill = give_back or _nothing
     ph = Phases(cols)
@@ -109,12 +109,12 @@ def build(
         del pid, tid
         if settle is not None:
             settle()
-        spill()  # ts, dur, pid and tid are read: their columns' pages go
         early = beside.submit(_time_only_tables, ev)
         sl, tracks = slices(
             ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
         )
         del dur
+        spill()  # the phases, names, ids and times of every event are read
         labels = [beside.submit(event_labels, ev, sl, part) for part in (0, 1)]
         lanes, s, order, inst, scope = _lanes_sorted(
             ev, sl, tracks, key_id, key_text, compiled, warnings, counts
@@ -122,14 +122,21 @@ def build(
         pairs, counters, memory = early.result()
         spill()  # before the events table, the load's peak
         late = beside.submit(_flows_and_instants, ev, pairs, lanes, s, inst, scope)
-        arg_index = _arg_index(cols, sl.src[order], fast)
-        events = events_table(ev, sl, order, s, fast, labels[0].result() | labels[1].result())
-        del order
+        # the slices in their final order, and the slices as found let go before the events
+        # table is made: their five columns (137 MB at 1 GB) were alive at the load's peak
+        src = sl.src[order]
+        arg_index = _arg_index(cols, src, fast)
+        cols.arg_rows.clear()  # read: nothing reads it after `_arg_index`
+        named = labels[0].result() | labels[1].result()  # they read the slices as found
         slices_end = int(sl.end.max()) if len(sl.end) else 0
-        del sl
+        pid, tid = sl.pid[order], sl.tid[order]
+        del sl, labels
+        events = events_table(ev, src, order, s, fast, named, pid, tid)
+        del order, src, pid, tid, named
         flows, instants = late.result()
     warnings.extend(pairs.warnings)
     _report(ev, warnings)
+    spill()  # what the events table, the flows and the report read
     counts.update(
         instants=len(instants), counters=int(ph("C").sum()), counter_samples=len(counters),
         lanes=len(lanes), memory_events=len(memory), metadata=int(ph("M").sum()), **pairs.counts,
