@@ -51,9 +51,13 @@ def _old(path: Path) -> Path:
 
 
 @pytest.mark.parametrize("label", TRACES)
-def test_streamed_views_match_the_snapshot(label: str) -> None:
+def test_streamed_views_match_the_snapshot(label: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The scanner with windows of one byte (a stop before every event, the pages read so
-    far given back at each) gives every view byte for byte as the committed snapshot."""
+    far given back at each), its rows in a file on disk (`rows_on_disk`: their pages given
+    back at every window and between the build's stages), gives every view byte for byte
+    as the committed snapshot."""
+    monkeypatch.setattr(trace_parallel, "rows_on_disk", lambda nbytes: True)
+    monkeypatch.setattr(scan_batches, "GIVE_BACK_ROWS", 1)
     path = SAMPLES / label
     if not path.is_file():
         pytest.skip(f"sample {label} is absent ({SAMPLES})")
@@ -234,12 +238,14 @@ def test_rows_on_disk_given_back_and_grown_change_nothing(
     real = scan_batches.reserved_batch
 
     def watched(nbytes: int, *, on_disk: bool = False) -> scan_batches.Room | None:
+        assert on_disk  # `rows_on_disk`, below
         room = real(nbytes, on_disk=on_disk)
         if room is not None:
             made.append(room)
         return room
 
     monkeypatch.setattr(trace_parallel, "reserved_batch", watched)
+    monkeypatch.setattr(trace_parallel, "rows_on_disk", lambda nbytes: True)
     for window in (1, 4096):
         assert _scan_mapped(path, window, threads=threads) == whole, f"window {window}"
     assert made
@@ -266,6 +272,7 @@ def test_a_full_disk_leaves_the_rows_in_memory(
         real(fd, offset, length)
 
     monkeypatch.setattr(os, "posix_fallocate", full_after_the_first_rows)
+    monkeypatch.setattr(trace_parallel, "rows_on_disk", lambda nbytes: True)
     assert _scan_mapped(path, 4096, threads=1) == whole
     assert calls["n"] > 20
 
@@ -288,3 +295,12 @@ def test_a_room_on_disk_keeps_its_rows_when_given_back() -> None:
         assert (arr[:, :count] == np.arange(count) % 100 + k).all()
     room.close_file()
     assert room.fd < 0
+
+
+def test_only_a_file_big_for_the_memory_available_has_its_rows_on_disk() -> None:
+    """`rows_on_disk`: a file over 1/DISK_SHARE of the memory available (MemAvailable)."""
+    with open("/proc/meminfo", "rb") as fh:
+        line = next(x for x in fh if x.startswith(b"MemAvailable:"))
+    available = int(line.split()[1]) * 1024
+    assert not trace_parallel.rows_on_disk(1 << 20)
+    assert trace_parallel.rows_on_disk(available)

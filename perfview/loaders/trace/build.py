@@ -133,6 +133,7 @@ def build(
         del sl, labels
         events = events_table(ev, src, order, s, fast, named, pid, tid)
         del order, src, pid, tid, named
+        spill()  # the ids the events table gathered
         flows, instants = late.result()
     warnings.extend(pairs.warnings)
     _report(ev, warnings)

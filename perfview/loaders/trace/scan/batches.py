@@ -123,10 +123,11 @@ class Room:
         self.backed = rows
         return True
 
-    def give_back_rows(self, rows: int, *, every: int = GIVE_BACK_ROWS) -> None:
+    def give_back_rows(self, rows: int, *, every: int | None = None) -> None:
         """Give back the pages of rows `given`..`rows` of every array (a room on disk: the
-        values stay in its file), once at least `every` rows were written since the last."""
-        if not self.on_disk or rows - self.given < every:
+        values stay in its file), once at least `every` (GIVE_BACK_ROWS) rows were written
+        since the last."""
+        if not self.on_disk or rows - self.given < (GIVE_BACK_ROWS if every is None else every):
             return
         self.give_back_span(self.given, rows)
         self.given = rows

@@ -63,6 +63,13 @@ MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 # never resident whole (a 10 GB trace on a 24 GB machine). A multiple of the page size.
 WINDOW = 32 << 20
 MAX_THREADS = 8
+# a file bigger than 1/DISK_SHARE of the memory available has its rows written to a file on
+# disk (`reserved_batch(on_disk=True)`): a 10 GB trace's rows and columns are 5 GB, and given
+# back as the load goes they never sit in memory whole (peak 12.2 -> 8.6 GB). Smaller ones
+# keep them in memory: the shared file map's page faults and the page cache's write-back
+# cost ~1 s of CPU at 1 GB (20 %) for 0.15 GB less peak, and at 10 GB the write-back to disk
+# is most of the scan's wall time (21 -> 40 s on the benchmark machine's disk)
+DISK_SHARE = 8
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 # the scanner's rows that no column of `assemble` keeps: read by it and by the args' spans
@@ -101,7 +108,7 @@ class _Range:
         # the first range reserves room for all its rows (`to_columns` then copies only the
         # others'); a range run again after a failed guess (batches already) takes batches
         reserved = (
-            reserved_batch(len(buf) - pos, on_disk=self.window > 0)
+            reserved_batch(len(buf) - pos, on_disk=self.window > 0 and rows_on_disk(len(buf)))
             if self.first and not self.batches
             else None
         )
@@ -250,6 +257,20 @@ def compiled() -> bool:
         return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels)
     except Exception:  # numba's cache layout is not an API: assume it is there
         return True
+
+
+def rows_on_disk(nbytes: int) -> bool:
+    """True when the scanner's rows of an `nbytes` file go to a file on disk (`DISK_SHARE`):
+    the memory available now (`MemAvailable`, Linux; elsewhere never) is under DISK_SHARE
+    times the file."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024 < DISK_SHARE * nbytes
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
 
 
 def threads_for(nbytes: int) -> int:
@@ -435,4 +456,4 @@ def _report(ranges: list[_Range], total: int, progress: Progress, lo: float, hi:
     progress(lo + (hi - lo) * min(done / total, 1.0), f"scanned {done / 1e6:,.0f} MB")
 
 
-__all__ = ["Scanned", "compiled", "scan", "threads_for", "warm"]
+__all__ = ["Scanned", "compiled", "rows_on_disk", "scan", "threads_for", "warm"]
