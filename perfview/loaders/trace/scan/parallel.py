@@ -26,7 +26,7 @@ import mmap
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -74,6 +74,13 @@ MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 # the scanner's rows that no column of `assemble` keeps: read by it and by the args' spans
 UNKEPT_ROWS = ((1, ts.I_START), (1, ts.I_END), (1, ts.I_ARGS), (1, ts.I_ARGLEN), (2, ts.U_PC))
+# the scanner's rows that `assemble` makes columns of, by column name: the build lets each
+# go once read (`Scanned.let_go`)
+COLUMN_ROWS = {
+    "pid": (0, ts.C_PID), "tid": (0, ts.C_TID), "shape": (0, ts.C_DIMS), "fid": (0, ts.C_ID),
+    "ts": (1, ts.I_TS), "dur": (1, ts.I_DUR), "corr": (1, ts.I_CORR), "ext": (1, ts.I_EXT),
+    "dur_ok": (2, ts.U_DUROK), "bp_e": (2, ts.U_BPE), "scope": (2, ts.U_SCOPE),
+}  # fmt: skip
 _SCAN_EVENTS: Any = ts.scan_events  # numba's Dispatcher type hides the real signature
 _WS = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
@@ -199,6 +206,10 @@ class Scanned:
     # gives back every page of the columns where they lie in a file (`Room.on_disk`): called
     # between the load's stages, so the columns are never all resident; None in memory
     give_back: Callable[[], None] | None = None
+    # gives back the pages of the named columns (`COLUMN_ROWS`) once the build has read them
+    # for the last time: in memory they read as zeros after; None when they are arrays of
+    # their own (freed with their last reference)
+    let_go: Callable[[Sequence[str]], None] | None = None
 
 
 def _no_hugepage_advice() -> None:
@@ -345,13 +356,19 @@ def scan(
         bytes(buf[ks:ke]).decode("utf-8", "replace"): msgspec.Raw(bytes(buf[vs:ve]))
         for ks, ke, vs, ve in members
     }
-    release = give_back = None
+    release = give_back = let_go = None
     if room is not None and room.used:
         release = functools.partial(room.release, UNKEPT_ROWS, int(bounds[-1]))
+        let_go = functools.partial(_let_go, room, int(bounds[-1]))
         if room.on_disk:
             give_back = functools.partial(room.give_back, int(bounds[-1]))
             give_back()  # what assemble wrote (the codes, in place)
-    return Scanned(cols, top, warnings, early, release, give_back)
+    return Scanned(cols, top, warnings, early, release, give_back, let_go)
+
+
+def _let_go(room: Room, count: int, names: Sequence[str]) -> None:
+    """`Scanned.let_go`: the pages of the named columns' rows of `room` given back."""
+    room.release([COLUMN_ROWS[name] for name in names if name in COLUMN_ROWS], count)
 
 
 def _truncation(buf: Text, ranges: list[_Range], stop: int) -> str | None:
