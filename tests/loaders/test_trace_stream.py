@@ -304,3 +304,27 @@ def test_only_a_file_big_for_the_memory_available_has_its_rows_on_disk() -> None
     available = int(line.split()[1]) * 1024
     assert not trace_parallel.rows_on_disk(1 << 20)
     assert trace_parallel.rows_on_disk(available)
+
+
+def test_a_consuming_build_lets_each_column_go_and_builds_the_same_tables(
+    tmp_path: Path,
+) -> None:
+    """The loader's build (`consume`) empties each scanned column once read for the last time
+    and gives its rows' pages back (`Scanned.let_go`), with the same tables as a build that
+    keeps them."""
+    from perfview.loaders.trace.build import build
+
+    text, _warning = read_mapped(_old(_many(tmp_path)), lambda *_: None)
+    scanned = trace_parallel.scan(text, lambda *_: None, 0.0, 1.0, 1, window=0)
+    assert scanned is not None
+    assert scanned.let_go is not None  # the rows were the room's
+    if scanned.args is not None:
+        scanned.args.cancel()
+    kept = build(scanned.cols, compiled=True)
+    assert len(scanned.cols.cat_all("ts")) == scanned.cols.n
+    consumed = build(scanned.cols, compiled=True, let_go=scanned.let_go, consume=True)
+    for name in ("events", "lanes", "instants", "counters", "flows", "memory"):
+        assert getattr(kept, name).equals(getattr(consumed, name)), name
+    assert (kept.arg_index == consumed.arg_index).all()
+    for name in ("pid", "tid", "ts", "dur", "dur_ok", "shape", "scope", "corr", "ext"):
+        assert not getattr(scanned.cols, name), name

@@ -9,6 +9,7 @@ producers give them ts 0).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ def _rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
 def build(
     cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None,
     give_back: Callable[[], object] | None = None,
-    let_go: Callable[[Sequence[str]], object] | None = None,
+    let_go: Callable[[Sequence[str]], object] | None = None, consume: bool = False,
 ) -> Built:  # fmt: skip
     """Build every table of the Timeline from decoded columns.
 
@@ -87,9 +88,11 @@ def build(
     `give_back`: where the columns lie in a file (the scanner's rows on disk), gives their
     pages back; called once the slices are found, before the events table (the load's
     peak) and at the end, so what a stage reads again is all that is resident of them.
-    Each column of `cols` is let go once read for the last time (`_read`): its list is
-    emptied, and `let_go` gives back the pages of those the scanner wrote (`Scanned`).
+    `consume` (the loader's, which builds once): each column of `cols` is let go once read
+    for the last time (`_read`): its list is emptied, and `let_go` gives back the pages of
+    those the scanner wrote (`Scanned`); else `cols` is left as it was.
     """
+    read = functools.partial(_read, cols, let_go) if consume else _nothing_read
     spill = give_back or _nothing
     ph = Phases(cols)
     warnings: list[str] = []
@@ -110,7 +113,7 @@ def build(
             cat=cols.cat_all("cat"),
         )  # fmt: skip
         del pid, tid
-        _read(cols, let_go, "pid", "tid", "ts", "dur", "dur_ok")  # in `ev` now
+        read("pid", "tid", "ts", "dur", "dur_ok")  # in `ev` now
         if settle is not None:
             settle()
         early = beside.submit(_time_only_tables, ev)
@@ -130,15 +133,15 @@ def build(
         # table is made: their five columns (137 MB at 1 GB) were alive at the load's peak
         src = sl.src[order]
         arg_index = _arg_index(cols, src, fast)
-        cols.arg_rows.clear()  # read: nothing reads it after `_arg_index`
+        read("arg_rows")  # nothing reads it after `_arg_index`
         named = labels[0].result() | labels[1].result()  # they read the slices as found
-        _read(cols, let_go, "shape", "scope")
+        read("shape", "scope")
         slices_end = int(sl.end.max()) if len(sl.end) else 0
         pid, tid = sl.pid[order], sl.tid[order]
         del sl, labels
         events = events_table(ev, src, order, s, fast, named, pid, tid)
         del order, src, pid, tid, named
-        _read(cols, let_go, "corr", "ext")
+        read("corr", "ext")
         spill()  # the ids the events table gathered
         flows, instants = late.result()
     warnings.extend(pairs.warnings)
@@ -170,6 +173,10 @@ def _read(cols: Columns, let_go: Callable[[Sequence[str]], object] | None, *name
         getattr(cols, name).clear()
     if let_go is not None:
         let_go(names)
+
+
+def _nothing_read(*names: str) -> None:
+    """`build` without `consume`: the columns stay."""
 
 
 def _nothing() -> None:

@@ -246,8 +246,9 @@ def _build_scanned(
     del text, starts
     with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries
         built = build(
-            cols, compiled=True, settle=compaction.settle, give_back=give_back, let_go=let_go
-        )
+            cols, compiled=True, settle=compaction.settle, give_back=give_back, let_go=let_go,
+            consume=True,
+        )  # fmt: skip
     blob, starts = compaction.finish()
     index = built.arg_index
     return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
