@@ -192,14 +192,21 @@ def _lanes_sorted(
     cols = ev.cols
     inst, scope = _instant_rows(ev)
     thread_inst = inst[scope == ord("t")]
+
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
     # instants get a lane too, so their (pid, tid) are coded along with the slices'
-    lane_pid = np.concatenate([sl.pid, ev.pid[thread_inst]])
-    lane_tid = np.concatenate([sl.tid, ev.tid[thread_inst]])
-    pair_all = _pair_codes(lane_pid, lane_tid, len(key_id), compiled)
+    def lane_keys() -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.concatenate([sl.pid, ev.pid[thread_inst]]),
+            np.concatenate([sl.tid, ev.tid[thread_inst]]),
+        )
+
+    pair_all = _pair_codes(*lane_keys(), len(key_id), compiled)
     use = True if compiled else None  # the scanner path has numba loaded: always compiled
     o1, sub = _overlap_rows(pair_all, sl, use, warnings, counts)
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
+    # made again, not kept beside the overlap rows' temporaries (54 MB at 1 GB, at the peak)
+    lane_pid, lane_tid = lane_keys()
     lanes, lane_all = build_lanes(
         info, pair_all, lane_pid, lane_tid, sub, ev.cat[sl.src], cols.cats.values
     )
