@@ -65,10 +65,10 @@ WINDOW = 32 << 20
 MAX_THREADS = 8
 # a file bigger than 1/DISK_SHARE of the memory available has its rows written to a file on
 # disk (`reserved_batch(on_disk=True)`): a 10 GB trace's rows and columns are 5 GB, and given
-# back as the load goes they never sit in memory whole (peak 12.2 -> 8.6 GB). Smaller ones
-# keep them in memory: the shared file map's page faults and the page cache's write-back
-# cost ~1 s of CPU at 1 GB (20 %) for 0.15 GB less peak, and at 10 GB the write-back to disk
-# is most of the scan's wall time (21 -> 40 s on the benchmark machine's disk)
+# back as the load goes they never sit in memory whole (with the build's let-go, peak 12.3
+# -> 8.3-8.5 GB). Smaller ones keep them in memory: the shared file map's page faults cost
+# ~1 s of CPU at 1 GB (20 %) for 30-80 MB less peak. The rows' write-back to disk competes
+# with other writes (a scan right after the 10 GB file was written took twice as long)
 DISK_SHARE = 8
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
