@@ -65,11 +65,11 @@ WINDOW = 32 << 20
 MAX_THREADS = 8
 # a file bigger than 1/DISK_SHARE of the memory available has its rows written to a file on
 # disk (`reserved_batch(on_disk=True)`): a 10 GB trace's rows and columns are 5 GB, and given
-# back as the load goes they never sit in memory whole (with the build's let-go, peak 12.3
-# -> 8.3-8.5 GB). Smaller ones keep them in memory: the shared file map's page faults cost
-# ~1 s of CPU at 1 GB (20 %) for 30-80 MB less peak. The rows' write-back to disk competes
-# with other writes (a scan right after the 10 GB file was written took twice as long)
-DISK_SHARE = 8
+# back as the load goes they never sit in memory whole (10 GB NCCL replica, peak 9.1 -> 8.2-8.5
+# GB). Only where memory is short: the shared file map's page faults cost ~1 s of CPU at
+# 1 GB (20 %) for 30-80 MB less peak, and at 10 GB the rows' write-back to disk made the
+# load 4-22 s slower (52 s in memory), CPU the same.
+DISK_SHARE = 2
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 # the scanner's rows that no column of `assemble` keeps: read by it and by the args' spans
