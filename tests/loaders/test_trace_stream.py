@@ -28,6 +28,7 @@ from perfview.loaders import limits, registry
 from perfview.loaders.trace import loader as trace_loader
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.read import read_mapped
+from perfview.loaders.trace.scan import batches as scan_batches
 from perfview.loaders.trace.scan import parallel as trace_parallel
 from perfview.store import artifacts
 from tests.conftest import SAMPLES
@@ -50,9 +51,13 @@ def _old(path: Path) -> Path:
 
 
 @pytest.mark.parametrize("label", TRACES)
-def test_streamed_views_match_the_snapshot(label: str) -> None:
+def test_streamed_views_match_the_snapshot(label: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The scanner with windows of one byte (a stop before every event, the pages read so
-    far given back at each) gives every view byte for byte as the committed snapshot."""
+    far given back at each), its rows in a file on disk (`rows_on_disk`: their pages given
+    back at every window and between the build's stages), gives every view byte for byte
+    as the committed snapshot."""
+    monkeypatch.setattr(trace_parallel, "rows_on_disk", lambda nbytes: True)
+    monkeypatch.setattr(scan_batches, "GIVE_BACK_ROWS", 1)
     path = SAMPLES / label
     if not path.is_file():
         pytest.skip(f"sample {label} is absent ({SAMPLES})")
@@ -204,3 +209,122 @@ def test_args_stay_in_memory_where_no_file_can_be_made(
     assert bundle.timeline is not None
     assert not readahead.is_read_only_map(bundle.timeline.args.blob)
     _same_bundles(bundle, trace_loader.load(path, compiled=False))
+
+
+def _many(tmp_path: Path, count: int = 20000) -> Path:
+    events = [
+        {"ph": "X", "name": f"op{k % 37}", "cat": "cpu_op", "pid": 1, "tid": k % 5, "ts": k,
+         "dur": 0.5, "args": {"s": f"q\\\"{k}", "External id": k}}
+        for k in range(count)
+    ]  # fmt: skip
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_rows_on_disk_given_back_and_grown_change_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """The first range's rows in a file on disk (`reserved_batch(on_disk=True)`), its blocks
+    reserved a few rows at a time (each FULL stop reserves more) and its pages given back
+    at every window's end: the same columns as the rows in memory."""
+    path = _many(tmp_path)
+    whole = _scan_mapped(path, 0, threads=1)  # no windows: the room in memory
+    monkeypatch.setattr(scan_batches, "AHEAD_ROWS", 97)
+    monkeypatch.setattr(trace_parallel, "AHEAD_ROWS", 97)
+    monkeypatch.setattr(scan_batches, "GIVE_BACK_ROWS", 1)
+    made: list[scan_batches.Room] = []
+    real = scan_batches.reserved_batch
+
+    def watched(nbytes: int, *, on_disk: bool = False) -> scan_batches.Room | None:
+        assert on_disk  # `rows_on_disk`, below
+        room = real(nbytes, on_disk=on_disk)
+        if room is not None:
+            made.append(room)
+        return room
+
+    monkeypatch.setattr(trace_parallel, "reserved_batch", watched)
+    monkeypatch.setattr(trace_parallel, "rows_on_disk", lambda nbytes: True)
+    for window in (1, 4096):
+        assert _scan_mapped(path, window, threads=threads) == whole, f"window {window}"
+    assert made
+    assert all(room.on_disk and room.used for room in made)
+    assert all(room.fd < 0 for room in made)  # its file closed once the scan is over
+
+
+def test_a_full_disk_leaves_the_rows_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the disk refuses more blocks (full), the scanner goes on in batches in memory
+    (no row is ever written where the file has no block: that would be a bus error)."""
+    path = _many(tmp_path)
+    whole = _scan_mapped(path, 0, threads=1)
+    monkeypatch.setattr(scan_batches, "AHEAD_ROWS", 500)
+    monkeypatch.setattr(trace_parallel, "AHEAD_ROWS", 500)
+    calls = {"n": 0}
+    real = os.posix_fallocate
+
+    def full_after_the_first_rows(fd: int, offset: int, length: int) -> None:
+        calls["n"] += 1
+        if calls["n"] > 20:  # one reservation (20 rows of the room), then a full disk
+            raise OSError(28, "No space left on device")
+        real(fd, offset, length)
+
+    monkeypatch.setattr(os, "posix_fallocate", full_after_the_first_rows)
+    monkeypatch.setattr(trace_parallel, "rows_on_disk", lambda nbytes: True)
+    assert _scan_mapped(path, 4096, threads=1) == whole
+    assert calls["n"] > 20
+
+
+def test_a_room_on_disk_keeps_its_rows_when_given_back() -> None:
+    """A room on disk gives its pages back without losing a value (they are read again from
+    its file), unlike the room in memory (`Room.release`: zeros)."""
+    room = scan_batches.reserved_batch(64 << 20, on_disk=True)
+    assert room is not None
+    assert room.on_disk
+    count = 100_000
+    assert room.back(count)
+    codes, i64, u8 = room.writable()
+    assert codes.shape[1] == i64.shape[1] == u8.shape[1] >= count
+    for k, arr in enumerate(room.batch):
+        arr[:, :count] = np.arange(count) % 100 + k
+    room.give_back(count)
+    room.release([(1, 2)], count)
+    for k, arr in enumerate(room.batch):
+        assert (arr[:, :count] == np.arange(count) % 100 + k).all()
+    room.close_file()
+    assert room.fd < 0
+
+
+def test_only_a_file_big_for_the_memory_available_has_its_rows_on_disk() -> None:
+    """`rows_on_disk`: a file over 1/DISK_SHARE of the memory available (MemAvailable)."""
+    with open("/proc/meminfo", "rb") as fh:
+        line = next(x for x in fh if x.startswith(b"MemAvailable:"))
+    available = int(line.split()[1]) * 1024
+    assert not trace_parallel.rows_on_disk(1 << 20)
+    assert trace_parallel.rows_on_disk(available)
+
+
+def test_a_consuming_build_lets_each_column_go_and_builds_the_same_tables(
+    tmp_path: Path,
+) -> None:
+    """The loader's build (`consume`) empties each scanned column once read for the last time
+    and gives its rows' pages back (`Scanned.let_go`), with the same tables as a build that
+    keeps them."""
+    from perfview.loaders.trace.build import build
+
+    text, _warning = read_mapped(_old(_many(tmp_path)), lambda *_: None)
+    scanned = trace_parallel.scan(text, lambda *_: None, 0.0, 1.0, 1, window=0)
+    assert scanned is not None
+    assert scanned.let_go is not None  # the rows were the room's
+    if scanned.args is not None:
+        scanned.args.cancel()
+    kept = build(scanned.cols, compiled=True)
+    assert len(scanned.cols.cat_all("ts")) == scanned.cols.n
+    consumed = build(scanned.cols, compiled=True, let_go=scanned.let_go, consume=True)
+    for name in ("events", "lanes", "instants", "counters", "flows", "memory"):
+        assert getattr(kept, name).equals(getattr(consumed, name)), name
+    assert (kept.arg_index == consumed.arg_index).all()
+    for name in ("pid", "tid", "ts", "dur", "dur_ok", "shape", "scope", "corr", "ext"):
+        assert not getattr(scanned.cols, name), name

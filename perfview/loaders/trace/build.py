@@ -9,7 +9,8 @@ producers give them ts 0).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
@@ -68,8 +69,10 @@ def _rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
 
 
 def build(
-    cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None
-) -> Built:
+    cols: Columns, *, compiled: bool = False, settle: Callable[[], object] | None = None,
+    give_back: Callable[[], object] | None = None,
+    let_go: Callable[[Sequence[str]], object] | None = None, consume: bool = False,
+) -> Built:  # fmt: skip
     """Build every table of the Timeline from decoded columns.
 
     `compiled`: the scanner path, which has numba loaded: nesting is always compiled (else
@@ -82,7 +85,15 @@ def build(
     second thread beside the slices and lanes, and the flows and instants tables beside the
     events table: numpy and the compiled steps let go of the GIL, so a second core halves
     those stages' wall time, and the result is the same whichever thread ends first.
+    `give_back`: where the columns lie in a file (the scanner's rows on disk), gives their
+    pages back; called once the slices are found, before the events table (the load's
+    peak) and at the end, so what a stage reads again is all that is resident of them.
+    `consume` (the loader's, which builds once): each column of `cols` is let go once read
+    for the last time (`_read`): its list is emptied, and `let_go` gives back the pages of
+    those the scanner wrote (`Scanned`); else `cols` is left as it was.
     """
+    read = functools.partial(_read, cols, let_go) if consume else _nothing_read
+    spill = give_back or _nothing
     ph = Phases(cols)
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
@@ -102,6 +113,7 @@ def build(
             cat=cols.cat_all("cat"),
         )  # fmt: skip
         del pid, tid
+        read("pid", "tid", "ts", "dur", "dur_ok")  # in `ev` now
         if settle is not None:
             settle()
         early = beside.submit(_time_only_tables, ev)
@@ -109,20 +121,32 @@ def build(
             ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
         )
         del dur
+        spill()  # the phases, names, ids and times of every event are read
         labels = [beside.submit(event_labels, ev, sl, part) for part in (0, 1)]
         lanes, s, order, inst, scope = _lanes_sorted(
             ev, sl, tracks, key_id, key_text, compiled, warnings, counts
         )
         pairs, counters, memory = early.result()
+        spill()  # before the events table, the load's peak
         late = beside.submit(_flows_and_instants, ev, pairs, lanes, s, inst, scope)
-        arg_index = _arg_index(cols, sl.src[order], fast)
-        events = events_table(ev, sl, order, s, fast, labels[0].result() | labels[1].result())
-        del order
+        # the slices in their final order, and the slices as found let go before the events
+        # table is made: their five columns (137 MB at 1 GB) were alive at the load's peak
+        src = sl.src[order]
+        arg_index = _arg_index(cols, src, fast)
+        read("arg_rows")  # nothing reads it after `_arg_index`
+        named = labels[0].result() | labels[1].result()  # they read the slices as found
+        read("shape", "scope")
         slices_end = int(sl.end.max()) if len(sl.end) else 0
-        del sl
+        pid, tid = sl.pid[order], sl.tid[order]
+        del sl, labels
+        events = events_table(ev, src, order, s, fast, named, pid, tid)
+        del order, src, pid, tid, named
+        read("corr", "ext")
+        spill()  # the ids the events table gathered
         flows, instants = late.result()
     warnings.extend(pairs.warnings)
     _report(ev, warnings)
+    spill()  # what the events table, the flows and the report read
     counts.update(
         instants=len(instants), counters=int(ph("C").sum()), counter_samples=len(counters),
         lanes=len(lanes), memory_events=len(memory), metadata=int(ph("M").sum()), **pairs.counts,
@@ -142,6 +166,23 @@ def build(
     )
 
 
+def _read(cols: Columns, let_go: Callable[[Sequence[str]], object] | None, *names: str) -> None:
+    """The columns `names` were read for the last time: let go (see `build`). Emptied, a
+    column read again by mistake is empty, which fails, not zeros, which would not."""
+    for name in names:
+        getattr(cols, name).clear()
+    if let_go is not None:
+        let_go(names)
+
+
+def _nothing_read(*names: str) -> None:
+    """`build` without `consume`: the columns stay."""
+
+
+def _nothing() -> None:
+    """No columns to give back (they lie in memory)."""
+
+
 def _lanes_sorted(
     ev: Events, sl: Slices, tracks: dict[int, object], key_id: np.ndarray,
     key_text: dict[int, str], compiled: bool, warnings: list[str], counts: dict[str, int],
@@ -151,14 +192,21 @@ def _lanes_sorted(
     cols = ev.cols
     inst, scope = _instant_rows(ev)
     thread_inst = inst[scope == ord("t")]
+
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
     # instants get a lane too, so their (pid, tid) are coded along with the slices'
-    lane_pid = np.concatenate([sl.pid, ev.pid[thread_inst]])
-    lane_tid = np.concatenate([sl.tid, ev.tid[thread_inst]])
-    pair_all = _pair_codes(lane_pid, lane_tid, len(key_id), compiled)
+    def lane_keys() -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.concatenate([sl.pid, ev.pid[thread_inst]]),
+            np.concatenate([sl.tid, ev.tid[thread_inst]]),
+        )
+
+    pair_all = _pair_codes(*lane_keys(), len(key_id), compiled)
     use = True if compiled else None  # the scanner path has numba loaded: always compiled
     o1, sub = _overlap_rows(pair_all, sl, use, warnings, counts)
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
+    # made again, not kept beside the overlap rows' temporaries (54 MB at 1 GB, at the peak)
+    lane_pid, lane_tid = lane_keys()
     lanes, lane_all = build_lanes(
         info, pair_all, lane_pid, lane_tid, sub, ev.cat[sl.src], cols.cats.values
     )

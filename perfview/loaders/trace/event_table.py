@@ -61,11 +61,13 @@ def _reordered(labels: pd.Categorical, order: np.ndarray) -> pd.Categorical:
 
 
 def events_table(
-    ev: Events, sl: Slices, order: np.ndarray, s: SortedSlices, fast: ModuleType | None,
-    labels: dict[str, Any],
+    ev: Events, src: np.ndarray, order: np.ndarray, s: SortedSlices, fast: ModuleType | None,
+    labels: dict[str, Any], pid: np.ndarray, tid: np.ndarray,
 ) -> pd.DataFrame:  # fmt: skip
+    """The events table from the sorted slices `s`: `src`, `pid` and `tid` are the slices'
+    event rows, pids and tids in that order (`order`: the slices as found, in that order),
+    taken by `build` so that the slices as found are let go before this table is made."""
     cols = ev.cols
-    src = sl.src[order]
     slice_ph = ev.ph("X") | ev.ph("B")  # X or B: the others (async) have no corr / ext id
 
     def ids(column: str) -> np.ndarray:
@@ -82,8 +84,8 @@ def events_table(
             "name": _reordered(labels["name"], order),
             "cat": _reordered(labels["cat"], order),
             "kind": _reordered(labels["kind"], order),
-            "pid": sl.pid[order],
-            "tid": sl.tid[order],
+            "pid": pid,
+            "tid": tid,
             "lane": s.lane.astype(np.int32),
             "depth": s.depth,
             "parent": s.parent,

@@ -23,7 +23,7 @@ import contextlib
 import mmap
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -209,9 +209,10 @@ def _load(
     if scanned is not None:  # the compiled scanner read it all
         cols, top, early = scanned.cols, scanned.top, scanned.args
         release = scanned.release_unkept
+        give_back, let_go = scanned.give_back, scanned.let_go
         warnings += scanned.warnings
         del scanned
-        built, args = _build_scanned(text, cols, progress, early, release)
+        built, args = _build_scanned(text, cols, progress, early, release, give_back, let_go)
         del text
     else:
         assert isinstance(text, bytearray)  # maps were turned into bytearrays above
@@ -224,13 +225,16 @@ def _load(
 def _build_scanned(
     text: bytearray | mmap.mmap, cols: Columns, progress: Progress,
     early: ArgsCompaction | None = None, release_unkept: Callable[[], None] | None = None,
+    give_back: Callable[[], None] | None = None,
+    let_go: Callable[[Sequence[str]], None] | None = None,
 ) -> tuple[Built, ArgsStore]:  # fmt: skip
     """Build from the scanner's columns; the file text becomes the args blob, in place, on
     a thread beside the build's first stage (times, pid/tid: 0.1 s each at 1 GB), and gives
     the rest of its pages back before the build's bigger tables (a 1 GB NCCL trace holds
     0.3 GB of args): building them before that made the text and the build's temporaries
     peak together, 2.5x the file. A mapped file's args were copied out from the scan on
-    (`early`)."""
+    (`early`). `give_back`: the columns' pages where they lie in a file (`Scanned`), given
+    back between the build's stages; `let_go`: a column's pages, once the build read it."""
     from perfview.loaders.trace.scan.args import ArgsCompaction
 
     _check_events(cols)
@@ -247,7 +251,10 @@ def _build_scanned(
     compaction = early or ArgsCompaction(text, (starts, lens))
     del text, starts
     with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries
-        built = build(cols, compiled=True, settle=compaction.settle)
+        built = build(
+            cols, compiled=True, settle=compaction.settle, give_back=give_back, let_go=let_go,
+            consume=True,
+        )  # fmt: skip
     blob, starts = compaction.finish()
     index = built.arg_index
     return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import mmap
+import os
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +40,12 @@ _ROW_BYTES = sum(h * np.dtype(t).itemsize for h, t in _BATCH_SHAPES)  # one even
 MAP_NORESERVE = 0x4000  # Linux's value; Python 3.11's mmap does not name it
 MIN_EVENT_BYTES = 2  # no event row takes fewer bytes of the array: '{}' plus ',' or ']'
 RESERVE = True  # `reserved_batch` is used (tests turn it off to see the batches path)
+# a room on disk (`reserved_batch(on_disk=True)`) has blocks reserved for this many rows
+# ahead of the scanner at a time (~100 MB of disk): no row is ever written to a page the
+# file has no block for (a full disk then raises SIGBUS), and the disk is not reserved for
+# the worst case (an event of two bytes: 48x the file)
+AHEAD_ROWS = 1 << 20
+GIVE_BACK_ROWS = 1 << 16  # a room on disk gives its rows' pages back this many rows at a time
 
 
 def new_batch() -> Batch:
@@ -53,29 +60,106 @@ def new_batch() -> Batch:
 
 @dataclass
 class Room:
-    """A batch with room for all of a range's rows (`reserved_batch`), and its map."""
+    """A batch with room for all of a range's rows (`reserved_batch`), and its map.
+
+    On disk (`on_disk`) the map is a file's, shared: its pages can be given back to the
+    system at any time (`give_back`) and are read again from the page cache (or the disk)
+    where touched, so the scanner's rows, which become the load's columns, are never all
+    resident (a 10 GB trace's are 5 GB). Only the rows the file has blocks for (`backed`)
+    may be written (`writable`, `back`)."""
 
     mm: mmap.mmap
     batch: Batch
     used: bool = False  # `to_columns` made the columns of its rows
+    fd: int = -1  # the file of a room on disk (closed once the scan is over), else -1
+    backed: int = 0  # rows the file has blocks for (a room in memory: all of them)
+    given: int = 0  # rows whose pages were given back (`give_back_rows`)
+    on_disk: bool = False  # its map is a file's (shared): pages given back stay there
 
     def release(self, rows: Sequence[tuple[int, int]], count: int) -> None:
         """Give back the pages of `rows` ((array, row): 0 codes, 1 int64, 2 uint8), first
         `count` items, once nothing reads them: the map is freed only with its last column,
         and the rows `assemble` does not keep (the args spans, 82 MB at 1 GB) would
-        otherwise stay for the whole build. What is read there afterwards reads as zeros."""
-        offsets = np.cumsum([0, *(arr.nbytes for arr in self.batch)])
+        otherwise stay for the whole build. What is read there afterwards reads as zeros
+        (in memory; on disk it reads as it was)."""
         for kind, row in rows:
-            arr = self.batch[kind]
-            start = int(offsets[kind]) + row * arr.strides[0]
-            first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE  # whole pages only
-            last = (start + count * arr.itemsize) // mmap.PAGESIZE * mmap.PAGESIZE
-            if last > first:
-                with contextlib.suppress(OSError, ValueError):  # they stay: only memory
-                    readahead.advise(self.mm, mmap.MADV_DONTNEED, first, last)
+            self._advise(kind, row, 0, count)
+
+    def _advise(self, kind: int, row: int, first_item: int, stop_item: int) -> None:
+        """MADV_DONTNEED over whole pages of items first_item..stop_item of one row."""
+        arr = self.batch[kind]
+        start = self._offset(kind) + row * arr.strides[0]
+        first = -(-(start + first_item * arr.itemsize) // mmap.PAGESIZE) * mmap.PAGESIZE
+        last = (start + stop_item * arr.itemsize) // mmap.PAGESIZE * mmap.PAGESIZE
+        if last > first:
+            with contextlib.suppress(OSError, ValueError):  # they stay: only memory
+                readahead.advise(self.mm, mmap.MADV_DONTNEED, first, last)
+
+    def _offset(self, kind: int) -> int:
+        return sum(arr.nbytes for arr in self.batch[:kind])
+
+    def writable(self) -> Batch:
+        """The batch cut to the rows that may be written (`backed`)."""
+        codes, i64, u8 = self.batch
+        k = self.backed
+        return codes[:, :k], i64[:, :k], u8[:, :k]
+
+    def back(self, rows: int) -> bool:
+        """Make rows 0..rows-1 writable (a room on disk: blocks reserved for every row of
+        them, `posix_fallocate`); False where the disk refuses (full) or past the room."""
+        rows = min(rows, self.batch[0].shape[1])
+        if rows <= self.backed:
+            return True
+        if self.fd < 0:
+            return False
+        try:
+            for kind, arr in enumerate(self.batch):
+                base = self._offset(kind)
+                for row in range(arr.shape[0]):
+                    at = base + row * arr.strides[0] + self.backed * arr.itemsize
+                    os.posix_fallocate(self.fd, at, (rows - self.backed) * arr.itemsize)
+        except (OSError, ValueError):
+            return False
+        self.backed = rows
+        return True
+
+    def give_back_rows(self, rows: int, *, every: int | None = None) -> None:
+        """Give back the pages of rows `given`..`rows` of every array (a room on disk: the
+        values stay in its file), once at least `every` (GIVE_BACK_ROWS) rows were written
+        since the last."""
+        if not self.on_disk or rows - self.given < (GIVE_BACK_ROWS if every is None else every):
+            return
+        self.give_back_span(self.given, rows)
+        self.given = rows
+
+    def give_back_span(self, first: int, stop: int) -> None:
+        """Give back the pages of rows first..stop-1 of every array (a room on disk only)."""
+        if not self.on_disk:
+            return
+        for kind, arr in enumerate(self.batch):
+            for row in range(arr.shape[0]):
+                self._advise(kind, row, first, stop)
+
+    def give_back(self, rows: int) -> None:
+        """Give back every page of the first `rows` rows (a room on disk only: in memory
+        that would lose them). Called between a load's stages: what a later stage reads is
+        read again from the file's pages in the page cache."""
+        if not self.on_disk:
+            return
+        self.given = 0
+        self.give_back_rows(rows, every=1)
+
+    def __del__(self) -> None:
+        self.close_file()
+
+    def close_file(self) -> None:
+        """The scan is over: no more blocks are reserved (the map keeps the file)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def reserved_batch(nbytes: int) -> Room | None:
+def reserved_batch(nbytes: int, *, on_disk: bool = False) -> Room | None:
     """One batch with room for every event that `nbytes` of the events array can hold, as
     address space only (MAP_NORESERVE: a page exists once a row on it is written), or None
     where that is refused (not Linux, a strict overcommit policy, a limit on address space)
@@ -86,15 +170,42 @@ def reserved_batch(nbytes: int) -> Room | None:
     to batches, first-touching their pages, and copied out again: at 1 GB, half of the
     scan's 0.4 GB of batches and of the copy. An event takes at least MIN_EVENT_BYTES of the
     array ('{}' and a comma), so the room never runs out; if it did, the scan would go on
-    in batches (FULL), as without it."""
+    in batches (FULL), as without it.
+
+    `on_disk`: the room is a sparse file without a name in the parsed-trace cache's folder
+    (`readahead.DiskMap`'s), mapped shared, its blocks reserved AHEAD_ROWS rows at a time
+    (`Room.back`); in memory where no such file can be made there."""
     rows = nbytes // MIN_EVENT_BYTES + 1
     if not RESERVE or not sys.platform.startswith("linux") or rows <= BATCH_ROWS:
         return None
+    if on_disk:
+        room = _room_on_disk(rows)
+        if room is not None:
+            return room
     try:
         mm = mmap.mmap(-1, rows * _ROW_BYTES, flags=mmap.MAP_PRIVATE | MAP_NORESERVE)
     except (OSError, ValueError, OverflowError):
         return None
-    return Room(mm, _batch_in(mm, rows))
+    return Room(mm, _batch_in(mm, rows), backed=rows)
+
+
+def _room_on_disk(rows: int) -> Room | None:
+    """`reserved_batch`'s room in a file of its own (see there), or None."""
+    disk = readahead.DiskMap.make(1)
+    if disk is None:
+        return None
+    fd, disk.fd = disk.fd, -1
+    try:
+        os.ftruncate(fd, rows * _ROW_BYTES)  # sparse: blocks come with `Room.back`
+        mm = mmap.mmap(fd, rows * _ROW_BYTES, flags=mmap.MAP_SHARED)
+    except (OSError, ValueError, OverflowError):
+        os.close(fd)
+        return None
+    room = Room(mm, _batch_in(mm, rows), fd=fd, on_disk=True)
+    if not room.back(min(AHEAD_ROWS, rows)):
+        room.close_file()
+        return None
+    return room
 
 
 def _batch_in(mm: mmap.mmap, rows: int) -> Batch:
@@ -123,10 +234,17 @@ def to_columns(per_range: list[list[Batch]], room: Room | None = None) -> Column
     """
     counts = [sum(b[0].shape[1] for b in batches) for batches in per_range]
     total = sum(counts)
-    if room is not None and len(per_range[0]) == 1 and room.batch[0].shape[1] >= total:
+    if (
+        room is not None
+        and len(per_range[0]) == 1
+        and room.batch[0].shape[1] >= total
+        and room.back(total)
+    ):
         out = [[arr[row, :total] for row in range(len(arr))] for arr in room.batch]
         per_range[0].clear()  # in place: its rows are the columns' first rows
         room.used = True
+        room.close_file()
+        room.give_back(counts[0])  # the first range's rows (a room on disk: in its file)
     else:
         out = [[np.empty(total, dtype=t) for _ in range(h)] for h, t in _BATCH_SHAPES]
         for row in SPARSE_I64:  # zeros: pages first touched where a row is written
@@ -149,11 +267,15 @@ def to_columns(per_range: list[list[Batch]], room: Room | None = None) -> Column
     cuts = [0, *np.searchsorted(ends, [ends[-1] * (j + 1) // shares for j in range(shares - 1)])]
     bounds = [(a, b) for a, b in zip(cuts, [*cuts[1:], len(jobs)], strict=True) if b > a]
 
+    given = room if room is not None and room.used and room.on_disk else None
+
     def copy(first: int, stop: int) -> None:
         for j in range(first, stop):
             batch, jobs[j] = jobs[j], None  # freed once copied
             assert batch is not None
             _copy_batch(batch, out, at[j])
+            if given is not None:  # the rows copied go to the file, not memory
+                given.give_back_span(at[j], at[j] + batch[0].shape[1])
             del batch
 
     with ThreadPoolExecutor(max(len(bounds) - 1, 1), thread_name_prefix="perfview-columns") as pool:
