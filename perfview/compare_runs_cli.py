@@ -77,6 +77,8 @@ def _pct(value: float) -> str:
         return ""
     if math.isinf(value):
         return "+inf %" if value > 0 else "-inf %"
+    if value >= 900:  # ten times A's or more: a factor reads where +7,409,863 % does not
+        return f"×{1 + value / 100:,.0f}"
     return f"{value:+.1f} %"
 
 

@@ -200,3 +200,13 @@ def test_torch_five_runs_a_side_test_only_the_ops_that_matter(
     assert (code, err) == (0, "")
     assert "Benjamini-Hochberg over 18 rows" in out
     assert "0 slower, 0 faster" in out
+
+
+def test_changes_of_ten_times_or_more_print_as_a_factor() -> None:
+    """Tiny rows from few runs have intervals like +7,409,863 %: printed as ×74,100."""
+    from perfview.compare_runs_cli import interval_text
+
+    assert interval_text(-12.5, 35516.8) == "[-12.5 %, ×356]"
+    assert interval_text(2.4, 7_409_863.0) == "[+2.4 %, ×74,100]"
+    assert interval_text(-99.3, 899.0) == "[-99.3 %, +899.0 %]"
+    assert interval_text(float("-inf"), float("inf")) == "unbounded"

@@ -205,7 +205,7 @@ def test_cli_gate_names_the_slow_op(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(out)
     assert len(doc["regressions"]) == 1
     assert doc["regressions"][0].startswith(
-        "aten::mm: self_ns slower +771.1 % [+84.6 %, +4011.6 %] (> 50 %)"
+        "aten::mm: self_ns slower +771.1 % [+84.6 %, ×41] (> 50 %)"
     )
     assert doc["rows"][0]["name"] == "aten::mm"
 
