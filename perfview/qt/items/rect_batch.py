@@ -26,7 +26,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from shiboken6 import wrapInstance
 
-from perfview.core.layout import colors
+from perfview.core.layout import colors, raster
 from perfview.core.layout.flame import Rects
 from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TrackLayout
@@ -48,6 +48,30 @@ def brushes(palette: Sequence[colors.RGB]) -> list[QtGui.QBrush]:
     return [QtGui.QBrush(QtGui.QColor(*rgb)) for rgb in palette]
 
 
+def device_edges(
+    shown: Rects, sx: float, sy: float, dx: float, dy: float, clip: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Integer device-pixel edges (x_start, x_last, y_start, y_last, inclusive) of rects,
+    each ending where the next begins minus a 1-px gap (only where there is room), so
+    neighbouring rects and rows never blur into one block; x clipped near `clip`."""
+    lo, hi = min(clip), max(clip)
+    a = shown.x0 * sx + dx
+    b = shown.x1 * sx + dx
+    px0 = np.clip(np.minimum(a, b), lo - 2.0, hi + 2.0)
+    px1 = np.clip(np.maximum(a, b), lo - 2.0, hi + 2.0)
+    top = shown.row * sy + dy
+    py0 = np.minimum(top, top + sy)
+    row_px = abs(sy)
+    x_start = np.floor(px0)
+    x_end = np.floor(px1)  # exclusive
+    x_gap = np.where(x_end - x_start >= 3.0, 1.0, 0.0)
+    x_last = np.maximum(x_end - 1.0 - x_gap, x_start)
+    y_start = np.round(py0)
+    y_last = np.round(py0 + row_px) - (2.0 if row_px >= 3 else 1.0)
+    y_last = np.maximum(y_last, y_start)
+    return x_start, x_last, y_start, y_last
+
+
 class RectBatchItem(pg.GraphicsObject):
     """Rects on integer rows (row r covers y in [r, r+1)), x in data units.
 
@@ -65,6 +89,8 @@ class RectBatchItem(pg.GraphicsObject):
         self._names = names or (lambda nodes: [str(n) for n in nodes.tolist()])
         self._brushes = brushes(palette)
         self._muted = brushes(colors.MUTED if palette is colors.PALETTE else palette)
+        self._argb = raster.argb(palette)
+        self._argb_muted = raster.argb(colors.MUTED if palette is colors.PALETTE else palette)
         self._bounds = QtCore.QRectF()
         self._selected: tuple[float, float, int] | None = None  # x0, x1, row
         self.labels = LabelPainter()
@@ -180,7 +206,22 @@ class RectBatchItem(pg.GraphicsObject):
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
         clip = (x_lo * sx + dx, x_hi * sx + dx)
         brush_set = self._muted if self._highlight is not None else self._brushes
-        shown = self._index.query(x_lo, x_hi, abs(sx), 1.0, rows)
+        if abs(sy) >= 1.0:
+            shown = self._index.query(x_lo, x_hi, abs(sx), 1.0, rows)
+        if abs(sy) < 1.0:  # rows thinner than a pixel: one image, not a rect per slice
+            # k rows share a pixel row: slices merge over k pixel columns, as much ink per pixel
+            min_px = min(1.0 / abs(sy), 8.0)
+            shown = self._index.query(x_lo, x_hi, abs(sx), min_px, rows)
+            self._draw_raster(painter, shown, sx, sy, dx, dy, clip, rows, (x_lo, x_hi), min_px)
+            painter.restore()
+            self._last_shown = shown
+            self.stats = {
+                "visible": float(len(shown)),
+                "slices": float(shown.count.sum()) if len(shown) else 0.0,
+                "ms": (time.perf_counter() - start) * 1e3,
+                "raster": 1.0,
+            }
+            return
         geo = self._draw_batch(painter, shown, sx, sy, dx, dy, clip, brush_set)
         if self._highlight is not None:
             hits = self._highlight.query(x_lo, x_hi, abs(sx), 1.0, rows)
@@ -199,6 +240,52 @@ class RectBatchItem(pg.GraphicsObject):
             "ms": (time.perf_counter() - start) * 1e3,
         }
 
+    def _draw_raster(
+        self,
+        painter: QtGui.QPainter,
+        shown: Rects,
+        sx: float,
+        sy: float,
+        dx: float,
+        dy: float,
+        clip: tuple[float, float],
+        rows: tuple[int, int],
+        x_range: tuple[float, float],
+        min_px: float,
+    ) -> None:
+        """Rows thinner than a pixel: every rect covers one pixel row, so the rects (and the
+        highlighted ones over them) are filled into one image (`core.layout.raster`) with the
+        pixels `_draw_batch` would paint, and the image is drawn once."""
+        layers = [(shown, self._argb_muted if self._highlight is not None else self._argb)]
+        if self._highlight is not None:
+            hits = self._highlight.query(x_range[0], x_range[1], abs(sx), min_px, rows)
+            layers.append((hits, self._argb))
+        edges = [(device_edges(r, sx, sy, dx, dy, clip), r.bucket, argb) for r, argb in layers]
+        edges = [e for e in edges if len(e[0][0])]
+        if not edges:
+            return
+        left = int(np.floor(min(clip))) - 2
+        right = int(np.ceil(max(clip))) + 2
+        top = int(min(e[0][2].min() for e in edges))
+        bottom = int(max(e[0][3].max() for e in edges))
+        xs, xl, ys, cs = [], [], [], []
+        for (x_start, x_last, y_start, _y_last), bucket, argb in edges:
+            # bucket by bucket, as `_draw_batch` issues its drawRects: the same rect wins a pixel
+            order = np.argsort(bucket.astype(np.int16), kind="stable")
+            xs.append(x_start[order] - left)
+            xl.append(x_last[order] - left)
+            ys.append(y_start[order] - top)
+            cs.append(argb[np.asarray(bucket, dtype=np.int64)[order] % len(argb)])
+        image = raster.fill(
+            np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
+            right - left + 1, bottom - top + 1,
+        )  # fmt: skip
+        qimage = QtGui.QImage(
+            image.data, image.shape[1], image.shape[0], image.strides[0],
+            QtGui.QImage.Format.Format_ARGB32,
+        )  # fmt: skip
+        painter.drawImage(QtCore.QPointF(left, top), qimage)
+
     def _draw_batch(
         self,
         painter: QtGui.QPainter,
@@ -213,23 +300,8 @@ class RectBatchItem(pg.GraphicsObject):
         """Map rects to device pixels and fill them, one drawRects per bucket."""
         if not len(shown):
             return None
-        lo, hi = min(clip), max(clip)
-        a = shown.x0 * sx + dx
-        b = shown.x1 * sx + dx
-        px0 = np.clip(np.minimum(a, b), lo - 2.0, hi + 2.0)
-        px1 = np.clip(np.maximum(a, b), lo - 2.0, hi + 2.0)
-        top = shown.row * sy + dy
-        py0 = np.minimum(top, top + sy)
         row_px = abs(sy)
-        # Integer pixel edges, each rect ending where the next begins minus a 1-px gap (only
-        # where there is room), so neighbouring rects and rows never blur into one block.
-        x_start = np.floor(px0)
-        x_end = np.floor(px1)  # exclusive
-        x_gap = np.where(x_end - x_start >= 3.0, 1.0, 0.0)
-        x_last = np.maximum(x_end - 1.0 - x_gap, x_start)
-        y_start = np.round(py0)
-        y_last = np.round(py0 + row_px) - (2.0 if row_px >= 3 else 1.0)
-        y_last = np.maximum(y_last, y_start)
+        x_start, x_last, y_start, y_last = device_edges(shown, sx, sy, dx, dy, clip)
         # int16 keys make numpy's stable sort a radix sort: O(n) for the bucket grouping.
         order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
         arr = np.empty((len(shown), 4), dtype=np.int32)

@@ -1,0 +1,61 @@
+"""Rectangles one pixel row tall or less, filled into an image instead of drawn one by one.
+
+When rows are thinner than a pixel (a job's every rank expanded and the whole job in view:
+~2,000 rows in ~1,000 pixels), each visible rectangle covers one pixel row and a few pixel
+columns, and there are hundreds of thousands of them even after sub-pixel merging in x
+(`flame_cull.merge`). Handing each to the painter costs more than the pixels it changes, so
+they are written into a 32-bit image with numpy (one pass over the pixels they cover, which
+is bounded by the image's size times the rows sharing a pixel) and the image is drawn once.
+
+The fill keeps the painter's rule for overlaps: rectangles are written in the order given,
+so a later one wins a pixel, as with successive `drawRects` calls. Pure numpy (no Qt): the
+caller wraps the array in a `QImage`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def fill(
+    x_first: np.ndarray,
+    x_last: np.ndarray,
+    y: np.ndarray,
+    colour: np.ndarray,
+    width: int,
+    height: int,
+) -> np.ndarray:
+    """A (height, width) uint32 image, 0 (transparent) where nothing is drawn, and each rect
+    i's pixels x_first[i]..x_last[i] (inclusive) of row y[i] set to colour[i], later rects
+    over earlier ones. Coordinates are image pixels; what falls outside is clipped."""
+    image = np.zeros((max(height, 0), max(width, 0)), dtype=np.uint32)
+    if not len(x_first) or width <= 0 or height <= 0:
+        return image
+    x0 = np.asarray(x_first, dtype=np.int64)
+    x1 = np.asarray(x_last, dtype=np.int64)
+    row = np.asarray(y, dtype=np.int64)
+    keep = (row >= 0) & (row < height) & (x1 >= 0) & (x0 < width) & (x1 >= x0)
+    x0 = np.clip(x0[keep], 0, width - 1)
+    x1 = np.clip(x1[keep], 0, width - 1)
+    row = row[keep]
+    lengths = x1 - x0 + 1
+    total = int(lengths.sum())
+    if total == 0:
+        return image
+    starts = row * width + x0
+    # pixel k of rect i is starts[i] + k: one index per covered pixel, in the rects' order
+    before = np.cumsum(lengths) - lengths
+    index = np.repeat(starts - before, lengths) + np.arange(total, dtype=np.int64)
+    image.reshape(-1)[index] = np.repeat(np.asarray(colour, dtype=np.uint32)[keep], lengths)
+    return image
+
+
+def argb(palette: object) -> np.ndarray:
+    """Opaque 0xAARRGGBB words for an (r, g, b) palette (QImage's ARGB32 layout)."""
+    rgb = np.asarray(palette, dtype=np.uint32).reshape(-1, 3)
+    return np.asarray(
+        (0xFF << 24) | (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2], dtype=np.uint32
+    )
+
+
+__all__ = ["argb", "fill"]
