@@ -205,32 +205,15 @@ class RectBatchItem(pg.GraphicsObject):
         painter.resetTransform()
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
         clip = (x_lo * sx + dx, x_hi * sx + dx)
-        brush_set = self._muted if self._highlight is not None else self._brushes
-        if abs(sy) >= 1.0:
-            shown = self._index.query(x_lo, x_hi, abs(sx), 1.0, rows)
-        if abs(sy) < 1.0:  # rows thinner than a pixel: one image, not a rect per slice
+        raster = abs(sy) < 1.0
+        if raster:  # rows thinner than a pixel: one image, not a rect per slice
             # k rows share a pixel row: slices merge over k pixel columns, as much ink per pixel
             min_px = min(1.0 / abs(sy), 8.0)
             shown = self._index.query(x_lo, x_hi, abs(sx), min_px, rows)
             self._draw_raster(painter, shown, sx, sy, dx, dy, clip, rows, (x_lo, x_hi), min_px)
-            painter.restore()
-            self._last_shown = shown
-            self.stats = {
-                "visible": float(len(shown)),
-                "slices": float(shown.count.sum()) if len(shown) else 0.0,
-                "ms": (time.perf_counter() - start) * 1e3,
-                "raster": 1.0,
-            }
-            return
-        geo = self._draw_batch(painter, shown, sx, sy, dx, dy, clip, brush_set)
-        if self._highlight is not None:
-            hits = self._highlight.query(x_lo, x_hi, abs(sx), 1.0, rows)
-            painter.setPen(QtGui.QPen(QtGui.QColor(30, 30, 30), 1.0))
-            self._draw_batch(painter, hits, sx, sy, dx, dy, clip, self._brushes)
-            painter.setPen(QtCore.Qt.PenStyle.NoPen)
-        if self.labels_enabled and geo is not None:
-            px0, px1, py0, h = geo
-            self.labels.draw(painter, px0, px1, py0, h, shown.node, self._names)
+        else:
+            shown = self._index.query(x_lo, x_hi, abs(sx), 1.0, rows)
+            self._draw_rects(painter, shown, sx, sy, dx, dy, clip, rows, (x_lo, x_hi))
         self._draw_selection(painter, sx, sy, dx, dy)
         painter.restore()
         self._last_shown = shown
@@ -238,7 +221,33 @@ class RectBatchItem(pg.GraphicsObject):
             "visible": float(len(shown)),
             "slices": float(shown.count.sum()) if len(shown) else 0.0,
             "ms": (time.perf_counter() - start) * 1e3,
+            "raster": float(raster),
         }
+
+    def _draw_rects(
+        self,
+        painter: QtGui.QPainter,
+        shown: Rects,
+        sx: float,
+        sy: float,
+        dx: float,
+        dy: float,
+        clip: tuple[float, float],
+        rows: tuple[int, int],
+        x_range: tuple[float, float],
+    ) -> None:
+        """Rows a pixel or taller: one drawRects per colour bucket, the highlighted rects
+        outlined over the washed-out rest, then the names of the rects wide enough."""
+        brush_set = self._muted if self._highlight is not None else self._brushes
+        geo = self._draw_batch(painter, shown, sx, sy, dx, dy, clip, brush_set)
+        if self._highlight is not None:
+            hits = self._highlight.query(x_range[0], x_range[1], abs(sx), 1.0, rows)
+            painter.setPen(QtGui.QPen(QtGui.QColor(30, 30, 30), 1.0))
+            self._draw_batch(painter, hits, sx, sy, dx, dy, clip, self._brushes)
+            painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        if self.labels_enabled and geo is not None:
+            px0, px1, py0, h = geo
+            self.labels.draw(painter, px0, px1, py0, h, shown.node, self._names)
 
     def _draw_raster(
         self,
