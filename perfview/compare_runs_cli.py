@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -268,16 +269,13 @@ def run(args: argparse.Namespace, two_runs: Any) -> int:
     bundles_a = [load_bundle(p) for p in files_a]
     bundles_b = [load_bundle(p) for p in files_b]
     confidence = args.confidence / 100.0
-    try:
-        comparison = diff_runs(
+    return _reported(
+        lambda: diff_runs(
             bundles_a, bundles_b, view=args.view, metric=args.metric, match=args.match,
             confidence=confidence, min_share_pct=args.min_share,
-        )  # fmt: skip
-    except ValueError as exc:
-        raise CliError(f"cannot compare the baseline with the candidate runs: {exc}") from exc
-    except Exception as exc:
-        raise internal_failure("comparing the baseline with the candidate runs", exc) from exc
-    return report(comparison, args)
+        ),
+        args,
+    )  # fmt: skip
 
 
 # Views whose rows only jobs have: folders on both sides are runs of a job there.
@@ -311,16 +309,13 @@ def run_job_sets(args: argparse.Namespace) -> int:
     jobs_a = [job_cli.open_side(s) for s in args.baseline]
     jobs_b = [job_cli.open_side(s) for s in args.candidate]
     paths = ([Path(s) for s in args.baseline], [Path(s) for s in args.candidate])
-    try:
-        comparison = diff_job_sets(
+    return _reported(
+        lambda: diff_job_sets(
             jobs_a, jobs_b, args.view, args.metric, args.confidence / 100.0, args.min_share,
             paths,
-        )  # fmt: skip
-    except ValueError as exc:
-        raise CliError(f"cannot compare the baseline with the candidate runs: {exc}") from exc
-    except Exception as exc:
-        raise internal_failure("comparing the baseline with the candidate runs", exc) from exc
-    return report(comparison, args)
+        ),
+        args,
+    )  # fmt: skip
 
 
 def report(comparison: RunsComparison, args: argparse.Namespace) -> int:
@@ -334,6 +329,18 @@ def report(comparison: RunsComparison, args: argparse.Namespace) -> int:
     if failures and len(failures) > MAX_GATE_LINES:
         print(f"perfview: … and {len(failures) - MAX_GATE_LINES} more", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _reported(compare: Callable[[], RunsComparison], args: argparse.Namespace) -> int:
+    """Run a comparison of runs (profiles or jobs) and report it: a comparison the inputs
+    cannot make is one sentence, anything else an internal failure named as such."""
+    try:
+        comparison = compare()
+    except ValueError as exc:
+        raise CliError(f"cannot compare the baseline with the candidate runs: {exc}") from exc
+    except Exception as exc:
+        raise internal_failure("comparing the baseline with the candidate runs", exc) from exc
+    return report(comparison, args)
 
 
 __all__ = [
