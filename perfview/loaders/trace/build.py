@@ -20,6 +20,7 @@ import pandas as pd
 
 from perfview.core.analysis import intervals, nesting
 from perfview.core.model import schema
+from perfview.loaders.trace import heap
 from perfview.loaders.trace.columns import Columns
 from perfview.loaders.trace.event_table import (
     Events,
@@ -99,7 +100,7 @@ def build(
     those the scanner wrote (`Scanned`); else `cols` is left as it was.
     """
     read = functools.partial(_read, cols, let_go) if consume else _nothing_read
-    spill = give_back or _nothing
+    spill = functools.partial(_spill, give_back or _nothing)
     ph = Phases(cols)
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
@@ -147,6 +148,7 @@ def build(
         slices_end = int(sl.end.max()) if len(sl.end) else 0
         parts = SliceParts(src, order, named)
         del sl, labels, src, order, named
+        spill()  # the slices as found
         # the flows and instants are the last to read the events' times, pids, tids, names
         # and categories: once they are made, those (32 bytes an event, 1.6 GB at 10 GB)
         # go before the events table rather than sit beside it at the load's peak
@@ -194,6 +196,14 @@ def _read(cols: Columns, let_go: Callable[[Sequence[str]], object] | None, *name
 
 def _nothing_read(*names: str) -> None:
     """`build` without `consume`: the columns stay."""
+
+
+def _spill(give_back: Callable[[], object]) -> None:
+    """Between the build's stages: the columns' pages where they lie in a file
+    (`give_back`), and the holes the stage before left in malloc's heap
+    (`heap.trim_holes`)."""
+    give_back()
+    heap.trim_holes()
 
 
 def _nothing() -> None:
