@@ -88,8 +88,8 @@ def test_the_open_dialog_offers_remote_schemes_and_opens_the_url(
 
     opened: list[Any] = []
     monkeypatch.setattr(QFileDialog, "getOpenFileUrls", dialog)
-    monkeypatch.setattr(window, "open_path", opened.append)
-    window.open_dialog()
+    monkeypatch.setattr(window.open_controller, "open_path", opened.append)
+    window.open_controller.open_dialog()
     assert asked["supportedSchemes"] == remote_open.SCHEMES
     assert opened == ["s3://bucket/log"]
 
