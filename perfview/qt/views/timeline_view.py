@@ -212,11 +212,15 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         (lo, hi), _ = self.viewbox.viewRange()
         return float(lo), float(hi)
 
-    def fit_event(self, row: int) -> None:
-        """Zoom so slice `row` fills the view (with a small margin) and scroll to its track."""
+    def fit_event(self, row: int, fill: float = 1 / 1.1) -> None:
+        """Zoom so slice `row` spans `fill` of the view's width, centred (by default the
+        whole view but a 5 % margin each side), and scroll to its track. A smaller `fill`
+        shows what ran around it (a screenshot of one kernel: 0.5)."""
         self.ensure_built()
         ts, dur = float(self._ts[row]), float(max(self._dur[row], 1))
-        self.viewbox.setXRange(ts - dur * 0.05, ts + dur * 1.05, padding=0)
+        half = dur / min(max(fill, 1e-6), 1.0) / 2
+        mid = ts + dur / 2
+        self.viewbox.setXRange(mid - half, mid + half, padding=0)
         self._scroll_to_row(int(self.event_row[row]))
 
     def _scroll_to_row(self, row: int) -> None:
