@@ -10,10 +10,11 @@ Timeline clicked once the first page is drawn) and reports Open → Timeline dra
 longest GUI gap meanwhile and the window's RSS (now, and the kernel's peak, VmHWM). It then
 waits for the window's background work (the critical-path track, the Overview's findings,
 the cache writes) and reports how long it took and the RSS after it. Then, on the Timeline
-page, it zooms from the whole trace down to one GPU kernel (the longest kernel starting in
-the middle tenth of the trace, or the longest named --kernel): each level 10× narrower than
-the one before down to 50 µs, centred on the kernel, and one level twice the kernel's
-duration (the kernel fills half the width), its track scrolled into view. At each level:
+page, it zooms from the whole trace down to one GPU kernel (the one
+`screenshot_timeline_zoom.py` pictures: the longest kernel of the middle ProfilerStep, or
+the longest named --kernel): each level 10× narrower than the one before down to 50 µs,
+centred on the kernel, and one level twice the kernel's duration (the kernel fills half
+the width), its track scrolled into view. At each level:
 the first frame (it may build a level of detail), then --frames frames each panned by --pan
 of the view's width (right for half of them, then back), each a synchronous repaint of the
 plot (`bench_render.py`'s frame): median and worst wall ms, the GUI thread's median CPU ms
@@ -40,11 +41,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_gui_probe
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))  # the kernel's pick
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import bench_gui_probe as probe
 import numpy as np
 import psutil
+from screenshot_timeline_zoom import pick_kernel  # type: ignore[import-not-found]
 
 DEEPEST_NS = 50_000.0  # the narrowest view measured besides the kernel's own: 50 µs
 
@@ -103,23 +106,6 @@ class TaskMemory:
             print(f"  peak {mb:,.0f} MB at {at:.2f} s, while running: {running}")
 
 
-def pick_kernel(view: Any, name: str = "") -> int:
-    """The event row of the kernel the deepest level centres on: the longest kernel named
-    `name`, else the longest kernel starting in the middle tenth of the trace."""
-    events = view.timeline.events
-    kernel = np.asarray(events["kind"] == "kernel")
-    if name:
-        kernel = kernel & np.asarray(events["name"] == name)
-    else:
-        lo, hi = view.data.span
-        ts = view.data.ts
-        kernel = kernel & (ts >= lo + (hi - lo) * 0.45) & (ts <= lo + (hi - lo) * 0.55)
-    rows = np.flatnonzero(kernel & (view.event_row >= 0))
-    if not len(rows):
-        return -1
-    return int(rows[np.argmax(np.asarray(view.data.dur)[rows])])
-
-
 def zoom_levels(span: float, kernel_dur: float) -> list[float]:
     """View widths in ns: the whole span, then each 10× narrower down to 50 µs, and twice the
     kernel's duration (where it fills half the view) among them."""
@@ -169,7 +155,7 @@ def _width_text(ns: float) -> str:
 
 def frames_table(view: Any, args: argparse.Namespace) -> list[dict[str, float]]:
     """Every zoom level's figures, printed as a table."""
-    row = pick_kernel(view, args.kernel)
+    row = pick_kernel(view.timeline, np.asarray(view.event_row) >= 0, args.kernel)
     lo, hi = view.data.span
     if row < 0:
         print("no GPU kernel found: centring on the trace's middle")
