@@ -106,6 +106,63 @@ class TaskMemory:
             print(f"  peak {mb:,.0f} MB at {at:.2f} s, while running: {running}")
 
 
+def _nbytes(value: Any) -> int:
+    """Bytes of the numpy arrays and pandas frames in `value` (followed through tuples,
+    lists, dicts and dataclass-like objects one level down), each array counted once."""
+    import pandas as pd
+
+    seen: set[int] = set()
+
+    def walk(v: Any, depth: int) -> int:
+        if id(v) in seen:
+            return 0
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            base = v.base if isinstance(v.base, np.ndarray) else None
+            return 0 if base is not None and id(base) in seen else int(v.nbytes)
+        if isinstance(v, pd.DataFrame):
+            return int(v.memory_usage(index=True, deep=False).sum())
+        if isinstance(v, pd.Series | pd.Categorical):
+            return int(v.nbytes)
+        if depth > 3:
+            return 0
+        if isinstance(v, list | tuple):
+            return sum(walk(x, depth + 1) for x in v)
+        if isinstance(v, dict):
+            return sum(walk(x, depth + 1) for x in v.values())
+        if hasattr(v, "__dict__"):
+            return sum(walk(x, depth + 1) for x in vars(v).values())
+        return 0
+
+    return walk(value, 0)
+
+
+def holders(view: Any) -> None:
+    """What holds the window's memory for this Timeline: the model's tables, the layout's
+    per-event arrays, the level-of-detail chain's rects (level 0: one per drawn slice)."""
+    timeline, data = view.timeline, view.data
+    n = max(len(timeline.events), 1)
+    levels = data.index.state()[1]
+    parts = {
+        "model: events table": _nbytes(timeline.events),
+        "model: flows, counters, instants, memory, lanes": sum(
+            _nbytes(getattr(timeline, k))
+            for k in ("flows", "counters", "instants", "memory", "lanes")
+        ),
+        "layout: per-event (codes, ts, dur, event_row)": _nbytes(
+            [data.codes, data.ts, data.dur, data.event_row]
+        ),
+        "layout: level 0 rects (one per drawn slice) + search arrays": _nbytes(levels[:1]),
+        f"layout: levels 1-{len(levels) - 1} (merged)": _nbytes(levels[1:]),
+        "layout: curves, instants": _nbytes([data.curves, data.curve_samples, data.instants]),
+    }
+    print(f"what holds it ({n:,} events, {len(levels[0][0]):,} drawn slices):")
+    for name, size in parts.items():
+        print(f"  {size / 1e6:9,.0f} MB  {size / n:6.1f} B/event  {name}")
+    total = sum(parts.values())
+    print(f"  {total / 1e6:9,.0f} MB  {total / n:6.1f} B/event  all of the above")
+
+
 def zoom_levels(span: float, kernel_dur: float) -> list[float]:
     """View widths in ns: the whole span, then each 10× narrower down to 50 µs, and twice the
     kernel's duration (where it fills half the view) among them."""
@@ -231,6 +288,7 @@ def run(file: Path, args: argparse.Namespace) -> None:
         )
         if tasks is not None:
             tasks.report()
+        holders(view)
         profiler = cProfile.Profile() if args.profile else None
         if profiler is not None:
             profiler.enable()
