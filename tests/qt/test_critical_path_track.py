@@ -121,6 +121,7 @@ def test_a_long_path_is_drawn_merged_to_pixels_and_whole_when_zoomed_in(qtbot: A
     mine = np.flatnonzero((shown.x0 == start) & (shown.x1 == end))
     assert len(mine) == 1
     assert int(shown.count[mine[0]]) == 1
+    assert track.to_px is not None
     x = int(track.to_px(np.array([(start + end) / 2]))[0])
     pixel = track.grab().toImage().pixelColor(x, 10)
     assert pixel == QColor(CATEGORY_COLORS["communication"])
