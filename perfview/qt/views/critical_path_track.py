@@ -79,15 +79,19 @@ class CriticalPathTrack(QtWidgets.QWidget):
         )
         self.hide()
 
-    def start(self, timeline: Timeline) -> None:
-        """Compute the segments in a worker; the track shows when they come."""
+    def start(self, timeline: Timeline, run: Callable[[Task], None] | None = None) -> None:
+        """Compute the segments in a worker (started by `run(task)` when given: the tab
+        starts it once the window is quiet); the track shows when they come."""
         self._release = deferred.hold(self)  # a screenshot waits for the track
         task = Task(lambda _progress: compute_segments(timeline), "critical path track")
         # methods of this widget, so that Qt drops the connections with it (a tab closed
         # while the worker runs); the hold is released with it too
         task.finished.connect(self.set_segments)
         task.done.connect(self._task_done)
-        task.start()
+        if run is None:
+            task.start()
+        else:
+            run(task)
 
     def _task_done(self) -> None:
         self._release()
