@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfview.core.layout import flame_cull, layout_kernels, timeline_layout
+from perfview.core.layout import layout_kernels, timeline_layout
 from perfview.loaders import load
 from tests.conftest import sample
 
