@@ -141,6 +141,11 @@ def holders(view: Any) -> None:
     """What holds the window's memory for this Timeline: the model's tables, the layout's
     per-event arrays, the level-of-detail chain's rects (level 0: one per drawn slice)."""
     timeline, data = view.timeline, view.data
+
+    def _shared(array: np.ndarray, column: str) -> bool:
+        """Whether the layout's array is the events table's column (counted there)."""
+        return bool(np.shares_memory(array, timeline.events[column].to_numpy()))
+
     n = max(len(timeline.events), 1)
     levels = data.index.state()[1]
     parts = {
@@ -149,8 +154,9 @@ def holders(view: Any) -> None:
             _nbytes(getattr(timeline, k))
             for k in ("flows", "counters", "instants", "memory", "lanes")
         ),
-        "layout: per-event (codes, ts, dur, event_row)": _nbytes(
-            [data.codes, data.ts, data.dur, data.event_row]
+        "layout: per-event (name codes, rows; ts and dur when not the table's)": _nbytes(
+            [data.codes, data.event_row]
+            + [a for a, col in ((data.ts, "ts"), (data.dur, "dur")) if not _shared(a, col)]
         ),
         "layout: level 0 rects (one per drawn slice) + search arrays": _nbytes(levels[:1]),
         f"layout: levels 1-{len(levels) - 1} (merged)": _nbytes(levels[1:]),
