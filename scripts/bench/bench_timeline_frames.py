@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import os
 import statistics
 import sys
@@ -234,6 +235,16 @@ def frames_table(view: Any, args: argparse.Namespace) -> list[dict[str, float]]:
         f" {'CPU':>8} {'rect item':>10} {'rects':>8}"
     )
     out = []
+    pauses: list[float] = []  # the garbage collector's runs meanwhile, ms (a worst frame's cause?)
+    began: list[float] = []
+
+    def timed_gc(phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            began.append(time.perf_counter())
+        elif began:
+            pauses.append((time.perf_counter() - began.pop()) * 1e3)
+
+    gc.callbacks.append(timed_gc)
     for width in zoom_levels(hi - lo, dur):
         fig = measure_level(view, centre, width, args.frames, args.pan)
         fig["width_ns"] = width
@@ -245,6 +256,9 @@ def frames_table(view: Any, args: argparse.Namespace) -> list[dict[str, float]]:
             f" {fig['rects']:>8,.0f}",
             flush=True,
         )
+    gc.callbacks.remove(timed_gc)
+    longest = f", longest {max(pauses):.1f} ms" if pauses else ""
+    print(f"garbage collections during the frames: {len(pauses)}{longest}")
     return out
 
 
