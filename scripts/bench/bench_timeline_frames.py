@@ -50,6 +50,8 @@ import numpy as np
 import psutil
 from screenshot_timeline_zoom import pick_kernel  # type: ignore[import-not-found]
 
+# the longest wait for the window's background work (a 10 GB trace's: minutes)
+WAIT_MS = 900_000
 DEEPEST_NS = 50_000.0  # the narrowest view measured besides the kernel's own: 50 µs
 
 
@@ -331,10 +333,10 @@ def _quiet(flush: Callable[[int], object], stores: tuple[Any, ...]) -> None:
     from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
-    flush(120_000)
+    flush(WAIT_MS)
     for store in stores:
         store.flush()
-    QThreadPool.globalInstance().waitForDone(120_000)
+    QThreadPool.globalInstance().waitForDone(WAIT_MS)
     QApplication.processEvents()
 
 
