@@ -73,7 +73,7 @@ def test_the_path_track_waits_for_a_quiet_window_and_the_findings(
         assert "path" not in started  # not started with the page
         with qtbot.waitSignal(view.path_track.ready, timeout=60_000):
             pass
-        qtbot.waitUntil(lambda: tab._data["overview"].findings is not None, timeout=60_000)
+        qtbot.waitUntil(lambda: tab.tab_data.data["overview"].findings is not None, timeout=60_000)
         qtbot.waitUntil(lambda: not tab._busy(), timeout=60_000)
     finally:
         pool.setMaxThreadCount(threads)
