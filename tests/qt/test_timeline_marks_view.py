@@ -18,6 +18,7 @@ def _view(qtbot: Any) -> Any:
     from perfview.qt.views.timeline_view import TimelineView
 
     timeline = load(sample("chrome_trace/catapult_simple_trace.json")).timeline
+    assert timeline is not None
     view = TimelineView(timeline)
     qtbot.addWidget(view)
     view.resize(1200, 600)
