@@ -177,8 +177,9 @@ def opens_window(argv: Sequence[str]) -> bool:
     return not argv or argv[0] not in HEADLESS_FIRST
 
 
-def run_gui(argv: list[str]) -> int:
-    """Hand over to the Qt application (imported only here: the headless path stays Qt-free)."""
+def run_gui(argv: list[str], *, end_process: bool = False) -> int:
+    """Hand over to the Qt application (imported only here: the headless path stays Qt-free).
+    `end_process` (the process's own run, `quick_exit`): see `perfview.qt.app.main`."""
     try:
         app = importlib.import_module("perfview.qt.app")
     except ImportError as exc:
@@ -188,7 +189,7 @@ def run_gui(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    return int(app.main(argv))
+    return int(app.main(argv, end_process=end_process))
 
 
 def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
@@ -202,7 +203,7 @@ def main(argv: Sequence[str] | None = None, *, quick_exit: bool = False) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if opens_window(args_list):
         try:
-            return run_gui(args_list)
+            return run_gui(args_list, end_process=quick_exit)
         except SystemExit as exc:  # the window's argparse: --help (0) and usage errors (2)
             return exc.code if isinstance(exc.code, int) else 2
         except KeyboardInterrupt:

@@ -12,6 +12,8 @@ With no FILE the bundled example profile opens, so a first start shows something
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import importlib
 import os
 import sys
@@ -230,8 +232,13 @@ def _start_window(args: argparse.Namespace) -> tuple[QWidget, object | None]:
     return window, server
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Start the GUI (or take a screenshot); returns the process exit code."""
+def main(argv: list[str] | None = None, *, end_process: bool = False) -> int:
+    """Start the GUI (or take a screenshot); returns the process exit code.
+
+    `end_process` (perfview run as a program, not called by a test): once the window is
+    closed or the picture written, background work still running (an open 10 GB trace's
+    findings and critical path: minutes, and 21 GB of memory after its picture was
+    written) is cancelled and not waited for (`_end_workers`)."""
     pyside_features.install()  # before the window's ~750 imports (see its docstring)
     args, qt_args = parse_args(list(sys.argv[1:] if argv is None else argv))
     if not _choose_platform(bool(args.screenshot), qt_args):
@@ -243,14 +250,37 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     app = make_app(qt_args)
     if args.screenshot:
-        return screenshot(args)
-    if not args.new_window and not args.compare and _forward_to_running(args.files):
+        code = screenshot(args)
+    elif not args.new_window and not args.compare and _forward_to_running(args.files):
         return 0
+    else:
+        _window, server = _start_window(args)
+        code = int(app.exec())
+        del server
+    if end_process:
+        _end_workers(code)
+    return code
 
-    _window, server = _start_window(args)
-    code = app.exec()
-    del server
-    return int(code)
+
+WORKERS_GRACE_MS = 2000
+
+
+def _end_workers(code: int) -> None:
+    """The window is gone: cancel the background tasks still running, give them
+    WORKERS_GRACE_MS to stop at their next progress report, then end the process at once
+    if any is still busy (Qt would wait for every one of them when the application is
+    destroyed; the exit handlers and a flush run first). Only for perfview's own process:
+    a finished task's files are written whole or not at all (the stores rename them in)."""
+    from perfview.qt import tasks
+
+    tasks.cancel_all()
+    if tasks.wait_all(WORKERS_GRACE_MS):
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 __all__ = ["install_excepthook", "main", "make_app", "parse_args"]

@@ -213,9 +213,16 @@ def _paused_load(
         return load_and_prepare(path, progress, tables, pages)
 
 
+def cancel_all() -> None:
+    """Cancel every task started and not yet released (the window is gone: see
+    `app._end_workers`)."""
+    for task in list(_RUNNING):
+        task.cancel()
+
+
 def wait_all(timeout_ms: int = 30000) -> bool:
     """Block until the global pool is idle (used at exit so no worker outlives the app)."""
     return bool(QThreadPool.globalInstance().waitForDone(timeout_ms))
 
 
-__all__ = ["LoadResult", "Task", "load_and_prepare", "load_task", "wait_all"]
+__all__ = ["LoadResult", "Task", "cancel_all", "load_and_prepare", "load_task", "wait_all"]
