@@ -21,7 +21,7 @@ def test_a_busy_worker_is_cancelled_and_not_waited_for(
     from perfview.core.model.errors import LoadCancelled
     from perfview.qt import app, tasks
 
-    release, running = threading.Event(), threading.Event()
+    release, running, reporting = threading.Event(), threading.Event(), threading.Event()
     stopped: list[str] = []
 
     def busy(progress: Any) -> None:
@@ -32,6 +32,7 @@ def test_a_busy_worker_is_cancelled_and_not_waited_for(
         try:
             while not release.is_set():
                 progress(0.5, "working")
+                reporting.set()
                 release.wait(0.01)
         except LoadCancelled:
             stopped.append("polite")
@@ -49,12 +50,15 @@ def test_a_busy_worker_is_cancelled_and_not_waited_for(
     busy_task, polite_task = tasks.Task(busy, "busy"), tasks.Task(polite, "polite")
     busy_task.start()
     polite_task.start()
-    assert running.wait(10)  # started: a task cancelled before it starts never runs
-    app._end_workers(3)
-    assert ended == [3]
-    assert ran_exit_handlers == [True]
-    qtbot.waitUntil(lambda: stopped == ["polite"], timeout=10_000)
-    release.set()
+    try:  # both started: a task cancelled before it starts never runs
+        assert running.wait(10)
+        assert reporting.wait(10)
+        app._end_workers(3)
+        assert ended == [3]
+        assert ran_exit_handlers == [True]
+        qtbot.waitUntil(lambda: stopped == ["polite"], timeout=10_000)
+    finally:
+        release.set()
     assert tasks.wait_all(10_000)
 
 
