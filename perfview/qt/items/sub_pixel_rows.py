@@ -1,0 +1,200 @@
+"""Many `RectBatchItem`s whose rows are thinner than a pixel, drawn as one picture of tiles.
+
+A job with every rank expanded and the whole job in view stacks ~2,000 rows in ~1,000 pixels,
+from 64 items (one per rank). Each item drawing itself (cull, merge, an image of its own)
+made the frame cost ranks × slices: 120-200 ms. This layer draws every member's sub-pixel
+rows into one image, cut into fixed pixel tiles kept between frames (`tile_cache`): while
+the user pans, only the tiles that came into view are drawn, each from every member's
+pre-merged level of detail, and the rest are copied. Work per frame is bounded by the new
+pixels, not by ranks or slices.
+
+The tiles live in *absolute* pixels of the zoom: a member's slice at x lands on pixel
+`floor(x * sx + shift * sx)`, the view's own offset added afterwards as a whole number of
+pixels. So a tile's pixels depend on the zoom and the data, never on where the view starts,
+and a cached tile is the very picture a fresh draw would give (tested after a pan and after
+a highlight change). The price is that the picture may sit up to half a pixel from the
+exact transform, which at these zooms (rows thinner than a pixel) nobody can see.
+
+Rows a pixel or taller are not drawn here: members draw those themselves (labels, outlines).
+A member's selection outline is its own, too, drawn over the layer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from perfview.core.layout import raster
+from perfview.core.layout.flame import Rects
+from perfview.qt.items.rect_batch import RectBatchItem, device_edges, sub_pixel
+from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
+
+Region = tuple[int, int, int, int]  # absolute pixels: x0, y0, x1, y1 (exclusive ends)
+
+
+def quantized(scale: float) -> float:
+    """`scale` to 10 significant digits: a pan computes the same zoom with different last
+    bits, which must not miss the cache; the tiles are drawn with this value itself."""
+    return float(f"{scale:.10g}")
+
+
+class SubPixelRows(pg.GraphicsObject):
+    """Draws its members' rows, when thinner than a pixel, as one tiled picture.
+
+    Members are `RectBatchItem`s in the same parent, placed by a transform that scales and
+    shifts x and shifts y by whole rows (the job timeline's ranks). `invalidate()` drops
+    the tiles; members call it when their data or highlight changes, the owner when it
+    moves them.
+    """
+
+    def __init__(self, cache: TileCache | None = None) -> None:
+        super().__init__()
+        self.cache = cache or TileCache()
+        self._members: list[RectBatchItem] = []
+        self._version = 0
+        self._bounds = QtCore.QRectF()
+        self.stats: dict[str, float] = {}
+
+    def set_members(self, members: Sequence[RectBatchItem]) -> None:
+        """Draw these items' sub-pixel rows (in this order: a later one wins a shared pixel)."""
+        for item in self._members:
+            if item not in members:
+                item.delegate_sub_pixel(None)
+        self._members = list(members)
+        for item in self._members:
+            item.delegate_sub_pixel(self.invalidate)
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """What the tiles show changed (data, highlight, placement): draw them afresh."""
+        self._version += 1
+        self.cache.clear()
+        self.prepareGeometryChange()
+        bounds = QtCore.QRectF()
+        for item in self._members:
+            bounds = bounds.united(item.mapRectToParent(item.boundingRect()))
+        self._bounds = bounds
+        self.update()
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self._bounds)
+
+    def paint(
+        self,
+        painter: QtGui.QPainter,
+        option: QtWidgets.QStyleOptionGraphicsItem,
+        widget: QtWidgets.QWidget | None = None,
+    ) -> None:
+        t = painter.transform()
+        view = self.viewRect()
+        if view is None or not self._members or not sub_pixel(t.m11(), t.m22()):
+            return
+        start = time.perf_counter()
+        sx, sy = quantized(t.m11()), quantized(t.m22())
+        ox, oy = round(t.dx()), round(t.dy())
+        # the view in absolute pixels, snapped outward to whole tiles
+        tx0, tx1 = int(np.floor(view.left() * sx / TILE_W)), int(np.floor(view.right() * sx / TILE_W))
+        ty0, ty1 = int(np.floor(view.top() * sy / TILE_H)), int(np.floor(view.bottom() * sy / TILE_H))
+        zoom = (sx, sy, self._version)
+        wanted = [(tx, ty) for ty in range(ty0, ty1 + 1) for tx in range(tx0, tx1 + 1)]
+        missing = [k for k in wanted if (zoom, k) not in self.cache]
+        drawn = 0
+        if missing:
+            xs = [k[0] for k in missing]
+            ys = [k[1] for k in missing]
+            drawn = self._draw_tiles(sx, sy, zoom, (min(xs), min(ys), max(xs), max(ys)))
+        painter.save()
+        painter.resetTransform()
+        for tx, ty in wanted:
+            tile = self.cache.get((zoom, (tx, ty)))
+            if tile is not None:
+                image = QtGui.QImage(
+                    tile.data, TILE_W, TILE_H, TILE_W * 4, QtGui.QImage.Format.Format_ARGB32
+                )
+                painter.drawImage(QtCore.QPointF(tx * TILE_W + ox, ty * TILE_H + oy), image)
+        painter.restore()
+        self.stats = {
+            "rects": float(drawn),  # rects filled into new tiles this frame
+            "tiles": float(len(wanted)),
+            "tiles_new": float(len(missing)),
+            "ms": (time.perf_counter() - start) * 1e3,
+        }
+
+    def _draw_tiles(
+        self, sx: float, sy: float, zoom: tuple[float, float, int], tiles: Region
+    ) -> int:
+        """Draw the tiles tiles[0]..tiles[2] × tiles[1]..tiles[3] (inclusive) in one image
+        and keep each; returns the rects drawn."""
+        x0, y0 = tiles[0] * TILE_W, tiles[1] * TILE_H
+        x1, y1 = (tiles[2] + 1) * TILE_W, (tiles[3] + 1) * TILE_H
+        image, drawn = self.picture(sx, sy, (x0, y0, x1, y1))
+        for ty in range(tiles[1], tiles[3] + 1):
+            for tx in range(tiles[0], tiles[2] + 1):
+                a, b = (ty - tiles[1]) * TILE_H, (tx - tiles[0]) * TILE_W
+                tile = image[a : a + TILE_H, b : b + TILE_W]
+                self.cache.put((zoom, (tx, ty)), np.ascontiguousarray(tile) if tile.any() else None)
+        return drawn
+
+    def picture(self, sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
+        """Every member's rows inside `region` (absolute pixels at scales sx, sy) as one
+        (height, width) ARGB32 image, and how many rects it took."""
+        x0, y0, x1, y1 = region
+        xs: list[np.ndarray] = []
+        xl: list[np.ndarray] = []
+        ys: list[np.ndarray] = []
+        cs: list[np.ndarray] = []
+        min_px = min(1.0 / sy, 8.0)  # k rows share a pixel row: merge over k pixel columns
+        for item in self._members:
+            for shown, argb, place in self._member_layers(item, sx, sy, region, min_px):
+                if not len(shown):
+                    continue
+                sxl, dxa, dya = place
+                x_start, x_last, y_start, _ = device_edges(shown, sxl, sy, dxa, dya, (x0, x1))
+                # bucket by bucket, as drawRects would paint them: the same rect wins a pixel
+                order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
+                xs.append(x_start[order] - x0)
+                xl.append(x_last[order] - x0)
+                ys.append(y_start[order] - y0)
+                cs.append(argb[np.asarray(shown.bucket, dtype=np.int64)[order] % len(argb)])
+        if not xs:
+            return np.zeros((y1 - y0, x1 - x0), dtype=np.uint32), 0
+        image = raster.fill(
+            np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
+            x1 - x0, y1 - y0,
+        )  # fmt: skip
+        return image, sum(len(a) for a in xs)
+
+    @staticmethod
+    def _member_layers(
+        item: RectBatchItem, sx: float, sy: float, region: Region, min_px: float
+    ) -> list[tuple[Rects, np.ndarray, tuple[float, float, float]]]:
+        """A member's rects in `region`: the washed-out base and the highlighted ones over it,
+        each with its colours and its absolute placement (x scale, x shift, y shift)."""
+        index = item.index
+        if index is None or not len(index.rects):
+            return []
+        place = item.transform()
+        sxl, dxa, dya = place.m11() * sx, place.dx() * sx, place.dy() * sy
+        x0, y0, x1, y1 = region
+        r_lo = int(np.floor(y0 / sy - place.dy())) - 1
+        r_hi = int(np.ceil(y1 / sy - place.dy())) + 1
+        if r_hi < 0 or r_lo >= index.n_rows or sxl <= 0:
+            return []
+        rows = (max(r_lo, 0), min(r_hi, index.n_rows - 1))
+        # a merged rect spans < 2 of its columns: this margin keeps every merge that reaches
+        # into the region whole, so a tile is the same whichever region it was drawn in
+        margin = (2.0 * min_px + 4.0) / sxl
+        x_lo, x_hi = (x0 - dxa) / sxl - margin, (x1 - dxa) / sxl + margin
+        highlight = item.highlight_index
+        base = index.query(x_lo, x_hi, sxl, min_px, rows)
+        if highlight is None:
+            return [(base, item.argb, (sxl, dxa, dya))]
+        hits = highlight.query(x_lo, x_hi, sxl, min_px, rows)
+        return [(base, item.argb_muted, (sxl, dxa, dya)), (hits, item.argb, (sxl, dxa, dya))]
+
+
+__all__ = ["SubPixelRows", "quantized"]
