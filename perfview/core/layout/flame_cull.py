@@ -44,23 +44,7 @@ def _end_max(rects: Rects, bounds: np.ndarray) -> np.ndarray:
     return out
 
 
-def _segment_search(values: np.ndarray, a: np.ndarray, b: np.ndarray, x: float) -> np.ndarray:
-    """For every segment [a[k], b[k]) of `values` (each ascending), the position of its first
-    value > x: `a[k] + searchsorted(values[a[k]:b[k]], x, side="right")` for all segments at
-    once, as one binary search over numpy vectors (log2 of the longest segment steps)."""
-    lo, hi = a.copy(), b.copy()
-    last = len(values) - 1
-    active = lo < hi
-    while active.any():
-        mid = (lo + hi) // 2
-        right = active & (values[np.minimum(mid, last)] <= x)
-        lo = np.where(right, mid + 1, lo)
-        hi = np.where(active & ~right, mid, hi)
-        active = lo < hi
-    return lo
-
-
-_ROWS_ONE_BY_ONE = 8  # up to this many rows a per-row searchsorted is cheaper than vectors
+_ROWS_ONE_BY_ONE = 8  # up to this many rows a searchsorted per row is cheaper
 
 
 def _cull_index(
@@ -71,41 +55,70 @@ def _cull_index(
     x_hi: float,
     rows: tuple[int, int] | None,
 ) -> np.ndarray:
-    """Indexes (sorted) of rects overlapping [x_lo, x_hi] in rows [rows[0], rows[1]].
-
-    Many rows (a job's ranks stacked, a whole trace in view) are searched together
-    (`_segment_search`): a Python loop per row cost ~6 µs a row, the frame's largest part
-    with thousands of rows in view."""
+    """Indexes (sorted) of rects overlapping [x_lo, x_hi] in rows [rows[0], rows[1]]."""
     n_rows = len(bounds) - 1
     r_lo, r_hi = (0, n_rows - 1) if rows is None else (max(rows[0], 0), min(rows[1], n_rows - 1))
-    if r_hi < r_lo:
+    parts = []
+    for r in range(r_lo, r_hi + 1):
+        a, b = int(bounds[r]), int(bounds[r + 1])
+        if a == b:
+            continue
+        i = a + int(np.searchsorted(end_max[a:b], x_lo, side="right"))
+        j = a + int(np.searchsorted(rects.x0[a:b], x_hi, side="right"))
+        if j > i:
+            parts.append(np.arange(i, j))
+    if not parts:
         return np.zeros(0, dtype=np.int64)
-    if r_hi - r_lo + 1 > _ROWS_ONE_BY_ONE:
-        a, b = bounds[r_lo : r_hi + 1], bounds[r_lo + 1 : r_hi + 2]
-        i = _segment_search(end_max, a, b, x_lo)
-        j = _segment_search(rects.x0, a, b, x_hi)
+    idx = np.concatenate(parts)
+    # Inside [i, j) a short slice can still end before x_lo; x0 <= x_hi holds by construction.
+    keep = (rects.x1[idx] >= x_lo) & (rects.x0[idx] <= x_hi)
+    return idx[keep]
+
+
+@dataclass(frozen=True)
+class _RowKeys:
+    """A level's per-row sorted arrays laid end to end as one ascending array, so that every
+    row is searched by ONE `searchsorted`: row r's value v becomes r * width + (v - base),
+    `width` a power of two over twice the span. Floating-point rounding is monotone, so the
+    keys keep each row's order; a search is widened by `slack` (a few units in the last place
+    of the largest key) and the rects it found are then checked exactly, so the answer is
+    `_cull_index`'s to the bit."""
+
+    end: np.ndarray  # keys of the running end maximum
+    start: np.ndarray  # keys of x0
+    base: float
+    width: float
+    slack: float
+
+    @classmethod
+    def of(cls, rects: Rects, end_max: np.ndarray) -> _RowKeys:
+        base = float(rects.x0.min())
+        span = max(float(end_max.max()) - base, 1.0)
+        width = 2.0 ** (int(np.ceil(np.log2(span))) + 1)
+        shift = rects.row.astype(np.float64) * width
+        slack = 4.0 * float(np.spacing((float(rects.row.max()) + 1.0) * width))
+        return cls(shift + (end_max - base), shift + (rects.x0 - base), base, width, slack)
+
+    def cull(
+        self, rects: Rects, end_max: np.ndarray, x_lo: float, x_hi: float, r_lo: int, r_hi: int
+    ) -> np.ndarray:
+        shift = np.arange(r_lo, r_hi + 1, dtype=np.float64) * self.width
+        # a row's keys lie in [0, width / 2) past its shift: a bound outside stays in the row
+        lo, hi = -0.25 * self.width, 0.75 * self.width
+        d_lo = min(max((x_lo - self.base) - self.slack, lo), hi)
+        d_hi = min(max((x_hi - self.base) + self.slack, lo), hi)
+        i = np.searchsorted(self.end, shift + d_lo, side="left")
+        j = np.searchsorted(self.start, shift + d_hi, side="right")
         lengths = np.maximum(j - i, 0)
         total = int(lengths.sum())
         if total == 0:
             return np.zeros(0, dtype=np.int64)
         before = np.cumsum(lengths) - lengths
         idx = np.repeat(i - before, lengths) + np.arange(total, dtype=np.int64)
-    else:
-        parts = []
-        for r in range(r_lo, r_hi + 1):
-            a0, b0 = int(bounds[r]), int(bounds[r + 1])
-            if a0 == b0:
-                continue
-            i0 = a0 + int(np.searchsorted(end_max[a0:b0], x_lo, side="right"))
-            j0 = a0 + int(np.searchsorted(rects.x0[a0:b0], x_hi, side="right"))
-            if j0 > i0:
-                parts.append(np.arange(i0, j0))
-        if not parts:
-            return np.zeros(0, dtype=np.int64)
-        idx = np.concatenate(parts)
-    # Inside [i, j) a short slice can still end before x_lo; x0 <= x_hi holds by construction.
-    keep = (rects.x1[idx] >= x_lo) & (rects.x0[idx] <= x_hi)
-    return idx[keep]
+        # exactly `_cull_index`'s set: past the running end (its i), up to x_hi (its j),
+        # and not ending before x_lo
+        keep = (end_max[idx] > x_lo) & (rects.x0[idx] <= x_hi) & (rects.x1[idx] >= x_lo)
+        return idx[keep]
 
 
 def _group_argmax(gid: np.ndarray, weight: np.ndarray, n_groups: int) -> np.ndarray:
@@ -224,10 +237,23 @@ class _Level:
     rects: Rects
     bounds: np.ndarray = field(init=False)
     end_max: np.ndarray = field(init=False)
+    _keys: _RowKeys | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.bounds = _row_bounds(self.rects)
         self.end_max = _end_max(self.rects, self.bounds)
+
+    def cull(self, x_lo: float, x_hi: float, rows: tuple[int, int] | None) -> np.ndarray:
+        """`_cull_index` of this level; many rows at once (a job's ranks, a whole trace in
+        view) through `_RowKeys`, made the first time: a searchsorted per row cost ~6 µs a
+        row, the largest part of a frame with thousands of rows in view."""
+        n_rows = len(self.bounds) - 1
+        r_lo, r_hi = (0, n_rows - 1) if rows is None else (max(rows[0], 0), min(rows[1], n_rows - 1))
+        if r_hi - r_lo + 1 <= _ROWS_ONE_BY_ONE:
+            return _cull_index(self.rects, self.bounds, self.end_max, x_lo, x_hi, rows)
+        if self._keys is None:
+            self._keys = _RowKeys.of(self.rects, self.end_max)
+        return self._keys.cull(self.rects, self.end_max, x_lo, x_hi, r_lo, r_hi)
 
     @classmethod
     def restored(cls, rects: Rects, bounds: np.ndarray, end_max: np.ndarray) -> _Level:
@@ -235,6 +261,7 @@ class _Level:
         recomputed, so restoring a 1 GB trace's chain costs no pass over its slices."""
         level = cls.__new__(cls)
         level.rects, level.bounds, level.end_max = rects, bounds, end_max
+        level._keys = None
         return level
 
     def query(
@@ -245,7 +272,7 @@ class _Level:
         min_px: float,
         rows: tuple[int, int] | None,
     ) -> Rects:
-        idx = _cull_index(self.rects, self.bounds, self.end_max, x_lo, x_hi, rows)
+        idx = self.cull(x_lo, x_hi, rows)
         return merge(self.rects.take(idx), px_per_unit, min_px)
 
 
@@ -361,9 +388,7 @@ class FlameIndex:
         if k == 0:
             return self._levels[0].query(x_lo, x_hi, px_per_unit, min_px, rows)
         level = self._level(min(k + 1, self.max_level))
-        return level.rects.take(
-            _cull_index(level.rects, level.bounds, level.end_max, x_lo, x_hi, rows)
-        )
+        return level.rects.take(level.cull(x_lo, x_hi, rows))
 
     def hit(self, x: float, row: int, tolerance: float = 0.0) -> int:
         """Position (into `self.rects`) of the narrowest rect on `row` containing x ± tolerance,

@@ -107,7 +107,7 @@ class RectBatchItem(pg.GraphicsObject):
         # ranks: `sub_pixel_rows`); called when what those rows show changes.
         self._layer_changed: Callable[[], None] | None = None
         self._last_shown: Rects | None = None
-        self._last_query: tuple[float, float, float, float, tuple[int, int]] | None = None
+        self._delegated_at: QtGui.QTransform | None = None  # the last frame a layer drew
         self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
 
     # --- data ---------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ class RectBatchItem(pg.GraphicsObject):
             )
         else:
             self._bounds = QtCore.QRectF()
-        self._last_shown = self._last_query = None
+        self._last_shown, self._delegated_at = None, None
         self._changed()
 
     def delegate_sub_pixel(self, changed: Callable[[], None] | None) -> None:
@@ -213,8 +213,15 @@ class RectBatchItem(pg.GraphicsObject):
     def last_shown(self) -> Rects | None:
         """The rects the last frame showed (merged as drawn), or None before any frame. A
         layer drawing this item's rows leaves only the query: it is answered when asked."""
-        if self._last_shown is None and self._last_query is not None and self._index is not None:
-            self._last_shown = self._index.query(*self._last_query)
+        if self._last_shown is None and self._delegated_at is not None and self._index is not None:
+            view = self.viewRect()
+            if view is not None:
+                sx, sy = abs(self._delegated_at.m11()), abs(self._delegated_at.m22())
+                r_lo, r_hi = int(np.floor(view.top())), int(np.ceil(view.bottom()))
+                rows = (min(r_lo, r_hi), max(r_lo, r_hi))
+                self._last_shown = self._index.query(
+                    view.left(), view.right(), sx, min(1.0 / sy, 8.0), rows
+                )
         return self._last_shown
 
     def node_at(self, x: float, y: float, tolerance: float = 0.0) -> int:
@@ -237,25 +244,19 @@ class RectBatchItem(pg.GraphicsObject):
         if self._index is None or not len(self._index.rects):
             return
         start = time.perf_counter()
+        t = painter.transform()
+        if self._layer_changed is not None and sub_pixel(t.m11(), t.m22()):
+            self._paint_delegated(painter, t)  # the layer draws the rows
+            return
         view = self.viewRect()
         if view is None:
             return
-        t = painter.transform()
         sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
         if sx == 0 or sy == 0:
             return
         x_lo, x_hi = view.left(), view.right()
         r_lo, r_hi = int(np.floor(view.top())), int(np.ceil(view.bottom()))
         rows = (min(r_lo, r_hi), max(r_lo, r_hi))
-        if self._layer_changed is not None and sub_pixel(sx, sy):  # the layer draws the rows
-            self._last_shown = None
-            self._last_query = (x_lo, x_hi, abs(sx), min(1.0 / abs(sy), 8.0), rows)
-            painter.save()
-            painter.resetTransform()
-            self._draw_selection(painter, sx, sy, dx, dy)
-            painter.restore()
-            self.stats = {"ms": (time.perf_counter() - start) * 1e3, "raster": 1.0}
-            return
         painter.save()
         painter.resetTransform()
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
@@ -271,13 +272,25 @@ class RectBatchItem(pg.GraphicsObject):
             self._draw_rects(painter, shown, sx, sy, dx, dy, clip, rows, (x_lo, x_hi))
         self._draw_selection(painter, sx, sy, dx, dy)
         painter.restore()
-        self._last_shown, self._last_query = shown, None
+        self._last_shown, self._delegated_at = shown, None
         self.stats = {
             "visible": float(len(shown)),
             "slices": float(shown.count.sum()) if len(shown) else 0.0,
             "ms": (time.perf_counter() - start) * 1e3,
             "raster": float(raster),
         }
+
+    def _paint_delegated(self, painter: QtGui.QPainter, t: QtGui.QTransform) -> None:
+        """A frame whose rows a layer draws: only the selection's outline is drawn here,
+        and what hit-testing needs is kept (the rects shown are found when first asked:
+        64 ranks in view would otherwise each cull every frame for a hover that may not come)."""
+        self._last_shown = None
+        self._delegated_at = QtGui.QTransform(t)
+        if self._selected is not None:
+            painter.save()
+            painter.resetTransform()
+            self._draw_selection(painter, t.m11(), t.m22(), t.dx(), t.dy())
+            painter.restore()
 
     def _draw_rects(
         self,

@@ -106,15 +106,26 @@ class SubPixelRows(pg.GraphicsObject):
         if missing:
             xs = [k[0] for k in missing]
             ys = [k[1] for k in missing]
-            drawn = self._draw_tiles(sx, sy, zoom, (min(xs), min(ys), max(xs), max(ys)))
+            lo, hi = min(xs), max(xs)
+            # one tile column more on a side where none is kept: drawing it with the rest
+            # costs little (the work is mostly per rank, not per pixel), and the next frames
+            # of a pan that way find it ready
+            ahead = [
+                tx for tx in (lo - 1, hi + 1)
+                if self._on_data(tx, sx) and (zoom, (tx, ty0)) not in self.cache
+            ]  # fmt: skip
+            lo, hi = min([lo, *ahead]), max([hi, *ahead])
+            drawn = self._draw_tiles(sx, sy, zoom, (lo, min(ys), hi, max(ys)))
         painter.save()
         painter.resetTransform()
         for tx, ty in wanted:
             tile = self.cache.get((zoom, (tx, ty)))
             if tile is not None:
+                # opaque colours or 0: the words are premultiplied already (Qt's fast path)
                 image = QtGui.QImage(
-                    tile.data, TILE_W, TILE_H, TILE_W * 4, QtGui.QImage.Format.Format_ARGB32
-                )
+                    tile.data, TILE_W, TILE_H, TILE_W * 4,
+                    QtGui.QImage.Format.Format_ARGB32_Premultiplied,
+                )  # fmt: skip
                 painter.drawImage(QtCore.QPointF(tx * TILE_W + ox, ty * TILE_H + oy), image)
         painter.restore()
         self.stats = {
@@ -123,6 +134,10 @@ class SubPixelRows(pg.GraphicsObject):
             "tiles_new": float(len(missing)),
             "ms": (time.perf_counter() - start) * 1e3,
         }
+
+    def _on_data(self, tx: float, sx: float) -> bool:
+        """Whether tile column `tx` at scale sx reaches the members' extent."""
+        return bool(tx * TILE_W <= self._bounds.right() * sx and (tx + 1) * TILE_W >= self._bounds.left() * sx)
 
     def _draw_tiles(
         self, sx: float, sy: float, zoom: tuple[float, float, int], tiles: Region
@@ -189,6 +204,8 @@ class SubPixelRows(pg.GraphicsObject):
         # into the region whole, so a tile is the same whichever region it was drawn in
         margin = (2.0 * min_px + 4.0) / sxl
         x_lo, x_hi = (x0 - dxa) / sxl - margin, (x1 - dxa) / sxl + margin
+        if x_hi < index.x_min or x_lo > index.x_max:
+            return []
         highlight = item.highlight_index
         base = index.query(x_lo, x_hi, sxl, min_px, rows)
         if highlight is None:
