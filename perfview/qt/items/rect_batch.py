@@ -286,6 +286,7 @@ class RectBatchItem(pg.GraphicsObject):
         64 ranks in view would otherwise each cull every frame for a hover that may not come)."""
         self._last_shown = None
         self._delegated_at = QtGui.QTransform(t)
+        self.stats = {"raster": 1.0, "delegated": 1.0}
         if self._selected is not None:
             painter.save()
             painter.resetTransform()

@@ -101,7 +101,10 @@ class SubPixelRows(pg.GraphicsObject):
         ty0, ty1 = int(np.floor(view.top() * sy / TILE_H)), int(np.floor(view.bottom() * sy / TILE_H))
         zoom = (sx, sy, self._version)
         wanted = [(tx, ty) for ty in range(ty0, ty1 + 1) for tx in range(tx0, tx1 + 1)]
-        missing = [k for k in wanted if (zoom, k) not in self.cache]
+        # the tiles this frame shows, held here: drawing new ones may push old ones out
+        wanted_set = set(wanted)
+        tiles = {k: self.cache.get((zoom, k)) for k in wanted if (zoom, k) in self.cache}
+        missing = [k for k in wanted if k not in tiles]
         drawn = 0
         if missing:
             xs = [k[0] for k in missing]
@@ -115,12 +118,11 @@ class SubPixelRows(pg.GraphicsObject):
                 if self._on_data(tx, sx) and (zoom, (tx, ty0)) not in self.cache
             ]  # fmt: skip
             lo, hi = min([lo, *ahead]), max([hi, *ahead])
-            drawn = self._draw_tiles(sx, sy, zoom, (lo, min(ys), hi, max(ys)))
+            drawn = self._draw_tiles(sx, sy, zoom, (lo, min(ys), hi, max(ys)), tiles)
         painter.save()
         painter.resetTransform()
-        for tx, ty in wanted:
-            tile = self.cache.get((zoom, (tx, ty)))
-            if tile is not None:
+        for (tx, ty), tile in tiles.items():
+            if tile is not None and (tx, ty) in wanted_set:
                 # opaque colours or 0: the words are premultiplied already (Qt's fast path)
                 image = QtGui.QImage(
                     tile.data, TILE_W, TILE_H, TILE_W * 4,
@@ -128,6 +130,7 @@ class SubPixelRows(pg.GraphicsObject):
                 )  # fmt: skip
                 painter.drawImage(QtCore.QPointF(tx * TILE_W + ox, ty * TILE_H + oy), image)
         painter.restore()
+        # kept until here: each QImage above read its tile's memory
         self.stats = {
             "rects": float(drawn),  # rects filled into new tiles this frame
             "tiles": float(len(wanted)),
@@ -140,18 +143,25 @@ class SubPixelRows(pg.GraphicsObject):
         return bool(tx * TILE_W <= self._bounds.right() * sx and (tx + 1) * TILE_W >= self._bounds.left() * sx)
 
     def _draw_tiles(
-        self, sx: float, sy: float, zoom: tuple[float, float, int], tiles: Region
+        self,
+        sx: float,
+        sy: float,
+        zoom: tuple[float, float, int],
+        span: Region,
+        into: dict[tuple[int, int], np.ndarray | None],
     ) -> int:
-        """Draw the tiles tiles[0]..tiles[2] × tiles[1]..tiles[3] (inclusive) in one image
-        and keep each; returns the rects drawn."""
-        x0, y0 = tiles[0] * TILE_W, tiles[1] * TILE_H
-        x1, y1 = (tiles[2] + 1) * TILE_W, (tiles[3] + 1) * TILE_H
+        """Draw the tiles span[0]..span[2] × span[1]..span[3] (inclusive) in one image, keep
+        each in the cache and in `into`; returns the rects drawn."""
+        x0, y0 = span[0] * TILE_W, span[1] * TILE_H
+        x1, y1 = (span[2] + 1) * TILE_W, (span[3] + 1) * TILE_H
         image, drawn = self.picture(sx, sy, (x0, y0, x1, y1))
-        for ty in range(tiles[1], tiles[3] + 1):
-            for tx in range(tiles[0], tiles[2] + 1):
-                a, b = (ty - tiles[1]) * TILE_H, (tx - tiles[0]) * TILE_W
-                tile = image[a : a + TILE_H, b : b + TILE_W]
-                self.cache.put((zoom, (tx, ty)), np.ascontiguousarray(tile) if tile.any() else None)
+        for ty in range(span[1], span[3] + 1):
+            for tx in range(span[0], span[2] + 1):
+                a, b = (ty - span[1]) * TILE_H, (tx - span[0]) * TILE_W
+                part = image[a : a + TILE_H, b : b + TILE_W]
+                tile = np.ascontiguousarray(part) if part.any() else None
+                into[(tx, ty)] = tile
+                self.cache.put((zoom, (tx, ty)), tile)
         return drawn
 
     def picture(self, sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
