@@ -51,7 +51,7 @@ def test_every_ranks_sub_pixel_rows_are_one_layer_and_hits_find_their_rank(qtbot
     box.setRange(xRange=(x_lo, x_hi), yRange=(0, max(rows, 2_000)), padding=0)
     view.plot.viewport().grab()
     layer = view.sub_pixel
-    assert layer.stats["tiles"] > 0 and layer.stats["ms"] >= 0
+    assert layer.stats["tiles"] > 0
     for _tracks, item in view.tracks.values():
         assert item.stats == {"raster": 1.0, "delegated": 1.0}
     for rank in view.tracks:

@@ -248,7 +248,9 @@ class _Level:
         view) through `_RowKeys`, made the first time: a searchsorted per row cost ~6 µs a
         row, the largest part of a frame with thousands of rows in view."""
         n_rows = len(self.bounds) - 1
-        r_lo, r_hi = (0, n_rows - 1) if rows is None else (max(rows[0], 0), min(rows[1], n_rows - 1))
+        r_lo, r_hi = (
+            (0, n_rows - 1) if rows is None else (max(rows[0], 0), min(rows[1], n_rows - 1))
+        )
         if r_hi - r_lo + 1 <= _ROWS_ONE_BY_ONE:
             return _cull_index(self.rects, self.bounds, self.end_max, x_lo, x_hi, rows)
         if self._keys is None:

@@ -97,8 +97,14 @@ class SubPixelRows(pg.GraphicsObject):
         sx, sy = quantized(t.m11()), quantized(t.m22())
         ox, oy = round(t.dx()), round(t.dy())
         # the view in absolute pixels, snapped outward to whole tiles
-        tx0, tx1 = int(np.floor(view.left() * sx / TILE_W)), int(np.floor(view.right() * sx / TILE_W))
-        ty0, ty1 = int(np.floor(view.top() * sy / TILE_H)), int(np.floor(view.bottom() * sy / TILE_H))
+        tx0, tx1 = (
+            int(np.floor(view.left() * sx / TILE_W)),
+            int(np.floor(view.right() * sx / TILE_W)),
+        )
+        ty0, ty1 = (
+            int(np.floor(view.top() * sy / TILE_H)),
+            int(np.floor(view.bottom() * sy / TILE_H)),
+        )
         zoom = (sx, sy, self._version)
         wanted = [(tx, ty) for ty in range(ty0, ty1 + 1) for tx in range(tx0, tx1 + 1)]
         # the tiles this frame shows, held here: drawing new ones may push old ones out
@@ -140,7 +146,10 @@ class SubPixelRows(pg.GraphicsObject):
 
     def _on_data(self, tx: float, sx: float) -> bool:
         """Whether tile column `tx` at scale sx reaches the members' extent."""
-        return bool(tx * TILE_W <= self._bounds.right() * sx and (tx + 1) * TILE_W >= self._bounds.left() * sx)
+        return bool(
+            tx * TILE_W <= self._bounds.right() * sx
+            and (tx + 1) * TILE_W >= self._bounds.left() * sx
+        )
 
     def _draw_tiles(
         self,

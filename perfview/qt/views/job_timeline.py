@@ -6,10 +6,11 @@ reductions, so it opens for a 1,024-rank job without any rank's full events. Dou
 rank (or "Expand all") to see its full tracks under its row, on the job's aligned clock: the
 rank's file is opened on a worker (`documents.rank_tracks`, cached by the store) and drawn
 by one `RectBatchItem` per expanded rank, placed by its transform (rank ns → job ms, rows
-under the rank's row), except while rows are thinner than a pixel (many ranks in view): then
-one `SubPixelRows` layer draws every rank's rows as one picture of tiles kept between frames,
-so a frame costs the pixels that came into view, not ranks × slices; a search highlights matching slices in every expanded rank. Bars are
-drawn with one BarGraphItem per layer (a single QPicture each), never one item per event.
+under the rank's row), except while rows are thinner than a pixel (many ranks in view):
+then one `SubPixelRows` layer draws every rank's rows as one picture of tiles kept between
+frames, so a frame costs the pixels that came into view, not ranks × slices. A search
+highlights matching slices in every expanded rank. Bars are drawn with one BarGraphItem
+per layer (a single QPicture each), never one item per event.
 """
 
 from __future__ import annotations
