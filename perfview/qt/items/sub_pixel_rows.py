@@ -116,12 +116,12 @@ class SubPixelRows(pg.GraphicsObject):
             xs = [k[0] for k in missing]
             ys = [k[1] for k in missing]
             lo, hi = min(xs), max(xs)
-            # one tile column more on a side where none is kept: drawing it with the rest
-            # costs little (the work is mostly per rank, not per pixel), and the next frames
-            # of a pan that way find it ready
+            # panning (some tiles kept): one tile column more on a side where none is kept;
+            # drawing it with the rest costs little (the work is mostly per rank, not per
+            # pixel), and the next frames of a pan that way find it ready
             ahead = [
                 tx for tx in (lo - 1, hi + 1)
-                if self._on_data(tx, sx) and (zoom, (tx, ty0)) not in self.cache
+                if tiles and self._on_data(tx, sx) and (zoom, (tx, ty0)) not in self.cache
             ]  # fmt: skip
             lo, hi = min([lo, *ahead]), max([hi, *ahead])
             drawn = self._draw_tiles(sx, sy, zoom, (lo, min(ys), hi, max(ys)), tiles)
