@@ -53,6 +53,7 @@ def _plot(qtbot: Any) -> tuple[Any, Any, list[Any]]:
         plot.addItem(item)
         members.append(item)
     layer = SubPixelRows()
+    layer.settle_ms = 0  # every frame exact (a zoom gesture's stretched frames: below)
     plot.addItem(layer, ignoreBounds=True)
     layer.set_members(members)
     plot.show()
@@ -139,3 +140,23 @@ def test_the_cache_is_bounded(qtbot: Any) -> None:
     for k in range(12):
         _frame(plot, (k * 1_000.0, (k + 1) * 1_000.0))
     assert layer.cache.nbytes <= layer.cache.budget_bytes
+
+
+def test_a_zoom_gesture_stretches_the_last_tiles_then_draws_exactly(qtbot: Any) -> None:
+    """As a map does: while the zoom changes frame after frame, the last exact zoom's tiles
+    are stretched (a frame costs image copies); once the zoom rests, the frame is exact."""
+    plot, layer, _members = _plot(qtbot)
+    exact = _frame(plot, (0.0, 2_000.0))
+    assert layer.stats["scaled"] == 0.0
+    layer.settle_ms = 60_000  # the next frames come "during the gesture"
+    _frame(plot, (100.0, 1_800.0))
+    assert layer.stats["scaled"] == 1.0
+    assert "tiles" not in layer.stats, "no tile drawn"
+    assert layer._settle.isActive(), "an exact frame is asked for once the zoom rests"
+    with qtbot.waitSignal(layer._settle.timeout, timeout=5_000):
+        layer._settle.start(1)  # the rest, shortened
+    settled = _frame(plot, (100.0, 1_800.0))
+    assert layer.stats["scaled"] == 0.0
+    layer.cache.clear()
+    assert np.array_equal(settled, _frame(plot, (100.0, 1_800.0)))
+    assert not np.array_equal(settled, exact)

@@ -15,6 +15,11 @@ and a cached tile is the very picture a fresh draw would give (tested after a pa
 a highlight change). The price is that the picture may sit up to half a pixel from the
 exact transform, which at these zooms (rows thinner than a pixel) nobody can see.
 
+While the zoom changes frame after frame (a wheel turning), a new zoom has no tiles, and
+drawing them all would cost 50-100 ms a frame; as a map does, each such frame shows the
+tiles of the last exact zoom stretched to the new one, and the exact tiles are drawn once
+the zoom has rested for `settle_ms` (`stats["scaled"]` says which a frame was).
+
 Rows a pixel or taller are not drawn here: members draw those themselves (labels, outlines).
 A member's selection outline is its own, too, drawn over the layer.
 """
@@ -34,6 +39,9 @@ from perfview.qt.items.rect_batch import RectBatchItem, device_edges, sub_pixel
 from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
 
 Region = tuple[int, int, int, int]  # absolute pixels: x0, y0, x1, y1 (exclusive ends)
+Zoom = tuple[float, float, int]  # x and y scale (quantized), the tiles' version
+SETTLE_MS = 150  # a zoom unchanged this long is drawn exactly (a wheel's steps come faster)
+STRETCH_TILES = 256  # a stretched frame draws at most this many tiles, else it is exact
 
 
 def quantized(scale: float) -> float:
@@ -58,6 +66,12 @@ class SubPixelRows(pg.GraphicsObject):
         self._version = 0
         self._bounds = QtCore.QRectF()
         self.stats: dict[str, float] = {}
+        self.settle_ms = SETTLE_MS  # 0: every frame exact
+        self._exact: Zoom | None = None  # the zoom of the last frame drawn exactly
+        self._last: tuple[Zoom, float] | None = None  # the last frame's zoom and time
+        self._settle = QtCore.QTimer()
+        self._settle.setSingleShot(True)
+        self._settle.timeout.connect(self.update)
 
     def set_members(self, members: Sequence[RectBatchItem]) -> None:
         """Draw these items' sub-pixel rows (in this order: a later one wins a shared pixel)."""
@@ -106,6 +120,11 @@ class SubPixelRows(pg.GraphicsObject):
             int(np.floor(view.bottom() * sy / TILE_H)),
         )
         zoom = (sx, sy, self._version)
+        last, self._last = self._last, (zoom, start)
+        if self._stretched(painter, view, zoom, last, (ox, oy)):
+            self.stats = {"scaled": 1.0, "ms": (time.perf_counter() - start) * 1e3}
+            return
+        self._exact = zoom
         wanted = [(tx, ty) for ty in range(ty0, ty1 + 1) for tx in range(tx0, tx1 + 1)]
         # the tiles this frame shows, held here: drawing new ones may push old ones out
         wanted_set = set(wanted)
@@ -129,20 +148,65 @@ class SubPixelRows(pg.GraphicsObject):
         painter.resetTransform()
         for (tx, ty), tile in tiles.items():
             if tile is not None and (tx, ty) in wanted_set:
-                # opaque colours or 0: the words are premultiplied already (Qt's fast path)
-                image = QtGui.QImage(
-                    tile.data, TILE_W, TILE_H, TILE_W * 4,
-                    QtGui.QImage.Format.Format_ARGB32_Premultiplied,
-                )  # fmt: skip
-                painter.drawImage(QtCore.QPointF(tx * TILE_W + ox, ty * TILE_H + oy), image)
+                point = QtCore.QPointF(tx * TILE_W + ox, ty * TILE_H + oy)
+                painter.drawImage(point, _image(tile))
         painter.restore()
         # kept until here: each QImage above read its tile's memory
         self.stats = {
             "rects": float(drawn),  # rects filled into new tiles this frame
             "tiles": float(len(wanted)),
             "tiles_new": float(len(missing)),
+            "scaled": 0.0,
             "ms": (time.perf_counter() - start) * 1e3,
         }
+
+    def _stretched(
+        self,
+        painter: QtGui.QPainter,
+        view: QtCore.QRectF,
+        zoom: Zoom,
+        last: tuple[Zoom, float] | None,
+        offset: tuple[int, int],
+    ) -> bool:
+        """In a zoom gesture (the zoom changed since a frame drawn less than `settle_ms` ago)
+        with no tile of the new zoom kept: draw the last exact zoom's tiles stretched to this
+        one, ask for an exact frame once the zoom rests, and say True."""
+        exact = self._exact
+        if (
+            last is None or exact is None or last[0] == zoom or exact[2] != zoom[2]
+            or (time.perf_counter() - last[1]) * 1e3 >= self.settle_ms
+        ):  # fmt: skip
+            return False
+        sx0, sy0 = exact[0], exact[1]
+        tx0, tx1 = (int(np.floor(x * sx0 / TILE_W)) for x in (view.left(), view.right()))
+        ty0, ty1 = (int(np.floor(y * sy0 / TILE_H)) for y in (view.top(), view.bottom()))
+        if (tx1 - tx0 + 1) * (ty1 - ty0 + 1) > STRETCH_TILES:
+            return False
+        kept = [
+            (tx, ty, self.cache.get((exact, (tx, ty))))
+            for ty in range(ty0, ty1 + 1)
+            for tx in range(tx0, tx1 + 1)
+            if (exact, (tx, ty)) in self.cache
+        ]
+        first = (
+            int(np.floor(view.left() * zoom[0] / TILE_W)),
+            int(np.floor(view.top() * zoom[1] / TILE_H)),
+        )
+        if not kept or (zoom, first) in self.cache:  # none kept, or this zoom's are
+            return False
+        rx, ry = zoom[0] / sx0, zoom[1] / sy0
+        painter.save()
+        painter.resetTransform()
+        for tx, ty, tile in kept:
+            if tile is not None:
+                target = QtCore.QRectF(
+                    tx * TILE_W * rx + offset[0], ty * TILE_H * ry + offset[1],
+                    TILE_W * rx, TILE_H * ry,
+                )  # fmt: skip
+                painter.drawImage(target, _image(tile))
+        painter.restore()
+        self._settle.start(max(int(self.settle_ms), 1))
+        return True
 
     def _on_data(self, tx: float, sx: float) -> bool:
         """Whether tile column `tx` at scale sx reaches the members' extent."""
@@ -233,4 +297,12 @@ class SubPixelRows(pg.GraphicsObject):
         return [(base, item.argb_muted, (sxl, dxa, dya)), (hits, item.argb, (sxl, dxa, dya))]
 
 
-__all__ = ["SubPixelRows", "quantized"]
+def _image(tile: np.ndarray) -> QtGui.QImage:
+    """A tile as a QImage over its memory (the caller keeps `tile` alive while it is drawn).
+    Opaque colours or 0: the words are premultiplied already (Qt's fast path)."""
+    return QtGui.QImage(
+        tile.data, TILE_W, TILE_H, TILE_W * 4, QtGui.QImage.Format.Format_ARGB32_Premultiplied
+    )
+
+
+__all__ = ["SETTLE_MS", "SubPixelRows", "quantized"]
