@@ -17,7 +17,7 @@ from PySide6 import QtCore, QtGui
 from perfview.core.layout import colors
 from perfview.core.layout.flame import Rects
 from perfview.core.layout.flame_cull import FlameIndex
-from perfview.qt.items.rect_batch import brushes, device_edges, draw_rect_array
+from perfview.qt.items.rect_batch import device_edges, draw_rect_array
 
 pytestmark = pytest.mark.gui
 
@@ -92,29 +92,40 @@ def test_a_cached_frame_is_the_fresh_frame_after_a_pan_and_a_highlight(qtbot: An
 
 
 def test_the_picture_is_what_drawrects_paints(qtbot: Any) -> None:
-    """The layer's image of a region: each member's rects (its query at that zoom) painted
-    with one drawRects per colour, member after member, on the same absolute pixels."""
+    """The layer's image of a region: its rects painted with one drawRects per colour, the
+    highlighted over the rest, on the same absolute pixels; and those rects stand for every
+    member's slices in the region."""
     _plot_widget, layer, members = _plot(qtbot)
     sx, sy = 0.45, 0.55  # px per ms, px per row
     region = (200, 0, 1_000, 300)
+    # what the rects stand for: each member's slices in the region, none lost
+    ((base, _argb),) = layer.placed(sx, sy, region)
+    in_view = 0
+    for item in members:
+        place = item.transform()
+        sxl, dxa = place.m11() * sx, place.dx() * sx
+        rects = item.index.rects
+        a, b = rects.x0 * sxl + dxa, rects.x1 * sxl + dxa
+        in_view += int(((b >= region[0]) & (a <= region[2])).sum())
+    inside = (base.x1 >= region[0]) & (base.x0 <= region[2])
+    assert int(base.count[inside].sum()) >= in_view
+    members[5].set_highlight(np.arange(0, SLICES, 5))
     image, drawn = layer.picture(sx, sy, region)
-    assert drawn > 0
+    placed = layer.placed(sx, sy, region)
+    assert drawn == sum(len(r) for r, _argb in placed) > 0
     width, height = region[2] - region[0], region[3] - region[1]
     painted = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32)
     painted.fill(0)
     painter = QtGui.QPainter(painted)
     painter.setPen(QtCore.Qt.PenStyle.NoPen)
-    for item in members:
-        place = item.transform()
-        sxl, dxa, dya = place.m11() * sx, place.dx() * sx, place.dy() * sy
-        shown = item.index.query(-1e12, 1e12, sxl, 1.0 / sy, (0, ROWS))
-        xs, xl, ys, yl = device_edges(shown, sxl, sy, dxa, dya, region[::2])
+    for shown, argb in placed:
+        xs, xl, ys, yl = device_edges(shown, 1.0, sy, 0.0, 0.0, region[::2])
         order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
         arr = np.stack([xs - region[0], ys - region[1], xl - region[0], yl - region[1]], axis=1)
         arr = arr[order].astype(np.int32)
-        edges = np.searchsorted(shown.bucket[order], np.arange(len(colors.PALETTE) + 1))
-        for bucket, brush in enumerate(brushes(colors.PALETTE)):
-            painter.setBrush(brush)
+        edges = np.searchsorted(shown.bucket[order], np.arange(len(argb) + 1))
+        for bucket, word in enumerate(argb.tolist()):
+            painter.setBrush(QtGui.QColor.fromRgba(word))
             draw_rect_array(painter, np.ascontiguousarray(arr[edges[bucket] : edges[bucket + 1]]))
     painter.end()
     expected = np.frombuffer(painted.constBits(), dtype=np.uint32).reshape(height, width)

@@ -392,6 +392,23 @@ class FlameIndex:
         level = self._level(min(k + 1, self.max_level))
         return level.rects.take(level.cull(x_lo, x_hi, rows))
 
+    def culled(
+        self,
+        x_lo: float,
+        x_hi: float,
+        px_per_unit: float,
+        min_px: float = 1.0,
+        rows: tuple[int, int] | None = None,
+    ) -> tuple[Rects, np.ndarray, bool]:
+        """What `query` would merge, unmerged: the level's rects, the positions of those in
+        the window, and whether they still need `merge` at `min_px` (level 0). For a caller
+        that merges many indexes' rects together (a job's ranks, in pixels) in one call."""
+        k = self.level_for(px_per_unit, min_px)
+        if k == 0 or not len(self.rects):
+            return self.rects, self._levels[0].cull(x_lo, x_hi, rows), True
+        level = self._level(min(k + 1, self.max_level))
+        return level.rects, level.cull(x_lo, x_hi, rows), False
+
     def hit(self, x: float, row: int, tolerance: float = 0.0) -> int:
         """Position (into `self.rects`) of the narrowest rect on `row` containing x ± tolerance,
         preferring exact containment; -1 when none is that close."""
