@@ -105,6 +105,8 @@ for zoom in (10, 100, 1000):
 c = x_lo + span * 0.41
 for k in range(12):  # zooming in at a point, wheel steps of 1.5x: each a new zoom
     w = span / 1.5 ** (k + 1)
+    if layer is not None:  # as the wheel does: the view moved by hand
+        box.sigRangeChangedManually.emit([True, True])
     frame("all ranks, zooming in (1.5x a frame)", (c - w / 2, c + w / 2), every)
 if layer is not None and layer.settle_ms > 0:  # the zoom rests: its exact frame
     time.sleep(layer.settle_ms / 1e3 + 0.05)

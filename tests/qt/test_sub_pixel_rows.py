@@ -154,16 +154,20 @@ def test_the_cache_is_bounded(qtbot: Any) -> None:
 
 
 def test_a_zoom_gesture_stretches_the_last_tiles_then_draws_exactly(qtbot: Any) -> None:
-    """As a map does: while the zoom changes frame after frame, the last exact zoom's tiles
-    are stretched (a frame costs image copies); once the zoom rests, the frame is exact."""
+    """As a map does: while the user zooms, each new zoom shows the last exact zoom's tiles
+    stretched (a frame costs image copies); once the hand rests, the frame is exact."""
     plot, layer, _members = _plot(qtbot)
+    box = plot.getViewBox()
+    box.sigRangeChangedManually.connect(layer.moved_by_hand)
     exact = _frame(plot, (0.0, 2_000.0))
     assert layer.stats["scaled"] == 0.0
-    layer.settle_ms = 60_000  # the next frames come "during the gesture"
+    layer.settle_ms = 60_000
+    box.sigRangeChangedManually.emit([True, True])  # as the wheel does after zooming
     _frame(plot, (100.0, 1_800.0))
     assert layer.stats["scaled"] == 1.0
     assert "tiles" not in layer.stats, "no tile drawn"
-    assert layer._settle.isActive(), "an exact frame is asked for once the zoom rests"
+    assert layer._settle.isActive(), "an exact frame is asked for once the hand rests"
+    layer.settle_ms = 0  # the hand rests
     with qtbot.waitSignal(layer._settle.timeout, timeout=5_000):
         layer._settle.start(1)  # the rest, shortened
     settled = _frame(plot, (100.0, 1_800.0))

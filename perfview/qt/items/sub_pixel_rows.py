@@ -15,10 +15,11 @@ and a cached tile is the very picture a fresh draw would give (tested after a pa
 a highlight change). The price is that the picture may sit up to half a pixel from the
 exact transform, which at these zooms (rows thinner than a pixel) nobody can see.
 
-While the zoom changes frame after frame (a wheel turning), a new zoom has no tiles, and
-drawing them all would cost 50-100 ms a frame; as a map does, each such frame shows the
-tiles of the last exact zoom stretched to the new one, and the exact tiles are drawn once
-the zoom has rested for `settle_ms` (`stats["scaled"]` says which a frame was).
+While the user zooms (a wheel turning: the owner calls `moved_by_hand`), each frame is a new
+zoom without tiles, and drawing them all would cost 50-100 ms a frame; as a map does, such
+a frame shows the tiles of the last exact zoom stretched to the new one, and the exact
+tiles are drawn once the hand has rested for `settle_ms` (`stats["scaled"]` says which a
+frame was). A view moved by code (a screenshot, an export, a test) is always exact.
 
 Rows a pixel or taller are not drawn here: members draw those themselves (labels, outlines).
 A member's selection outline is its own, too, drawn over the layer.
@@ -69,13 +70,18 @@ class SubPixelRows(pg.GraphicsObject):
         self.stats: dict[str, float] = {}
         self.settle_ms = SETTLE_MS  # 0: every frame exact
         self._exact: Zoom | None = None  # the zoom of the last frame drawn exactly
-        self._last: tuple[Zoom, float] | None = None  # the last frame's zoom and time
+        self._moved_at = float("-inf")  # when the user last moved the view
         self._settle = QtCore.QTimer()
         self._settle.setSingleShot(True)
         self._settle.timeout.connect(self.update)
 
+    def moved_by_hand(self, *_how: object) -> None:
+        """The user moved the view (wheel, drag): a new zoom may be stretched for a while."""
+        self._moved_at = time.perf_counter()
+
     def set_members(self, members: Sequence[RectBatchItem]) -> None:
-        """Draw these items' sub-pixel rows (in this order: a later one wins a shared pixel)."""
+        """Draw these items' sub-pixel rows (top to bottom by their place: where two rows
+        share a pixel row, the lower item's wins, as it would drawn after)."""
         for item in self._members:
             if item not in members:
                 item.delegate_sub_pixel(None)
@@ -121,8 +127,7 @@ class SubPixelRows(pg.GraphicsObject):
             int(np.floor(view.bottom() * sy / TILE_H)),
         )
         zoom = (sx, sy, self._version)
-        last, self._last = self._last, (zoom, start)
-        if self._stretched(painter, view, zoom, last, (ox, oy)):
+        if self._stretched(painter, view, zoom, (ox, oy)):
             self.stats = {"scaled": 1.0, "ms": (time.perf_counter() - start) * 1e3}
             return
         self._exact = zoom
@@ -166,16 +171,16 @@ class SubPixelRows(pg.GraphicsObject):
         painter: QtGui.QPainter,
         view: QtCore.QRectF,
         zoom: Zoom,
-        last: tuple[Zoom, float] | None,
         offset: tuple[int, int],
     ) -> bool:
-        """In a zoom gesture (the zoom changed since a frame drawn less than `settle_ms` ago)
-        with no tile of the new zoom kept: draw the last exact zoom's tiles stretched to this
-        one, ask for an exact frame once the zoom rests, and say True."""
+        """In a zoom gesture (the user moved the view less than `settle_ms` ago, to a zoom
+        other than the last exact one, whose tiles are not kept): draw the last exact
+        zoom's tiles stretched to this one, ask for an exact frame once the hand rests, and
+        say True."""
         exact = self._exact
         if (
-            last is None or exact is None or last[0] == zoom or exact[2] != zoom[2]
-            or (time.perf_counter() - last[1]) * 1e3 >= self.settle_ms
+            exact is None or exact == zoom or exact[2] != zoom[2]
+            or (time.perf_counter() - self._moved_at) * 1e3 >= self.settle_ms
         ):  # fmt: skip
             return False
         sx0, sy0 = exact[0], exact[1]

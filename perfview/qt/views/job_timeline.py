@@ -67,6 +67,7 @@ class JobTimeline(QWidget):
         self.sub_pixel = SubPixelRows()
         self.sub_pixel.setZValue(10)
         self.plot.addItem(self.sub_pixel, ignoreBounds=True)
+        self.plot.getViewBox().sigRangeChangedManually.connect(self.sub_pixel.moved_by_hand)
         self.legend = QLabel(self)  # above the plot: pyqtgraph's legend sat on the bars
         self.legend.setContentsMargins(8, 4, 8, 0)
         self.kinds: list[str] = []
