@@ -84,7 +84,7 @@ def fetch_urls(args: Any) -> None:
         return
     named = [getattr(args, name, None) for name in PATH_ARGUMENTS]
     inputs = [s for v in named for s in (v if isinstance(v, list) else [v]) if s is not None]
-    stream = len(inputs) == 1  # one file is parsed while it downloads (`remote._streamed`)
+    stream = len(inputs) == 1  # one file is parsed while it downloads (`remote_download.fetching`)
     for name in PATH_ARGUMENTS:
         value = getattr(args, name, None)
         sources = value if isinstance(value, list) else [value]

@@ -34,10 +34,23 @@ DEFAULT_OVERHEAD = 16.0
 # what stays is its columns and tables, measured at 1.4-1.5x the file at 1 and 10 GB (GPU
 # NCCL shape, the densest in events per byte; `scripts/bench/bench_big_trace.py`)
 STREAMED_OVERHEAD = {"trace": 1.6}
+# ... and where the memory available is short for the file (`rows_on_disk`),
+# its rows go to a file on disk and their pages are given back as the load goes: measured
+# at 0.82-0.85x the file at 10 GB; 1.0 leaves a margin for malloc's heap. So a 20 GB trace
+# opens on a machine with 22 GB available, where 1.6x refused it.
+ON_DISK_OVERHEAD = {"trace": 1.0}
 STREAMED_MIN_BYTES = 16_000_000  # the trace loader's SCANNER_MIN_BYTES
 BASE_BYTES = 64 * 2**20  # tables, trees and views built after any load
 GZIP_RATIO = 32  # JSON traces compress 10-30x (samples: 13x, 30x); assume the high end
 GZIP_MAGIC = b"\x1f\x8b"
+# The trace scanner's choice (`scan.parallel`), made here where the estimate reads it too:
+# a file bigger than 1/DISK_SHARE of the memory available has its rows written to a file on
+# disk (`reserved_batch(on_disk=True)`): a 10 GB trace's rows and columns are 5 GB, and given
+# back as the load goes they never sit in memory whole (10 GB NCCL replica, peak 9.1 -> 8.2-8.5
+# GB). Only where memory is short: the shared file map's page faults cost ~1 s of CPU at
+# 1 GB (20 %) for 30-80 MB less peak, and at 10 GB the rows' write-back to disk made the
+# load 4-22 s slower (52 s in memory), CPU the same.
+DISK_SHARE = 2
 
 
 def decoded_size(path: Path) -> int:
@@ -86,7 +99,23 @@ def needed_memory(path: Path, loader_name: str) -> int:
     size = decoded_size(path)
     if loader_name in STREAMED_OVERHEAD and size == streamed.size_of(path) >= STREAMED_MIN_BYTES:
         factor = STREAMED_OVERHEAD[loader_name]  # plain, big: streamed (see STREAMED_OVERHEAD)
+        if loader_name in ON_DISK_OVERHEAD and rows_on_disk(size):
+            factor = ON_DISK_OVERHEAD[loader_name]
     return int(size * factor) + BASE_BYTES
+
+
+def rows_on_disk(nbytes: int) -> bool:
+    """True when the scanner's rows of an `nbytes` file go to a file on disk (`DISK_SHARE`):
+    the memory available now (`MemAvailable`, Linux; elsewhere never) is under DISK_SHARE
+    times the file."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024 < DISK_SHARE * nbytes
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
 
 
 def human(n: float) -> str:
@@ -117,4 +146,12 @@ def check(path: Path, loader_name: str) -> None:
     raise LoadError(f"it would need about {human(needed)} of memory to open; {where}")
 
 
-__all__ = ["ENV_LIMIT", "available_memory", "check", "decoded_size", "human", "needed_memory"]
+__all__ = [
+    "ENV_LIMIT",
+    "available_memory",
+    "check",
+    "decoded_size",
+    "human",
+    "needed_memory",
+    "rows_on_disk",
+]

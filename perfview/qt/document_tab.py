@@ -18,6 +18,10 @@ marked `ahead` in the registry (the Timeline) are prepared in the background bef
 clicks them: by a thread the open started once the bundle was built (`documents.ahead`, a big
 file), else as soon as the tab exists.
 `view_widget`/`show_view` stay synchronous (scripts and tests rely on that).
+
+What each page is drawn from, what it lacks and the worker task computing that live in
+`qt/tab_data.py` (`TabData`, `tab_data`); this module decides when a page is prepared and
+builds its widgets.
 """
 
 from __future__ import annotations
@@ -36,15 +40,7 @@ from perfview.core import pages as page_registry
 from perfview.core.analysis import sampled_threads
 from perfview.core.analysis.sampled_threads import ThreadChoice
 from perfview.documents import WRITE_GATE_CAP_S, plan
-from perfview.documents.ahead import Pending
-from perfview.documents.prepare import (
-    SummaryTable,
-    completed,
-    is_partial,
-    page_data,
-    summary_table,
-    with_tree,
-)
+from perfview.documents.prepare import completed, is_partial
 from perfview.qt import let_go
 from perfview.qt.deferred import hold, later
 from perfview.qt.document import Document
@@ -53,6 +49,7 @@ from perfview.qt.page_prefetch import PagePrefetch, prefetch_allowed
 from perfview.qt.page_widgets import BUILDERS, placeholder
 from perfview.qt.quiet_work import QuietWork
 from perfview.qt.settings import Settings
+from perfview.qt.tab_data import TabData
 from perfview.qt.tasks import Task
 from perfview.qt.widgets.info_bar import InfoBar
 from perfview.store.write_gates import NOW, WriteGate
@@ -79,8 +76,8 @@ class DocumentTab(QWidget):
         self._views: dict[str, QWidget] = {}
         self._pages: dict[str, QWidget] = {}
         self._splitters: dict[str, QSplitter] = {}
-        self._tables = dict(tables or {})
-        self._data: dict[str, Any] = {}  # prepared page data (pages.prepare) by page name
+        # what the pages are drawn from: the load's tables and pages, and what is missing
+        self.tab_data = TabData(document, self.page_tabs, tables, pages)
         self._preparing: dict[str, tuple[Task, QLabel]] = {}
         self._async = False  # switches prepare in the background once the tab is built
         self._ahead_scheduled = False
@@ -90,23 +87,12 @@ class DocumentTab(QWidget):
         # tab through its result slots (out of the collector's sight)
         self._background: weakref.WeakSet[Task] = weakref.WeakSet()
         self._after_ahead.hold(writes)  # the load's cache entries
-        self._pending: dict[str, Pending] = {}  # laid out by the load task's thread meanwhile
         # the other pages' data, prepared one by one once the window is quiet (issue 37:
         # a page clicked then is built from data in hand, not computed after the click)
         self._prefetch = PagePrefetch(
             self._prefetch_next, self._prefetch_task, self._on_prefetched, self._when_quiet
         )
         self._after_ahead.add(self._prefetch.start)
-        laid_out: set[str] = set()  # by the load's thread, done: built on a coming turn
-        for name, data in (pages or {}).items():
-            if isinstance(data, Pending) and not data.ready():
-                self._pending[name] = data
-            elif isinstance(data, Pending):  # no worker round trip for it
-                self._adopt(name, data.result())
-                laid_out.add(name)
-            else:
-                self._adopt(name, data)
-        document.seed_tables(self._tables)
 
         self.info_bar = InfoBar(self)
         self.tabs = QTabWidget(self)
@@ -139,7 +125,8 @@ class DocumentTab(QWidget):
             self._on_tab(0)
         self._async = True
         ahead = [n for n in self._pages if plan.is_ahead(n) and n not in self._views]
-        if any(self._needs_data(n) or n in laid_out for n in ahead):
+        laid_out = self.tab_data.laid_out
+        if any(self.tab_data.needs_data(n) or n in laid_out for n in ahead):
             self._ahead_scheduled = True
             later(self, lambda: self._prepare_ahead(ahead, laid_out))
         else:
@@ -178,10 +165,11 @@ class DocumentTab(QWidget):
         if name not in self._pages:
             return None
         if name not in self._views:
-            if name not in self._data and page_registry.needs_data(name, self.document.bundle):
+            data = self.tab_data
+            if name not in data.data and page_registry.needs_data(name, self.document.bundle):
                 # asked for now: compute here, not in the background (a missing summary
                 # table is computed by the view itself)
-                self._adopt(name, self._compute(name))
+                data.adopt(name, data.compute(name))
             self._build(name)
         return self._views.get(name)
 
@@ -191,6 +179,17 @@ class DocumentTab(QWidget):
         share the GIL with each other and with the GUI thread)."""
         running = any(shiboken6.isValid(t) and t.is_running for t in list(self._background))
         return self.is_preparing() or running or self._prefetch.busy()
+
+    def run_when_quiet(self, task: Task) -> None:
+        """Start `task`, a drawn page's own background work (the Timeline's critical-path
+        track), once the window is quiet, before the other held-back work and one at a time
+        with it (`QuietWork`). Started as the page was built, it shared the cores and the GIL
+        with the page's first paints and with the Overview's findings, both computing the
+        same masks and graphs at once: on a 1 GB trace 100-190 ms GUI gaps and a 3.5 GB
+        peak, twice the window's RSS once the Timeline was drawn."""
+        self._background.add(task)
+        self._after_ahead.add_first(task.start)
+        self._after_ahead.arm()
 
     def built_view(self, name: str) -> QWidget | None:
         """The view's widget if it is built already; never builds it (what a benchmark or a
@@ -220,49 +219,19 @@ class DocumentTab(QWidget):
             return
         name = self.page_tabs[index].name
         self.nav.follow(index)
-        if self._async and name not in self._views and self._needs_data(name):
+        if self._async and name not in self._views and self.tab_data.needs_data(name):
             self._prepare_in_background(name)
         else:
             self.view_widget(name)
         self._after_ahead.touch()  # a page shown now is built and painted first
         self.view_changed.emit(name)
 
-    def _needs_data(self, name: str) -> bool:
-        if name not in self._data and page_registry.needs_data(name, self.document.bundle):
-            return True
-        return self._missing_table(name) is not None or self._missing_tree(name)
-
-    def _missing_tree(self, name: str) -> bool:
-        """True when page `name` is drawn from a call tree not built yet (the load leaves a
-        trace's tree to the first page that shows it: a second at 1 GB)."""
-        bundle = self.document.bundle
-        return bundle.tree is None and bundle.timeline is not None and plan.uses_tree(name)
-
-    def _missing_table(self, name: str) -> str | None:
-        """The summary table page `name` shows when it is not computed yet, else None."""
-        table = next((tab.table for tab in self.page_tabs if tab.name == name), None)
-        return table if table and not self.document.has_table(table) else None
-
-    def _compute(self, name: str) -> Any:
-        """Page `name`'s data, here and now: the load's thread's result when it laid it out
-        (`documents.ahead`), else computed (from the layout cache when it has it)."""
-        pending = self._pending.pop(name, None)
-        if pending is not None:
-            return pending.result()
-        return page_data(name, self.document.bundle, self._tables, None)
-
-    def _adopt(self, name: str, data: Any) -> None:
-        """Keep page `name`'s prepared data (and what other pages get from it for free)."""
-        self._data[name] = data
-        for other, value in page_registry.derived(name, data).items():
-            self._data.setdefault(other, value)
-
     def _prepare_ahead(self, names: list[str], laid_out: Collection[str] = ()) -> None:
         """Prepare the ahead pages in the background, or build those laid out already (as
         a prepared page is built, `_on_prepared`), before other background work starts."""
         self._ahead_scheduled = False
         for name in names:
-            if name not in self._views and self._needs_data(name):
+            if name not in self._views and self.tab_data.needs_data(name):
                 self._prepare_in_background(name)
             elif name not in self._views and name in laid_out:
                 self._build(name)
@@ -292,54 +261,13 @@ class DocumentTab(QWidget):
             return
         # the layout it may compute is stored once the window is quiet; the gate is made
         # here, as the worker must not touch the tab
-        task = self._task_for(name, lambda: self._after_ahead.hold(WriteGate(WRITE_GATE_CAP_S)))
+        task = self.tab_data.task_for(
+            name, lambda: self._after_ahead.hold(WriteGate(WRITE_GATE_CAP_S))
+        )
         task.finished.connect(lambda data, n=name: self._on_prepared(n, data))
         task.failed.connect(lambda message, n=name: self._on_prepare_failed(n, message))
         self._preparing[name] = (task, label)
         task.start()
-
-    def _task_for(self, name: str, gate: Callable[[], WriteGate]) -> Task:
-        """A worker task computing what page `name` lacks (its data, summary table, call
-        tree); `gate` makes the write gate of a layout it stores."""
-        bundle, tables = self.document.bundle, dict(self._tables)
-        table = self._missing_table(name)
-        tree = self._missing_tree(name)
-        if name in self._data or not page_registry.needs_data(name, bundle):
-            if table is None:  # only the call tree is missing
-                assert tree
-                task = Task(lambda _progress: with_tree(bundle, lambda: None), name=name)
-            else:
-                task = Task(
-                    lambda _progress: with_tree(bundle, lambda: summary_table(bundle, table), tree),
-                    name=name,
-                )
-        elif name in self._pending:  # being laid out since the load built the bundle
-            pending = self._pending.pop(name)
-            task = Task(lambda _progress: with_tree(bundle, pending.result, tree), name=name)
-        else:
-            writes = gate()
-
-            def both() -> Any:
-                """The page's summary table first when missing (its data reads it: the
-                builder then computes nothing on the GUI thread), then its data."""
-                if table is None:
-                    return page_data(name, bundle, tables, writes)
-                summary = summary_table(bundle, table)
-                data = page_data(name, bundle, {**tables, table: summary.frame}, writes)
-                return summary, data
-
-            task = Task(lambda _progress: with_tree(bundle, both, tree), name=name)
-        return task
-
-    def _take(self, name: str, data: Any) -> None:
-        """Keep what a worker prepared for page `name`: a summary table, its data, or both."""
-        if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], SummaryTable):
-            self.document.seed_tables({data[0].name: data[0].frame})
-            data = data[1]
-        if isinstance(data, SummaryTable):
-            self.document.seed_tables({data.name: data.frame})
-        elif data is not None and name not in self._data:
-            self._adopt(name, data)
 
     def _prefetch_next(self, tried: Collection[str]) -> str | None:
         """The next page to prepare ahead of a click (`page_prefetch`): the first one in the
@@ -349,7 +277,7 @@ class DocumentTab(QWidget):
         for name in self.view_names():
             if name in tried or name in self._views or name in self._preparing:
                 continue
-            if self._needs_data(name):
+            if self.tab_data.needs_data(name):
                 return name
         return None
 
@@ -360,20 +288,20 @@ class DocumentTab(QWidget):
             self._after_ahead.arm()
 
     def _prefetch_task(self, name: str) -> Task:
-        return self._task_for(name, lambda: NOW)
+        return self.tab_data.task_for(name, lambda: NOW)
 
     def _on_prefetched(self, name: str, data: Any) -> None:
         """Keep a page's data prepared ahead; build the page if it was clicked meanwhile."""
         if not shiboken6.isValid(self):
             return
-        self._take(name, data)
+        self.tab_data.take(name, data)
         if name in self._preparing:  # clicked while it was prepared: "Preparing…" shown
             self._on_prepared(name, None)
 
     def _on_prepared(self, name: str, data: Any) -> None:
         if not shiboken6.isValid(self):
             return  # the tab was closed while its page was being prepared
-        self._take(name, data)
+        self.tab_data.take(name, data)
         if name not in self._views:
             self._build(name)
         self._drop_preparing(name)
@@ -455,7 +383,7 @@ class DocumentTab(QWidget):
     def _complete_later(self, name: str, widget: QWidget) -> None:
         """A page drawn from partial data (an Overview without its findings, as a load
         prepares it: `pages.prepare_first`) gets the rest from a worker."""
-        data = self._data.get(name)
+        data = self.tab_data.data.get(name)
         bundle = self.document.bundle
         if not is_partial(data) or bundle.timeline is None:  # whole (or cached: a reopen)
             return
@@ -472,9 +400,7 @@ class DocumentTab(QWidget):
     def _on_completed(self, name: str, widget: QWidget, data: Any) -> None:
         if not shiboken6.isValid(self):
             return
-        self._data[name] = data
-        for other, value in page_registry.derived(name, data).items():
-            self._data.setdefault(other, value)
+        self.tab_data.adopt(name, data)
         setter = getattr(widget, "set_findings", None)
         if shiboken6.isValid(widget) and setter is not None:
             setter(data)
@@ -482,7 +408,7 @@ class DocumentTab(QWidget):
     def _make(self, name: str) -> QWidget:
         widget = next((tab.widget for tab in self.page_tabs if tab.name == name), None)
         builder = BUILDERS.get(widget or "table", BUILDERS["table"])
-        return builder(self, name, self._data.get(name))
+        return builder(self, name, self.tab_data.data.get(name))
 
     def restore_splitter(self, name: str, splitter: QSplitter) -> None:
         self._splitters[name] = splitter

@@ -1,18 +1,21 @@
-"""The main window: opens files into tabs, and composes the objects that do the rest.
+"""The main window: composes the objects that open files into tabs and do the rest.
 
-Loading never blocks the GUI: `open_path` starts a `tasks.Task` (loader + summary tables in a
-worker thread) and the status bar shows its progress with a Cancel button. A file that cannot
-be loaded produces one message in the error bar at the top of the window (non-modal, so the
-window stays usable and tests can read it) and the `load_failed` signal.
+Loading never blocks the GUI: opening a path (`window_open.OpenController`) starts a
+`tasks.Task` (loader + summary tables in a worker thread) and the status bar shows its
+progress with a Cancel button. A file that cannot be loaded produces one message in the error
+bar at the top of the window (non-modal, so the window stays usable and tests can read it)
+and the `load_failed` signal.
 
-The rest belongs to objects the window builds and wires, each holding only what it needs:
-the tabs (`window_tabs.TabsController`: adding, finding, closing, which is current), the
-status bar (`window_status.StatusController`: tasks' progress and Cancel, messages, errors),
-the commands on the current tab (`window_commands.TabCommands`), Compare… and the Profile menu
-(`window_runs.RunsController`) and the menu bar (`window_menus.MenusController`, every
-command of `actions.ACTIONS` calling the callable `MainWindow._handlers` gives it).
-Views never drive the window: a job's view (`views/job_view.py`) asks for a rank's trace with
-its `rank_opened` signal, which `open_folder` connects to `open_path_on`.
+The work belongs to objects the window builds and wires, each holding only what it needs:
+opening files, folders, URLs and comparisons (`window_open.OpenController`, whose signals the
+window passes on as its own), the tabs (`window_tabs.TabsController`: adding, finding,
+closing, which is current), the status bar (`window_status.StatusController`: tasks'
+progress and Cancel, messages, errors), the commands on the current tab
+(`window_commands.TabCommands`), Compare… and the Profile menu (`window_runs.RunsController`)
+and the menu bar (`window_menus.MenusController`, every command of `actions.ACTIONS` calling
+the callable `MainWindow._handlers` gives it). Views never drive the window: a job's view
+(`views/job_view.py`) asks for a rank's trace with its `rank_opened` signal, which
+`OpenController` connects to `open_path_on`.
 """
 
 from __future__ import annotations
@@ -24,10 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
     QLabel,
     QMainWindow,
     QStackedWidget,
@@ -36,23 +38,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from perfview import startup_stamps
-from perfview.qt import export, remote_open, workspace_actions
-from perfview.qt.document import Document
+from perfview.qt import export, workspace_actions
 from perfview.qt.document_tab import DocumentTab
-from perfview.qt.file_types import example_path, name_filters
+from perfview.qt.file_types import example_path
 from perfview.qt.settings import Settings
-from perfview.qt.tasks import LoadResult, Task, load_task
+from perfview.qt.tasks import Task
 from perfview.qt.warmup import warm_imports, warm_in_background
 from perfview.qt.widgets.info_bar import InfoBar
-from perfview.qt.widgets.loading_tab import LoadingTab
 from perfview.qt.widgets.welcome_bar import WelcomeBar
 from perfview.qt.window_commands import TabCommands
 from perfview.qt.window_menus import MenusController, show_about
+from perfview.qt.window_open import OpenController
 from perfview.qt.window_runs import RunsController
 from perfview.qt.window_status import StatusController
 from perfview.qt.window_tabs import TabsController
-from perfview.store import remote
 
 if TYPE_CHECKING:  # comparing loads its modules on first use, not at start-up
     from perfview.qt.compare_job import CompareJob
@@ -75,8 +74,9 @@ class MainWindow(QMainWindow):
     """Signals: document_opened(DocumentTab), load_failed(path, message), load_cancelled(path),
     compare_opened(CompareTab), workspace_restored(Workspace).
 
-    The window opens files and composes the objects that do the rest, each holding only what
-    it needs: `tabs_controller` (the tabs), `status_controller` (progress, messages),
+    The window composes the objects that do the work, each holding only what it needs:
+    `open_controller` (opening files, folders, URLs, comparisons; `open_path` and its kin
+    here are its doors), `tabs_controller` (the tabs), `status_controller` (progress, messages),
     `commands` (what the Edit and View menus do to the current tab), `runs_controller`
     (Compare…, the Profile menu) and `menus_controller` (the menu bar, whose commands call
     the handlers of `_handlers`).
@@ -124,19 +124,22 @@ class MainWindow(QMainWindow):
         status = self.status_controller = StatusController(self.statusBar(), self.error_bar)
         tabs = self.tabs_controller = TabsController(self.tabs, self.stack, self.welcome)
         self.commands = TabCommands(self, tabs, self.settings, status)
+        opener = self.open_controller = OpenController(
+            self, self.settings, tabs, status, self.error_bar, self._gone
+        )
         self.runs_controller = RunsController(
-            self, self.settings, tabs, self.open_path, self.open_compare
+            self, self.settings, tabs, opener.open_path, opener.open_compare
         )
         self.menus_controller = MenusController(
-            self, self.settings, self._handlers(), self.open_path, self.commands.show_view
+            self, self.settings, self._handlers(), opener.open_path, self.commands.show_view
         )
         from perfview.qt.views.examples_menu import examples_menu  # Help ▸ Examples (issue 21)
 
         self.examples_menu = examples_menu(self, self.runs_controller.run_script)
         self.menus_controller.add_first("help", self.examples_menu)
         self.welcome_bar = WelcomeBar(
-            open_file=self.open_dialog,
-            open_folder=self.open_folder_dialog,
+            open_file=opener.open_dialog,
+            open_folder=opener.open_folder_dialog,
             record=self.runs_controller.run_script,
             examples=self.examples_menu,
             parent=self,
@@ -145,18 +148,27 @@ class MainWindow(QMainWindow):
         # How they hear of each other:
         status.task_done.connect(tabs.drop_placeholder)  # a load's placeholder tab goes
         tabs.current_changed.connect(self._on_current_tab)  # title, menus, status line
+        opener.document_added.connect(self._on_document_added)
+        for said, passed_on in (  # what the opener says is the window's word (its API)
+            (opener.document_opened, self.document_opened),
+            (opener.load_failed, self.load_failed),
+            (opener.load_cancelled, self.load_cancelled),
+            (opener.compare_opened, self.compare_opened),
+        ):
+            said.connect(passed_on)
         self._restore_geometry()
 
     def _handlers(self) -> dict[str, Callable[[], object]]:
         """What each menu command of `actions.ACTIONS` calls, by its id."""
         tabs, commands, runs = self.tabs_controller, self.commands, self.runs_controller
+        opener = self.open_controller
         return {
-            "open": self.open_dialog,
+            "open": opener.open_dialog,
             "open_example": self.open_example,
-            "open_folder": self.open_folder_dialog,
-            "open_location": self.open_location,
+            "open_folder": opener.open_folder_dialog,
+            "open_location": opener.open_location,
             "compare": runs.compare_dialog,
-            "reload": self.reload_current,
+            "reload": opener.reload_current,
             "export_table": commands.export_current_table,
             "export_view": partial(export.export_view, self),
             "open_workspace": partial(workspace_actions.open_workspace, self),
@@ -210,26 +222,22 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
 
-    # --- opening ---------------------------------------------------------------------------
-    def open_dialog(self) -> None:
-        """Files, or a URL typed in a platform dialog's location field (`s3://…`)."""
-        urls, _filter = QFileDialog.getOpenFileUrls(
-            self,
-            "Open profile",
-            QUrl.fromLocalFile(self.settings.last_folder()),
-            ";;".join(name_filters()),
-            supportedSchemes=remote_open.SCHEMES,
-        )
-        self.open_paths(remote_open.chosen(urls))
-
-    def open_location(self) -> None:
-        location = remote_open.ask_location(self)
-        if location is not None:
-            self.open_path(location)
+    # --- opening (window_open.OpenController does it; these are the window's own words) -----
+    def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
+        """Start loading `path` in the background in a placeholder tab the document replaces;
+        a URL is fetched first, a folder opens as a job or a run browser."""
+        return self.open_controller.open_path(path, remember=remember)
 
     def open_paths(self, paths: list[str] | list[Path]) -> None:
-        for path in paths:
-            self.open_path(path)
+        self.open_controller.open_paths(paths)
+
+    def open_folder(self, folder: str | Path) -> Task:
+        return self.open_controller.open_folder(folder)
+
+    def open_compare(
+        self, path_a: str | Path, path_b: str | Path, match: str = "basename"
+    ) -> CompareJob | RunsCompareJob | JobsCompareJob:
+        return self.open_controller.open_compare(path_a, path_b, match)
 
     def open_example(self, *, welcome: bool = False) -> Task | None:
         """Open the bundled example; `welcome`: a bare first start, so the welcome bar says
@@ -238,193 +246,13 @@ class MainWindow(QMainWindow):
             self.welcome_bar.show()
         return self.open_path(example_path(), remember=False)
 
-    def open_folder_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(
-            self, "Open a log directory or a folder of per-rank traces", self.settings.last_folder()
-        )
-        if folder:
-            self.open_folder(folder)
-
-    def open_folder(self, folder: str | Path) -> Task:
-        """Open `folder` in the background: one multi-rank run as a Job tab, any other log
-        directory (runs, workers, spans) in a run browser; the tab comes when ready."""
-        from perfview.qt.views.job_view import JobOpening
-
-        opening = JobOpening(folder, self)
-        opening.opened.connect(self._add_job_tab)
-        opening.failed.connect(
-            lambda text, details: self.error_bar.show_message(text, "error", details)
-        )
-        self.status_controller.track_task(opening.task, opening.folder, opening.status)
-        return opening.start()
-
-    def _add_job_tab(self, view: Any) -> None:
-        """Show a job's view (job_view.JobView) or a log directory's run browser in a tab; a
-        rank or span it asks for opens as a file, a job run as a Job tab, two spans compared."""
-        from perfview.qt.views.run_browser import RunBrowser
-
-        self.tabs_controller.add_tab(view, view.tab_title, str(view.document.path))
-        view.rank_opened.connect(self.open_path_on)
-        if isinstance(view, RunBrowser):
-            view.folder_opened.connect(self.open_folder)
-            view.compare_requested.connect(self.open_compare)
-
-    def open_path_on(self, path: str | Path, page: str) -> None:
-        """Open `path` like any file, then show its page `page` (a job's rank: its Timeline)."""
-        target = Path(path)
-
-        def on_open(tab: Any) -> None:
-            if Path(tab.document.path) == target:
-                self.document_opened.disconnect(on_open)
-                tab.show_view(page)
-
-        self.document_opened.connect(on_open)
-        self.open_path(target, remember=False)
-
-    def open_compare(
-        self, path_a: str | Path, path_b: str | Path, match: str = "basename"
-    ) -> CompareJob | RunsCompareJob | JobsCompareJob:
-        """Load two runs concurrently and show them in a compare tab (`compare_opened`); with
-        several runs on a side (`;`-separated, File ▸ Compare…), a tab of verdicts per row."""
-        from perfview.job_cli import is_job_source
-        from perfview.qt.compare_runs import (
-            JobsCompareJob,
-            RunsCompareJob,
-            RunsCompareTab,
-            split_runs,
-        )
-        from perfview.qt.compare_tab import CompareJob, CompareTab
-
-        track = self.status_controller.track_task
-        runs_a, runs_b = split_runs(path_a), split_runs(path_b)
-        if all(map(is_job_source, (*runs_a, *runs_b))):  # jobs: one, or several runs a side
-            jobs = JobsCompareJob(runs_a, runs_b, track=track, parent=self)
-            return self._show_comparison(
-                jobs, RunsCompareTab, lambda _r: f"A: {path_a}\nB: {path_b}"
-            )
-        if len(runs_a) > 1 or len(runs_b) > 1:
-            tip = "\n".join([*(f"A: {p}" for p in runs_a), *(f"B: {p}" for p in runs_b)])
-            runs = RunsCompareJob(runs_a, runs_b, match, track=track, parent=self)
-            return self._show_comparison(runs, RunsCompareTab, lambda _result: tip)
-        job = CompareJob(path_a, path_b, match, track=track, parent=self)
-        return self._show_comparison(job, CompareTab, lambda r: f"A: {r.a.path}\nB: {r.b.path}")
-
-    def _show_comparison(self, job: Any, make_tab: Any, tip: Any) -> Any:
-        """Start a comparison's job (two runs, or several a side): its tab once it is done
-        (`compare_opened`), one sentence when a run cannot be read (`load_failed`)."""
-
-        def done(result: Any) -> None:
-            tab = make_tab(result)
-            self.tabs_controller.add_tab(tab, tab.title, tip(result))
-            self.status_controller.say(f"Compared {tab.title}", 8000)
-            self.compare_opened.emit(tab)
-
-        def failed(path: str, message: str) -> None:
-            self.status_controller.error(f"perfview: cannot compare {path}: {message}")
-            self.load_failed.emit(path, message)
-
-        job.finished.connect(done)
-        job.failed.connect(failed)
-        job.cancelled.connect(lambda: self.load_cancelled.emit(str(job.paths[0])))
-        job.start()
-        return job
-
-    def open_path(self, path: str | Path, *, remember: bool = True) -> Task | None:
-        """Start loading `path` in the background in a placeholder tab the document replaces;
-        a URL is fetched first (`_open_url`)."""
-        if remote.is_url(path):
-            return self._open_url(str(path), remember)
-        path = Path(path)
-        if path.suffix == ".perfview" and path.is_file():  # a workspace: its files and views
-            workspace_actions.open_workspace(self, path)
-            return None
-        if path.is_dir():  # a run folder of per-rank traces (File ▸ Open Folder…, `perfview DIR`)
-            return self.open_folder(path)
-        existing = self.tabs_controller.tab_for_path(path)
-        if existing is not None:
-            self.tabs_controller.show(existing)
-            self.document_opened.emit(existing)
-            return None
-        task = load_task(path)
-        placeholder = LoadingTab(path, task)
-        self.tabs_controller.add_tab(placeholder, path.name, str(path))
-        task.progress.connect(placeholder.set_progress)
-        task.finished.connect(lambda result, r=remember: self._on_loaded(result, r, placeholder))
-        task.failed.connect(lambda message, t=task, p=path: self._on_failed(p, message, t))
-        task.cancelled.connect(lambda p=path: self._on_cancelled(p))
-        self.status_controller.track_task(task, path, f"Loading {path.name}…")
-        task.start()
-        return task
-
-    def _open_url(self, url: str, remember: bool) -> Task:
-        """Fetch a URL's file or folder into the cache in a worker, then open the local copy
-        as any path (a folder: the run browser or a Job tab)."""
-        task = remote_open.fetch_task(url)
-        task.finished.connect(lambda local, r=remember: self.open_path(local, remember=r))
-        task.failed.connect(lambda message, t=task: self._on_failed(url, message, t))
-        task.cancelled.connect(lambda: self.load_cancelled.emit(url))
-        self.status_controller.track_task(task, Path(url), f"Fetching {url}…")
-        task.start()
-        return task
-
-    def reload_current(self) -> None:
-        tab = self.tabs_controller.current_tab()
-        if tab is None:
-            return
-        path = tab.document.path
-        self.tabs_controller.close_current()
-        self.open_path(path)
-
-    def _on_loaded(
-        self, result: LoadResult, remember: bool, placeholder: LoadingTab | None = None
-    ) -> None:
-        if self._gone():
-            result.writes.open()
-            return
-        at = -1
-        if placeholder is not None:
-            at = self.tabs.indexOf(placeholder) if shiboken6.isValid(placeholder) else -1
-            if at < 0:
-                result.writes.open()
-                return  # the user closed the loading tab just as the load finished
-        startup_stamps.stamp("loaded")
-        document = Document(result)
-        tab = DocumentTab(
-            document, result.tables, self.settings, pages=result.pages, writes=result.writes
-        )
-        startup_stamps.stamp("tab_built")
-        self.tabs_controller.add_tab(tab, document.title, str(document.path), at)
-        if placeholder is not None:  # the document takes its place before anyone hears of it
-            self.tabs_controller.remove(placeholder)
+    def _on_document_added(self, tab: DocumentTab) -> None:
+        """A tab built from a load: the View menu follows its page; the user's own file
+        hides the example's caption."""
         menus = self.menus_controller
         tab.view_changed.connect(lambda _name, t=tab: menus.sync_view_menu(t))
-        if remember:
-            self.settings.add_recent(document.path)
-            self.settings.set_last_folder(document.path.parent)
-        if document.path != example_path():
+        if tab.document.path != example_path():
             self.welcome_bar.hide()  # the user's own file: the example's caption is done
-        from perfview.core.pages.summary import count_text, shown_counts
-
-        nonzero = shown_counts(dict(result.bundle.counts))[:4]
-        counts = ", ".join(count_text(k, v, note) for k, v, note in nonzero)
-        self.status_controller.say(
-            f"Loaded {document.title} in {result.seconds:.2f} s"
-            + (f" ({counts})" if counts else ""),
-            8000,
-        )
-        self.document_opened.emit(tab)
-
-    def _on_failed(self, path: Path | str, message: str, task: Task) -> None:
-        if self._gone():
-            return
-        self.status_controller.error(f"perfview: cannot open {path}: {message}", task.traceback)
-        self.load_failed.emit(str(path), message)
-
-    def _on_cancelled(self, path: Path) -> None:
-        if self._gone():
-            return
-        self.status_controller.say(f"Loading {path.name} was cancelled", 5000)
-        self.load_cancelled.emit(str(path))
 
     # --- drag and drop ---------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -21,6 +21,9 @@ from perfview.core import pages
 from perfview.core.model import CallTree
 from perfview.qt.document import Document
 
+if TYPE_CHECKING:
+    from perfview.qt.tasks import Task
+
 
 class PageHost(Protocol):
     """What a builder needs from the tab it builds for."""
@@ -28,6 +31,8 @@ class PageHost(Protocol):
     document: Document
 
     def restore_splitter(self, name: str, splitter: QSplitter) -> None: ...
+
+    def run_when_quiet(self, task: Task) -> None: ...
 
 
 Builder = Callable[[PageHost, str, Any], QWidget]
@@ -67,7 +72,9 @@ def _timeline(host: PageHost, name: str, data: Any) -> QWidget:
     timeline = host.document.bundle.timeline
     if timeline is None:
         return placeholder("This file has no timeline.")
-    return TimelineView(timeline, host.document, data=data, defer=True)
+    return TimelineView(
+        timeline, host.document, data=data, defer=True, background=host.run_when_quiet
+    )
 
 
 def _icicle(host: PageHost, _name: str, _data: Any) -> QWidget:

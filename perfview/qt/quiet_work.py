@@ -51,6 +51,10 @@ class QuietWork:
     def add(self, start: Callable[[], Any]) -> None:
         self.starts.append(start)
 
+    def add_first(self, start: Callable[[], Any]) -> None:
+        """Run `start` before the work already waiting: work for the page on screen."""
+        self.starts.insert(0, start)
+
     def hold(self, gate: WriteGate) -> WriteGate:
         """Keep `gate` closed until the window is quiet (or the tab goes); returns it."""
         if not gate.is_open():

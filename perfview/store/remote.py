@@ -2,7 +2,8 @@
 a URL becomes something perfview can read.
 
 A remote file is downloaded into the cache in 8 MB pieces under a temporary name, renamed into
-place once whole and checked against the listing's size. Opened alone (`resolve(url,
+place once whole and checked against the listing's size (`remote_download`: how one file
+arrives; this module: what a URL lists and where its files go). Opened alone (`resolve(url,
 stream=True)`: the command line, the window, `perfview mcp`), it is parsed while it arrives
 by a loader that can (`perfview.streamed`: the trace scanner reads each piece as it lands),
 and by any other once it is whole. A folder (a log directory, a job's ranks) is mirrored file
@@ -22,9 +23,7 @@ and stores none. Without the extra, a URL gets one sentence saying how to instal
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import glob
 import hashlib
 import json
 import os
@@ -32,26 +31,24 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-from perfview import readahead, streamed
+from perfview import readahead
 from perfview.core.analysis.torch.ranks import TRACE_RE
 from perfview.core.model.errors import LoadError
-from perfview.store import mirror_files
+from perfview.store import mirror_files, remote_download
+from perfview.store.remote_download import RemoteFile
 
 INSTALL = "pip install 'perfview[remote]'"
 # A scheme of two letters or more: `C://x` is a Windows drive, not a URL.
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+)://")
 _SAFE = re.compile(r"[^A-Za-z0-9._@=+,-]")
-CHUNK = 8 << 20  # bytes read per request while downloading
 DOWNLOADS = 8  # files fetched at once when mirroring a folder
 MAX_FILES = 20_000  # as `jobs.logdir.MAX_FILES`: a whole bucket is not a log directory
 STAMP_SUFFIX = mirror_files.STAMP_SUFFIX
-_stamp_of = mirror_files.stamp_of
 FOLDER_STAMP = ".perfview-remote-folder"  # in a mirrored folder's root: the URL it mirrors
 # What says a remote file changed, most specific first: S3/Azure/GCS ETags and versions,
 # then modification times (HDFS, SFTP, local).
@@ -61,17 +58,6 @@ _VERSION_KEYS = (
 )  # fmt: skip
 _MTIME_KEYS = ("LastModified", "last_modified", "updated", "mtime", "modified")
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    """One file of a listing: its URL, its path under the opened URL, size and version."""
-
-    url: str
-    rel: str
-    size: int
-    version: str
-    mtime: float | None
 
 
 def is_url(source: object) -> bool:
@@ -99,14 +85,14 @@ def resolve(
     if scheme_of(url) == "file":
         return Path(url2pathname(urlsplit(url).path))
     fs, root = _filesystem(url)
-    info = _call(url, fs.info, root)
+    info = remote_download.call(url, fs.info, root)
     if _is_folder(url, fs, root, info):
         mirror_tree(url, progress)
         return mirror_dir(url)
     if stream:
-        return _streamed(fs, _remote_file(url, "", info), mirror_dir(url))
-    local = _fetched(fs, _remote_file(url, "", info), mirror_dir(url))
-    _bound([local])
+        return remote_download.fetching(fs, _remote_file(url, "", info), mirror_dir(url))
+    local = remote_download.fetched(fs, _remote_file(url, "", info), mirror_dir(url))
+    remote_download.bound_cache([local])
     return local
 
 
@@ -114,7 +100,7 @@ def list_traces(url: str) -> list[str]:
     """The URLs of the trace files under `url` (a folder), or `[url]` for a file: what a
     cluster's workers are given to read themselves."""
     fs, root = _filesystem(url)
-    info = _call(url, fs.info, root)
+    info = remote_download.call(url, fs.info, root)
     if not _is_folder(url, fs, root, info):
         return [url]
     return [f.url for f in _listing(url)]
@@ -134,7 +120,7 @@ def mirror_tree(url: str, progress: Progress | None = None) -> Path:
 
     def fetch(file: RemoteFile) -> Path:
         nonlocal done
-        local = _fetched(fs, file, _local(top, file.rel))
+        local = remote_download.fetched(fs, file, _local(top, file.rel))
         with lock:
             done += 1
             if progress is not None:
@@ -143,7 +129,7 @@ def mirror_tree(url: str, progress: Progress | None = None) -> Path:
 
     with ThreadPoolExecutor(max_workers=min(DOWNLOADS, max(1, len(files)))) as pool:
         kept = list(pool.map(fetch, files))
-    _bound(kept)
+    remote_download.bound_cache(kept)
     top.mkdir(parents=True, exist_ok=True)
     marker = top / FOLDER_STAMP  # what a window following the folder lists (`mirrored_from`)
     if not marker.is_file() or mirrored_from(top) != url:
@@ -195,11 +181,11 @@ def mirror_settled(url: str, before: Settled) -> tuple[Settled, list[Path]]:
         if before.get(file.rel) != now[file.rel]:
             continue  # new or changed since the last listing: settled at the next
         local = _local(top, file.rel)
-        if file.version and _current(local, _stamp(file)):
+        if file.version and remote_download.is_current(local, remote_download.stamp(file)):
             continue
         if not file.version and local.is_file() and file.size in (0, local.stat().st_size):
             continue  # no version to tell (an HTTP index: no size either): kept as fetched
-        fetched.append(_fetched(fs, file, local))
+        fetched.append(remote_download.fetched(fs, file, local))
     return now, fetched
 
 
@@ -248,34 +234,13 @@ def _filesystem(url: str) -> tuple[Any, str]:
     return fs, str(path)
 
 
-def _call(url: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """One request, its failure as one sentence (each filesystem raises its own errors)."""
-    try:
-        return fn(*args, **kwargs)
-    except FileNotFoundError as exc:
-        raise LoadError(f"{url} does not exist") from exc
-    except PermissionError as exc:
-        raise LoadError(f"{url}: access denied ({_first_line(exc)})") from exc
-    except Exception as exc:  # network, credentials, endpoint: the backend's own words
-        raise _failure(url, exc) from exc
-
-
-def _failure(url: str, exc: BaseException) -> LoadError:
-    return LoadError(f"cannot read {url}: {type(exc).__name__}: {_first_line(exc)}")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
-
-
 def _is_folder(url: str, fs: Any, root: str, info: dict[str, Any]) -> bool:
     """A folder: the filesystem says so, or (HTTP, which has no folders) the URL is an HTML
     page whose links fsspec lists as its files (a server's directory index)."""
     if info.get("type") == "directory":
         return True
     html = str(info.get("mimetype") or "").startswith("text/html")
-    return html and bool(_call(url, fs.isdir, root))
+    return html and bool(remote_download.call(url, fs.isdir, root))
 
 
 def _version(info: dict[str, Any]) -> str:
@@ -304,7 +269,7 @@ def _remote_file(url: str, rel: str, info: dict[str, Any]) -> RemoteFile:
 def _listing(url: str) -> list[RemoteFile]:
     """Every trace file under the folder `url`, hidden names left out, by path."""
     fs, root = _filesystem(url)
-    found: dict[str, dict[str, Any]] = _call(url, fs.find, root, detail=True)
+    found: dict[str, dict[str, Any]] = remote_download.call(url, fs.find, root, detail=True)
     base = url.rstrip("/")
     prefix = root.rstrip("/") + "/"
     files: list[RemoteFile] = []
@@ -323,134 +288,6 @@ def _listing(url: str) -> list[RemoteFile]:
     return files
 
 
-def _fetched(fs: Any, file: RemoteFile, local: Path) -> Path:
-    """`local`, the mirrored copy of `file`, downloaded unless its stamp matches."""
-    if not _current(local, _stamp(file)):
-        _download(fs, file, local)
-        streamed.discard_failed(local)  # a failed streamed download of it: fetched now
-    return local
-
-
-def _streamed(fs: Any, file: RemoteFile, local: Path) -> Path:
-    """`local`, the mirrored copy of `file`, its download started on a thread when its
-    stamp does not match: a loader that reads a file while it arrives parses the pieces
-    already there (`perfview.streamed`), any other reader waits until it is whole. A file
-    the listing gives no size is downloaded whole here."""
-    arriving = streamed.pending(local)
-    if arriving is not None and arriving.error is None:
-        return local  # already on its way
-    if _current(local, _stamp(file)):
-        return local
-    if file.size <= 0:
-        return _fetched(fs, file, local)
-    for stale in (local, _stamp_of(local)):  # nothing reads the old copy meanwhile
-        with contextlib.suppress(FileNotFoundError):
-            stale.unlink()
-    arriving = streamed.Arriving(local, file.size)
-    streamed.offer(arriving)
-
-    def arrive() -> None:
-        try:
-            _download(fs, file, local, arriving.add)
-        except BaseException as exc:  # any failure: every reader gets one sentence
-            arriving.failed(exc if isinstance(exc, LoadError) else _failure(file.url, exc))
-        else:
-            arriving.finished()
-            with contextlib.suppress(OSError):
-                _bound([local])
-
-    threading.Thread(target=arrive, name="perfview-download", daemon=True).start()
-    return local
-
-
-def _stamp(file: RemoteFile) -> dict[str, Any]:
-    return {"url": file.url, "version": file.version, "size": file.size}
-
-
-def _download(
-    fs: Any, file: RemoteFile, local: Path, sink: Callable[[bytes], None] | None = None
-) -> None:
-    """Download `file` to `local` piece by piece (each also handed to `sink`), under a
-    temporary name renamed into place only once every byte arrived and the size is the
-    listing's: a partial or failed download is never in the mirror as if whole."""
-    local.parent.mkdir(parents=True, exist_ok=True)
-    _sweep_parts(local)
-    part = local.with_name(f".{local.name}.{os.getpid()}.{threading.get_ident()}.part")
-    try:
-        source = _call(file.url, fs.open, _path_in(fs, file.url), "rb", block_size=CHUNK)
-        got = 0
-        with source as src, open(part, "wb") as dst:
-            while piece := _call(file.url, src.read, CHUNK):
-                got += len(piece)
-                if file.size and got > file.size:
-                    break
-                dst.write(piece)
-                if sink is not None:
-                    sink(piece)
-        if file.size and got != file.size:
-            raise LoadError(
-                f"{file.url} changed while it was read ({file.size:,} bytes listed, "
-                f"{got:,} read): open it again"
-            )
-        if file.mtime is not None:  # the file's own time, as a local copy would keep it
-            os.utime(part, (file.mtime, file.mtime))
-        os.replace(part, local)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            part.unlink()
-    tmp = _stamp_of(local).with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(_stamp(file)))
-    os.replace(tmp, _stamp_of(local))
-    mirror_files.touch(local, now=True)
-
-
-def _sweep_parts(local: Path) -> None:
-    """Delete the temporary files of earlier downloads of `local` whose process has ended
-    (a command that exited mid-download): `.NAME.PID.THREAD.part`."""
-    for part in local.parent.glob(f".{glob.escape(local.name)}.*.part"):
-        pid = part.name[len(local.name) + 2 :].split(".")[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            with contextlib.suppress(OSError):
-                part.unlink()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's: alive
-        return True
-    return True
-
-
-def _path_in(fs: Any, url: str) -> str:
-    return str(fs._strip_protocol(url))
-
-
-def _current(local: Path, stamp: dict[str, Any]) -> bool:
-    """Whether the mirrored file is the remote one: same URL, version and size. A listing
-    without a version (a plain HTTP server) is never trusted: the file is fetched again."""
-    if not stamp["version"]:
-        return False
-    try:
-        kept = json.loads(_stamp_of(local).read_text())
-        current = bool(kept == stamp and local.stat().st_size == stamp["size"])
-    except (OSError, ValueError):
-        return False
-    if current:
-        mirror_files.touch(local)  # used now: the cache evicts the least recently used
-    return current
-
-
-def _bound(keep: Iterable[Path]) -> None:
-    """Keep the cache within its size bound, the mirror's files counted with its entries
-    (`parsed_columns.evict`); what was just fetched (`keep`) stays."""
-    from perfview.store import parsed_columns
-
-    parsed_columns.evict(keep=frozenset(keep))
-
-
 def url_name(source: str) -> str:
     """The file name of a URL or a path (`s3://b/run/rank0.json` → `rank0.json`)."""
     return PurePosixPath(urlsplit(source).path).name if is_url(source) else Path(source).name
@@ -463,7 +300,6 @@ def resolve_all(sources: Iterable[str]) -> list[str]:
 
 __all__ = [
     "INSTALL",
-    "RemoteFile",
     "is_url",
     "list_traces",
     "mirror_dir",

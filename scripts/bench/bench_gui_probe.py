@@ -288,13 +288,14 @@ def open_and_wait(
 
     from perfview.qt import deferred  # the page may be built over several turns
 
-    build = window._on_loaded  # type: ignore[attr-defined]
+    opener = window.open_controller  # type: ignore[attr-defined]
+    build = opener._on_loaded
 
     def timed_build(*args: object) -> None:  # when the load's result reached the GUI thread
         result["result_at_s"] = time.perf_counter() - t0
         build(*args)
 
-    window._on_loaded = timed_build  # type: ignore[attr-defined]
+    opener._on_loaded = timed_build
     window.document_opened.connect(opened)  # type: ignore[attr-defined]
     window.load_failed.connect(failed)  # type: ignore[attr-defined]
     window.load_cancelled.connect(cancelled)  # type: ignore[attr-defined]
@@ -316,7 +317,7 @@ def open_and_wait(
     for signal, slot in (("document_opened", opened), ("load_failed", failed)):
         getattr(window, signal).disconnect(slot)
     window.load_cancelled.disconnect(cancelled)  # type: ignore[attr-defined]
-    window._on_loaded = build  # type: ignore[attr-defined]
+    opener._on_loaded = build
     result.update(gap_figures(probe, gaps, t0, sampler))
     if "result_at_s" in result:  # the GUI-thread stall around the tab's construction
         at = t0 + result["result_at_s"]

@@ -84,3 +84,44 @@ def test_one_colour_per_path_category() -> None:
     from perfview.qt.views.critical_path_track import CATEGORY_COLORS
 
     assert tuple(CATEGORY_COLORS) == CATEGORIES
+
+
+def test_a_long_path_is_drawn_merged_to_pixels_and_whole_when_zoomed_in(qtbot: Any) -> None:
+    """The real NCCL sample's three steps: tens of thousands of segments zoomed out are one
+    rect per pixel column at most (every segment counted in one), zoomed in each its own."""
+    from PySide6.QtGui import QColor
+
+    from perfview.loaders import load
+    from perfview.qt.views.critical_path_track import CATEGORY_COLORS
+    from perfview.qt.views.timeline_view import TimelineView
+    from tests.conftest import sample
+
+    timeline = load(sample("kineto_gpu/hta_nccl_data.json.gz")).timeline
+    assert timeline is not None
+    view = TimelineView(timeline)
+    qtbot.addWidget(view)
+    view.resize(1200, 500)
+    with qtbot.waitSignal(view.path_track.ready, timeout=60000):
+        view.show()
+    track = view.path_track
+    seg = track.segments
+    lo, hi = track.bounds()
+    shown = track._shown(lo, hi)
+    assert len(seg) > 10 * (hi - lo)  # far more segments than pixels
+    assert len(shown) <= 2 * (hi - lo)
+    assert int(shown.count.sum()) == len(seg)
+    # zoomed to the longest communication segment: drawn alone, in its category's colour
+    comm = seg[seg["category"] == "communication"]
+    longest = int(np.argmax((comm["end_ns"] - comm["start_ns"]).to_numpy()))
+    start = int(comm["start_ns"].to_numpy()[longest])
+    end = int(comm["end_ns"].to_numpy()[longest])
+    view.viewbox.setXRange(start - (end - start), end + (end - start), padding=0)
+    lo, hi = track.bounds()
+    shown = track._shown(lo, hi)
+    mine = np.flatnonzero((shown.x0 == start) & (shown.x1 == end))
+    assert len(mine) == 1
+    assert int(shown.count[mine[0]]) == 1
+    assert track.to_px is not None
+    x = int(track.to_px(np.array([(start + end) / 2]))[0])
+    pixel = track.grab().toImage().pixelColor(x, 10)
+    assert pixel == QColor(CATEGORY_COLORS["communication"])

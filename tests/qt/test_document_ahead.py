@@ -61,8 +61,10 @@ def test_the_load_lays_out_the_timeline_and_the_tab_uses_it(
 
     tab = DocumentTab(Document(result.bundle), result.tables, pages=result.pages)
     qtbot.addWidget(tab)
-    qtbot.waitUntil(lambda: "timeline" in tab._data and not tab.is_preparing(), timeout=60_000)
-    assert tab._data["timeline"] is data  # the load's layout, not a second one
+    qtbot.waitUntil(
+        lambda: "timeline" in tab.tab_data.data and not tab.is_preparing(), timeout=60_000
+    )
+    assert tab.tab_data.data["timeline"] is data  # the load's layout, not a second one
     assert counted_layouts == [1]
     assert tab.show_view("timeline")
     view = tab.view_widget("timeline")
@@ -98,7 +100,7 @@ def test_a_layout_done_before_the_tab_is_adopted_at_once(qtbot: Any) -> None:
     done.set_result(data)
     tab = DocumentTab(Document(bundle), pages={"timeline": Pending("timeline", done)})
     qtbot.addWidget(tab)
-    assert tab._data["timeline"] is data  # no worker, no "Preparing…"
+    assert tab.tab_data.data["timeline"] is data  # no worker, no "Preparing…"
     assert not tab.is_preparing("timeline")
     qtbot.waitUntil(lambda: "timeline" in tab._views, timeout=10_000)  # built on a later turn
     assert tab.current_view() != "timeline"
@@ -121,10 +123,10 @@ def test_a_layout_still_running_is_waited_for_off_the_gui_thread(qtbot: Any) -> 
     tab = DocumentTab(Document(bundle), pages={"timeline": Pending("timeline", running)})
     qtbot.addWidget(tab)
     qtbot.waitUntil(lambda: tab.is_preparing("timeline"), timeout=10_000)  # "Preparing…"
-    assert "timeline" not in tab._data
+    assert "timeline" not in tab.tab_data.data
     threading.Thread(target=running.set_result, args=(data,)).start()  # the layout ends
     qtbot.waitUntil(lambda: "timeline" in tab._views and not tab.is_preparing(), timeout=60_000)
-    assert tab._data["timeline"] is data
+    assert tab.tab_data.data["timeline"] is data
 
 
 def test_a_layout_that_failed_is_shown_in_place(qtbot: Any) -> None:

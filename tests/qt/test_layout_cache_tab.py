@@ -26,7 +26,7 @@ def _tab_when_prepared(qtbot: Any, path: Path) -> Any:
 
     tab = DocumentTab(Document(load(path)))
     qtbot.addWidget(tab)
-    qtbot.waitUntil(lambda: "timeline" in tab._data, timeout=60_000)  # the AHEAD page
+    qtbot.waitUntil(lambda: "timeline" in tab.tab_data.data, timeout=60_000)  # the AHEAD page
     return tab
 
 
@@ -46,11 +46,11 @@ def test_reopened_timeline_comes_from_the_cached_layout(
     first = _tab_when_prepared(qtbot, path)
     parsed_columns.flush()
     layout_entries.flush()
-    assert first._data["timeline"].event_row.flags.writeable  # laid out here
+    assert first.tab_data.data["timeline"].event_row.flags.writeable  # laid out here
     assert layout_entries.entry_for(path).is_dir()  # and stored
 
     again = _tab_when_prepared(qtbot, path)
-    data = again._data["timeline"]
+    data = again.tab_data.data["timeline"]
     assert not data.event_row.flags.writeable  # read back, memory-mapped
     fresh = timeline_layout.prepare_timeline(again.document.bundle.timeline)
     assert np.array_equal(data.event_row, fresh.event_row)

@@ -87,7 +87,7 @@ def test_show_view_stays_synchronous_and_adopts_derived_data(qtbot: Any) -> None
     assert view.data is timeline  # the worker's layout, not a second one
     assert not tab.is_preparing()
     # The Overview's findings are the Recommendations page: no second computation.
-    assert tab._data["recommendations"] is overview.findings
+    assert tab.tab_data.data["recommendations"] is overview.findings
     tab.tabs.setCurrentIndex(tab.view_names().index("recommendations"))
     assert not tab.is_preparing("recommendations")
     recs = tab.view_widget("recommendations")
@@ -123,8 +123,8 @@ def test_a_reopened_trace_shows_its_findings_at_once(
 
     first, tab = opened()
     assert first.pages["overview"].findings is None  # found by a worker once drawn
-    qtbot.waitUntil(lambda: tab._data["overview"].findings is not None, timeout=60_000)
-    found = tab._data["overview"].findings
+    qtbot.waitUntil(lambda: tab.tab_data.data["overview"].findings is not None, timeout=60_000)
+    found = tab.tab_data.data["overview"].findings
     assert found  # resnet50's trace has findings, so the test shows them coming back
     parsed_columns.flush()
     overview_entries.flush()
@@ -171,7 +171,9 @@ def test_the_other_pages_are_prepared_ahead_once_the_window_is_quiet(qtbot: Any)
 
     tab = _tab()
     qtbot.addWidget(tab)
-    qtbot.waitUntil(lambda: isinstance(tab._data.get("kernels"), KernelsData), timeout=120_000)
+    qtbot.waitUntil(
+        lambda: isinstance(tab.tab_data.data.get("kernels"), KernelsData), timeout=120_000
+    )
     assert "kernels" not in tab._views  # prepared, not built: widgets wait for the click
     tab.tabs.setCurrentIndex(tab.view_names().index("kernels"))
     assert not tab.is_preparing("kernels")
@@ -199,7 +201,7 @@ def test_nothing_is_prepared_ahead_while_a_clicked_page_prepares(
     worker would share the GIL with the clicked page's (issue 37: Operators 2 s after the load
     with the Kernels table prepared beside it)."""
     from perfview.core.pages.data import OpsData
-    from perfview.qt import document_tab
+    from perfview.qt import tab_data
     from perfview.qt.document_tab import DocumentTab
 
     made: list[tuple[str, set[str]]] = []
@@ -212,14 +214,14 @@ def test_nothing_is_prepared_ahead_while_a_clicked_page_prepares(
     monkeypatch.setattr(DocumentTab, "_prefetch_task", record)
     # the clicked page's worker holds on until the window has had its quiet moments
     release = threading.Event()
-    page_data = document_tab.page_data
+    page_data = tab_data.page_data
 
     def held(name: str, *args: Any) -> Any:
         if name == "operators":
             release.wait(60)
         return page_data(name, *args)
 
-    monkeypatch.setattr(document_tab, "page_data", held)
+    monkeypatch.setattr(tab_data, "page_data", held)
     tab = _tab()
     qtbot.addWidget(tab)
     tab.tabs.setCurrentIndex(tab.view_names().index("operators"))
@@ -232,7 +234,7 @@ def test_nothing_is_prepared_ahead_while_a_clicked_page_prepares(
     finally:
         release.set()
     qtbot.waitUntil(lambda: tab.built_view("operators") is not None, timeout=60_000)
-    assert isinstance(tab._data["operators"], OpsData)
+    assert isinstance(tab.tab_data.data["operators"], OpsData)
     qtbot.waitUntil(lambda: len(made) >= 2, timeout=60_000)  # the prefetch goes on after it
     assert [preparing for _name, preparing in made if preparing] == []
     assert "operators" not in [name for name, _ in made]
@@ -246,7 +248,7 @@ def test_the_quiet_work_runs_one_worker_at_a_time(
     with each other and with the page clicked next)."""
     from PySide6.QtCore import QThreadPool
 
-    from perfview.qt import document_tab
+    from perfview.qt import document_tab, tab_data
     from tests.loaders.cache_setup import use_cache_dir
 
     use_cache_dir(tmp_path, monkeypatch, max_mb=500)  # the findings found, not read back
@@ -268,13 +270,13 @@ def test_the_quiet_work_runs_one_worker_at_a_time(
         return run
 
     monkeypatch.setattr(document_tab, "completed", timed("findings", document_tab.completed))
-    monkeypatch.setattr(document_tab, "with_tree", timed("page", document_tab.with_tree))
+    monkeypatch.setattr(tab_data, "with_tree", timed("page", tab_data.with_tree))
     bundle = _bundle()
     overview = pages.prepare_first("overview", bundle)
     assert overview.findings is None  # drawn first, its findings found by a worker
     try:
         tab = _tab({"overview": overview})
-        qtbot.waitUntil(lambda: tab._data["overview"].findings is not None, timeout=60_000)
+        qtbot.waitUntil(lambda: tab.tab_data.data["overview"].findings is not None, timeout=60_000)
         qtbot.waitUntil(lambda: sum(k == "page" for k, _, _ in spans) >= 2, timeout=60_000)
         qtbot.waitUntil(lambda: not tab._busy(), timeout=60_000)
     finally:

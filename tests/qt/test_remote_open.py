@@ -88,8 +88,8 @@ def test_the_open_dialog_offers_remote_schemes_and_opens_the_url(
 
     opened: list[Any] = []
     monkeypatch.setattr(QFileDialog, "getOpenFileUrls", dialog)
-    monkeypatch.setattr(window, "open_path", opened.append)
-    window.open_dialog()
+    monkeypatch.setattr(window.open_controller, "open_path", opened.append)
+    window.open_controller.open_dialog()
     assert asked["supportedSchemes"] == remote_open.SCHEMES
     assert opened == ["s3://bucket/log"]
 
@@ -107,7 +107,7 @@ def test_a_trace_url_opens_in_a_tab_parsed_as_it_downloads(
 
     import perfview.loaders.trace.loader as trace_loader
     from perfview import loaders, streamed
-    from perfview.store import remote
+    from perfview.store import remote_download
     from tests.conftest import SAMPLES
 
     source = SAMPLES / "kineto_cpu" / "dtu_jc_resnet18_cpu_trace.json"
@@ -134,7 +134,7 @@ def test_a_trace_url_opens_in_a_tab_parsed_as_it_downloads(
 
     monkeypatch.setattr(streamed, "take", watched)
     monkeypatch.setattr(streamed.Arriving, "add", held)
-    monkeypatch.setattr(remote, "CHUNK", 16 * 1024)  # pieces of 16 KB
+    monkeypatch.setattr(remote_download, "CHUNK", 16 * 1024)  # pieces of 16 KB
     window = _window(qtbot, tmp_path)
     with qtbot.waitSignal(window.document_opened, timeout=60000) as opened:
         window.open_path(f"s3://{BUCKET}/one/{source.name}")

@@ -174,6 +174,6 @@ def test_the_overview_is_drawn_first_and_its_findings_follow(qtbot) -> None:
     deferred.flush(30_000)
     assert view.findings is not None
     assert view.findings.cards
-    assert tab._data["recommendations"] is view.data.findings
-    assert tab._data["overview"] is view.data
+    assert tab.tab_data.data["recommendations"] is view.data.findings
+    assert tab.tab_data.data["overview"] is view.data
     window.close()

@@ -7,6 +7,7 @@ and only their small codes are put in the final order (`events_table`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -36,6 +37,12 @@ class Events:
     name: np.ndarray  # interner codes (int32 or int64)
     cat: np.ndarray
 
+    def let_go_fields(self) -> None:
+        """The per-event times, pids, tids, names and categories were read for the last
+        time (the flows and instants are made): let go, so the events table is made
+        without them beside it. `cols`, `ph` and `ok` stay for the report."""
+        self.ts = self.pid = self.tid = self.name = self.cat = _EMPTY
+
 
 def event_labels(ev: Events, sl: Slices, part: int) -> dict[str, Any]:
     """The events table's categorical columns in the slices' order as found, in two parts
@@ -60,41 +67,76 @@ def _reordered(labels: pd.Categorical, order: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(labels.codes[order], dtype=labels.dtype, validate=False)
 
 
+@dataclass
+class SliceParts:
+    """What `events_table` reads besides the sorted slices, in their terms: `src` the
+    slices' event rows in the final order, `order` the slices as found in that order,
+    `labels` their categorical columns as found (`event_labels`). Handed over whole so that
+    the table can let each part go once read: `build` keeps no reference of its own."""
+
+    src: np.ndarray
+    order: np.ndarray
+    labels: dict[str, Any]
+
+
+COLUMN_ORDER = (
+    "ts", "dur", "name", "cat", "kind", "pid", "tid", "lane", "depth", "parent", "corr",
+    "ext_id", "shape",
+)  # fmt: skip
+
+
 def events_table(
-    ev: Events, src: np.ndarray, order: np.ndarray, s: SortedSlices, fast: ModuleType | None,
-    labels: dict[str, Any], pid: np.ndarray, tid: np.ndarray,
+    ev: Events, s: SortedSlices, lanes: pd.DataFrame, fast: ModuleType | None,
+    parts: SliceParts, read: Callable[..., object],
 ) -> pd.DataFrame:  # fmt: skip
-    """The events table from the sorted slices `s`: `src`, `pid` and `tid` are the slices'
-    event rows, pids and tids in that order (`order`: the slices as found, in that order),
-    taken by `build` so that the slices as found are let go before this table is made."""
+    """The events table from the sorted slices `s` and `parts` (see there). A slice's pid
+    and tid are its lane's (a lane is one pid, tid and overlap row): read from `lanes`
+    here, not carried per slice through the build's peak (16 bytes a slice). Made column by
+    column, each input let go once its column is made: `s.end` and `s.lane` (the table
+    keeps the duration and an int32 lane), the labels as found, `order` and `src`, and the
+    file's corr and ext columns (`read`: the build's let-go, see `build._read`). At a
+    10 GB trace's build, where a load peaks, those are ~50 bytes a slice that no longer sit
+    beside the finished columns. `s` and `parts` are left emptied."""
     cols = ev.cols
     slice_ph = ev.ph("X") | ev.ph("B")  # X or B: the others (async) have no corr / ext id
+    out: dict[str, Any] = {"ts": s.start}
+    out["pid"] = lanes["pid"].to_numpy(dtype=I64)[s.lane]
+    out["tid"] = lanes["tid"].to_numpy(dtype=I64)[s.lane]
+    out["depth"], out["parent"] = s.depth, s.parent
+    out["dur"] = s.end - s.start
+    s.end = _EMPTY
+    out["lane"] = s.lane.astype(np.int32)
+    s.lane = _EMPTY
+    order, labels = parts.order, parts.labels
+    parts.order, parts.labels = _EMPTY, {}
+    for key in ("name", "cat", "kind", "shape"):
+        out[key] = _reordered(labels.pop(key), order)
+    del order
+    src = parts.src
+    parts.src = _EMPTY
+    out["corr"] = _ids(cols, "corr", src, slice_ph, fast, read)
+    out["ext_id"] = _ids(cols, "ext", src, slice_ph, fast, read)
+    del src, slice_ph
+    return pd.DataFrame({key: out.pop(key) for key in COLUMN_ORDER}, copy=False)
 
-    def ids(column: str) -> np.ndarray:
-        values = cols.cat_all(column).astype(I64, copy=False)
-        if fast is not None:
-            out: np.ndarray = fast.gather_where(values, src, slice_ph)
-            return out
-        return np.where(slice_ph[src], values[src], -1)
 
-    return pd.DataFrame(
-        {
-            "ts": s.start,
-            "dur": s.end - s.start,
-            "name": _reordered(labels["name"], order),
-            "cat": _reordered(labels["cat"], order),
-            "kind": _reordered(labels["kind"], order),
-            "pid": pid,
-            "tid": tid,
-            "lane": s.lane.astype(np.int32),
-            "depth": s.depth,
-            "parent": s.parent,
-            "corr": ids("corr"),
-            "ext_id": ids("ext"),
-            "shape": _reordered(labels["shape"], order),
-        },
-        copy=False,
-    )
+def _ids(
+    cols: Columns, column: str, src: np.ndarray, slice_ph: np.ndarray,
+    fast: ModuleType | None, read: Callable[..., object],
+) -> np.ndarray:  # fmt: skip
+    """The file's `column` (corr or ext) for each slice's event (-1 where not X or B), the
+    column let go once gathered."""
+    values = cols.cat_all(column).astype(I64, copy=False)
+    if fast is not None:
+        gathered: np.ndarray = fast.gather_where(values, src, slice_ph)
+    else:
+        gathered = np.where(slice_ph[src], values[src], -1)
+    del values
+    read(column)
+    return gathered
+
+
+_EMPTY = np.zeros(0, dtype=I64)
 
 
 def instants_table(ev: Events, inst: np.ndarray, scope: np.ndarray) -> pd.DataFrame:
@@ -117,4 +159,4 @@ def _chars(codes: np.ndarray) -> np.ndarray:
     return codes.view("S1").astype(str)
 
 
-__all__ = ["Events", "event_labels", "events_table", "instants_table"]
+__all__ = ["Events", "SliceParts", "event_labels", "events_table", "instants_table"]

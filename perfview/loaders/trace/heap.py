@@ -78,6 +78,18 @@ def reuse_freed(n_events: int) -> Iterator[None]:
                 malloc_trim(0)
 
 
+def trim_holes() -> None:
+    """Hand the free pages inside malloc's heap back now, even within `reuse_freed`. At a
+    stage boundary of a big build the stage before has freed its temporaries, and what the
+    next stage allocates does not fill every hole they left: those pages stay resident,
+    counted in the load's peak (1 GB NCCL trace: 1,217 -> 1,166 MB peak with the build
+    trimming at its stage boundaries, no more system time: the holes that are reused
+    fault their pages in again, a few per MB). Cheap: one walk of malloc's free lists."""
+    fns = _libc()
+    if fns is not None:
+        fns[1](0)
+
+
 def give_back() -> None:
     """Hand malloc's free heap back to the system, unless a build is reusing it. After a tab
     is closed its arrays under the mmap threshold (32 MB) are free but stay resident in
@@ -91,4 +103,4 @@ def give_back() -> None:
             fns[1](0)
 
 
-__all__ = ["give_back", "keep_after_blocks", "reuse_freed"]
+__all__ = ["give_back", "keep_after_blocks", "reuse_freed", "trim_holes"]

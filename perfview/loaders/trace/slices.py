@@ -46,6 +46,11 @@ class Phases:
             self._masks[chars] = mask
         return mask
 
+    def forget(self) -> None:
+        """Drop the memoised masks (a byte an event each): the stages that asked for the
+        same sets many times are over; a later ask makes its mask again."""
+        self._masks.clear()
+
     def unsupported(self) -> dict[str, int]:
         counts = np.bincount(self.code, minlength=len(self.values)).tolist()
         return {

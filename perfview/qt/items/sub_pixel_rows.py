@@ -36,7 +36,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core.layout import raster
 from perfview.core.layout.flame import Rects
-from perfview.core.layout.flame_cull import merge
+from perfview.core.layout.flame_cull import merged
 from perfview.qt.items.rect_batch import RectBatchItem, device_edges, sub_pixel
 from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
 
@@ -279,15 +279,15 @@ class SubPixelRows(pg.GraphicsObject):
         min_px = min(1.0 / sy, 8.0)  # k rows share a pixel row: merge over k pixel columns
         groups: dict[tuple[int, bytes], tuple[np.ndarray, list[Rects], list[Rects]]] = {}
         for item in sorted(self._members, key=lambda item: item.transform().dy()):
-            for layer, (rects, argb, merged) in enumerate(
+            for layer, (rects, argb, coarse) in enumerate(
                 self._member_rects(item, sx, sy, region, min_px)
             ):
                 if len(rects):
                     _argb, raw, ready = groups.setdefault((layer, argb.tobytes()), (argb, [], []))
-                    (ready if merged else raw).append(rects)
+                    (ready if coarse else raw).append(rects)
         out = []
         for _key, (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
-            parts = [merge(_joined(raw), 1.0, min_px)] if raw else []
+            parts = [merged(_joined(raw), 1.0, min_px)] if raw else []
             out.append((_joined(parts + ready), argb))
         return out
 

@@ -1,7 +1,8 @@
 """The critical path as a track over the Timeline: each step's path, segment by segment.
 
 One widget paints every segment in one `paintEvent` (one `drawRects` call per category, like
-the Timeline's slices: `rect_batch.draw_rect_array`), never one item per segment. It sits
+the Timeline's slices: `rect_batch.draw_rect_array`), never one item per segment, and those
+narrower than a pixel merged per pixel column first (`flame_cull.FlameIndex`). It sits
 above the Timeline's plot, its x axis the plot's: the Timeline says where a time lands in
 pixels (`to_px`), and repaints it when the plot's range changes. Clicking a segment selects
 the slice it is named after on the Timeline (`segment_clicked(row)`); gaps between slices and
@@ -18,6 +19,8 @@ import numpy as np
 import pandas as pd
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from perfview.core.layout.flame import Rects
+from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_ns
 from perfview.qt import deferred
@@ -30,6 +33,9 @@ CATEGORY_COLORS = {
     "launch": "#f28e2b", "sync": "#e15759", "data_loading": "#76b7b2", "idle": "#bab0ac",
 }  # fmt: skip
 HEIGHT_PX = 20
+# Segments merged per frame at most (more are drawn from the index's pre-merged levels): a
+# whole trace's path merged afresh each frame cost ~10 ms, as much as all its slices.
+RAW_BUDGET = 4_000
 LABEL = "Critical path"
 
 
@@ -60,6 +66,7 @@ class CriticalPathTrack(QtWidgets.QWidget):
         self._cat = np.zeros(0, np.int64)
         self._row = np.zeros(0, np.int64)
         self._step_start = np.zeros(0, np.int64)
+        self._index: FlameIndex | None = None
         self._brushes = [QtGui.QBrush(QtGui.QColor(c)) for c in CATEGORY_COLORS.values()]
         self.setFixedHeight(HEIGHT_PX)
         self.setMouseTracking(True)
@@ -72,15 +79,19 @@ class CriticalPathTrack(QtWidgets.QWidget):
         )
         self.hide()
 
-    def start(self, timeline: Timeline) -> None:
-        """Compute the segments in a worker; the track shows when they come."""
+    def start(self, timeline: Timeline, run: Callable[[Task], None] | None = None) -> None:
+        """Compute the segments in a worker (started by `run(task)` when given: the tab
+        starts it once the window is quiet); the track shows when they come."""
         self._release = deferred.hold(self)  # a screenshot waits for the track
         task = Task(lambda _progress: compute_segments(timeline), "critical path track")
         # methods of this widget, so that Qt drops the connections with it (a tab closed
         # while the worker runs); the hold is released with it too
         task.finished.connect(self.set_segments)
         task.done.connect(self._task_done)
-        task.start()
+        if run is None:
+            task.start()
+        else:
+            run(task)
 
     def _task_done(self) -> None:
         self._release()
@@ -95,6 +106,12 @@ class CriticalPathTrack(QtWidgets.QWidget):
         self._step_start = np.sort(firsts.to_numpy(dtype=np.int64))
         cats = pd.Categorical(segments["category"], categories=list(CATEGORY_COLORS))
         self._cat = np.asarray(cats.codes, np.int64)
+        # culled and merged to pixels per frame (`FlameIndex`, one row), never drawn whole
+        self._index = FlameIndex(
+            Rects.make(self._start, np.maximum(self._end, self._start), np.zeros(len(self._start)),
+                       bucket=self._cat),
+            raw_budget=RAW_BUDGET, direct_below=0,
+        )  # fmt: skip
         self.setVisible(len(segments) > 0)
         self.update()
 
@@ -120,16 +137,16 @@ class CriticalPathTrack(QtWidgets.QWidget):
             align = QtCore.Qt.AlignmentFlag.AlignVCenter | QtCore.Qt.AlignmentFlag.AlignRight
             painter.drawText(QtCore.QRect(4, 0, max(int(lo) - 10, 1), HEIGHT_PX),
                              int(align), LABEL)  # fmt: skip
-            if self.to_px is None or not len(self._start):
+            if self.to_px is None or self._index is None:
                 return
-            left = np.floor(self.to_px(self._start))
-            right = np.ceil(self.to_px(self._end)) - 1
+            shown = self._shown(lo, hi)
+            left = np.floor(self.to_px(shown.x0))
+            right = np.ceil(self.to_px(shown.x1)) - 1
             right = np.maximum(right, left)  # at least one pixel: a short step is still seen
-            seen = (right >= lo) & (left <= hi)
             painter.setClipRect(QtCore.QRect(int(lo), 0, int(hi - lo) + 1, HEIGHT_PX))
             painter.setPen(QtCore.Qt.PenStyle.NoPen)
             for code, brush in enumerate(self._brushes):
-                pick = np.flatnonzero(seen & (self._cat == code))
+                pick = np.flatnonzero(shown.bucket == code)
                 if not len(pick):
                     continue
                 rects = np.empty((len(pick), 4), np.int32)
@@ -150,6 +167,19 @@ class CriticalPathTrack(QtWidgets.QWidget):
                 draw_rect_array(painter, bars)
         finally:
             painter.end()
+
+    def _shown(self, lo: float, hi: float) -> Rects:
+        """The segments between pixels lo and hi, those narrower than a pixel merged into
+        one per pixel column (the colour of most of its time), as the Timeline's slices
+        are: a whole trace's tens of thousands of segments are ~1,000 rects to draw."""
+        assert self.to_px is not None
+        assert self._index is not None
+        p0, p1 = self.to_px(np.array([0.0, 1e9]))
+        scale = float(p1 - p0) / 1e9  # pixels per ns
+        if scale <= 0:
+            return Rects.empty()
+        x_lo, x_hi = (lo - p0) / scale, (hi - p0) / scale
+        return self._index.query(float(x_lo), float(x_hi), scale)
 
     def mousePressEvent(self, event: QtGui.QMouseEvent) -> None:
         i = self.segment_at(event.position().x())

@@ -25,6 +25,7 @@ from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
 from perfview.qt.items.labels import TimeAxis, TrackAxis
 from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
+from perfview.qt.tasks import Task
 from perfview.qt.views import timeline_find, timeline_flows, timeline_panels
 from perfview.qt.views.critical_path_track import CriticalPathTrack
 from perfview.qt.views.details_panel import DetailsPanel
@@ -44,6 +45,9 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
     document tab so that building this widget does no work proportional to the trace; without
     it the view prepares it itself (tests, compare and bench scripts). With `defer` the
     tracks and the side tabs are added on the next event-loop turns (`ensure_built`).
+    `background(task)` starts the view's own worker (the critical-path track) when the
+    window sees fit (a document tab: once quiet, `DocumentTab.run_when_quiet`); without it
+    the task starts at once.
     """
 
     selected = QtCore.Signal(int)  # event row (also sent to the document)
@@ -62,10 +66,12 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         data: timeline_layout.TimelineData | None = None,
         *,
         defer: bool = False,
+        background: Callable[[Task], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.timeline = timeline
         self.document = document
+        self._background = background
         self.selected_row: int | None = None
         self._matches = np.zeros(0, dtype=np.int64)
         self._match_pos = -1
@@ -90,7 +96,7 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         self._layout_tracks()
         self.fit_all()
         if self.timeline.is_torch:  # each step's critical path, over the tracks
-            self.path_track.start(self.timeline)
+            self.path_track.start(self.timeline, self._background)
 
     def _finish_side(self) -> None:
         timeline_panels.build_side(self)  # Details, Range, Search, Tracks, Bookmarks tabs
@@ -212,11 +218,15 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         (lo, hi), _ = self.viewbox.viewRange()
         return float(lo), float(hi)
 
-    def fit_event(self, row: int) -> None:
-        """Zoom so slice `row` fills the view (with a small margin) and scroll to its track."""
+    def fit_event(self, row: int, fill: float = 1 / 1.1) -> None:
+        """Zoom so slice `row` spans `fill` of the view's width, centred (by default the
+        whole view but a 5 % margin each side), and scroll to its track. A smaller `fill`
+        shows what ran around it (a screenshot of one kernel: 0.5)."""
         self.ensure_built()
         ts, dur = float(self._ts[row]), float(max(self._dur[row], 1))
-        self.viewbox.setXRange(ts - dur * 0.05, ts + dur * 1.05, padding=0)
+        half = dur / min(max(fill, 1e-6), 1.0) / 2
+        mid = ts + dur / 2
+        self.viewbox.setXRange(mid - half, mid + half, padding=0)
         self._scroll_to_row(int(self.event_row[row]))
 
     def _scroll_to_row(self, row: int) -> None:

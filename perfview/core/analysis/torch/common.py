@@ -16,6 +16,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from perfview.core.analysis.torch import remembered
 from perfview.core.model import Timeline
 
 I64 = np.int64
@@ -27,22 +28,23 @@ DATALOADER_PREFIX = "enumerate(DataLoader)"
 
 
 def per_events(fn: Callable[[Timeline], T]) -> Callable[[Timeline], T]:
-    """Remember `fn(timeline)` for as long as `timeline.events` lives.
+    """Remember `fn(timeline)` for as long as `timeline.events` lives, within the budget
+    of everything remembered (`remembered`: the least recently used let go first).
 
     The overview's tables and its recommendations ask for the same steps and utilisation
     several times; on a 1 GB trace each costs 0.1-0.3 s. DataFrames are handed out as copies,
     so a caller that edits one changes nothing for the next.
     """
-    memo: dict[int, tuple[weakref.ref[pd.DataFrame], T]] = {}
+    store = remembered.Store()
 
     @functools.wraps(fn)
     def wrapper(timeline: Timeline) -> T:
         events = timeline.events
         key = id(events)
-        hit = memo.get(key)
+        hit = store.get(key)
         if hit is None or hit[0]() is not events:
             value = fn(timeline)
-            memo[key] = (weakref.ref(events, lambda _ref: memo.pop(key, None)), value)
+            store.put(key, (weakref.ref(events, lambda _ref: store.pop(key)), value))
         else:
             value = hit[1]
         return value.copy() if isinstance(value, pd.DataFrame) else value  # type: ignore[return-value]
@@ -50,21 +52,22 @@ def per_events(fn: Callable[[Timeline], T]) -> Callable[[Timeline], T]:
     return wrapper
 
 
-_MASKS: dict[tuple[int, str, object], tuple[weakref.ref[pd.DataFrame], np.ndarray]] = {}
+_MASKS = remembered.Store()
 
 
 def _remembered(
     events: pd.DataFrame, key: tuple[str, object], compute: Callable[[], np.ndarray]
 ) -> np.ndarray:
-    """`compute()`, a mask over `events`, made once while that frame lives and handed out as
-    a copy (callers may edit theirs). The Overview and its findings ask for the same kind and
-    name masks 10-20 times: ~0.15 s of a 1 GB trace's first page."""
+    """`compute()`, a mask over `events`, made once while that frame lives (within the
+    budget, see `per_events`) and handed out as a copy (callers may edit theirs). The
+    Overview and its findings ask for the same kind and name masks 10-20 times: ~0.15 s of
+    a 1 GB trace's first page."""
     slot = (id(events), *key)
     hit = _MASKS.get(slot)
     if hit is not None and hit[0]() is events:
-        return hit[1].copy()
+        return np.array(hit[1], copy=True)
     mask = compute()
-    _MASKS[slot] = (weakref.ref(events, lambda _ref: _MASKS.pop(slot, None)), mask)
+    _MASKS.put(slot, (weakref.ref(events, lambda _ref: _MASKS.pop(slot)), mask))
     return mask.copy()
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from perfview import readahead
 from perfview.core.analysis import ancestors, nesting
 from perfview.core.model.errors import truncated_after
+from perfview.loaders.limits import rows_on_disk
 from perfview.loaders.trace import idmerge
 from perfview.loaders.trace import kernels as build_kernels
 from perfview.loaders.trace.assemble import ARG_PC, assemble
@@ -65,13 +66,6 @@ MIN_RANGE_BYTES = 16 << 20  # a range smaller than this is not worth a thread
 # never resident whole (a 10 GB trace on a 24 GB machine). A multiple of the page size.
 WINDOW = 32 << 20
 MAX_THREADS = 8
-# a file bigger than 1/DISK_SHARE of the memory available has its rows written to a file on
-# disk (`reserved_batch(on_disk=True)`): a 10 GB trace's rows and columns are 5 GB, and given
-# back as the load goes they never sit in memory whole (10 GB NCCL replica, peak 9.1 -> 8.2-8.5
-# GB). Only where memory is short: the shared file map's page faults cost ~1 s of CPU at
-# 1 GB (20 %) for 30-80 MB less peak, and at 10 GB the rows' write-back to disk made the
-# load 4-22 s slower (52 s in memory), CPU the same.
-DISK_SHARE = 2
 MAX_MEMBERS = 256  # top-level keys; more is not a trace we know (general path)
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 # the scanner's rows that no column of `assemble` keeps: read by it and by the args' spans
@@ -283,20 +277,6 @@ def compiled() -> bool:
         return True
 
 
-def rows_on_disk(nbytes: int) -> bool:
-    """True when the scanner's rows of an `nbytes` file go to a file on disk (`DISK_SHARE`):
-    the memory available now (`MemAvailable`, Linux; elsewhere never) is under DISK_SHARE
-    times the file."""
-    try:
-        with open("/proc/meminfo", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024 < DISK_SHARE * nbytes
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
-
-
 def threads_for(nbytes: int) -> int:
     try:
         cores = len(os.sched_getaffinity(0))
@@ -497,4 +477,4 @@ def _report(ranges: list[_Range], total: int, progress: Progress, lo: float, hi:
     progress(lo + (hi - lo) * min(done / total, 1.0), f"scanned {done / 1e6:,.0f} MB")
 
 
-__all__ = ["Scanned", "compiled", "rows_on_disk", "scan", "threads_for", "warm"]
+__all__ = ["Scanned", "compiled", "scan", "threads_for", "warm"]
