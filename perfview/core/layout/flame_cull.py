@@ -217,12 +217,6 @@ def _merged(rects: Rects, px_per_unit: float, min_px: float = 1.0) -> Rects:
     return rects if groups < 0 else Rects(*arrays)
 
 
-def merged(rects: Rects, px_per_unit: float, min_px: float = 1.0) -> Rects:
-    """`merge`, compiled where `layout_kernels` is ready: the same rects (for a caller
-    merging a frame's slices of its own, e.g. many ranks' together)."""
-    return _merged(rects, px_per_unit, min_px)
-
-
 def visible(
     rects: Rects,
     x_lo: float,
@@ -440,4 +434,4 @@ class FlameIndex:
         return int(hits[0]) if len(hits) else -1
 
 
-__all__ = ["FlameIndex", "merge", "merged", "visible"]
+__all__ = ["FlameIndex", "merge", "visible"]

@@ -36,7 +36,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core.layout import raster
 from perfview.core.layout.flame import Rects
-from perfview.core.layout.flame_cull import merged
+from perfview.core.layout.flame_cull import merge
 from perfview.qt.items.rect_batch import RectBatchItem, device_edges, sub_pixel
 from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
 
@@ -287,7 +287,9 @@ class SubPixelRows(pg.GraphicsObject):
                     (ready if coarse else raw).append(rects)
         out = []
         for _key, (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
-            parts = [merged(_joined(raw), 1.0, min_px)] if raw else []
+            # numpy's merge: the compiled one (`flame_cull._merged`) would import numba here,
+            # on the GUI thread, the first time the rects pass its size (~1 s)
+            parts = [merge(_joined(raw), 1.0, min_px)] if raw else []
             out.append((_joined(parts + ready), argb))
         return out
 
