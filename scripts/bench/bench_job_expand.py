@@ -7,8 +7,13 @@ repeats it inside each rank: 6 copies ≈ 52 MB a rank). In a fresh child proces
 the job is opened, its Timeline page shown at 1600×1000, every rank expanded (each rank's file
 opened through the store on a worker, as a user's "Expand all ranks" does), and then:
 - the process's RSS with every rank expanded (and its peak), the expand time;
-- frame times: the whole widget repainted (`grab`) at several zoom levels, all ranks in view and
-  panning through them: median and worst, ms.
+- frame times: the view moved and the paint the event loop then runs (what the screen gets),
+  wall and GUI-thread CPU (other work shares the cores), median and worst, and the rects
+  drawn a frame: every rank in view (rows thinner than a pixel) at the whole job panning, at
+  1/10, 1/100 and 1/1000 of the time dragging (a quarter of the view a frame) and jumping (a
+  new place a frame), zooming in (a new zoom each frame; newer code stretches the last
+  exact tiles meanwhile, and draws the zoom exactly once it rests: that frame is its own
+  row), and 60 rows of full height.
 Prints one table row per run, with the machine's load average (other work shares the cores).
 """
 
@@ -64,17 +69,54 @@ box = timeline.plot.getViewBox()
 (x_lo, x_hi), (y_lo, y_hi) = box.viewRange()
 rows = timeline._rows_total()
 frames = {}
+def rects_drawn():
+    layer = getattr(timeline, "sub_pixel", None)
+    n = layer.stats.get("rects", 0.0) if layer is not None else 0.0
+    return n + sum(item.stats.get("visible", 0.0) for _t, item in timeline.tracks.values())
 def frame(name, xr, yr):
+    # what the screen gets: the view moved, then the paint the event loop runs
+    for _t, item in timeline.tracks.values():
+        item.stats = {}
+    layer = getattr(timeline, "sub_pixel", None)
+    if layer is not None:
+        layer.stats = {}
+    t, cpu = time.perf_counter(), time.thread_time()
     box.setRange(xRange=xr, yRange=yr, padding=0)
     app.processEvents()
-    t = time.perf_counter()
-    timeline.plot.viewport().grab()
-    frames.setdefault(name, []).append((time.perf_counter() - t) * 1e3)
+    wall, cpu = (time.perf_counter() - t) * 1e3, (time.thread_time() - cpu) * 1e3
+    frames.setdefault(name, []).append((wall, cpu, rects_drawn()))
 span = x_hi - x_lo
-for k in range(5):
-    frame("all ranks, whole job", (x_lo, x_hi), (0, rows))
+every = (0, rows)
+layer = getattr(timeline, "sub_pixel", None)  # a cache of tiles (newer code): start empty
+if layer is not None:
+    layer.invalidate()
+frame("all ranks, whole job: first frame", (x_lo, x_hi), every)
+for k in range(12):  # panning: 1/50 of the view a frame
+    d = span * 0.02 * (k + 1)
+    frame("all ranks, whole job, panning", (x_lo + d, x_hi + d), every)
 for zoom in (10, 100, 1000):
-    for k in range(12):  # panning: a new window each frame
+    w = span / zoom
+    for k in range(12):  # a drag: a quarter of the view a frame
+        lo = x_lo + span * 0.37 + k * w / 4
+        frame(f"all ranks, 1/{zoom} of the time, dragging", (lo, lo + w), every)
+    for k in range(12):  # a jump: a new place each frame
+        lo = x_lo + (k / 12) * (span - w)
+        frame(f"all ranks, 1/{zoom} of the time, jumping", (lo, lo + w), every)
+c = x_lo + span * 0.41
+for k in range(12):  # zooming in at a point, wheel steps of 1.5x: each a new zoom
+    w = span / 1.5 ** (k + 1)
+    if layer is not None:  # as the wheel does: the view moved by hand
+        box.sigRangeChangedManually.emit([True, True])
+    frame("all ranks, zooming in (1.5x a frame)", (c - w / 2, c + w / 2), every)
+if layer is not None and layer.settle_ms > 0:  # the zoom rests: its exact frame
+    time.sleep(layer.settle_ms / 1e3 + 0.05)
+    t, cpu = time.perf_counter(), time.thread_time()
+    app.processEvents()
+    app.processEvents()
+    wall, cpu = (time.perf_counter() - t) * 1e3, (time.thread_time() - cpu) * 1e3
+    frames["all ranks, the zoom at rest: its exact frame"] = [(wall, cpu, rects_drawn())]
+for zoom in (10, 100, 1000):
+    for k in range(12):
         lo = x_lo + (k / 12) * (span - span / zoom)
         top = (k / 12) * max(rows - 60, 0)
         frame(f"1/{zoom} of the time, 60 rows", (lo, lo + span / zoom), (top, top + 60))
@@ -84,7 +126,12 @@ print(json.dumps({
     "opened_mb": opened_mb, "rss_mb": me.memory_info().rss / 2**20,
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "expand_s": expand_s,
-    "frames": {k: [statistics.median(v), max(v)] for k, v in frames.items()},
+    "frames": {
+        k: [statistics.median(w for w, _c, _r in v), max(w for w, _c, _r in v),
+            statistics.median(c for _w, c, _r in v), max(c for _w, c, _r in v),
+            statistics.median(r for _w, _c, r in v)]
+        for k, v in frames.items()
+    },
 }))
 """
 
@@ -126,9 +173,14 @@ def main() -> int:
         f"in {r['expand_s']:.1f} s; RSS {r['opened_mb']:.0f} MB opened → {r['rss_mb']:.0f} MB "
         f"all expanded (peak {r['peak_mb']:.0f} MB)"
     )
-    print("| view | frame median ms | worst ms |\n|---|---:|---:|")
-    for name, (median, worst) in r["frames"].items():
-        print(f"| {name} | {median:.1f} | {worst:.1f} |")
+    print(
+        "| view | frame median / worst ms | GUI-thread CPU median / worst ms | rects a frame |"
+        "\n|---|---:|---:|---:|"
+    )
+    for name, (median, worst, cpu, cpu_worst, rects) in r["frames"].items():
+        print(
+            f"| {name} | {median:.1f} / {worst:.1f} | {cpu:.1f} / {cpu_worst:.1f} | {rects:,.0f} |"
+        )
     if not args.keep and args.out is None:
         for p in files:
             p.unlink()

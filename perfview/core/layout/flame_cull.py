@@ -44,6 +44,9 @@ def _end_max(rects: Rects, bounds: np.ndarray) -> np.ndarray:
     return out
 
 
+_ROWS_ONE_BY_ONE = 8  # up to this many rows a searchsorted per row is cheaper
+
+
 def _cull_index(
     rects: Rects,
     bounds: np.ndarray,
@@ -70,6 +73,54 @@ def _cull_index(
     # Inside [i, j) a short slice can still end before x_lo; x0 <= x_hi holds by construction.
     keep = (rects.x1[idx] >= x_lo) & (rects.x0[idx] <= x_hi)
     return idx[keep]
+
+
+@dataclass(frozen=True)
+class _RowKeys:
+    """A level's per-row sorted arrays laid end to end as one ascending array, so that every
+    row is searched by ONE `searchsorted`: row r's value v becomes r * width + (v - base),
+    `width` a power of two over twice the span, as float32 (8 bytes a rect for both keys:
+    64 ranks of 160k slices keep one of these per level they draw). Rounding is monotone,
+    so the keys keep each row's order and a search finds every rect the exact one does
+    (rounding only adds near neighbours); the rects found are then checked exactly, so the
+    answer is `_cull_index`'s to the bit."""
+
+    end: np.ndarray  # keys of the running end maximum
+    start: np.ndarray  # keys of x0
+    base: float
+    width: float
+
+    @classmethod
+    def of(cls, rects: Rects, end_max: np.ndarray) -> _RowKeys:
+        base = float(rects.x0.min())
+        span = max(float(end_max.max()) - base, 1.0)
+        width = 2.0 ** (int(np.ceil(np.log2(span))) + 1)
+        shift = rects.row.astype(np.float64) * width
+        end = (shift + (end_max - base)).astype(np.float32)
+        start = (shift + (rects.x0 - base)).astype(np.float32)
+        return cls(end, start, base, width)
+
+    def cull(
+        self, rects: Rects, end_max: np.ndarray, x_lo: float, x_hi: float, r_lo: int, r_hi: int
+    ) -> np.ndarray:
+        shift = np.arange(r_lo, r_hi + 1, dtype=np.float64) * self.width
+        # a row's keys lie in [0, width / 2) past its shift: a bound outside stays in the row
+        lo, hi = -0.25 * self.width, 0.75 * self.width
+        d_lo = min(max(x_lo - self.base, lo), hi)
+        d_hi = min(max(x_hi - self.base, lo), hi)
+        # rounded as the keys were: a key >= (<=) its bound's key when its value is
+        i = np.searchsorted(self.end, (shift + d_lo).astype(np.float32), side="left")
+        j = np.searchsorted(self.start, (shift + d_hi).astype(np.float32), side="right")
+        lengths = np.maximum(j - i, 0)
+        total = int(lengths.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        before = np.cumsum(lengths) - lengths
+        idx = np.repeat(i - before, lengths) + np.arange(total, dtype=np.int64)
+        # exactly `_cull_index`'s set: past the running end (its i), up to x_hi (its j),
+        # and not ending before x_lo
+        keep = (end_max[idx] > x_lo) & (rects.x0[idx] <= x_hi) & (rects.x1[idx] >= x_lo)
+        return idx[keep]
 
 
 def _group_argmax(gid: np.ndarray, weight: np.ndarray, n_groups: int) -> np.ndarray:
@@ -189,10 +240,25 @@ class _Level:
     rects: Rects
     bounds: np.ndarray = field(init=False)
     end_max: np.ndarray = field(init=False)
+    _keys: _RowKeys | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.bounds = _row_bounds(self.rects)
         self.end_max = _end_max(self.rects, self.bounds)
+
+    def cull(self, x_lo: float, x_hi: float, rows: tuple[int, int] | None) -> np.ndarray:
+        """`_cull_index` of this level; many rows at once (a job's ranks, a whole trace in
+        view) through `_RowKeys`, made the first time: a searchsorted per row cost ~6 µs a
+        row, the largest part of a frame with thousands of rows in view."""
+        n_rows = len(self.bounds) - 1
+        r_lo, r_hi = (
+            (0, n_rows - 1) if rows is None else (max(rows[0], 0), min(rows[1], n_rows - 1))
+        )
+        if r_hi - r_lo + 1 <= _ROWS_ONE_BY_ONE:
+            return _cull_index(self.rects, self.bounds, self.end_max, x_lo, x_hi, rows)
+        if self._keys is None:
+            self._keys = _RowKeys.of(self.rects, self.end_max)
+        return self._keys.cull(self.rects, self.end_max, x_lo, x_hi, r_lo, r_hi)
 
     @classmethod
     def restored(cls, rects: Rects, bounds: np.ndarray, end_max: np.ndarray) -> _Level:
@@ -200,6 +266,7 @@ class _Level:
         recomputed, so restoring a 1 GB trace's chain costs no pass over its slices."""
         level = cls.__new__(cls)
         level.rects, level.bounds, level.end_max = rects, bounds, end_max
+        level._keys = None
         return level
 
     def query(
@@ -210,7 +277,7 @@ class _Level:
         min_px: float,
         rows: tuple[int, int] | None,
     ) -> Rects:
-        idx = _cull_index(self.rects, self.bounds, self.end_max, x_lo, x_hi, rows)
+        idx = self.cull(x_lo, x_hi, rows)
         return _merged(self.rects.take(idx), px_per_unit, min_px)
 
 
@@ -326,9 +393,24 @@ class FlameIndex:
         if k == 0:
             return self._levels[0].query(x_lo, x_hi, px_per_unit, min_px, rows)
         level = self._level(min(k + 1, self.max_level))
-        return level.rects.take(
-            _cull_index(level.rects, level.bounds, level.end_max, x_lo, x_hi, rows)
-        )
+        return level.rects.take(level.cull(x_lo, x_hi, rows))
+
+    def culled(
+        self,
+        x_lo: float,
+        x_hi: float,
+        px_per_unit: float,
+        min_px: float = 1.0,
+        rows: tuple[int, int] | None = None,
+    ) -> tuple[Rects, np.ndarray, bool]:
+        """What `query` would merge, unmerged: the level's rects, the positions of those in
+        the window, and whether they still need `merge` at `min_px` (level 0). For a caller
+        that merges many indexes' rects together (a job's ranks, in pixels) in one call."""
+        k = self.level_for(px_per_unit, min_px)
+        if k == 0 or not len(self.rects):
+            return self.rects, self._levels[0].cull(x_lo, x_hi, rows), True
+        level = self._level(min(k + 1, self.max_level))
+        return level.rects, level.cull(x_lo, x_hi, rows), False
 
     def hit(self, x: float, row: int, tolerance: float = 0.0) -> int:
         """Position (into `self.rects`) of the narrowest rect on `row` containing x ± tolerance,

@@ -44,6 +44,13 @@ def draw_rect_array(painter: QtGui.QPainter, arr: np.ndarray) -> None:
     painter.drawRects(first, n)  # type: ignore[call-overload]
 
 
+def sub_pixel(sx: float, sy: float) -> bool:
+    """Whether a view at this device scale has rows thinner than a pixel, left to right and
+    top to bottom: what a layer drawing several items' rows at once draws
+    (`sub_pixel_rows`)."""
+    return sx > 0.0 and 0.0 < sy < 1.0
+
+
 def brushes(palette: Sequence[colors.RGB]) -> list[QtGui.QBrush]:
     return [QtGui.QBrush(QtGui.QColor(*rgb)) for rgb in palette]
 
@@ -96,6 +103,11 @@ class RectBatchItem(pg.GraphicsObject):
         self.labels = LabelPainter()
         self.labels_enabled = True
         self.stats: dict[str, float] = {}
+        # Set by a layer that draws this item's sub-pixel rows with other items' (a job's
+        # ranks: `sub_pixel_rows`); called when what those rows show changes.
+        self._layer_changed: Callable[[], None] | None = None
+        self._last_shown: Rects | None = None
+        self._delegated_at: QtGui.QTransform | None = None  # the last frame a layer drew
         self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
 
     # --- data ---------------------------------------------------------------------------------
@@ -118,7 +130,34 @@ class RectBatchItem(pg.GraphicsObject):
             )
         else:
             self._bounds = QtCore.QRectF()
+        self._last_shown, self._delegated_at = None, None
+        self._changed()
+
+    def delegate_sub_pixel(self, changed: Callable[[], None] | None) -> None:
+        """A layer draws this item's rows while they are thinner than a pixel (`changed`: what
+        to call when they would look different); None: the item draws them itself again."""
+        self._layer_changed = changed
         self.update()
+
+    def _changed(self) -> None:
+        if self._layer_changed is not None:
+            self._layer_changed()
+        self.update()
+
+    @property
+    def highlight_index(self) -> FlameIndex | None:
+        """The highlighted rects (drawn over the washed-out rest), or None."""
+        return self._highlight
+
+    @property
+    def argb(self) -> np.ndarray:
+        """The palette as image words (`raster.argb`)."""
+        return self._argb
+
+    @property
+    def argb_muted(self) -> np.ndarray:
+        """The washed-out palette (under a highlight) as image words."""
+        return self._argb_muted
 
     @property
     def index(self) -> FlameIndex | None:
@@ -135,12 +174,12 @@ class RectBatchItem(pg.GraphicsObject):
         """
         if nodes is None or self._index is None:
             self._highlight = None
-            self.update()
+            self._changed()
             return 0
         rects = self._index.rects
         mask = np.isin(rects.node, np.asarray(nodes, dtype=np.int64))
         self._highlight = FlameIndex(rects.take(np.flatnonzero(mask)))
-        self.update()
+        self._changed()
         return int(mask.sum())
 
     def set_selected(self, node: int | None) -> None:
@@ -159,7 +198,7 @@ class RectBatchItem(pg.GraphicsObject):
         At coarse zoom one drawn rect stands for many slices merged into a pixel column;
         `slices` says how many, so a tooltip can tell the user what they are pointing at.
         """
-        shown = getattr(self, "_last_shown", None)
+        shown = self.last_shown()
         if shown is None or not len(shown):
             return -1, 0
         row = int(np.floor(y))
@@ -170,6 +209,20 @@ class RectBatchItem(pg.GraphicsObject):
             return -1, 0
         best = hit[np.argmax(shown.x1[hit] - shown.x0[hit])]
         return int(shown.node[best]), int(shown.count[best])
+
+    def last_shown(self) -> Rects | None:
+        """The rects the last frame showed (merged as drawn), or None before any frame. A
+        layer drawing this item's rows leaves only the query: it is answered when asked."""
+        if self._last_shown is None and self._delegated_at is not None and self._index is not None:
+            view = self.viewRect()
+            if view is not None:
+                sx, sy = abs(self._delegated_at.m11()), abs(self._delegated_at.m22())
+                r_lo, r_hi = int(np.floor(view.top())), int(np.ceil(view.bottom()))
+                rows = (min(r_lo, r_hi), max(r_lo, r_hi))
+                self._last_shown = self._index.query(
+                    view.left(), view.right(), sx, min(1.0 / sy, 8.0), rows
+                )
+        return self._last_shown
 
     def node_at(self, x: float, y: float, tolerance: float = 0.0) -> int:
         """Node under the data point (x, y), or -1; `tolerance` in x data units."""
@@ -191,10 +244,13 @@ class RectBatchItem(pg.GraphicsObject):
         if self._index is None or not len(self._index.rects):
             return
         start = time.perf_counter()
+        t = painter.transform()
+        if self._layer_changed is not None and sub_pixel(t.m11(), t.m22()):
+            self._paint_delegated(painter, t)  # the layer draws the rows
+            return
         view = self.viewRect()
         if view is None:
             return
-        t = painter.transform()
         sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
         if sx == 0 or sy == 0:
             return
@@ -216,13 +272,26 @@ class RectBatchItem(pg.GraphicsObject):
             self._draw_rects(painter, shown, sx, sy, dx, dy, clip, rows, (x_lo, x_hi))
         self._draw_selection(painter, sx, sy, dx, dy)
         painter.restore()
-        self._last_shown = shown
+        self._last_shown, self._delegated_at = shown, None
         self.stats = {
             "visible": float(len(shown)),
             "slices": float(shown.count.sum()) if len(shown) else 0.0,
             "ms": (time.perf_counter() - start) * 1e3,
             "raster": float(raster),
         }
+
+    def _paint_delegated(self, painter: QtGui.QPainter, t: QtGui.QTransform) -> None:
+        """A frame whose rows a layer draws: only the selection's outline is drawn here,
+        and what hit-testing needs is kept (the rects shown are found when first asked:
+        64 ranks in view would otherwise each cull every frame for a hover that may not come)."""
+        self._last_shown = None
+        self._delegated_at = QtGui.QTransform(t)
+        self.stats = {"raster": 1.0, "delegated": 1.0}
+        if self._selected is not None:
+            painter.save()
+            painter.resetTransform()
+            self._draw_selection(painter, t.m11(), t.m22(), t.dx(), t.dy())
+            painter.restore()
 
     def _draw_rects(
         self,

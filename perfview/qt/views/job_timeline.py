@@ -6,8 +6,11 @@ reductions, so it opens for a 1,024-rank job without any rank's full events. Dou
 rank (or "Expand all") to see its full tracks under its row, on the job's aligned clock: the
 rank's file is opened on a worker (`documents.rank_tracks`, cached by the store) and drawn
 by one `RectBatchItem` per expanded rank, placed by its transform (rank ns → job ms, rows
-under the rank's row); a search highlights matching slices in every expanded rank. Bars are
-drawn with one BarGraphItem per layer (a single QPicture each), never one item per event.
+under the rank's row), except while rows are thinner than a pixel (many ranks in view):
+then one `SubPixelRows` layer draws every rank's rows as one picture of tiles kept between
+frames, so a frame costs the pixels that came into view, not ranks × slices. A search
+highlights matching slices in every expanded rank. Bars are drawn with one BarGraphItem
+per layer (a single QPicture each), never one item per event.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from perfview.core.model.progress import Progress
 from perfview.core.model.units import format_ns
 from perfview.documents.rank_tracks import RankTracks, rank_tracks
 from perfview.qt.items.rect_batch import RectBatchItem
+from perfview.qt.items.sub_pixel_rows import SubPixelRows
 from perfview.qt.tasks import Task
 
 KIND_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
@@ -59,6 +63,11 @@ class JobTimeline(QWidget):
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
         self.plot.setLabel("bottom", "ms since the first step (aligned clocks)")
         self.plot.setLabel("left", "rank")
+        # every expanded rank's rows, while thinner than a pixel, as one tiled picture
+        self.sub_pixel = SubPixelRows()
+        self.sub_pixel.setZValue(10)
+        self.plot.addItem(self.sub_pixel, ignoreBounds=True)
+        self.plot.getViewBox().sigRangeChangedManually.connect(self.sub_pixel.moved_by_hand)
         self.legend = QLabel(self)  # above the plot: pyqtgraph's legend sat on the bars
         self.legend.setContentsMargins(8, 4, 8, 0)
         self.kinds: list[str] = []
@@ -151,6 +160,7 @@ class JobTimeline(QWidget):
         for rank, (tracks, item) in self.tracks.items():
             shift_ms = (tracks.origin_ns + self.job.offsets.get(rank, 0) - self.origin) / 1e6
             item.setTransform(QTransform(1e-6, 0.0, 0.0, 1.0, shift_ms, rows[rank] + 1.0))
+        self.sub_pixel.set_members([item for _tracks, item in self.tracks.values()])
         self._label_rows(rows)
 
     def _label_rows(self, rows: dict[int, int]) -> None:

@@ -153,3 +153,24 @@ def test_diverging_buckets() -> None:
     assert pal[2] == (225, 225, 225)
     got = colors.diverging_buckets([-10, -1, 0, 1, 10, float("nan")], limit=2, steps=5)
     assert got.tolist() == [0, 1, 2, 3, 4, 2]
+
+
+def test_many_rows_are_culled_by_one_search_with_the_per_row_answer() -> None:
+    """`_Level.cull` over many rows (float32 keys, one searchsorted) gives exactly the
+    per-row searchsorted's rects, bounds falling on slice edges and far outside included."""
+    rng = np.random.default_rng(1)
+    for trial in range(300):
+        n, rows = int(rng.integers(1, 3_000)), int(rng.integers(1, 60))
+        row = np.sort(rng.integers(0, rows, n)).astype(np.int32)
+        scale = 10.0 ** int(rng.integers(0, 12))
+        x0 = np.round(rng.uniform(0, 1_000, n)) * scale + 1e9 * (trial % 3)
+        x1 = x0 + np.round(rng.exponential(20, n)) * scale
+        rects = flame.Rects(x0, x1, row, np.arange(n), np.zeros(n, np.int32), np.ones(n, np.int64))
+        level = flame_cull._Level(rects.sorted())
+        r = level.rects
+        far = 10.0 ** int(rng.integers(-1, 4))
+        lo = float(rng.choice(r.x1)) if trial % 2 else rng.uniform(-50, 1_000) * scale * far
+        hi = float(rng.choice(r.x0)) if trial % 4 < 2 else lo + rng.exponential(200) * scale * far
+        span = (int(rng.integers(-2, rows)), int(rng.integers(0, rows + 3)))
+        expected = flame_cull._cull_index(r, level.bounds, level.end_max, lo, hi, span)
+        assert np.array_equal(level.cull(lo, hi, span), expected), trial

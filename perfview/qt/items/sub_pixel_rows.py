@@ -1,0 +1,354 @@
+"""Many `RectBatchItem`s whose rows are thinner than a pixel, drawn as one picture of tiles.
+
+A job with every rank expanded and the whole job in view stacks ~2,000 rows in ~1,000 pixels,
+from 64 items (one per rank). Each item drawing itself (cull, merge, an image of its own)
+made the frame cost ranks × slices: 120-200 ms. This layer draws every member's sub-pixel
+rows into one image, cut into fixed pixel tiles kept between frames (`tile_cache`): while
+the user pans, only the tiles that came into view are drawn, each from every member's
+pre-merged level of detail, and the rest are copied. Work per frame is bounded by the new
+pixels, not by ranks or slices.
+
+The tiles live in *absolute* pixels of the zoom: a member's slice at x lands on pixel
+`floor(x * sx + shift * sx)`, the view's own offset added afterwards as a whole number of
+pixels. So a tile's pixels depend on the zoom and the data, never on where the view starts,
+and a cached tile is the very picture a fresh draw would give (tested after a pan and after
+a highlight change). The price is that the picture may sit up to half a pixel from the
+exact transform, which at these zooms (rows thinner than a pixel) nobody can see.
+
+While the user zooms (a wheel turning: the owner calls `moved_by_hand`), each frame is a new
+zoom without tiles, and drawing them all would cost 50-100 ms a frame; as a map does, such
+a frame shows the tiles of the last exact zoom stretched to the new one, and the exact
+tiles are drawn once the hand has rested for `settle_ms` (`stats["scaled"]` says which a
+frame was). A view moved by code (a screenshot, an export, a test) is always exact.
+
+Rows a pixel or taller are not drawn here: members draw those themselves (labels, outlines).
+A member's selection outline is its own, too, drawn over the layer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from perfview.core.layout import raster
+from perfview.core.layout.flame import Rects
+from perfview.core.layout.flame_cull import merge
+from perfview.qt.items.rect_batch import RectBatchItem, device_edges, sub_pixel
+from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
+
+Region = tuple[int, int, int, int]  # absolute pixels: x0, y0, x1, y1 (exclusive ends)
+Zoom = tuple[float, float, int]  # x and y scale (quantized), the tiles' version
+SETTLE_MS = 150  # a zoom unchanged this long is drawn exactly (a wheel's steps come faster)
+STRETCH_TILES = 256  # a stretched frame draws at most this many tiles, else it is exact
+
+
+def quantized(scale: float) -> float:
+    """`scale` to 10 significant digits: a pan computes the same zoom with different last
+    bits, which must not miss the cache; the tiles are drawn with this value itself."""
+    return float(f"{scale:.10g}")
+
+
+class SubPixelRows(pg.GraphicsObject):
+    """Draws its members' rows, when thinner than a pixel, as one tiled picture.
+
+    Members are `RectBatchItem`s in the same parent, placed by a transform that scales and
+    shifts x and shifts y by whole rows (the job timeline's ranks). `invalidate()` drops
+    the tiles; members call it when their data or highlight changes, the owner when it
+    moves them.
+    """
+
+    def __init__(self, cache: TileCache | None = None) -> None:
+        super().__init__()
+        self.cache = cache or TileCache()
+        self._members: list[RectBatchItem] = []
+        self._version = 0
+        self._bounds = QtCore.QRectF()
+        self.stats: dict[str, float] = {}
+        self.settle_ms = SETTLE_MS  # 0: every frame exact
+        self._exact: Zoom | None = None  # the zoom of the last frame drawn exactly
+        self._moved_at = float("-inf")  # when the user last moved the view
+        self._settle = QtCore.QTimer()
+        self._settle.setSingleShot(True)
+        self._settle.timeout.connect(self.update)
+
+    def moved_by_hand(self, *_how: object) -> None:
+        """The user moved the view (wheel, drag): a new zoom may be stretched for a while."""
+        self._moved_at = time.perf_counter()
+
+    def set_members(self, members: Sequence[RectBatchItem]) -> None:
+        """Draw these items' sub-pixel rows (top to bottom by their place: where two rows
+        share a pixel row, the lower item's wins, as it would drawn after)."""
+        for item in self._members:
+            if item not in members:
+                item.delegate_sub_pixel(None)
+        self._members = list(members)
+        for item in self._members:
+            item.delegate_sub_pixel(self.invalidate)
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """What the tiles show changed (data, highlight, placement): draw them afresh."""
+        self._version += 1
+        self.cache.clear()
+        self.prepareGeometryChange()
+        bounds = QtCore.QRectF()
+        for item in self._members:
+            bounds = bounds.united(item.mapRectToParent(item.boundingRect()))
+        self._bounds = bounds
+        self.update()
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self._bounds)
+
+    def paint(
+        self,
+        painter: QtGui.QPainter,
+        option: QtWidgets.QStyleOptionGraphicsItem,
+        widget: QtWidgets.QWidget | None = None,
+    ) -> None:
+        t = painter.transform()
+        view = self.viewRect()
+        if view is None or not self._members or not sub_pixel(t.m11(), t.m22()):
+            return
+        start = time.perf_counter()
+        sx, sy = quantized(t.m11()), quantized(t.m22())
+        ox, oy = round(t.dx()), round(t.dy())
+        # the view in absolute pixels, snapped outward to whole tiles
+        tx0, tx1 = (
+            int(np.floor(view.left() * sx / TILE_W)),
+            int(np.floor(view.right() * sx / TILE_W)),
+        )
+        ty0, ty1 = (
+            int(np.floor(view.top() * sy / TILE_H)),
+            int(np.floor(view.bottom() * sy / TILE_H)),
+        )
+        zoom = (sx, sy, self._version)
+        if self._stretched(painter, view, zoom, (ox, oy)):
+            self.stats = {"scaled": 1.0, "ms": (time.perf_counter() - start) * 1e3}
+            return
+        self._exact = zoom
+        wanted = [(tx, ty) for ty in range(ty0, ty1 + 1) for tx in range(tx0, tx1 + 1)]
+        # the tiles this frame shows, held here: drawing new ones may push old ones out
+        wanted_set = set(wanted)
+        tiles = {k: self.cache.get((zoom, k)) for k in wanted if (zoom, k) in self.cache}
+        missing = [k for k in wanted if k not in tiles]
+        drawn = 0
+        if missing:
+            xs = [k[0] for k in missing]
+            ys = [k[1] for k in missing]
+            lo, hi = min(xs), max(xs)
+            # panning (some tiles kept): one tile column more on a side where none is kept;
+            # drawing it with the rest costs little (the work is mostly per rank, not per
+            # pixel), and the next frames of a pan that way find it ready
+            ahead = [
+                tx for tx in (lo - 1, hi + 1)
+                if tiles and self._on_data(tx, sx) and (zoom, (tx, ty0)) not in self.cache
+            ]  # fmt: skip
+            lo, hi = min([lo, *ahead]), max([hi, *ahead])
+            drawn = self._draw_tiles(sx, sy, zoom, (lo, min(ys), hi, max(ys)), tiles)
+        painter.save()
+        painter.resetTransform()
+        for (tx, ty), tile in tiles.items():
+            if tile is not None and (tx, ty) in wanted_set:
+                point = QtCore.QPointF(tx * TILE_W + ox, ty * TILE_H + oy)
+                painter.drawImage(point, _image(tile))
+        painter.restore()
+        # kept until here: each QImage above read its tile's memory
+        self.stats = {
+            "rects": float(drawn),  # rects filled into new tiles this frame
+            "tiles": float(len(wanted)),
+            "tiles_new": float(len(missing)),
+            "scaled": 0.0,
+            "ms": (time.perf_counter() - start) * 1e3,
+        }
+
+    def _stretched(
+        self,
+        painter: QtGui.QPainter,
+        view: QtCore.QRectF,
+        zoom: Zoom,
+        offset: tuple[int, int],
+    ) -> bool:
+        """In a zoom gesture (the user moved the view less than `settle_ms` ago, to a zoom
+        other than the last exact one, whose tiles are not kept): draw the last exact
+        zoom's tiles stretched to this one, ask for an exact frame once the hand rests, and
+        say True."""
+        exact = self._exact
+        if (
+            exact is None or exact == zoom or exact[2] != zoom[2]
+            or (time.perf_counter() - self._moved_at) * 1e3 >= self.settle_ms
+        ):  # fmt: skip
+            return False
+        sx0, sy0 = exact[0], exact[1]
+        tx0, tx1 = (int(np.floor(x * sx0 / TILE_W)) for x in (view.left(), view.right()))
+        ty0, ty1 = (int(np.floor(y * sy0 / TILE_H)) for y in (view.top(), view.bottom()))
+        if (tx1 - tx0 + 1) * (ty1 - ty0 + 1) > STRETCH_TILES:
+            return False
+        kept = [
+            (tx, ty, self.cache.get((exact, (tx, ty))))
+            for ty in range(ty0, ty1 + 1)
+            for tx in range(tx0, tx1 + 1)
+            if (exact, (tx, ty)) in self.cache
+        ]
+        first = (
+            int(np.floor(view.left() * zoom[0] / TILE_W)),
+            int(np.floor(view.top() * zoom[1] / TILE_H)),
+        )
+        if not kept or (zoom, first) in self.cache:  # none kept, or this zoom's are
+            return False
+        rx, ry = zoom[0] / sx0, zoom[1] / sy0
+        painter.save()
+        painter.resetTransform()
+        for tx, ty, tile in kept:
+            if tile is not None:
+                target = QtCore.QRectF(
+                    tx * TILE_W * rx + offset[0], ty * TILE_H * ry + offset[1],
+                    TILE_W * rx, TILE_H * ry,
+                )  # fmt: skip
+                painter.drawImage(target, _image(tile))
+        painter.restore()
+        self._settle.start(max(int(self.settle_ms), 1))
+        return True
+
+    def _on_data(self, tx: float, sx: float) -> bool:
+        """Whether tile column `tx` at scale sx reaches the members' extent."""
+        return bool(
+            tx * TILE_W <= self._bounds.right() * sx
+            and (tx + 1) * TILE_W >= self._bounds.left() * sx
+        )
+
+    def _draw_tiles(
+        self,
+        sx: float,
+        sy: float,
+        zoom: tuple[float, float, int],
+        span: Region,
+        into: dict[tuple[int, int], np.ndarray | None],
+    ) -> int:
+        """Draw the tiles span[0]..span[2] × span[1]..span[3] (inclusive) in one image, keep
+        each in the cache and in `into`; returns the rects drawn."""
+        x0, y0 = span[0] * TILE_W, span[1] * TILE_H
+        x1, y1 = (span[2] + 1) * TILE_W, (span[3] + 1) * TILE_H
+        image, drawn = self.picture(sx, sy, (x0, y0, x1, y1))
+        for ty in range(span[1], span[3] + 1):
+            for tx in range(span[0], span[2] + 1):
+                a, b = (ty - span[1]) * TILE_H, (tx - span[0]) * TILE_W
+                part = image[a : a + TILE_H, b : b + TILE_W]
+                tile = np.ascontiguousarray(part) if part.any() else None
+                into[(tx, ty)] = tile
+                self.cache.put((zoom, (tx, ty)), tile)
+        return drawn
+
+    def picture(self, sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
+        """Every member's rows inside `region` (absolute pixels at scales sx, sy) as one
+        (height, width) ARGB32 image (`placed`'s rects filled, in their order), and how
+        many rects it took."""
+        x0, y0, x1, y1 = region
+        xs: list[np.ndarray] = []
+        xl: list[np.ndarray] = []
+        ys: list[np.ndarray] = []
+        cs: list[np.ndarray] = []
+        for shown, argb in self.placed(sx, sy, region):
+            x_start, x_last, y_start, _ = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
+            # bucket by bucket, as drawRects would paint them: the same rect wins a pixel
+            order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
+            xs.append(x_start[order] - x0)
+            xl.append(x_last[order] - x0)
+            ys.append(y_start[order] - y0)
+            cs.append(argb[np.asarray(shown.bucket, dtype=np.int64)[order] % len(argb)])
+        if not xs:
+            return np.zeros((y1 - y0, x1 - x0), dtype=np.uint32), 0
+        image = raster.fill(
+            np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
+            x1 - x0, y1 - y0,
+        )  # fmt: skip
+        return image, sum(len(a) for a in xs)
+
+    def placed(self, sx: float, sy: float, region: Region) -> list[tuple[Rects, np.ndarray]]:
+        """The rects `picture` fills, with their colours: x in absolute pixels, rows the
+        layer's (every member's own rows under its place), slices narrower than the
+        pixels two rows share merged; the washed-out base first, the highlighted over it.
+
+        Each member only culls its level of detail; everything after (placing, merging)
+        runs once over all members together: per member it was ~100 numpy calls, most of
+        a frame with 64 ranks in view."""
+        min_px = min(1.0 / sy, 8.0)  # k rows share a pixel row: merge over k pixel columns
+        groups: dict[tuple[int, bytes], tuple[np.ndarray, list[Rects], list[Rects]]] = {}
+        for item in sorted(self._members, key=lambda item: item.transform().dy()):
+            for layer, (rects, argb, coarse) in enumerate(
+                self._member_rects(item, sx, sy, region, min_px)
+            ):
+                if len(rects):
+                    _argb, raw, ready = groups.setdefault((layer, argb.tobytes()), (argb, [], []))
+                    (ready if coarse else raw).append(rects)
+        out = []
+        for _key, (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
+            # numpy's merge: the compiled one (`flame_cull._merged`) would import numba here,
+            # on the GUI thread, the first time the rects pass its size (~1 s)
+            parts = [merge(_joined(raw), 1.0, min_px)] if raw else []
+            out.append((_joined(parts + ready), argb))
+        return out
+
+    @staticmethod
+    def _member_rects(
+        item: RectBatchItem, sx: float, sy: float, region: Region, min_px: float
+    ) -> list[tuple[Rects, np.ndarray, bool]]:
+        """A member's rects in `region`, x in absolute pixels and rows the layer's: the
+        washed-out base and the highlighted ones over it, each with its colours and whether
+        it is merged already (a coarse level) or still to merge (the finest)."""
+        index = item.index
+        if index is None or not len(index.rects):
+            return []
+        place = item.transform()
+        sxl, dxa, shift = place.m11() * sx, place.dx() * sx, place.dy()
+        x0, y0, x1, y1 = region
+        r_lo = int(np.floor(y0 / sy - shift)) - 1
+        r_hi = int(np.ceil(y1 / sy - shift)) + 1
+        if r_hi < 0 or r_lo >= index.n_rows or sxl <= 0:
+            return []
+        rows = (max(r_lo, 0), min(r_hi, index.n_rows - 1))
+        # a merged rect spans < 2 of its columns: this margin keeps every merge that reaches
+        # into the region whole, so a tile is the same whichever region it was drawn in
+        margin = (2.0 * min_px + 4.0) / sxl
+        x_lo, x_hi = (x0 - dxa) / sxl - margin, (x1 - dxa) / sxl + margin
+        if x_hi < index.x_min or x_lo > index.x_max:
+            return []
+        highlight = item.highlight_index
+        layers = [(index, item.argb_muted if highlight is not None else item.argb)]
+        if highlight is not None:
+            layers.append((highlight, item.argb))
+        out = []
+        for source, argb in layers:
+            rects, idx, to_merge = source.culled(x_lo, x_hi, sxl, min_px, rows)
+            placed = Rects(
+                rects.x0[idx] * sxl + dxa, rects.x1[idx] * sxl + dxa,
+                rects.row[idx].astype(np.int64) + int(shift), idx,
+                rects.bucket[idx], rects.count[idx],
+            )  # fmt: skip
+            out.append((placed, argb, not to_merge))
+        return out
+
+
+def _joined(parts: list[Rects]) -> Rects:
+    """Rects of several members end to end (each in (row, x0) order, rows ascending)."""
+    if len(parts) == 1:
+        return parts[0]
+    return Rects(*(np.concatenate([getattr(r, f) for r in parts]) for f in _FIELDS))
+
+
+_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
+
+
+def _image(tile: np.ndarray) -> QtGui.QImage:
+    """A tile as a QImage over its memory (the caller keeps `tile` alive while it is drawn).
+    Opaque colours or 0: the words are premultiplied already (Qt's fast path)."""
+    return QtGui.QImage(
+        tile.data, TILE_W, TILE_H, TILE_W * 4, QtGui.QImage.Format.Format_ARGB32_Premultiplied
+    )
+
+
+__all__ = ["SETTLE_MS", "SubPixelRows", "quantized"]

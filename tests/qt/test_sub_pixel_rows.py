@@ -1,0 +1,177 @@
+"""Many items' rows thinner than a pixel drawn as one picture of cached tiles (`SubPixelRows`):
+a cached frame is the very picture a fresh one is (after a pan, after a highlight change), the
+picture is the pixels drawRects paints, and a frame draws only the tiles that came into view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6 import QtCore, QtGui
+
+from perfview.core.layout import colors
+from perfview.core.layout.flame import Rects
+from perfview.core.layout.flame_cull import FlameIndex
+from perfview.qt.items.rect_batch import device_edges, draw_rect_array
+
+pytestmark = pytest.mark.gui
+
+RANKS, ROWS, SLICES = 12, 40, 30_000  # rows per member; 12 × 42 rows in ~300 px
+
+
+def _rects(seed: int) -> Rects:
+    rng = np.random.default_rng(seed)
+    row = np.sort(rng.integers(0, ROWS, SLICES)).astype(np.int32)
+    x0 = rng.uniform(0, 5e9, SLICES)  # ns, as a rank's slices
+    x1 = x0 + rng.exponential(2e6, SLICES)
+    bucket = rng.integers(0, len(colors.PALETTE), SLICES).astype(np.int32)
+    return Rects(x0, x1, row, np.arange(SLICES), bucket, np.ones(SLICES, np.int64)).sorted()
+
+
+def _plot(qtbot: Any) -> tuple[Any, Any, list[Any]]:
+    """A plot of RANKS members placed as the job timeline places ranks (ns → ms, shifted,
+    rows under each other), drawn by one layer."""
+    import pyqtgraph as pg
+
+    from perfview.qt.items.rect_batch import RectBatchItem
+    from perfview.qt.items.sub_pixel_rows import SubPixelRows
+
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(900, 400)
+    plot.getViewBox().invertY(True)
+    members = []
+    for k in range(RANKS):
+        item = RectBatchItem()
+        item.set_index(FlameIndex(_rects(k), raw_budget=10_000, direct_below=5_000))
+        item.setTransform(QtGui.QTransform(1e-6, 0, 0, 1, 13.7 * k, k * (ROWS + 2) + 1.0))
+        plot.addItem(item)
+        members.append(item)
+    layer = SubPixelRows()
+    layer.settle_ms = 0  # every frame exact (a zoom gesture's stretched frames: below)
+    plot.addItem(layer, ignoreBounds=True)
+    layer.set_members(members)
+    plot.show()
+    qtbot.waitExposed(plot)
+    return plot, layer, members
+
+
+def _frame(plot: Any, x: tuple[float, float]) -> np.ndarray:
+    plot.getViewBox().setRange(xRange=x, yRange=(0, RANKS * (ROWS + 2)), padding=0)
+    image = plot.viewport().grab().toImage().convertToFormat(QtGui.QImage.Format.Format_ARGB32)
+    return np.frombuffer(image.constBits(), np.uint32).reshape(image.height(), -1).copy()
+
+
+def test_a_cached_frame_is_the_fresh_frame_after_a_pan_and_a_highlight(qtbot: Any) -> None:
+    plot, layer, members = _plot(qtbot)
+    _frame(plot, (0.0, 2_000.0))
+    assert layer.stats["tiles_new"] > 0
+    for shift in (37.3, 211.9, -120.05):  # pans of fractional pixels, each way
+        x = (shift, 2_000.0 + shift)
+        cached = _frame(plot, x)
+        assert layer.stats["tiles_new"] < layer.stats["tiles"], "a pan reuses tiles"
+        layer.cache.clear()
+        fresh = _frame(plot, x)
+        assert layer.stats["tiles_new"] == layer.stats["tiles"]
+        assert np.array_equal(cached, fresh)
+    before = _frame(plot, (100.0, 1_100.0))
+    members[3].set_highlight(np.arange(0, SLICES, 7))  # drops the tiles: drawn afresh
+    lit = _frame(plot, (100.0, 1_100.0))
+    assert layer.stats["tiles_new"] == layer.stats["tiles"]
+    assert not np.array_equal(before, lit)
+    panned = _frame(plot, (150.5, 1_150.5))
+    layer.cache.clear()
+    assert np.array_equal(panned, _frame(plot, (150.5, 1_150.5)))
+    members[3].set_highlight(None)
+    assert np.array_equal(before, _frame(plot, (100.0, 1_100.0)))
+
+
+def test_the_picture_is_what_drawrects_paints(qtbot: Any) -> None:
+    """The layer's image of a region: its rects painted with one drawRects per colour, the
+    highlighted over the rest, on the same absolute pixels; and those rects stand for every
+    member's slices in the region."""
+    _plot_widget, layer, members = _plot(qtbot)
+    sx, sy = 0.45, 0.55  # px per ms, px per row
+    region = (200, 0, 1_000, 300)
+    # what the rects stand for: each member's slices in the region, none lost
+    ((base, _argb),) = layer.placed(sx, sy, region)
+    in_view = 0
+    for item in members:
+        place = item.transform()
+        sxl, dxa = place.m11() * sx, place.dx() * sx
+        rects = item.index.rects
+        a, b = rects.x0 * sxl + dxa, rects.x1 * sxl + dxa
+        in_view += int(((b >= region[0]) & (a <= region[2])).sum())
+    inside = (base.x1 >= region[0]) & (base.x0 <= region[2])
+    assert int(base.count[inside].sum()) >= in_view
+    members[5].set_highlight(np.arange(0, SLICES, 5))
+    image, drawn = layer.picture(sx, sy, region)
+    placed = layer.placed(sx, sy, region)
+    assert drawn == sum(len(r) for r, _argb in placed) > 0
+    width, height = region[2] - region[0], region[3] - region[1]
+    painted = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32)
+    painted.fill(0)
+    painter = QtGui.QPainter(painted)
+    painter.setPen(QtCore.Qt.PenStyle.NoPen)
+    for shown, argb in placed:
+        xs, xl, ys, yl = device_edges(shown, 1.0, sy, 0.0, 0.0, region[::2])
+        order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
+        arr = np.stack([xs - region[0], ys - region[1], xl - region[0], yl - region[1]], axis=1)
+        arr = arr[order].astype(np.int32)
+        edges = np.searchsorted(shown.bucket[order], np.arange(len(argb) + 1))
+        for bucket, word in enumerate(argb.tolist()):
+            painter.setBrush(QtGui.QColor.fromRgba(word))
+            draw_rect_array(painter, np.ascontiguousarray(arr[edges[bucket] : edges[bucket + 1]]))
+    painter.end()
+    expected = np.frombuffer(painted.constBits(), dtype=np.uint32).reshape(height, width)
+    assert np.array_equal(image, expected)
+
+
+def test_rows_a_pixel_tall_are_the_members_own(qtbot: Any) -> None:
+    plot, layer, members = _plot(qtbot)
+    plot.getViewBox().setRange(xRange=(0, 500), yRange=(0, 60), padding=0)
+    plot.viewport().grab()
+    assert members[0].stats["raster"] == 0.0
+    assert members[0].stats["visible"] > 0
+    layer.stats = {}
+    plot.viewport().grab()
+    assert layer.stats == {}, "the layer draws nothing at this zoom"
+
+
+def test_the_cache_is_bounded(qtbot: Any) -> None:
+    from perfview.qt.items.tile_cache import TILE_H, TILE_W
+
+    plot, layer, _members = _plot(qtbot)
+    layer.cache.budget_bytes = 6 * TILE_W * TILE_H * 4
+    for k in range(12):
+        _frame(plot, (k * 1_000.0, (k + 1) * 1_000.0))
+    assert layer.cache.nbytes <= layer.cache.budget_bytes
+
+
+def test_a_zoom_gesture_stretches_the_last_tiles_then_draws_exactly(qtbot: Any) -> None:
+    """As a map does: while the user zooms, each new zoom shows the last exact zoom's tiles
+    stretched (a frame costs image copies); once the hand rests, the frame is exact."""
+    plot, layer, _members = _plot(qtbot)
+    box = plot.getViewBox()
+    box.sigRangeChangedManually.connect(layer.moved_by_hand)
+    exact = _frame(plot, (0.0, 2_000.0))
+    assert layer.stats["scaled"] == 0.0
+    layer.settle_ms = 60_000
+    box.sigRangeChangedManually.emit([True, True])  # as the wheel does after zooming
+    _frame(plot, (100.0, 1_800.0))
+    assert layer.stats["scaled"] == 1.0
+    assert "tiles" not in layer.stats, "no tile drawn"
+    assert layer._settle.isActive(), "an exact frame is asked for once the hand rests"
+    layer.settle_ms = 0  # the hand rests
+    with qtbot.waitSignal(layer._settle.timeout, timeout=5_000):
+        layer._settle.start(1)  # the rest, shortened
+    settled = _frame(plot, (100.0, 1_800.0))
+    assert layer.stats["scaled"] == 0.0
+    layer.cache.clear()
+    assert np.array_equal(settled, _frame(plot, (100.0, 1_800.0)))
+    assert not np.array_equal(settled, exact)
