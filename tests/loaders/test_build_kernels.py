@@ -120,7 +120,7 @@ def test_build_with_kernels_equals_numpy_build(rel: str, monkeypatch: pytest.Mon
 def test_warm_up_compiles_the_signatures_a_load_uses(tmp_path: Path) -> None:
     """A fresh process that warms up and loads a trace on the scanner path uses the machine
     code `warm()` (and so a compile-ahead) compiled, nothing compiled later (one per kernel
-    but the gather `lanes.categorical` also runs into int8 and int16 codes)."""
+    but the gather `lanes.categorical` also runs into int8, int16 and int32 codes)."""
     path = sample("kineto_gpu/hta_nccl_data.json.gz")
     code = (
         "import sys\n"

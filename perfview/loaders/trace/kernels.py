@@ -230,8 +230,9 @@ def warm() -> None:
     pair_codes(one, one, 4)
     code32 = np.zeros(1, dtype=np.int32)
     seen_codes(code32, 1)
-    for lut in (np.zeros(1, dtype=np.int8), np.zeros(1, dtype=np.int16)):
-        lookup_into(lut, code32, lut.copy())  # `lanes.categorical`'s codes
+    for code_type in (np.int8, np.int16, np.int32):  # `lanes.categorical`'s code types
+        lut = np.zeros(1, dtype=code_type)
+        lookup_into(lut, code32, lut.copy())
     kind_codes(np.zeros(1, dtype=np.int8), code32, flag, code32, 1)
     flow_points(mask, mask, mask, flag, code32)
 
