@@ -99,7 +99,13 @@ def pair_begin_end(
     stray = ~is_begin & (prev == 0)
     keep = np.flatnonzero(~stray)
     level = np.where(is_begin, depth, depth + 1)[keep]
-    order = keep[np.lexsort((keep, level, rank[keep]))]
+    # by (group, level, row): one stable sort of rank * (levels) + level (both below n + 2:
+    # no overflow), where `np.lexsort` made three
+    key = rank[keep]
+    key *= int(level.max()) + 1 if len(level) else 1
+    key += level
+    order = keep[np.argsort(key, kind="stable")]
+    del key
     lv = np.where(is_begin, depth, depth + 1)[order]
     rk = rank[order]
     b = is_begin[order]
@@ -174,7 +180,7 @@ def _lane_search(
         hi = lo.copy()
     pos = lo.copy()
     # queries of one lane in time order: numpy's binary search then resumes from the last hit
-    order = np.lexsort((q_ts, q_lane))
+    order = _by_lane_and_time(q_lane, q_ts)
     sorted_lane = q_lane[order]
     cuts = np.flatnonzero(sorted_lane[1:] != sorted_lane[:-1]) + 1
     for sel in np.split(order, cuts):
@@ -184,6 +190,24 @@ def _lane_search(
         if a < b:
             pos[sel] = a + np.searchsorted(start[a:b], q_ts[sel], side=side)
     return pos, lo, hi
+
+
+def _by_lane_and_time(q_lane: np.ndarray, q_ts: np.ndarray) -> np.ndarray:
+    """Queries grouped by lane, in time order within one (the order among equal times does
+    not matter to a search): one sort of a folded int64 key, where `np.lexsort` made two
+    stable sorts; the two keys where the folded one would overflow."""
+    if len(q_ts) == 0:
+        return np.zeros(0, dtype=np.intp)
+    lo, span = int(q_ts.min()), int(q_ts.max()) - int(q_ts.min()) + 1
+    lane_lo, lanes = int(q_lane.min()), int(q_lane.max()) - int(q_lane.min()) + 1
+    if lanes * span >= 2**62:
+        return np.lexsort((q_ts, q_lane))
+    key = q_lane - lane_lo
+    key *= span
+    key += q_ts
+    key -= lo
+    out: np.ndarray = np.argsort(key)
+    return out
 
 
 def _last_at_or_before(

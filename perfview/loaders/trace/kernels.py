@@ -136,12 +136,62 @@ def pair_codes(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray, boo
     return out, True
 
 
+@njit(cache=True, nogil=True)
+def seen_codes(codes: np.ndarray, n: int) -> tuple[np.ndarray, int]:
+    """np.bincount(codes, minlength=n) > 0 in one pass (numpy's bincount first widens
+    int32 codes to a copy of their own): which interner codes occur (`lanes.categorical`),
+    and how many codes fall outside 0..n-1 (then the caller takes numpy's path)."""
+    out = np.zeros(n, dtype=np.bool_)
+    bad = 0
+    for i in range(len(codes)):
+        c = codes[i]
+        if c < 0 or c >= n:
+            bad += 1
+        else:
+            out[c] = True
+    return out, bad
+
+
+@njit(cache=True, nogil=True)
+def kind_codes(
+    by_cat: np.ndarray, cat: np.ndarray, step: np.ndarray, name: np.ndarray, step_kind: int
+) -> np.ndarray:
+    """`lanes.kinds_for` in one pass: by_cat[cat], or `step_kind` where step[name] (the
+    numpy steps widen both code columns and make a mask)."""
+    out = np.empty(len(cat), dtype=np.int8)
+    for i in range(len(cat)):
+        out[i] = step_kind if step[name[i]] else by_cat[cat[i]]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def flow_points(
+    is_s: np.ndarray, is_t: np.ndarray, is_f: np.ndarray, ok: np.ndarray, fid: np.ndarray
+) -> np.ndarray:
+    """np.flatnonzero((is_s | is_t | is_f) & ok & (fid >= 0)) in two passes that write
+    only the result (the numpy steps make four full-length masks)."""
+    n = 0
+    for i in range(len(fid)):
+        if (is_s[i] or is_t[i] or is_f[i]) and ok[i] and fid[i] >= 0:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    k = 0
+    for i in range(len(fid)):
+        if (is_s[i] or is_t[i] or is_f[i]) and ok[i] and fid[i] >= 0:
+            out[k] = i
+            k += 1
+    return out
+
+
 _KERNELS = (
     times,
     rank_among,
     gather_where,
     lookup_into,
     pair_codes,
+    seen_codes,
+    kind_codes,
+    flow_points,
 )  # bound before any test replaces a name
 
 
@@ -178,9 +228,16 @@ def warm() -> None:
     gather_where(one, one, flag)
     lookup_into(one, np.zeros(1, dtype=np.int32), one.copy())
     pair_codes(one, one, 4)
+    code32 = np.zeros(1, dtype=np.int32)
+    seen_codes(code32, 1)
+    for code_type in (np.int8, np.int16, np.int32):  # `lanes.categorical`'s code types
+        lut = np.zeros(1, dtype=code_type)
+        lookup_into(lut, code32, lut.copy())
+    kind_codes(np.zeros(1, dtype=np.int8), code32, flag, code32, 1)
+    flow_points(mask, mask, mask, flag, code32)
 
 
 __all__ = [
-    "gather_where", "kernels", "lookup_into", "pair_codes", "rank_among", "ready", "times",
-    "warm",
+    "flow_points", "gather_where", "kernels", "kind_codes", "lookup_into", "pair_codes",
+    "rank_among", "ready", "seen_codes", "times", "warm",
 ]  # fmt: skip

@@ -9,7 +9,9 @@ Per-lane Python only: the work is proportional to the number of lanes, not of ev
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ from perfview.core.model import schema
 from perfview.loaders.trace.columns import Columns
 
 I64 = np.int64
+COMPILED_MIN = 100_000  # rows: below, numpy's steps cost less than a call's set-up
 _SORT_COLUMNS = ("psort", "tsort", "gpu", "pid", "tid", "sub")
 _GPU_LABEL = re.compile(r"\b(?:GPU|MTIA|XPU|HPU|NPU)\s*(\d+)", re.IGNORECASE)
 # Device-side activity categories (kineto's ActivityType names): CUDA, ROCm, XPU and
@@ -69,7 +72,9 @@ def categorical(codes: np.ndarray, values: list[Any]) -> pd.Categorical:
 
     The codes are gathered straight into the narrowest type pandas keeps for that many
     categories, and not checked again (they come from `lut`): an int64 gather, pandas'
-    narrowing copy and its two checking passes were half this function's time at 5M rows."""
+    narrowing copy and its two checking passes were half this function's time at 5M rows.
+    Where numba is loaded (`compiled_steps`), which codes occur and their gather are one
+    pass each with no widened copy of int32 codes (numpy's bincount and gather make one)."""
     codes = np.asarray(codes)
     if codes.dtype.kind not in "iu":
         codes = codes.astype(I64)
@@ -77,13 +82,37 @@ def categorical(codes: np.ndarray, values: list[Any]) -> pd.Categorical:
         return pd.Categorical.from_codes(
             np.zeros(0, dtype=I64), categories=pd.Index([], dtype=object)
         )
+    fast = compiled_steps(len(codes))
+    seen: np.ndarray
+    bad = 1
+    if fast is not None:
+        seen, bad = fast.seen_codes(codes, len(values))
+    if bad:  # numpy's steps (and their errors on codes out of range)
+        fast, seen = None, np.bincount(codes, minlength=len(values))
     # the used codes in ascending order, found in O(n) (np.unique would sort every row)
-    used = np.flatnonzero(np.bincount(codes, minlength=len(values)))
+    used = np.flatnonzero(seen)
     texts = ["" if values[c] is None else str(values[c]) for c in used.tolist()]
     remap, cats = pd.factorize(pd.Index(texts, dtype=object))
     lut = np.zeros(len(values), dtype=_code_type(len(cats)))
     lut[used] = remap
-    return pd.Categorical.from_codes(lut[codes], categories=cats, validate=False)
+    if fast is not None:
+        out = np.empty_like(lut, shape=len(codes))
+        fast.lookup_into(lut, codes, out)
+    else:
+        out = lut[codes]
+    return pd.Categorical.from_codes(out, categories=cats, validate=False)
+
+
+def compiled_steps(rows: int) -> ModuleType | None:
+    """build's compiled one-pass steps (`kernels`) for the helpers `build` does not hand
+    its `fast` to, for `rows` rows: when there are COMPILED_MIN or more, numba is imported
+    already (the scanner path) and their code is on disk; else None, and the numpy steps
+    run (as `core.nesting` picks). Both give the same tables: the tests compare them."""
+    if rows < COMPILED_MIN or "numba" not in sys.modules:
+        return None
+    from perfview.loaders.trace import kernels
+
+    return kernels if kernels.ready() else None
 
 
 def _code_type(n: int) -> type[np.signedinteger[Any]]:
@@ -123,10 +152,14 @@ def kinds_for(
         [kinds.index(KIND_OF_CAT.get(str(v or "").lower(), "other")) for v in cat_values] or [0],
         dtype=np.int8,
     )
-    out = by_cat[cat] if len(cat) else np.zeros(0, dtype=np.int8)
     step = np.array(
         [isinstance(v, str) and v.startswith("ProfilerStep#") for v in name_values] or [False]
     )
+    fast = compiled_steps(len(cat)) if len(name) == len(cat) else None
+    if fast is not None:  # one pass, no widened copies of the codes nor a mask
+        fast_out: np.ndarray = fast.kind_codes(by_cat, cat, step, name, kinds.index("annotation"))
+        return fast_out
+    out = by_cat[cat] if len(cat) else np.zeros(0, dtype=np.int8)
     if len(name):
         out[step[name]] = kinds.index("annotation")
     return out
@@ -307,6 +340,7 @@ __all__ = [
     "LaneInfo",
     "build_lanes",
     "categorical",
+    "compiled_steps",
     "joint_codes",
     "key_ids",
     "kinds_for",

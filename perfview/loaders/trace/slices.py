@@ -65,18 +65,57 @@ def _pairs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pair begins/ends among events `idx` grouped by `keys`, in time then file order.
 
-    Returns event indices: (begins, their ends, begins left open, stray ends).
+    Returns event indices: (begins, their ends, begins left open, stray ends). The groups
+    are sorted by one int64 key (`_group_key`, ordered as the keys are) and time: a 2-key
+    sort where one sort per key was 3-5, and the sorted key tells where a group changes.
     """
-    order = np.lexsort((idx, ts[idx], *[k[idx] for k in reversed(keys)]))
-    sidx = idx[order]
-    change = np.zeros(len(sidx), dtype=bool)
-    if len(sidx):
-        change[0] = True
-        for k in keys:
-            kv = k[sidx]
-            change[1:] |= kv[1:] != kv[:-1]
-    b, e, o, s = intervals.pair_begin_end(np.cumsum(change), is_begin[sidx])
+    key = _group_key(keys, idx)
+    if key is None:  # the keys' ranges multiplied pass 2**62: one sort per key
+        order = np.lexsort((idx, ts[idx], *[k[idx] for k in reversed(keys)]))
+        sidx = idx[order]
+        change = np.zeros(len(sidx), dtype=bool)
+        if len(sidx):
+            change[0] = True
+            for k in keys:
+                kv = k[sidx]
+                change[1:] |= kv[1:] != kv[:-1]
+        group = np.cumsum(change)
+    else:
+        order = np.lexsort((ts[idx], key))  # stable: file order within a time
+        sidx = idx[order]
+        group = key[order]
+    del order
+    b, e, o, s = intervals.pair_begin_end(group, is_begin[sidx])
     return sidx[b], sidx[e], sidx[o], sidx[s]
+
+
+def _group_key(keys: list[np.ndarray], idx: np.ndarray) -> np.ndarray | None:
+    """One int64 per event of `idx` that sorts as the tuple of `keys` does (each column
+    offset by its least value, or, where its values spread wider than their number, by
+    its rank among them); None when the ranges multiplied would not fit."""
+    out = np.zeros(len(idx), dtype=I64)
+    if len(idx) == 0:
+        return out
+    total = 1  # out < total: out * size + code < total * size
+    for column in keys:
+        values = column[idx]
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 2 * len(values) + 1024:
+            code = values.astype(I64) - lo
+            size = hi - lo + 1
+        else:  # sparse ids (pids, tids): their ranks, found by hashing, not sorting
+            first, uniq = pd.factorize(values, sort=False)
+            rank = np.empty(len(uniq), dtype=I64)
+            rank[np.argsort(np.asarray(uniq), kind="stable")] = np.arange(len(uniq), dtype=I64)
+            code = rank[first]
+            size = len(uniq)
+        del values
+        total *= size
+        if total > 2**62:
+            return None
+        out *= size
+        out += code
+    return out
 
 
 @dataclass
@@ -115,25 +154,39 @@ def slices(
             f"dropped {len(astray) + len(lstray):,} async end events that match no begin"
         )
     a_src = np.concatenate([a_b, a_open])
-    track = np.asarray(pd.factorize(name[a_src])[0], dtype=I64)  # one track per (pid, name)
-    sync = np.concatenate([x, b, open_b])
-    src = np.concatenate([sync, a_src])
-    end = np.concatenate(
-        [ts[x] + dur[x], ts[e], np.maximum(ts[open_b], trace_end), ts[a_e],
-         np.maximum(ts[a_open], trace_end)]
-    )  # fmt: skip
-    counts.update(slices=len(sync), closed_at_end=len(open_b), **{"async": len(a_src)})
-    tracks = {
-        int(ASYNC_TID - k): cols.names.values[int(name[s])]
-        for k, s in zip(track.tolist(), a_src.tolist(), strict=True)
+    codes, first_names = pd.factorize(name[a_src])  # one track per (pid, name)
+    track = np.asarray(codes, dtype=I64)
+    del codes
+    parts = [x, b, open_b, a_src]
+    n_sync = len(x) + len(b) + len(open_b)
+    # one array, no copy where only X slices were found; `sync` a view of its start
+    src = x if len(x) == n_sync + len(a_src) else np.concatenate(parts)
+    sync = src[:n_sync]
+    start = ts[src]
+    end = np.empty(len(src), dtype=I64)
+    np.take(dur, x, out=end[: len(x)])  # an X slice's end: its start plus its duration
+    end[: len(x)] += start[: len(x)]
+    at = len(x)
+    for rows, at_end in ((e, False), (open_b, True), (a_e, False), (a_open, True)):
+        part = end[at : at + len(rows)]
+        np.take(ts, rows, out=part)
+        if at_end:
+            np.maximum(part, trace_end, out=part)
+        at += len(rows)
+    counts.update(slices=n_sync, closed_at_end=len(open_b), **{"async": len(a_src)})
+    tracks = {  # first appearance order, as the tracks are numbered
+        int(ASYNC_TID - k): cols.names.values[int(c)] for k, c in enumerate(first_names.tolist())
     }
+    tid_out = np.empty(len(src), dtype=I64)
+    np.take(tid, sync, out=tid_out[:n_sync])
+    tid_out[n_sync:] = ASYNC_TID - track
     sl = Slices(
         src=src,
         pid=pid[src],
-        tid=np.concatenate([tid[sync], ASYNC_TID - track]),
-        start=ts[src],
+        tid=tid_out,
+        start=start,
         end=end,
-        is_async=_after(len(src), len(sync)),
+        is_async=_after(len(src), n_sync),
     )
     return sl, tracks
 
