@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None, *, end_process: bool = False) -> int:
     `end_process` (perfview run as a program, not called by a test): once the window is
     closed or the picture written, background work still running (an open 10 GB trace's
     findings and critical path: minutes, and 21 GB of memory after its picture was
-    written) is cancelled and not waited for (`_end_workers`)."""
+    written) is cancelled and not waited for (`end_workers`)."""
     pyside_features.install()  # before the window's ~750 imports (see its docstring)
     args, qt_args = parse_args(list(sys.argv[1:] if argv is None else argv))
     if not _choose_platform(bool(args.screenshot), qt_args):
@@ -258,14 +258,14 @@ def main(argv: list[str] | None = None, *, end_process: bool = False) -> int:
         code = int(app.exec())
         del server
     if end_process:
-        _end_workers(code)
+        end_workers(code)
     return code
 
 
 WORKERS_GRACE_MS = 2000
 
 
-def _end_workers(code: int) -> None:
+def end_workers(code: int) -> None:
     """The window is gone: cancel the background tasks still running, give them
     WORKERS_GRACE_MS to stop at their next progress report, then end the process at once
     if any is still busy (Qt would wait for every one of them when the application is

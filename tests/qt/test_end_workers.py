@@ -53,7 +53,7 @@ def test_a_busy_worker_is_cancelled_and_not_waited_for(
     try:  # both started: a task cancelled before it starts never runs
         assert running.wait(10)
         assert reporting.wait(10)
-        app._end_workers(3)
+        app.end_workers(3)
         assert ended == [3]
         assert ran_exit_handlers == [True]
         qtbot.waitUntil(lambda: stopped == ["polite"], timeout=10_000)
@@ -70,5 +70,5 @@ def test_an_idle_pool_returns_and_the_process_goes_on(
     ended: list[int] = []
     monkeypatch.setattr(os, "_exit", ended.append)
     assert tasks.wait_all(10_000)
-    app._end_workers(0)
+    app.end_workers(0)
     assert ended == []
