@@ -17,6 +17,7 @@ import contextlib
 import importlib
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
 from types import TracebackType
@@ -269,14 +270,19 @@ def end_workers(code: int) -> None:
     """The window is gone: cancel the background tasks still running, give them
     WORKERS_GRACE_MS to stop at their next progress report, then end the process at once
     if any is still busy (Qt would wait for every one of them when the application is
-    destroyed; the exit handlers and a flush run first). Only for perfview's own process:
-    a finished task's files are written whole or not at all (the stores rename them in)."""
+    destroyed; the exit handlers, given as long, and a flush run first). Only for
+    perfview's own process: a finished task's files are written whole or not at all (the
+    stores rename them in)."""
     from perfview.qt import tasks
 
     tasks.cancel_all()
     if tasks.wait_all(WORKERS_GRACE_MS):
         return
-    atexit._run_exitfuncs()
+    # the exit handlers on a thread of their own, for at most the same grace: PySide's
+    # own, which runs last, destroys the application and so waits for the busy workers
+    handlers = threading.Thread(target=atexit._run_exitfuncs, name="perfview-exit", daemon=True)
+    handlers.start()
+    handlers.join(WORKERS_GRACE_MS / 1000)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
