@@ -12,12 +12,10 @@ With no FILE the bundled example profile opens, so a first start shows something
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import importlib
 import os
 import sys
-import threading
 import traceback
 from pathlib import Path
 from types import TracebackType
@@ -268,21 +266,18 @@ WORKERS_GRACE_MS = 2000
 
 def end_workers(code: int) -> None:
     """The window is gone: cancel the background tasks still running, give them
-    WORKERS_GRACE_MS to stop at their next progress report, then end the process at once
-    if any is still busy (Qt would wait for every one of them when the application is
-    destroyed; the exit handlers, given as long, and a flush run first). Only for
-    perfview's own process: a finished task's files are written whole or not at all (the
-    stores rename them in)."""
+    WORKERS_GRACE_MS to stop at their next progress report, then, if any is still busy, end
+    the process at once after a flush: Qt would wait for every one of them when the
+    application is destroyed, and that is what PySide's own exit handler does (the exit
+    handlers are skipped then: run on a thread of their own beside a busy worker, PySide's
+    crashed the process). Only for perfview's own process: a finished task's files are
+    written whole or not at all (the stores rename them in, and sweep what a dead writer
+    left on the next start)."""
     from perfview.qt import tasks
 
     tasks.cancel_all()
     if tasks.wait_all(WORKERS_GRACE_MS):
         return
-    # the exit handlers on a thread of their own, for at most the same grace: PySide's
-    # own, which runs last, destroys the application and so waits for the busy workers
-    handlers = threading.Thread(target=atexit._run_exitfuncs, name="perfview-exit", daemon=True)
-    handlers.start()
-    handlers.join(WORKERS_GRACE_MS / 1000)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import os
 import threading
 from typing import Any
@@ -44,8 +43,6 @@ def test_a_busy_worker_is_cancelled_and_not_waited_for(
         ended.append(code)
 
     monkeypatch.setattr(os, "_exit", fake_exit)
-    ran_exit_handlers: list[bool] = []  # the real ones would tear this test's Qt down
-    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: ran_exit_handlers.append(True))
     monkeypatch.setattr(app, "WORKERS_GRACE_MS", 100)
     busy_task, polite_task = tasks.Task(busy, "busy"), tasks.Task(polite, "polite")
     busy_task.start()
@@ -55,7 +52,6 @@ def test_a_busy_worker_is_cancelled_and_not_waited_for(
         assert reporting.wait(10)
         app.end_workers(3)
         assert ended == [3]
-        assert ran_exit_handlers == [True]
         qtbot.waitUntil(lambda: stopped == ["polite"], timeout=10_000)
     finally:
         release.set()
