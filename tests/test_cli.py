@@ -289,7 +289,7 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
 def test_other_invocations_go_to_the_gui(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[list[str]] = []
     fake = types.ModuleType("perfview.qt.app")
-    fake.main = lambda argv: calls.append(argv) or 0  # type: ignore[attr-defined]
+    fake.main = lambda argv, **_: calls.append(argv) or 0  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "perfview.qt.app", fake)
     assert cli.main(["a.prof", "b.json"]) == 0
     assert cli.main(["--screenshot", "out.png", "--view", "ops", "t.json"]) == 0

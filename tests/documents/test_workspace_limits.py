@@ -24,10 +24,10 @@ def _doc(n: int) -> str:
 
 def test_a_workspace_of_100_000_tabs_is_refused_at_once() -> None:
     text = _doc(100_000)
-    start = time.process_time()
+    start = time.thread_time()
     with pytest.raises(LoadError) as info:
         ws.from_json(text, Path("/tmp"))
-    assert time.process_time() - start < 5.0
+    assert time.thread_time() - start < 5.0
     assert str(info.value) == (
         "it lists 100,000 tabs; a workspace opens at most 1,000, so it was not written by perfview"
     )
