@@ -8,7 +8,6 @@ column (launch configuration, deviceProperties) is read here from `Timeline.args
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -40,13 +39,7 @@ def per_events(fn: Callable[[Timeline], T]) -> Callable[[Timeline], T]:
     @functools.wraps(fn)
     def wrapper(timeline: Timeline) -> T:
         events = timeline.events
-        key = id(events)
-        hit = store.get(key)
-        if hit is None or hit[0]() is not events:
-            value = fn(timeline)
-            store.put(key, (weakref.ref(events, lambda _ref: store.pop(key)), value))
-        else:
-            value = hit[1]
+        value = store.while_alive(events, id(events), lambda: fn(timeline))
         return value.copy() if isinstance(value, pd.DataFrame) else value  # type: ignore[return-value]
 
     return wrapper
@@ -62,12 +55,7 @@ def _remembered(
     budget, see `per_events`) and handed out as a copy (callers may edit theirs). The
     Overview and its findings ask for the same kind and name masks 10-20 times: ~0.15 s of
     a 1 GB trace's first page."""
-    slot = (id(events), *key)
-    hit = _MASKS.get(slot)
-    if hit is not None and hit[0]() is events:
-        return np.array(hit[1], copy=True)
-    mask = compute()
-    _MASKS.put(slot, (weakref.ref(events, lambda _ref: _MASKS.pop(slot)), mask))
+    mask: np.ndarray = _MASKS.while_alive(events, (id(events), *key), compute)
     return mask.copy()
 
 

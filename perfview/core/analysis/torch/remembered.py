@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -86,6 +87,17 @@ class Store:
             while _total > BUDGET and _ORDER:
                 (_, old_key), (store, _) = next(iter(_ORDER.items()))
                 store._drop(old_key)
+
+    def while_alive(self, owner: Any, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """`compute()`, remembered under `key` for as long as `owner` lives (an events
+        table: held by a weak reference, whose end lets the result go) and the budget
+        keeps it; made again once either let it go."""
+        hit = self.get(key)
+        if hit is not None and hit[0]() is owner:
+            return hit[1]
+        value = compute()
+        self.put(key, (weakref.ref(owner, lambda _ref: self.pop(key)), value))
+        return value
 
     def pop(self, key: Hashable) -> None:
         with _LOCK:
