@@ -10,8 +10,12 @@ counts, warnings, trace metadata and a checksum of every file.
   and one of the loaders' code (`build_id`): any change misses, and nothing is bumped by hand.
 * Place: `$PERFVIEW_CACHE_DIR`, else the user cache dir (`$XDG_CACHE_HOME/perfview`,
   `~/Library/Caches/perfview`, `%LOCALAPPDATA%\\perfview`), never beside the input file.
-* Size: at most `$PERFVIEW_CACHE_MAX_MB` (default 2048 MB), the remote mirror's files
-  (`store.remote`) included; least recently used entries and mirrored files go first.
+* Size: at most `$PERFVIEW_CACHE_MAX_MB`, the remote mirror's files (`store.remote`)
+  included; by default a quarter of the room the cache could have on its disk (what it
+  holds plus what is free), at least 2 GB: a fixed 2 GB bound kept a 10 GB trace's 5.7 GB
+  entry out, so the trace users most need to reopen quickly was parsed again every time.
+  Least recently used traces go first, each with its derived entries (`derived_entries`):
+  writing a trace's layout never evicts that trace's own columns.
 * Trust: nothing read back is taken on faith. Every file's checksum is checked on read
   (`PERFVIEW_CACHE_VERIFY=0` turns that off, for benchmarks) and the tables pass the schema's
   invariants (`schema.validate_tables`). A damaged entry is deleted, the file is parsed again
@@ -43,7 +47,8 @@ import perfview
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
 from perfview.store import artifacts, mirror_files, temp_folders, write_gates
 
-DEFAULT_MAX_MB = 2048
+DEFAULT_MAX_MB = 2048  # the bound's floor, and the bound where the disk cannot be asked
+DISK_SHARE = 0.25  # of (free space + the cache's own), the default bound
 MIN_SIZE = 8 * 1024 * 1024  # smaller files parse faster than a cache lookup is worth
 TABLES = {
     "events": schema.EVENTS,
@@ -76,10 +81,33 @@ def cache_dir() -> Path:
 
 
 def max_bytes() -> int:
+    """`$PERFVIEW_CACHE_MAX_MB` in bytes, else the default (`default_max_bytes`)."""
+    floor = DEFAULT_MAX_MB * 1024 * 1024
+    raw = os.environ.get("PERFVIEW_CACHE_MAX_MB")
+    if raw is None:
+        return default_max_bytes()
     try:
-        return int(float(os.environ.get("PERFVIEW_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1024 * 1024)
+        return int(float(raw) * 1024 * 1024)
     except ValueError:
-        return DEFAULT_MAX_MB * 1024 * 1024
+        return floor
+
+
+def default_max_bytes(held: int | None = None) -> int:
+    """A quarter of the room the cache could have (`DISK_SHARE` of its disk's free space
+    plus what it holds, `held`, measured when not given), at least `DEFAULT_MAX_MB`. Asked
+    of the disk each time: a filling disk shrinks the bound, and the next write evicts."""
+    floor = DEFAULT_MAX_MB * 1024 * 1024
+    root = cache_dir()
+    probe = next((p for p in (root, *root.parents) if p.exists()), None)
+    if probe is None:
+        return floor
+    try:
+        free = shutil.disk_usage(probe).free
+    except OSError:
+        return floor
+    if held is None:
+        held = sum(size for _, size, _ in _entries(root)) if root.is_dir() else 0
+    return max(floor, int(DISK_SHARE * (free + held)))
 
 
 def enabled(path: Path) -> bool:
@@ -224,12 +252,46 @@ flush = write_gates.flush  # waits for background cache writes (tests, benchmark
 
 
 def evict(keep: Path | Collection[Path] | None = None, limit: int | None = None) -> None:
-    """Delete the least recently used entries until the cache fits `limit` bytes, the remote
-    mirror's files (`store.remote`, each with its stamp: `mirror_files.entries`) counted and
-    evicted with them; `keep`: what the caller just wrote or fetched, never deleted."""
-    limit = max_bytes() if limit is None else limit
+    """Delete the least recently used traces' entries until the cache fits `limit` bytes, the
+    remote mirror's files (`store.remote`, each with its stamp: `mirror_files.entries`)
+    counted and evicted with them; `keep`: what the caller just wrote or fetched, never
+    deleted, nor any entry of the same trace (a trace's columns and the entries derived from
+    them share the key's prefix: they go together, when the trace was used last)."""
     kept = {keep} if isinstance(keep, Path) else set(keep or ())
     root = cache_dir()
+    entries = _entries(root)
+    total = sum(size for _, size, _ in entries)
+    if limit is None:
+        limit = max_bytes() if "PERFVIEW_CACHE_MAX_MB" in os.environ else default_max_bytes(total)
+    families: dict[str, list[tuple[float, int, Path]]] = {}
+    for used, size, entry in entries:
+        families.setdefault(_family(entry), []).append((used, size, entry))
+    kept_families = {_family(entry) for entry in kept}
+    order = sorted(families.items(), key=lambda item: max(used for used, _, _ in item[1]))
+    for family, members in order:
+        if total <= limit:
+            break
+        if family in kept_families:
+            continue
+        for _, size, entry in members:
+            if entry in kept:
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                mirror_files.drop(entry)
+            total -= size
+
+
+def _family(entry: Path) -> str:
+    """The trace an entry belongs to: its key (the name's first 32 hex digits) for a trace's
+    columns and what was derived from them, the path itself for anything else."""
+    name = entry.name
+    return name[:32] if entry.is_dir() and _ENTRY_NAME.fullmatch(name) else str(entry)
+
+
+def _entries(root: Path) -> list[tuple[float, int, Path]]:
+    """(last used, bytes, path) of every entry perfview wrote and every mirrored file."""
     entries: list[tuple[float, int, Path]] = []
     for entry in root.iterdir() if root.is_dir() else []:
         if entry.name.startswith(temp_folders.TEMP_PREFIX):
@@ -242,18 +304,7 @@ def evict(keep: Path | Collection[Path] | None = None, limit: int | None = None)
         except OSError:
             continue
         entries.append((used, size, entry))
-    entries += mirror_files.entries(root)
-    total = sum(size for _, size, _ in entries)
-    for _, size, entry in sorted(entries, key=lambda e: e[0]):
-        if total <= limit:
-            break
-        if entry in kept:
-            continue
-        if entry.is_dir():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            mirror_files.drop(entry)
-        total -= size
+    return entries + mirror_files.entries(root)
 
 
 _ENTRY_NAME = re.compile(r"[0-9a-f]{32}(?:-[A-Za-z0-9_.-]+)?")
@@ -380,6 +431,7 @@ __all__ = [
     "DAMAGED",
     "build_id",
     "cache_dir",
+    "default_max_bytes",
     "enabled",
     "evict",
     "flush",
