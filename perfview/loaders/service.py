@@ -8,7 +8,10 @@ caller states it with explicit `LoadOptions` instead of a loader guessing it fro
   (`Capabilities.child`: traces). `GIL_FREE` is the window's background load: what a
   loader's GIL-free reader can parse stays in this process (the trace scanner leaves the
   GIL to the GUI thread), and anything that would hold the GIL for long — the general JSON
-  path, numba compiling the scanner right after an install — goes to a child, for big files.
+  path, numba compiling the scanner right after an install — goes to a child, for big files;
+  so does a file whose parse would take much of the memory available (`limits.parse_apart`):
+  the window then maps the child's columns from disk instead of holding the build's heap.
+  A child's columns go straight into the cache's entry when the cache is on (written once).
 * `compiled`: take each loader's compiled reader always (True), never (False), or above its
   size threshold (None, `CompiledReader.min_bytes`); benchmarks and tests choose with it.
 * `read_cache` / `write_cache`: the parsed-column cache (`perfview.store.parsed_columns`) wraps any
@@ -43,6 +46,7 @@ from perfview import streamed
 from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
+from perfview.loaders import limits
 from perfview.loaders.base import GZIP_MAGIC, HEAD_BYTES, CompiledReader, Where
 from perfview.loaders.registry import LOADERS, Loader, detect
 from perfview.store import parsed_columns, write_gates
@@ -86,9 +90,10 @@ def load(
     reader = loader.CAPABILITIES.compiled
     if reader is not None and reader.pending(path, options.compiled):
         progress(0.0, reader.message)
-    bundle = _parse(loader, path, progress, options)
+    caching = options.write_cache and parsed_columns.enabled(path)
+    bundle, stored = _parse(loader, path, progress, options, caching)
     streamed.settle(path)  # the cache keys its entry on the whole file
-    if options.write_cache and parsed_columns.enabled(path):
+    if caching and not stored:
         parsed_columns.put_later(path, bundle, options.write_gate)
     progress(1.0, "done")
     return bundle
@@ -110,30 +115,35 @@ def _detect(path: Path) -> Loader:
     return detect(path)
 
 
-def _parse(loader: Loader, path: Path, progress: Progress, options: LoadOptions) -> Bundle:
+def _parse(
+    loader: Loader, path: Path, progress: Progress, options: LoadOptions, caching: bool
+) -> tuple[Bundle, bool]:
+    """The Bundle, and whether its columns are in the cache already (a child put them)."""
     caps = loader.CAPABILITIES
     reader, choice = caps.compiled, options.compiled
 
     def pending() -> bool:
         return reader is not None and reader.pending(path, choice)
 
+    def apart(message: str = CHILD_MESSAGE) -> tuple[Bundle, bool]:
+        return child_load(path, progress, message, compiled=choice, cache=caching)
+
     if options.where is Where.CHILD and caps.child:
-        return in_child(path, progress, compiled=choice)
+        return apart()
     if options.where is Where.GIL_FREE and caps.child and _big(path, options):
         if pending():  # the compile-ahead child may be at it: do not compile twice
             wait_for_compile(progress)
         gil_free = caps.gil_free_load
-        if gil_free is not None:
+        if gil_free is not None and not limits.parse_apart(path, loader.NAME):
             done = guarded(lambda: gil_free(path, progress, choice))
             if done is not None:
-                return done
-        message = reader.message if reader is not None and pending() else CHILD_MESSAGE
-        return in_child(path, progress, message, compiled=choice)
+                return done, False
+        return apart(reader.message if reader is not None and pending() else CHILD_MESSAGE)
     if options.where is Where.GIL_FREE and pending():
         wait_for_compile(progress)  # the window's compile-ahead child: do not compile twice
     bundle = guarded(lambda: loader.load(path, progress=progress, compiled=choice))
     assert bundle is not None
-    return bundle
+    return bundle, False
 
 
 def _big(path: Path, options: LoadOptions) -> bool:
@@ -266,35 +276,59 @@ def in_child(
     compiled: bool | None = None,
 ) -> Bundle:
     """Parse `path` in a spawned child process and return its Bundle (`compiled`: as
-    `LoadOptions.compiled`).
+    `LoadOptions.compiled`); see `child_load`."""
+    return child_load(path, progress, message, compiled=compiled)[0]
 
-    The child writes the columns into a private temporary folder in the cache's entry format
-    (`parsed_columns.write_entry`) and the parent reads them back
-    (`parsed_columns.read_entry`): on a big trace that costs a small fraction of the parse.
-    Progress arrives over a pipe. Raises LoadError for a file the loader refused and lets an
-    exception from `progress` (Cancel) propagate after killing the child.
+
+def child_load(
+    path: Path,
+    progress: Progress = noop,
+    message: str = CHILD_MESSAGE,
+    *,
+    compiled: bool | None = None,
+    cache: bool = False,
+) -> tuple[Bundle, bool]:
+    """Parse `path` in a spawned child process: its Bundle, and whether its columns are in
+    the cache.
+
+    The child writes the columns in the cache's entry format, into the cache itself when
+    `cache` (`parsed_columns.put`; the entry is then written once, not again by the parent),
+    else (or when that fails: a full disk) into a private temporary folder
+    (`parsed_columns.write_entry`), and the parent reads them back, memory-mapped and
+    checked: on a big trace that costs a small fraction of the parse. Progress arrives over
+    a pipe. Raises LoadError for a file the loader refused and lets an exception from
+    `progress` (Cancel) propagate after killing the child.
     """
     streamed.settle(path)  # a download still arriving: the child reads the whole file
     context = multiprocessing.get_context("spawn")  # sys.path travels; no PYTHONPATH edits
     folder = Path(tempfile.mkdtemp(prefix="perfview-child-"))
     receive, send = context.Pipe(duplex=False)
     child = context.Process(
-        target=_child_main, args=(str(path), str(folder), send, compiled), daemon=True
+        target=_child_main, args=(str(path), str(folder), send, compiled, cache), daemon=True
     )
     try:
         child.start()
         send.close()
-        _follow(child, receive, progress, message)
+        cached = _follow(child, receive, progress, message) == CACHED
         progress(0.97, "reading the parsed trace")
-        return parsed_columns.read_entry(folder / "entry", path)
+        if cached:
+            hit = parsed_columns.get(path)
+            if hit is not None:
+                return hit, True
+            raise LoadError("the helper process's parsed columns could not be read back")
+        return parsed_columns.read_entry(folder / "entry", path), False
     except (EOFError, OSError, ValueError, KeyError) as exc:
         raise LoadError(f"the helper process could not parse it ({exc})") from exc
     finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
+        if child.pid is not None:  # started (a failed start raised its own error above)
+            if child.is_alive():
+                child.kill()
+            child.join()
         receive.close()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+CACHED = "cache"  # the child's last word when its columns went into the cache
 
 
 def _follow(
@@ -302,9 +336,10 @@ def _follow(
     receive: Connection,
     progress: Progress,
     message: str = CHILD_MESSAGE,
-) -> None:
-    """Relay the child's progress until it reports done; raise its error as LoadError.
-    `message` stands until the child's first report (it may compile the scanner first)."""
+) -> str:
+    """Relay the child's progress until it reports done (then its word: CACHED or ""); raise
+    its error as LoadError. `message` stands until the child's first report (it may compile
+    the scanner first)."""
     fraction = 0.0
     while True:
         if not receive.poll(POLL_S):
@@ -319,11 +354,14 @@ def _follow(
         elif tag == "E":
             raise LoadError(str(text))
         else:
-            return
+            return str(text)
 
 
-def _child_main(file: str, folder: str, send: Connection, compiled: bool | None = None) -> None:
-    """Child side: detect, parse, write the columns, report through the pipe."""
+def _child_main(
+    file: str, folder: str, send: Connection, compiled: bool | None = None, cache: bool = False
+) -> None:
+    """Child side: detect, parse, write the columns (into the cache when `cache` and it
+    takes them), report through the pipe."""
     import time
 
     last = [0.0]
@@ -344,6 +382,9 @@ def _child_main(file: str, folder: str, send: Connection, compiled: bool | None 
         bundle = guarded(lambda: loader.load(path, progress=report, compiled=compiled))
         assert bundle is not None
         report(1.0, "storing")
+        if cache and parsed_columns.put(path, bundle) is not None:
+            send.send(("D", 1.0, CACHED))
+            return
         parsed_columns.write_entry(Path(folder) / "entry", bundle)
     except LoadError as exc:
         send.send(("E", 0.0, str(exc)))
@@ -356,6 +397,7 @@ __all__ = [
     "FRESH",
     "LoadOptions",
     "Where",
+    "child_load",
     "compile_ahead",
     "compile_message",
     "compile_messages",

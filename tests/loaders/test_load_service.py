@@ -69,13 +69,13 @@ def test_gil_free_scans_here_and_sends_the_rest_to_a_child(
     trace_parallel.warm()  # compiles it on a fresh clone: CI's first test may get here first
     assert trace_parallel.compiled()
     children: list[Path] = []
-    real = service.in_child
+    real = service.child_load
 
-    def child(path: Path, progress: Any = None, *rest: Any, **options: Any) -> Bundle:
+    def child(path: Path, progress: Any = None, *rest: Any, **options: Any) -> tuple[Bundle, bool]:
         children.append(path)
         return real(path, progress, *rest, **options)
 
-    monkeypatch.setattr(service, "in_child", child)
+    monkeypatch.setattr(service, "child_load", child)
     plain = tmp_path / "plain.json"
     plain.write_text('{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}')
     assert load(plain, options=GIL_FREE).counts["slices"] == 1

@@ -1,0 +1,95 @@
+"""A trace whose parse would take much of the memory available is parsed apart: the window's
+load runs it in a child process, whose columns go straight into the cache's entry (written
+once) and are mapped back from disk; with memory to spare it stays in the window's process."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from perfview.core.model import Bundle
+from perfview.loaders import LoadOptions, Where, limits, load, service, trace
+from perfview.store import parsed_columns
+from tests.conftest import sample
+from tests.loaders.cache_setup import use_cache_dir
+from tests.loaders.test_cache import NCCL, assert_same
+
+GIL_FREE = LoadOptions(where=Where.GIL_FREE, child_min_bytes=0)
+
+
+@pytest.fixture
+def plain(tmp_path: Path) -> Path:
+    """The NCCL sample as plain JSON: the window's scanner would parse it in-process."""
+    path = tmp_path / "nccl.json"
+    path.write_bytes(gzip.decompress(sample(NCCL).read_bytes()))
+    return path
+
+
+@pytest.fixture
+def children(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The paths sent to a child process, recorded."""
+    sent: list[Path] = []
+    real = service.child_load
+
+    def child(path: Path, *args: Any, **kwargs: Any) -> tuple[Bundle, bool]:
+        sent.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(service, "child_load", child)
+    return sent
+
+
+def short_of_memory(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory for the parse (it is not refused), but under APART_SHARE times what it needs."""
+    needed = limits.needed_memory(path, "trace")
+    monkeypatch.setenv(limits.ENV_LIMIT, str(2 * needed))
+    assert limits.parse_apart(path, "trace")
+
+
+def test_a_parse_short_of_memory_goes_apart_and_its_columns_into_the_cache_once(
+    tmp_path: Path, plain: Path, children: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_cache_dir(tmp_path, monkeypatch, max_mb=100)
+    short_of_memory(plain, monkeypatch)
+    writes: list[Path] = []
+    monkeypatch.setattr(parsed_columns, "put_later", lambda path, *_a, **_k: writes.append(path))
+    bundle = load(plain, options=GIL_FREE)
+    assert children == [plain]
+    assert writes == []  # the child wrote the entry: the parent does not write it again
+    assert (parsed_columns.cache_dir() / parsed_columns.key(plain)).is_dir()
+    assert_same(trace.load(plain), bundle)
+    assert bundle.timeline is not None
+    ts = bundle.timeline.events["ts"].to_numpy()
+    assert not ts.flags.owndata  # mapped from the entry's file, not a copy in the heap
+    again = load(plain, options=GIL_FREE)  # a hit: no second child
+    assert children == [plain]
+    assert again.timeline is not None
+    assert np.array_equal(again.timeline.events["ts"].to_numpy(), ts)
+
+
+def test_with_the_cache_off_the_child_hands_back_a_private_folder(
+    tmp_path: Path, plain: Path, children: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the private folder: seen, then gone
+    monkeypatch.setattr("tempfile.tempdir", None)
+    short_of_memory(plain, monkeypatch)
+    bundle = load(plain, options=GIL_FREE)
+    assert children == [plain]
+    assert_same(trace.load(plain), bundle)
+    assert not list(tmp_path.glob("perfview-child-*"))
+
+
+def test_with_memory_to_spare_the_window_parses_here(
+    plain: Path, children: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
+    needed = limits.needed_memory(plain, "trace")
+    monkeypatch.setenv(limits.ENV_LIMIT, str(limits.APART_SHARE * needed + 1))
+    assert not limits.parse_apart(plain, "trace")
+    assert load(plain, options=GIL_FREE).counts["slices"] > 0
+    assert children == []
