@@ -283,8 +283,14 @@ class Folder:
         if arr is None:
             raise Damaged(name, "short read")
         data = _raw(arr)
-        for k in self._blocks(data, info, name):
+        checks = self._blocks(data, info, name)
+        for k in checks:
             self._check_block(name, data, info, k)
+        mapped = arr.base.obj if isinstance(arr.base, memoryview) else arr.base
+        if len(checks) and isinstance(mapped, mmap.mmap):
+            # read whole to be checked, not yet written by anyone: its pages go back to the
+            # page cache, and come again where a page reads them (`drop_unwritten`)
+            readahead.drop_unwritten(mapped, arr.nbytes)
         return arr
 
     def _map(self, name: str) -> tuple[bytes | mmap.mmap, dict[str, Any]]:

@@ -85,3 +85,33 @@ def test_a_blob_is_mapped_without_populating(
     assert bytes(view) == blob
     assert flags_seen
     assert not any(flags & getattr(mmap, "MAP_POPULATE", 0) for flags in flags_seen)
+
+
+def _resident_kb(arr: np.ndarray) -> int:
+    """The resident kB of the mapping that holds `arr` (/proc/self/smaps)."""
+    address = arr.__array_interface__["data"][0]
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and not head.endswith(":"):
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= address < hi
+        elif inside and head == "Rss:":
+            return int(line.split()[1])
+    raise AssertionError("no mapping holds the array")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="Linux's smaps")
+def test_a_checked_array_gives_its_pages_back_until_it_is_read(tmp_path: Path) -> None:
+    """Checking a part reads all of it; its pages then go back to the page cache, so a
+    reopened trace's columns are resident only where a page reads them (the values and a
+    write's privacy are unchanged)."""
+    values = np.arange(4_000_000, dtype=np.int64)  # 32 MB
+    folder = _publish(tmp_path / "entry", values)
+    arr = artifacts.open_folder(folder).read(["col"], [])["col"]
+    assert _mapped(arr)
+    assert _resident_kb(arr) < 4 * 1024  # checked whole, then given back
+    assert np.array_equal(arr, values)  # read again from the page cache
+    assert _resident_kb(arr) >= 30 * 1024
+    arr[:10] = -1
+    assert (folder / "col").read_bytes()[:8] == values[:1].tobytes()  # the file is untouched
