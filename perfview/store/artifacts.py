@@ -336,6 +336,43 @@ class Folder:
         """The byte part `name`, memory-mapped (read-only), after checking its checksums."""
         return cast("bytes | mmap.mmap", self.read([], [name])[name])
 
+    def blob_checked_when_read(self, name: str) -> tuple[bytes | mmap.mmap, BlockCheck | None]:
+        """The byte part `name`, memory-mapped (read-only), its size checked now and its
+        blocks where they are read (`BlockCheck`; None when this folder is not verified)."""
+        view, info = self._map(name)
+        blocks = self._blocks(memoryview(view), info, name)
+        return view, (BlockCheck(self, name, view, info) if len(blocks) else None)
+
+
+class BlockCheck:
+    """A mapped blob's checksums checked block by block as its spans are read, each block
+    once, its pages given back after (`check(starts, ends)`; raises Damaged). Reading the
+    args of one slice checks one block (32 MB) instead of the whole blob on every open."""
+
+    def __init__(self, folder: Folder, name: str, view: Any, info: dict[str, Any]) -> None:
+        self._folder, self._name, self._view, self._info = folder, name, view, info
+        self._block = int(info["block"])
+        self._checked = np.zeros(len(info["xxh3"]), dtype=bool)
+        self._lock = threading.Lock()
+
+    def __call__(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        spans = ends > starts
+        if not spans.any():
+            return
+        first = starts[spans] // self._block
+        last = (ends[spans] - 1) // self._block
+        longest = int((last - first).max())
+        wanted = np.unique(np.concatenate([first + k for k in range(longest + 1)]))
+        wanted = wanted[(wanted >= 0) & (wanted < len(self._checked))]
+        todo = wanted[~self._checked[wanted]]
+        if not len(todo):
+            return
+        with self._lock:  # two readers of one block check it once
+            for k in todo.tolist():
+                if not self._checked[k]:
+                    self._folder._check_mapped(self._name, self._view, self._info, k)
+                    self._checked[k] = True
+
 
 def _private_array(fh: Any, dtype: np.dtype[Any], length: int) -> np.ndarray | None:
     """The file's `length` items mapped copy-on-write (`readahead.map_file`): the page
@@ -380,6 +417,7 @@ def open_folder(path: Path, *, verify: bool = True) -> Folder:
 __all__ = [
     "FORMAT",
     "MANIFEST",
+    "BlockCheck",
     "Damaged",
     "Folder",
     "digest",

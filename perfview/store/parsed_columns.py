@@ -45,6 +45,7 @@ import pandas as pd
 
 import perfview
 from perfview.core.model import ArgsStore, Bundle, Timeline, schema
+from perfview.core.model.errors import LoadError
 from perfview.store import artifacts, mirror_files, temp_folders, write_gates
 
 DEFAULT_MAX_MB = 2048  # the bound's floor, and the bound where the disk cannot be asked
@@ -379,7 +380,10 @@ def _read(folder: Path, path: Path) -> Bundle:
         for col in spec
         if meta["tables"][name]["columns"][col]["kind"] != "object"
     ]
-    parts = entry.read([*wanted, "args.starts", "args.lens"], [_BLOB])  # checked, in parallel
+    parts = entry.read([*wanted, "args.starts", "args.lens"], [])  # checked, in parallel
+    # the args blob (half of a big entry) is checked block by block where it is read
+    blob_view, block_check = entry.blob_checked_when_read(_BLOB)
+    parts[_BLOB] = blob_view
     frames: dict[str, pd.DataFrame] = {}
     for name, spec in TABLES.items():
         info = meta["tables"][name]
@@ -412,7 +416,12 @@ def _read(folder: Path, path: Path) -> Bundle:
         schema.validate_tables(frames)
     timeline = Timeline(
         **frames,
-        args=ArgsStore(blob=cast(bytes, blob), starts=starts, lens=lens),
+        args=ArgsStore(
+            blob=cast(bytes, blob),
+            starts=starts,
+            lens=lens,
+            check=None if block_check is None else _ArgsCheck(block_check, folder, path),
+        ),
         origin_ns=int(meta["origin_ns"]),
         duration_ns=int(meta["duration_ns"]),
         meta=meta["meta"],
@@ -442,6 +451,24 @@ __all__ = [
     "put_later",
     "verifying",
 ]
+
+
+class _ArgsCheck:
+    """An entry's args blob checked where it is read (`artifacts.BlockCheck`): a damaged
+    block drops the entry, so the next open parses the file again, and the reader gets a
+    sentence saying so (a LoadError: pages and the CLI show it as they show a load's)."""
+
+    def __init__(self, check: artifacts.BlockCheck, entry: Path, path: Path) -> None:
+        self._check, self._entry, self._path = check, entry, path
+
+    def __call__(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        try:
+            self._check(starts, ends)
+        except artifacts.Damaged as exc:
+            _drop(self._entry, self._entry.name, self._path, exc.part, exc.why)  # noted
+            raise LoadError(
+                f"{DAMAGED} (its args); perfview dropped it: open the file again to read it afresh"
+            ) from exc
 
 
 def write_entry(folder: Path, bundle: Bundle) -> None:

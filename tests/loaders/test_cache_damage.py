@@ -22,6 +22,7 @@ import pytest
 
 import perfview
 from perfview.core.model import Bundle
+from perfview.core.model.errors import LoadError
 from perfview.core.pages.summary import available_views, summarize
 from perfview.loaders import load, trace
 from perfview.store import artifacts, parsed_columns, temp_folders
@@ -128,6 +129,8 @@ def test_every_damage_to_every_file_rereads_the_file(
             shutil.copytree(pristine, entry, copy_function=os.link)
             damage(entry / name)
             got = load(path)
+            if name == "args.bin" and damage is flip:  # checked where read: see below
+                got = args_damage_found_when_read(got, path)
             assert damaged_note(name) in got.warnings, f"{damage.__name__} {name}"
             assert not entry.exists()
             assert_same_tables(fresh_bundle, got)
@@ -147,6 +150,18 @@ def test_every_damage_to_every_file_rereads_the_file(
     assert hit is not None
     assert not [w for w in hit.warnings if w.startswith(parsed_columns.DAMAGED)]
     assert_numbers(fresh, hit)
+
+
+def args_damage_found_when_read(got: Bundle, path: Path) -> Bundle:
+    """The args blob is checked block by block where it is read, not whole on every open:
+    its flipped bits load without a note, reading them says the copy is damaged and drops
+    it, and the next open parses the file again, saying why."""
+    assert got.timeline is not None
+    assert not [w for w in got.warnings if w.startswith(parsed_columns.DAMAGED)]
+    with pytest.raises(LoadError, match=parsed_columns.DAMAGED):
+        got.timeline.args.checked_blob()
+    assert not (parsed_columns.cache_dir() / parsed_columns.key(path)).exists()
+    return load(path)
 
 
 def test_the_issues_flipped_duration_bits(tmp_path: Path, cache_env: Path) -> None:
@@ -213,6 +228,16 @@ def test_damage_in_any_block_of_a_big_part_is_found(
     data = bytearray(blob.read_bytes())
     data[20 * 4096 + 7] ^= 1
     _rewrite(blob, bytes(data))
+    got = load(path)
+    assert got.timeline is not None
+    assert fresh_bundle.timeline is not None
+    args = got.timeline.args
+    block = args.starts // 4096
+    whole = (args.lens > 0) & (block == (args.starts + args.lens - 1) // 4096)
+    clean, bad = np.flatnonzero(whole & (block == 3))[0], np.flatnonzero(whole & (block == 20))[0]
+    assert args.raw(int(clean)) == fresh_bundle.timeline.args.raw(int(clean))  # its block: fine
+    with pytest.raises(LoadError, match=parsed_columns.DAMAGED):
+        args.raw(int(bad))  # the damaged block, found as it is read
     got = load(path)
     assert damaged_note("args.bin") in got.warnings
     assert_same_tables(fresh_bundle, got)

@@ -82,7 +82,7 @@ def args_frame(timeline: Timeline) -> pd.DataFrame:
     starts = np.asarray(store.starts, dtype=I64)
     lens = np.asarray(store.lens, dtype=I64)
     rows = np.flatnonzero(lens > 0)
-    blob = store.blob
+    blob = store.checked_blob()
     text = [
         blob[a : a + n].decode("utf-8", "replace")
         for a, n in zip(starts[rows].tolist(), lens[rows].tolist(), strict=True)

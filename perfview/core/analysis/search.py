@@ -100,11 +100,12 @@ def _blob_rows(args: ArgsStore, pattern: re.Pattern[bytes], lowered: bool = Fals
     lens = np.asarray(args.lens, dtype=I64)
     if not len(starts) or not args.blob:
         return np.zeros(0, dtype=I64)
+    blob = args.checked_blob()
     if lowered:
-        spans = _spans_lowered(args.blob, pattern)
+        spans = _spans_lowered(blob, pattern)
     else:
         spans = np.fromiter(
-            (i for m in pattern.finditer(args.blob) for i in m.span()), dtype=I64
+            (i for m in pattern.finditer(blob) for i in m.span()), dtype=I64
         ).reshape(-1, 2)
     if not len(spans):
         return np.zeros(0, dtype=I64)

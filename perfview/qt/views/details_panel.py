@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtWidgets
 
 from perfview.core.layout.timeline_layout import linked_events
 from perfview.core.model import Timeline
+from perfview.core.model.errors import LoadError
 from perfview.core.model.units import format_ns
 
 ROW_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
@@ -95,7 +96,11 @@ class DetailsPanel(QtWidgets.QWidget):
         shape = str(ev["shape"].iat[row])
         if shape and shape != "nan":
             self._add(None, "Input dims", shape)
-        args = timeline.args.get(row)
+        try:
+            args = timeline.args.get(row)
+        except LoadError as exc:  # a damaged cached copy: say so where the args would be
+            self._add(None, "Args", str(exc))
+            args = {}
         if args:
             top = self._add(None, "Args", f"{len(args)} values")
             for key, value in args.items():

@@ -235,6 +235,7 @@ def decode_args(timeline: Timeline, rows: np.ndarray, keys: Sequence[str]) -> di
     lens = np.zeros(len(rows), dtype=I64)
     starts[valid] = store.starts[rows[valid]]
     lens[valid] = store.lens[rows[valid]]
+    store.check_spans(rows[valid])
     view = memoryview(store.blob)
     decoder = _args_decoder(tuple(keys))
     decoded: list[Any] = []
