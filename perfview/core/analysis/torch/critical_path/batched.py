@@ -225,8 +225,8 @@ def step_links(
         if ((b.ties <= b.typical) != (b.ties <= typical)).any():
             sub = _rows(ctx, rows, bounds, b.lo, b.hi)
             _graph, b.links, _ = _walk(tl, ctx, sub, b.steps, typical)
-        for i, links in zip(b.which.tolist(), b.links, strict=True):
-            out[i] = links
+        for i, one in zip(b.which.tolist(), b.links, strict=True):
+            out[i] = one
     return [links for links in out if links is not None]
 
 

@@ -74,8 +74,8 @@ def step_paths(graph: Graph, nodes: StepNodes, t: np.ndarray, via: np.ndarray) -
 @dataclass(frozen=True)
 class StepLinks:
     """One step's measured path without its graph: per link (latest first) its measured
-    begin (clipped to the step's start) and end (ns), the time it gave inside the step, its category, the event row it is
-    named after (-1: named by its type) and its type."""
+    begin (clipped to the step's start) and end (ns), the time it gave inside the step, its
+    category, the event row it is named after (-1: named by its type) and its type."""
 
     step: int
     start: float
@@ -90,13 +90,13 @@ class StepLinks:
 
 def links_of(graph: Graph, paths: list[StepPath]) -> list[StepLinks]:
     """What the pages keep of each path walked on `graph`."""
-    return [
-        StepLinks(p.step, p.start, p.end,
-                  np.maximum(graph.time[graph.src[p.edges]], int(np.ceil(p.start))),
-                  graph.time[graph.dst[p.edges]], p.ns, graph.category[p.edges],
-                  graph.label[p.edges], graph.etype[p.edges])  # fmt: skip
-        for p in paths
-    ]
+    out = []
+    for p in paths:
+        e = p.edges
+        begin = np.maximum(graph.time[graph.src[e]], int(np.ceil(p.start)))
+        out.append(StepLinks(p.step, p.start, p.end, begin, graph.time[graph.dst[e]], p.ns,
+                             graph.category[e], graph.label[e], graph.etype[e]))  # fmt: skip
+    return out
 
 
 __all__ = ["StepLinks", "StepNodes", "StepPath", "links_of", "step_paths", "steps_of"]
