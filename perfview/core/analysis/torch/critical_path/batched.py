@@ -42,7 +42,14 @@ import pandas as pd
 
 from perfview.core.analysis.torch import remembered
 from perfview.core.analysis.torch.common import I64, merge_intervals
-from perfview.core.analysis.torch.critical_path.graph import LAUNCH, Context, Graph, build, context
+from perfview.core.analysis.torch.critical_path.graph import (
+    LAUNCH,
+    Context,
+    Graph,
+    build,
+    context,
+    position_in,
+)
 from perfview.core.analysis.torch.critical_path.walk import (
     StepLinks,
     StepNodes,
@@ -125,9 +132,10 @@ def _rows(ctx: Context, rows: np.ndarray, b: _Bounds, lo: int, hi: int) -> np.nd
     keep = rows[(ctx.end[rows] >= low) & (ctx.ts[rows] <= hi)]
     gpu = keep[ctx.gpu[keep]]
     launch = ctx.launch[np.searchsorted(ctx.gpu_rows, gpu)]
-    _w, a, waiter = ctx.waits
-    awaited = a[np.isin(waiter, gpu)]
-    return np.union1d(keep, np.concatenate([launch[launch >= 0], awaited])).astype(I64)
+    _w, awaited, waiter = ctx.waits
+    extra = np.concatenate([launch[launch >= 0], awaited[np.isin(waiter, gpu)]])
+    extra = np.unique(extra[position_in(keep, extra) < 0])  # the few calls queued before the range
+    return np.insert(keep, np.searchsorted(keep, extra), extra).astype(I64)
 
 
 def _cuts(ctx: Context, rows: np.ndarray, steps: pd.DataFrame, cap: int) -> list[int]:

@@ -253,7 +253,7 @@ def _escape(text: str) -> str:
     return re.escape(text)
 
 
-def _at(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+def position_in(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Position in `rows` (sorted) of each wanted row, -1 where it is not there."""
     pos = np.searchsorted(rows, wanted)
     pos = np.clip(pos, 0, max(len(rows) - 1, 0))
@@ -274,7 +274,7 @@ def _gpu_edges(ctx: Context, rows: np.ndarray, gpu_pairs: np.ndarray, time: np.n
     cat = np.where(comm, COMM, np.where(copy, MEMCPY, KERNEL)).astype(np.int8)
     edges.add(2 * g, 2 * g + 1, end - ts, BUSY, cat, r)
     launch = ctx.launch[np.searchsorted(ctx.gpu_rows, r)]
-    lpos = _at(rows, launch)
+    lpos = position_in(rows, launch)
     launch[lpos < 0] = -1  # a call outside these rows (never for a batch: `batched` adds them)
     has = launch >= 0
     lnode = 2 * lpos[has]
@@ -380,7 +380,7 @@ def _wait_edges(ctx: Context, r: np.ndarray, g: np.ndarray, ts: np.ndarray, end:
     below leaves them alone."""
     waited = np.zeros(len(g), bool)
     w, a, b = ctx.waits
-    s_, d_ = _at(r, a), _at(r, b)
+    s_, d_ = position_in(r, a), position_in(r, b)
     keep = (s_ >= 0) & (d_ >= 0)
     if keep.any():
         s_, d_ = s_[keep], d_[keep]
@@ -508,5 +508,6 @@ def edge_names(tl: Timeline, graph: Graph, edges: np.ndarray) -> np.ndarray:
 
 __all__ = [
     "CATEGORIES", "Context", "Graph", "build", "build_graph", "context", "edge_names", "names_of",
+    "position_in",
     "with_descendants",
 ]  # fmt: skip
