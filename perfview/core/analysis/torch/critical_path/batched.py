@@ -66,12 +66,19 @@ BATCH_BYTES = max(128 << 20, remembered.BUDGET // 4)
 class _Bounds:
     """Per lane, what finds a range's boundary without reading every event: each CPU
     thread's begin/end points in time order; each GPU stream's activities by start, with the
-    running latest end and when each was queued (its launch call's start)."""
+    running latest end and when each was queued (its launch call's start). And what finds
+    the slices overlapping a range: all but the longest (`long`, 0.1 %) by start, so a range's
+    are those starting from its start less `short` (the longest of them) to its end."""
 
     cpu: list[np.ndarray]
     gpu: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     sync_end: np.ndarray  # blocking calls by return
     sync_begin: np.ndarray
+    by_start: np.ndarray  # rows of duration <= short, by start
+    starts: np.ndarray  # their starts
+    short: int
+    long: np.ndarray  # rows of duration > short
+    span: tuple[int, int]  # first and last start of all
 
 
 def _bounds(ctx: Context, rows: np.ndarray) -> _Bounds:
@@ -93,7 +100,14 @@ def _bounds(ctx: Context, rows: np.ndarray) -> _Bounds:
         gpu.append((gts[k], np.maximum.accumulate(gend[k]), queued[k]))
     s = rows[ctx.is_sync[rows]]
     order = np.argsort(ctx.end[s], kind="stable")
-    return _Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order])
+    span = (int(ts.min()), int(ts.max())) if len(ts) else (0, 0)
+    dur = end - ts
+    short = int(np.percentile(dur, 99.9)) if len(dur) else 0
+    is_short = dur <= short
+    del dur, lane, is_gpu
+    by_start = rows[is_short][np.argsort(ts[is_short], kind="stable")]
+    return _Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, ctx.ts[by_start],
+                   short, rows[~is_short], span)  # fmt: skip
 
 
 def _earliest(b: _Bounds, lo: int, hi: int) -> int:
@@ -126,28 +140,34 @@ def _earliest(b: _Bounds, lo: int, hi: int) -> int:
     return low
 
 
-def _rows(ctx: Context, rows: np.ndarray, b: _Bounds, lo: int, hi: int) -> np.ndarray:
-    """The rows of the graph of the range (lo, hi]."""
+def _rows(ctx: Context, b: _Bounds, lo: int, hi: int) -> np.ndarray:
+    """The rows of the graph of the range (lo, hi]: the slices overlapping [earliest, hi]
+    (`_earliest`), the launch calls of its GPU activities and what their recorded waits
+    waited for."""
     low = _earliest(b, lo, hi)
-    keep = rows[(ctx.end[rows] >= low) & (ctx.ts[rows] <= hi)]
+    i, j = np.searchsorted(b.starts, [low - b.short, hi], side="right")
+    near = b.by_start[i:j]
+    near = near[ctx.end[near] >= low]
+    long = b.long[(ctx.end[b.long] >= low) & (ctx.ts[b.long] <= hi)]
+    keep = np.sort(np.concatenate([near, long]))
     gpu = keep[ctx.gpu[keep]]
     launch = ctx.launch[np.searchsorted(ctx.gpu_rows, gpu)]
     _w, awaited, waiter = ctx.waits
     extra = np.concatenate([launch[launch >= 0], awaited[np.isin(waiter, gpu)]])
-    extra = np.unique(extra[position_in(keep, extra) < 0])  # the few calls queued before the range
+    extra = np.unique(extra[position_in(keep, extra) < 0])  # the few calls queued before it
     return np.insert(keep, np.searchsorted(keep, extra), extra).astype(I64)
 
 
-def _cuts(ctx: Context, rows: np.ndarray, steps: pd.DataFrame, cap: int) -> list[int]:
+def _cuts(b: _Bounds, steps: pd.DataFrame, cap: int) -> list[int]:
     """Batch boundaries over the whole time axis: at step starts where they can be, each
     batch starting at most `cap` slices' worth, at least one step."""
-    ts = np.sort(ctx.ts[rows])
+    ts = b.starts
     if not len(ts):
         return []
     start = steps["start_ns"].to_numpy(dtype=I64)
     stop = steps["end_ns"].to_numpy(dtype=I64)
-    first = min(int(ts[0]), int(start.min()) if len(start) else int(ts[0]))
-    last = max(int(ts[-1]), int(stop.max()) if len(stop) else int(ts[-1])) + 1
+    first = min(b.span[0], int(start.min()) if len(start) else b.span[0])
+    last = max(b.span[1], int(stop.max()) if len(stop) else b.span[1]) + 1
     fill = ts[cap::cap]  # where no step is: cut every `cap` slices
     s, e = merge_intervals(start, stop)
     k = np.searchsorted(s, fill, side="right") - 1
@@ -206,8 +226,8 @@ def step_links(
         _graph, links, _ = _walk(tl, ctx, rows, steps, None)
         return links
     cap = max(1, (BATCH_BYTES if batch_bytes is None else batch_bytes) // BYTES_PER_SLICE)
-    cuts = _cuts(ctx, rows, steps, cap)
     bounds = _bounds(ctx, rows)
+    cuts = _cuts(bounds, steps, cap)
     start = steps["start_ns"].to_numpy(dtype=I64)
     stop = steps["end_ns"].to_numpy(dtype=I64)
     owned: list[np.ndarray] = []
@@ -215,7 +235,7 @@ def step_links(
     for a, z in itertools.pairwise(cuts):
         mine = (start >= a) & (start < z)
         lo, hi = a - 1, max(z - 1, int(stop[mine].max()) if mine.any() else z - 1)
-        sub = _rows(ctx, rows, bounds, lo, hi)
+        sub = _rows(ctx, bounds, lo, hi)
         graph, links, ties = _walk(tl, ctx, sub, steps[mine], None)
         # the binding launches of the activities starting in [a, z): counted once, here
         g = np.flatnonzero(ctx.gpu[sub] & (ctx.ts[sub] >= a) & (ctx.ts[sub] < z))
@@ -231,7 +251,7 @@ def step_links(
     out: list[StepLinks | None] = [None] * len(steps)
     for b in batches:
         if ((b.ties <= b.typical) != (b.ties <= typical)).any():
-            sub = _rows(ctx, rows, bounds, b.lo, b.hi)
+            sub = _rows(ctx, bounds, b.lo, b.hi)
             _graph, b.links, _ = _walk(tl, ctx, sub, b.steps, typical)
         for i, one in zip(b.which.tolist(), b.links, strict=True):
             out[i] = one
