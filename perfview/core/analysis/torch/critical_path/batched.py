@@ -82,12 +82,17 @@ class _Bounds:
 
 
 def _bounds(ctx: Context, rows: np.ndarray) -> _Bounds:
-    ts, end, lane = ctx.ts[rows], ctx.end[rows], ctx.lane[rows]
-    is_gpu = ctx.gpu[rows]
-    cpu = []
-    for ln in np.unique(lane[~is_gpu]).tolist():
-        k = (lane == ln) & ~is_gpu
-        cpu.append(np.sort(np.concatenate([ts[k], end[k]])))
+    """The `_Bounds` of the graph's rows (the temporaries let go as soon as read: they are
+    what this costs per slice, next to the batch's graph)."""
+    cpu_rows = rows[~ctx.gpu[rows]]
+    lane = ctx.lane[cpu_rows]
+    order = np.argsort(lane, kind="stable")
+    cpu_rows, lane = cpu_rows[order], lane[order]
+    del order
+    split = np.flatnonzero(lane[1:] != lane[:-1]) + 1
+    del lane
+    cpu = [np.sort(np.concatenate([ctx.ts[k], ctx.end[k]])) for k in np.split(cpu_rows, split)]
+    del cpu_rows
     launch = ctx.launch
     lts = np.where(launch >= 0, ctx.ts[np.clip(launch, 0, None)], ctx.ts[ctx.gpu_rows])
     gts = ctx.ts[ctx.gpu_rows]
@@ -100,14 +105,19 @@ def _bounds(ctx: Context, rows: np.ndarray) -> _Bounds:
         gpu.append((gts[k], np.maximum.accumulate(gend[k]), queued[k]))
     s = rows[ctx.is_sync[rows]]
     order = np.argsort(ctx.end[s], kind="stable")
+    ts = ctx.ts[rows]
     span = (int(ts.min()), int(ts.max())) if len(ts) else (0, 0)
-    dur = end - ts
+    dur = ctx.end[rows] - ts
+    del ts
     short = int(np.percentile(dur, 99.9)) if len(dur) else 0
     is_short = dur <= short
-    del dur, lane, is_gpu
-    by_start = rows[is_short][np.argsort(ts[is_short], kind="stable")]
-    return _Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, ctx.ts[by_start],
-                   short, rows[~is_short], span)  # fmt: skip
+    del dur
+    by_start = rows[is_short]
+    starts = ctx.ts[by_start]
+    first = np.argsort(starts, kind="stable")
+    by_start, starts = by_start[first], starts[first]
+    return _Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, starts, short,
+                   rows[~is_short], span)  # fmt: skip
 
 
 def _earliest(b: _Bounds, lo: int, hi: int) -> int:

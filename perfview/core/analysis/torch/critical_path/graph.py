@@ -203,7 +203,7 @@ def context(tl: Timeline) -> Context:
     launch = by_corr.reindex(corr[gpu_rows]).fillna(-1).to_numpy(dtype=I64, copy=True)
     launch[corr[gpu_rows] < 0] = -1
     waits = _recorded_waits(tl, gpu_rows, ts, end)
-    lane = ev["lane"].to_numpy(dtype=I64)
+    lane = ev["lane"].to_numpy()  # the column itself (int32): read, never changed
     return Context(gpu, cpu, ts, end, lane, is_sync, loader, comm_op, comm_kernel, copy, gpu_rows,
                    launch, waits, _lane_device(tl))  # fmt: skip
 
