@@ -250,12 +250,11 @@ class CriticalPathData:
 
     @classmethod
     def compute(cls, timeline: Timeline) -> CriticalPathData:
-        graph, _nodes, paths = path.measured_paths(timeline)
         return cls(
             path.steps_table(timeline),
             path.critical_path_table(timeline),
             idle_gaps.cause_totals(timeline),
-            path.contributor_rows(timeline, graph, paths),
-            path.path_rows(graph, paths),
+            path.contributors(timeline),
+            path.rows_by_step(timeline),
             timeline,
         )

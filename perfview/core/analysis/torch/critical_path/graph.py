@@ -88,6 +88,7 @@ class Graph:
     order: np.ndarray  # topological order of the nodes
     in_ptr: np.ndarray
     in_edge: np.ndarray
+    typical: float = 0.0  # the launch latency non-binding launches were given (`_weights`)
 
     @property
     def root(self) -> int:
@@ -151,8 +152,64 @@ def with_descendants(tl: Timeline, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _cpu_chain(tl: Timeline, rows: np.ndarray, cpu_pairs: np.ndarray, time: np.ndarray,
-               edges: _Edges) -> None:  # fmt: skip
+@dataclass(frozen=True)
+class Context:
+    """What the edges read of every event, made once per trace: a graph of the whole trace
+    and the graphs of its batches of steps (`batched`) all read the same per-event masks,
+    launches and recorded stream waits, so a batch's edges are the whole graph's edges."""
+
+    gpu: np.ndarray  # GPU activity on a GPU lane
+    cpu: np.ndarray  # CPU slice (the graph's other rows)
+    ts: np.ndarray
+    end: np.ndarray
+    lane: np.ndarray
+    is_sync: np.ndarray  # a host call blocking on the device
+    loader: np.ndarray  # under enumerate(DataLoader)
+    comm_op: np.ndarray
+    comm_kernel: np.ndarray
+    copy: np.ndarray  # memcpy, memset
+    gpu_rows: np.ndarray  # the GPU activities' rows, sorted
+    launch: np.ndarray  # per gpu_rows, the runtime call that queued it (-1: none)
+    waits: np.ndarray  # (3, n) rows: recorded wait, awaited activity, waiting activity
+    lane_device: np.ndarray
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Every row the whole graph has a begin/end pair for."""
+        return np.flatnonzero(self.gpu | self.cpu).astype(I64)
+
+
+def context(tl: Timeline) -> Context:
+    """The per-event inputs of `build` for `tl` (see `Context`)."""
+    ev = tl.events
+    on_gpu = gpu_lane_mask(tl)
+    gpu = kind_mask(ev, GPU_KINDS) & on_gpu
+    cpu = ~on_gpu & ~kind_mask(ev, ("trace", "gpu_annotation", "async"))
+    ts = ev["ts"].to_numpy(dtype=I64)
+    end = ts + ev["dur"].to_numpy(dtype=I64)
+    is_sync = (kind_mask(ev, ("runtime",)) & name_mask(ev, SYNC_CALL_RE)) | (
+        kind_mask(ev, ("cpu_op",)) & name_mask(ev, SYNC_OP_RE)
+    )
+    loader = with_descendants(tl, name_mask(ev, "^" + _escape(DATALOADER_PREFIX)))
+    comm_op = kind_mask(ev, ("comm",)) | (kind_mask(ev, ("cpu_op",)) & name_mask(ev, COMM_OP_RE))
+    comm_kernel = kind_mask(ev, ("kernel",)) & name_mask(ev, COMM_KERNEL_RE)
+    copy = kind_mask(ev, ("memcpy", "memset"))
+    gpu_rows = np.flatnonzero(gpu).astype(I64)
+    # launches, by correlation id (the first runtime call of the graph with the id)
+    corr = ev["corr"].to_numpy(dtype=I64)
+    runtime = np.flatnonzero(kind_mask(ev, ("runtime",)) & (corr >= 0) & (gpu | cpu))
+    by_corr = pd.Series(runtime, index=corr[runtime])
+    by_corr = by_corr[~by_corr.index.duplicated(keep="first")]
+    launch = by_corr.reindex(corr[gpu_rows]).fillna(-1).to_numpy(dtype=I64, copy=True)
+    launch[corr[gpu_rows] < 0] = -1
+    waits = _recorded_waits(tl, gpu_rows, ts, end)
+    lane = ev["lane"].to_numpy()  # the column itself (int32): read, never changed
+    return Context(gpu, cpu, ts, end, lane, is_sync, loader, comm_op, comm_kernel, copy, gpu_rows,
+                   launch, waits, _lane_device(tl))  # fmt: skip
+
+
+def _cpu_chain(tl: Timeline, ctx: Context, rows: np.ndarray, cpu_pairs: np.ndarray,
+               time: np.ndarray, edges: _Edges) -> None:  # fmt: skip
     """CHAIN edges: each CPU lane's begin/end points in order, labelled with the innermost
     slice open between them (ends before begins at one instant, deeper ends first)."""
     ev = tl.events
@@ -174,26 +231,20 @@ def _cpu_chain(tl: Timeline, rows: np.ndarray, cpu_pairs: np.ndarray, time: np.n
     parent = ev["parent"].to_numpy(dtype=I64)
     inner = np.where(is_end, parent[rr], rr)[:-1][same]
     a, b = node[:-1][same], node[1:][same]
-    edges.add(a, b, time[b] - time[a], CHAIN, _slice_category(tl, inner), inner)
+    edges.add(a, b, time[b] - time[a], CHAIN, _slice_category(ctx, inner), inner)
     src, dst = threads.hand_offs(tl, node, is_end, rr, lane, time)
     edges.add(src, dst, time[dst] - time[src], XTHREAD, IDLE, -1)
 
 
-def _slice_category(tl: Timeline, inner: np.ndarray) -> np.ndarray:
+def _slice_category(ctx: Context, inner: np.ndarray) -> np.ndarray:
     """Category of CPU time spent with `inner` the innermost open slice (-1: none)."""
-    ev = tl.events
-    is_sync = (kind_mask(ev, ("runtime",)) & name_mask(ev, SYNC_CALL_RE)) | (
-        kind_mask(ev, ("cpu_op",)) & name_mask(ev, SYNC_OP_RE)
-    )
-    loader = with_descendants(tl, name_mask(ev, "^" + _escape(DATALOADER_PREFIX)))
-    comm = kind_mask(ev, ("comm",)) | (kind_mask(ev, ("cpu_op",)) & name_mask(ev, COMM_OP_RE))
     out = np.full(len(inner), CPU_OP, np.int8)
     has = inner >= 0
     i = inner[has]
     cat = np.full(len(i), CPU_OP, np.int8)
-    cat[comm[i]] = COMM
-    cat[is_sync[i]] = SYNC_CAT
-    cat[loader[i]] = DATA
+    cat[ctx.comm_op[i]] = COMM
+    cat[ctx.is_sync[i]] = SYNC_CAT
+    cat[ctx.loader[i]] = DATA
     out[has] = cat
     return out
 
@@ -202,34 +253,37 @@ def _escape(text: str) -> str:
     return re.escape(text)
 
 
-def _gpu_edges(tl: Timeline, rows: np.ndarray, gpu_pairs: np.ndarray, time: np.ndarray,
-               pos: np.ndarray, edges: _Edges) -> None:  # fmt: skip
+def position_in(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Position in `rows` (sorted) of each wanted row, -1 where it is not there."""
+    pos = np.searchsorted(rows, wanted)
+    pos = np.clip(pos, 0, max(len(rows) - 1, 0))
+    hit = (rows[pos] == wanted) if len(rows) else np.zeros(len(wanted), bool)
+    return np.where(hit, pos, -1).astype(I64)
+
+
+def _gpu_edges(ctx: Context, rows: np.ndarray, gpu_pairs: np.ndarray, time: np.ndarray,
+               edges: _Edges) -> None:  # fmt: skip
     """BUSY, STREAM, LAUNCH, SYNC and XSTREAM edges."""
-    ev = tl.events
     g = gpu_pairs
     r = rows[g]
     if not len(r):
         return
     ts, end = time[2 * g], time[2 * g + 1]
-    comm = (kind_mask(ev, ("kernel",)) & name_mask(ev, COMM_KERNEL_RE))[r]
-    copy = kind_mask(ev, ("memcpy", "memset"))[r]
+    comm = ctx.comm_kernel[r]
+    copy = ctx.copy[r]
     cat = np.where(comm, COMM, np.where(copy, MEMCPY, KERNEL)).astype(np.int8)
     edges.add(2 * g, 2 * g + 1, end - ts, BUSY, cat, r)
-    # launches, by correlation id (the first runtime call with the id)
-    corr = ev["corr"].to_numpy(dtype=I64)
-    runtime = np.flatnonzero(kind_mask(ev, ("runtime",)) & (corr >= 0) & (pos >= 0))
-    by_corr = pd.Series(runtime, index=corr[runtime])
-    by_corr = by_corr[~by_corr.index.duplicated(keep="first")]
-    launch = by_corr.reindex(corr[r]).fillna(-1).to_numpy(dtype=I64, copy=True)
-    launch[corr[r] < 0] = -1
+    launch = ctx.launch[np.searchsorted(ctx.gpu_rows, r)]
+    lpos = position_in(rows, launch)
+    launch[lpos < 0] = -1  # a call outside these rows (never for a batch: `batched` adds them)
     has = launch >= 0
-    lnode = 2 * pos[launch[has]]
+    lnode = 2 * lpos[has]
     d = ts[has] - time[lnode]
     ok = d >= 0
     edges.add(lnode[ok], 2 * g[has][ok], d[ok], LAUNCH, LAUNCH_CAT, launch[has][ok])
-    queued = np.where(has, time[2 * pos[np.clip(launch, 0, None)]], ts)
+    queued = np.where(has, time[2 * np.clip(lpos, 0, None)], ts)
     queued[has] = np.where(ok, queued[has], ts[has])
-    lane = ev["lane"].to_numpy(dtype=I64)[r]
+    lane = ctx.lane[r]
     ready = queued.copy()
     for ln in np.unique(lane).tolist():
         k = np.flatnonzero(lane == ln)
@@ -243,24 +297,21 @@ def _gpu_edges(tl: Timeline, rows: np.ndarray, gpu_pairs: np.ndarray, time: np.n
             prev = k[arg[:-1]]
             edges.add(2 * g[prev[ok]] + 1, 2 * g[k[1:][ok]], gap[ok], STREAM, IDLE, -1)
             ready[k[1:]] = np.maximum(ready[k[1:]], run[:-1])
-    _sync_edges(tl, rows, g, ts, end, queued, lane, pos, time, edges)
-    waited = _recorded_waits(tl, r, g, ts, end, lane, edges)
-    _stream_waits(tl, g, ts, end, np.where(waited, ts, ready), lane, edges)
+    _sync_edges(ctx, rows, g, end, queued, lane, time, edges)
+    waited = _wait_edges(ctx, r, g, ts, end, edges)
+    _stream_waits(ctx, g, ts, end, np.where(waited, ts, ready), lane, edges)
 
 
-def _sync_edges(tl: Timeline, rows: np.ndarray, g: np.ndarray, ts: np.ndarray, end: np.ndarray,
-                queued: np.ndarray, lane: np.ndarray, pos: np.ndarray, time: np.ndarray,
+def _sync_edges(ctx: Context, rows: np.ndarray, g: np.ndarray, end: np.ndarray,
+                queued: np.ndarray, lane: np.ndarray, time: np.ndarray,
                 edges: _Edges) -> None:  # fmt: skip
     """SYNC edges: per blocking call, the activity queued before it that ended last before it
     returned, over every stream (the call's own stream is not recorded)."""
-    ev = tl.events
-    sync = (kind_mask(ev, ("runtime",)) & name_mask(ev, SYNC_CALL_RE)) | (
-        kind_mask(ev, ("cpu_op",)) & name_mask(ev, SYNC_OP_RE)
-    )
-    s = np.flatnonzero(sync & (pos >= 0))
-    if not len(s):
+    sp = np.flatnonzero(ctx.is_sync[rows])
+    if not len(sp):
         return
-    s_begin, s_end = time[2 * pos[s]], time[2 * pos[s] + 1]
+    s = rows[sp]
+    s_begin, s_end = time[2 * sp], time[2 * sp + 1]
     best = np.full(len(s), -1, I64)
     best_end = np.full(len(s), np.iinfo(I64).min, I64)
     for ln in np.unique(lane).tolist():
@@ -276,33 +327,34 @@ def _sync_edges(tl: Timeline, rows: np.ndarray, g: np.ndarray, ts: np.ndarray, e
         best[ok] = k[arg[jj[ok]]]
         best_end[ok] = cand_end[ok]
     hit = best >= 0
-    edges.add(2 * g[best[hit]] + 1, 2 * pos[s[hit]] + 1, s_end[hit] - best_end[hit], SYNC,
+    edges.add(2 * g[best[hit]] + 1, 2 * sp[hit] + 1, s_end[hit] - best_end[hit], SYNC,
               SYNC_CAT, s[hit])  # fmt: skip
 
 
-def _recorded_waits(tl: Timeline, r: np.ndarray, g: np.ndarray, ts: np.ndarray,
-                    end: np.ndarray, lane: np.ndarray, edges: _Edges) -> np.ndarray:  # fmt: skip
-    """XSTREAM edges that kineto recorded: its `cuda_sync` "Stream Wait Event" on a stream
+def _recorded_waits(tl: Timeline, r: np.ndarray, ts: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The stream waits kineto recorded, as (3, n) rows: the wait, the activity waited for,
+    the activity that waited. Its `cuda_sync` "Stream Wait Event" on a stream
     (args `wait_on_stream`, `wait_on_cuda_event_record_corr_id`, `correlation`: CUPTI's
     synchronization records, kineto's CudaSyncActivity) says that the work queued on that
     stream after the cudaStreamWaitEvent call (correlation ids above the event's) waits for
     the work queued on `wait_on_stream` before the cudaEventRecord (ids below the record's).
-    Returns which activities got such an edge, so the guess below leaves them alone. The
-    args are decoded for these events only (a few per step)."""
+    `r` are the GPU activities' rows. The args are decoded for these events only (a few per
+    step), once per trace."""
     ev = tl.events
-    waited = np.zeros(len(g), bool)
+    none = np.zeros((3, 0), I64)
     w_rows = np.flatnonzero((ev["cat"] == "cuda_sync").to_numpy() & name_mask(ev, WAIT_RE))
     if not len(w_rows) or not len(r):
-        return waited
+        return none
     all_corr = ev["corr"].to_numpy(dtype=I64)
     corr = all_corr[r]
+    lane = ev["lane"].to_numpy(dtype=I64)[r]
     pid, tid = ev["pid"].to_numpy(dtype=I64), ev["tid"].to_numpy(dtype=I64)
     by_lane: dict[int, np.ndarray] = {}
     for ln in np.unique(lane).tolist():
         k = np.flatnonzero((lane == ln) & (corr >= 0))
         by_lane[ln] = k[np.argsort(corr[k], kind="stable")]
     lane_of = {(int(pid[r[k[0]]]), int(tid[r[k[0]]])): ln for ln, k in by_lane.items() if len(k)}
-    src, dst, label = [], [], []
+    out = []
     for w in w_rows.tolist():
         args = tl.args.get(w)
         stream, record = args.get("wait_on_stream"), args.get("wait_on_cuda_event_record_corr_id")
@@ -315,20 +367,29 @@ def _recorded_waits(tl: Timeline, r: np.ndarray, g: np.ndarray, ts: np.ndarray,
         a, b = by_lane[src_lane], by_lane[dst_lane]
         i = int(np.searchsorted(corr[a], record, side="left")) - 1  # last queued before
         j = int(np.searchsorted(corr[b], int(all_corr[w]), side="right"))  # first after
-        if i < 0 or j >= len(b) or ts[b[j]] < end[a[i]]:
+        if i < 0 or j >= len(b) or ts[r[b[j]]] < end[r[a[i]]]:
             continue
-        src.append(a[i])
-        dst.append(b[j])
-        label.append(w)
-    if src:
-        s_, d_ = np.asarray(src, I64), np.asarray(dst, I64)
-        edges.add(2 * g[s_] + 1, 2 * g[d_], ts[d_] - end[s_], XSTREAM, SYNC_CAT,
-                  np.asarray(label, I64))  # fmt: skip
+        out.append((w, int(r[a[i]]), int(r[b[j]])))
+    return np.asarray(out, I64).T.reshape(3, -1) if out else none
+
+
+def _wait_edges(ctx: Context, r: np.ndarray, g: np.ndarray, ts: np.ndarray, end: np.ndarray,
+                edges: _Edges) -> np.ndarray:  # fmt: skip
+    """XSTREAM edges of the recorded waits (`_recorded_waits`) between activities of these
+    rows (`r`, the GPU activities'). Returns which activities got such an edge, so the guess
+    below leaves them alone."""
+    waited = np.zeros(len(g), bool)
+    w, a, b = ctx.waits
+    s_, d_ = position_in(r, a), position_in(r, b)
+    keep = (s_ >= 0) & (d_ >= 0)
+    if keep.any():
+        s_, d_ = s_[keep], d_[keep]
+        edges.add(2 * g[s_] + 1, 2 * g[d_], ts[d_] - end[s_], XSTREAM, SYNC_CAT, w[keep])
         waited[d_] = True
     return waited
 
 
-def _stream_waits(tl: Timeline, g: np.ndarray, ts: np.ndarray, end: np.ndarray,
+def _stream_waits(ctx: Context, g: np.ndarray, ts: np.ndarray, end: np.ndarray,
                   ready: np.ndarray, lane: np.ndarray, edges: _Edges) -> None:  # fmt: skip
     """XSTREAM edges: an activity that started later than it was ready (queued, stream free)
     waited on the activity of another stream of its device that ended last before it."""
@@ -338,7 +399,7 @@ def _stream_waits(tl: Timeline, g: np.ndarray, ts: np.ndarray, end: np.ndarray,
     lanes = np.unique(lane)
     if len(lanes) < 2:
         return
-    dev = _lane_device(tl)
+    dev = ctx.lane_device
     best = np.full(len(g), -1, I64)
     best_end = ready.copy()
     for ln in lanes.tolist():
@@ -364,8 +425,10 @@ def _lane_device(tl: Timeline) -> np.ndarray:
 
 
 def _weights(n_nodes: int, src: np.ndarray, dst: np.ndarray, d: np.ndarray, etype: np.ndarray,
-             time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(replay weight per edge, binding edge per node): see the module docstring."""
+             typical: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:  # fmt: skip
+    """(replay weight per edge, binding edge per node, the typical launch latency): see the
+    module docstring. `typical` (default: the median of these edges' binding launches) is
+    given by a batch's graph (`batched`), whose own median is not the whole trace's."""
     order = np.lexsort((etype, d, dst))
     first = np.ones(len(order), bool)
     first[1:] = dst[order][1:] != dst[order][:-1]
@@ -374,37 +437,31 @@ def _weights(n_nodes: int, src: np.ndarray, dst: np.ndarray, d: np.ndarray, etyp
     binding[dst[bind_edge]] = bind_edge
     is_bind = np.zeros(len(d), bool)
     is_bind[bind_edge] = True
-    launch_bound = d[is_bind & (etype == LAUNCH)]
-    typical = float(np.median(launch_bound)) if len(launch_bound) else 0.0
+    if typical is None:
+        launch_bound = d[is_bind & (etype == LAUNCH)]
+        typical = float(np.median(launch_bound)) if len(launch_bound) else 0.0
     w = np.zeros(len(d), np.float64)
     w[is_bind] = d[is_bind]
     lz = ~is_bind & (etype == LAUNCH)
     w[lz] = np.minimum(d[lz], typical)
     keep = ~is_bind & ((etype == BUSY) | (etype == SOURCE))
     w[keep] = d[keep]
-    return w, binding
+    return w, binding, typical
 
 
-@per_events
-def build_graph(tl: Timeline) -> Graph:
-    """The dependency graph of `tl` (made once per loaded trace; see the module docstring)."""
-    ev = tl.events
-    on_gpu = gpu_lane_mask(tl)
-    gpu = kind_mask(ev, GPU_KINDS) & on_gpu
-    cpu = ~on_gpu & ~kind_mask(ev, ("trace", "gpu_annotation", "async"))
-    rows = np.flatnonzero(gpu | cpu).astype(I64)
-    pos = np.full(len(ev), -1, I64)
-    pos[rows] = np.arange(len(rows))
-    ts = ev["ts"].to_numpy(dtype=I64)
-    end = ts + ev["dur"].to_numpy(dtype=I64)
+def build(tl: Timeline, ctx: Context, rows: np.ndarray, typical: float | None = None) -> Graph:
+    """The dependency graph over `rows` (sorted event rows of the graph, `Context.rows`, or a
+    part of them: `batched` picks a batch of steps' rows, with what their edges come from)."""
+    ts, end = ctx.ts, ctx.end
     time = np.empty(2 * len(rows) + 1, I64)
     time[0:-1:2], time[1:-1:2] = ts[rows], end[rows]
     time[-1] = int(time[:-1].min()) if len(rows) else 0
     edges = _Edges()
-    is_gpu = gpu[rows]
-    _cpu_chain(tl, rows, np.flatnonzero(~is_gpu), time, edges)
-    _gpu_edges(tl, rows, np.flatnonzero(is_gpu), time, pos, edges)
+    is_gpu = ctx.gpu[rows]
+    _cpu_chain(tl, ctx, rows, np.flatnonzero(~is_gpu), time, edges)
+    _gpu_edges(ctx, rows, np.flatnonzero(is_gpu), time, edges)
     src, dst, d, etype, cat, label = edges.arrays()
+    del edges
     n = len(time)
     reached = np.zeros(n, bool)
     reached[dst] = True
@@ -416,24 +473,41 @@ def build_graph(tl: Timeline) -> Graph:
     etype = np.concatenate([etype, np.full(len(orphan), SOURCE, np.int8)])
     cat = np.concatenate([cat, np.full(len(orphan), IDLE, np.int8)])
     label = np.concatenate([label, np.full(len(orphan), -1, I64)])
-    weight, binding = _weights(n, src, dst, d, etype, time)
+    weight, binding, typical = _weights(n, src, dst, d, etype, typical)
     order = replay.topological_order(n, src, dst, time)
     in_ptr, in_edge = replay.incoming(n, dst)
     return Graph(rows, time, src, dst, d, weight, etype, cat, label, binding, order, in_ptr,
-                 in_edge)  # fmt: skip
+                 in_edge, typical)  # fmt: skip
 
 
-def edge_names(tl: Timeline, graph: Graph, edges: np.ndarray) -> np.ndarray:
-    """The name of each edge: its label slice's name, else what UNNAMED says of its type."""
-    label = graph.label[edges]
-    out = np.empty(len(edges), object)
+@per_events
+def build_graph(tl: Timeline) -> Graph:
+    """The dependency graph of the whole of `tl` (made once per loaded trace; see the module
+    docstring). The pages' paths are walked on batches of steps instead (`batched`); the
+    what-if replays and the idle gaps read this one."""
+    ctx = context(tl)
+    return build(tl, ctx, ctx.rows)
+
+
+def names_of(tl: Timeline, label: np.ndarray, etype: np.ndarray) -> np.ndarray:
+    """The name of edges by their label slice and type (`edge_names`)."""
+    out = np.empty(len(label), object)
     has = label >= 0
     out[has] = names_at(tl.events, label[has]).astype(str)
-    for etype, text in UNNAMED.items():
-        out[~has & (graph.etype[edges] == etype)] = text
-    out[~has & (graph.etype[edges] == XSTREAM)] = "(wait on another stream)"
+    for et, text in UNNAMED.items():
+        out[~has & (etype == et)] = text
+    out[~has & (etype == XSTREAM)] = "(wait on another stream)"
     out[pd.isna(out)] = ""
     return out
 
 
-__all__ = ["CATEGORIES", "Graph", "build_graph", "edge_names", "with_descendants"]
+def edge_names(tl: Timeline, graph: Graph, edges: np.ndarray) -> np.ndarray:
+    """The name of each edge: its label slice's name, else what UNNAMED says of its type."""
+    return names_of(tl, graph.label[edges], graph.etype[edges])
+
+
+__all__ = [
+    "CATEGORIES", "Context", "Graph", "build", "build_graph", "context", "edge_names", "names_of",
+    "position_in",
+    "with_descendants",
+]  # fmt: skip

@@ -15,20 +15,25 @@ stream edges and labels CPU time between ops differently (see docs/critical-path
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, per_events, step_rows
-from perfview.core.analysis.torch.critical_path import replay
+from perfview.core.analysis.torch.common import I64, per_events
+from perfview.core.analysis.torch.critical_path import batched
 from perfview.core.analysis.torch.critical_path.graph import (
     CATEGORIES,
     Graph,
     build_graph,
-    edge_names,
+    names_of,
 )
-from perfview.core.analysis.torch.no_steps import pseudo_steps
+from perfview.core.analysis.torch.critical_path.walk import (
+    StepLinks,
+    StepNodes,
+    StepPath,
+    links_of,
+    step_paths,
+    steps_of,
+)
 from perfview.core.model import Timeline
 
 DEFINITION = (
@@ -38,68 +43,29 @@ DEFINITION = (
 )
 
 
-def steps_of(tl: Timeline) -> pd.DataFrame:
-    """step, row, start_ns, end_ns: the ProfilerStep slices, else the stand-in steps."""
-    steps = step_rows(tl)
-    if not len(steps):
-        steps = pseudo_steps(tl)
-    return steps[["step", "row", "start_ns", "end_ns"]].reset_index(drop=True)
-
-
-@dataclass(frozen=True)
-class StepNodes:
-    """Per step, the node whose time is its start and the node whose time is its end."""
-
-    steps: pd.DataFrame
-    begin: np.ndarray
-    end: np.ndarray
-
-    @classmethod
-    def of(cls, tl: Timeline, graph: Graph) -> StepNodes:
-        steps = steps_of(tl)
-        row = steps["row"].to_numpy(dtype=I64)
-        begin = graph.node_of(row, end=False)
-        end = graph.node_of(row, end=True)
-        begin[row < 0] = graph.root
-        end[row < 0] = -1  # the whole recording ends with whichever node ends last
-        return cls(steps, begin, end)
-
-
-@dataclass(frozen=True)
-class StepPath:
-    """One step's path under some weights: its edges (latest first) and what each gave."""
-
-    step: int
-    start: float
-    end: float
-    edges: np.ndarray
-    ns: np.ndarray  # float64 time each edge gave inside the step
-
-
-def step_paths(graph: Graph, nodes: StepNodes, t: np.ndarray, via: np.ndarray) -> list[StepPath]:
-    """The path of every step from a replay's times and binding edges."""
-    out = []
-    last = int(np.argmax(t[:-1])) if len(t) > 1 else graph.root
-    for i, step in enumerate(nodes.steps["step"].tolist()):
-        end = int(nodes.end[i]) if nodes.end[i] >= 0 else last
-        start, stop = float(t[nodes.begin[i]]), float(t[end])
-        e = replay.walk_back(via, graph.src, t, end, start)
-        ns = t[graph.dst[e]] - np.maximum(t[graph.src[e]], start)
-        out.append(StepPath(int(step), start, stop, e, ns))
-    return out
+@per_events  # small: a few arrays per step; the track, the findings and the page read it
+def step_links(tl: Timeline) -> list[StepLinks]:
+    """Every step's measured path (`steps_of`), walked on graphs of batches of steps rather
+    than of the whole trace (`batched`: memory bounded by the biggest batch)."""
+    return batched.step_links(tl, steps_of(tl))
 
 
 def breakdown(tl: Timeline, graph: Graph, paths: list[StepPath]) -> pd.DataFrame:
     """step, category, name, ns, share_pct: each step's path time by category and name,
     biggest first."""
+    return links_breakdown(tl, links_of(graph, paths))
+
+
+def links_breakdown(tl: Timeline, links: list[StepLinks]) -> pd.DataFrame:
+    """`breakdown` of paths already walked (`StepLinks`)."""
     frames = []
-    for p in paths:
-        if not len(p.edges):
+    for p in links:
+        if not len(p.ns):
             continue
         frames.append(pd.DataFrame({
             "step": p.step,
-            "category": np.asarray(CATEGORIES, object)[graph.category[p.edges]],
-            "name": edge_names(tl, graph, p.edges),
+            "category": np.asarray(CATEGORIES, object)[p.category],
+            "name": names_of(tl, p.label, p.etype),
             "ns": p.ns,
         }))  # fmt: skip
     cols = ["step", "category", "name", "ns", "share_pct"]
@@ -120,15 +86,22 @@ def contributor_rows(
 ) -> dict[tuple[int, str, str], np.ndarray]:
     """(step, category, name) of the breakdown → the event rows behind it on the path (the
     slices, kernels and calls its links are named after), for selecting them on a Timeline."""
+    return links_contributors(tl, links_of(graph, paths))
+
+
+def links_contributors(
+    tl: Timeline, links: list[StepLinks]
+) -> dict[tuple[int, str, str], np.ndarray]:
+    """`contributor_rows` of paths already walked."""
     out: dict[tuple[int, str, str], np.ndarray] = {}
-    for p in paths:
-        e = p.edges[(graph.label[p.edges] >= 0) & (p.ns > 0)]
-        if not len(e):
+    for p in links:
+        keep = (p.label >= 0) & (p.ns > 0)
+        if not keep.any():
             continue
         frame = pd.DataFrame({
-            "category": np.asarray(CATEGORIES, object)[graph.category[e]],
-            "name": edge_names(tl, graph, e),
-            "row": graph.label[e],
+            "category": np.asarray(CATEGORIES, object)[p.category[keep]],
+            "name": names_of(tl, p.label[keep], p.etype[keep]),
+            "row": p.label[keep],
         })  # fmt: skip
         for (cat, name), rows in frame.groupby(["category", "name"], sort=False)["row"]:
             out[(p.step, str(cat), str(name))] = np.unique(rows.to_numpy(dtype=I64))
@@ -138,11 +111,26 @@ def contributor_rows(
 def path_rows(graph: Graph, paths: list[StepPath]) -> dict[int, np.ndarray]:
     """Per step, every event row its critical path is named after (slices, kernels, calls):
     what the Timeline highlights to draw the path over the trace."""
+    return links_rows(links_of(graph, paths))
+
+
+def links_rows(links: list[StepLinks]) -> dict[int, np.ndarray]:
+    """`path_rows` of paths already walked."""
     out = {}
-    for p in paths:
-        label = graph.label[p.edges[p.ns > 0]]
+    for p in links:
+        label = p.label[p.ns > 0]
         out[p.step] = np.unique(label[label >= 0])
     return out
+
+
+def contributors(tl: Timeline) -> dict[tuple[int, str, str], np.ndarray]:
+    """`contributor_rows` of every step's measured path (the Critical path page)."""
+    return links_contributors(tl, step_links(tl))
+
+
+def rows_by_step(tl: Timeline) -> dict[int, np.ndarray]:
+    """`path_rows` of every step's measured path (the Critical path page)."""
+    return links_rows(step_links(tl))
 
 
 SEGMENT_COLUMNS = ["step", "start_ns", "end_ns", "category", "name", "row"]
@@ -152,20 +140,18 @@ def path_segments(tl: Timeline) -> pd.DataFrame:
     """Every step's critical path as segments in time order, what the Timeline's critical-path
     track draws: step, start_ns, end_ns (inside the step), category, name, and the event row
     the segment is named after (-1: a gap between slices or a hand-off, named by its kind)."""
-    graph, _nodes, paths = measured_paths(tl)
     frames = []
-    for p in paths:
-        e = p.edges[p.ns > 0]
-        if not len(e):
+    for p in step_links(tl):
+        keep = p.ns > 0
+        if not keep.any():
             continue
-        end = graph.time[graph.dst[e]]
         frames.append(pd.DataFrame({
             "step": p.step,
-            "start_ns": np.maximum(graph.time[graph.src[e]], int(np.ceil(p.start))),
-            "end_ns": end,
-            "category": np.asarray(CATEGORIES, object)[graph.category[e]],
-            "name": edge_names(tl, graph, e),
-            "row": graph.label[e],
+            "start_ns": p.begin_ns[keep],
+            "end_ns": p.end_ns[keep],
+            "category": np.asarray(CATEGORIES, object)[p.category[keep]],
+            "name": names_of(tl, p.label[keep], p.etype[keep]),
+            "row": p.label[keep],
         }))  # fmt: skip
     if not frames:
         return pd.DataFrame(columns=SEGMENT_COLUMNS)
@@ -176,8 +162,7 @@ def path_segments(tl: Timeline) -> pd.DataFrame:
 def path_or_enclosing(tl: Timeline) -> np.ndarray:
     """Mask over the events: slices some step's critical path runs through, and every slice
     enclosing one (a Python loop is on the path when an op inside it is)."""
-    graph, _nodes, paths = measured_paths(tl)
-    rows = path_rows(graph, paths)
+    rows = rows_by_step(tl)
     on = np.zeros(len(tl.events), dtype=bool)
     parent = tl.events["parent"].to_numpy(dtype=I64)
     level = np.unique(np.concatenate([np.zeros(0, I64), *rows.values()]))
@@ -195,9 +180,10 @@ def by_category(table: pd.DataFrame) -> pd.DataFrame:
     return wide.reindex(columns=list(CATEGORIES)).fillna(0).astype(I64)
 
 
-@per_events  # the page's tables, its rows and every what-if replay start from it (~0.03 s)
+@per_events  # every what-if replay starts from it (~0.03 s)
 def measured_paths(tl: Timeline) -> tuple[Graph, StepNodes, list[StepPath]]:
-    """The graph, its step nodes and every step's measured path (shared: read-only)."""
+    """The whole trace's graph, its step nodes and every step's measured path (shared:
+    read-only), what a what-if replays; the pages' own paths come from `step_links`."""
     graph = build_graph(tl)
     nodes = StepNodes.of(tl, graph)
     t, via = graph.replay()
@@ -207,14 +193,13 @@ def measured_paths(tl: Timeline) -> tuple[Graph, StepNodes, list[StepPath]]:
 @per_events  # the page's breakdown and its steps table (bound_by) both read it
 def critical_path_table(tl: Timeline) -> pd.DataFrame:
     """`perfview summary --view critical-path`: step, category, name, ns, share_pct."""
-    graph, _nodes, paths = measured_paths(tl)
-    return breakdown(tl, graph, paths)
+    return links_breakdown(tl, step_links(tl))
 
 
 def steps_table(tl: Timeline) -> pd.DataFrame:
     """`--view critical-path-steps`: step, step_ns, path_ns, bound_by (the category with the
     most time on the step's path) and its share, bound_pct."""
-    _graph, _nodes, paths = measured_paths(tl)
+    paths = step_links(tl)
     table = critical_path_table(tl)
     wide = by_category(table) if len(table) else pd.DataFrame()
     rows = []
@@ -235,16 +220,23 @@ def steps_table(tl: Timeline) -> pd.DataFrame:
 
 __all__ = [
     "DEFINITION",
+    "StepLinks",
     "StepNodes",
     "StepPath",
     "breakdown",
     "by_category",
     "contributor_rows",
+    "contributors",
     "critical_path_table",
+    "links_breakdown",
+    "links_contributors",
+    "links_rows",
     "measured_paths",
     "path_or_enclosing",
     "path_rows",
     "path_segments",
+    "rows_by_step",
+    "step_links",
     "step_paths",
     "steps_of",
     "steps_table",

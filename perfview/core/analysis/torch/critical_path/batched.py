@@ -1,0 +1,272 @@
+"""Every step's measured critical path, walked on graphs of batches of steps, not of the trace.
+
+The whole trace's graph costs ~340 bytes a slice while it is made (11 GB for a 10 GB trace).
+A step's path only reads the nodes inside the step: walking back from its end, each node is
+left through its binding edge until the walk reaches the step's start, and a node's binding
+edge depends only on the edges into it. So the steps are taken in batches of consecutive
+steps whose slices fit `BATCH_BYTES`; each batch's graph is built (`graph.build`) over the
+slices of its time range (lo, hi] plus what the edges into that range come from, its steps
+walked, their links kept (`walk.StepLinks`) and the graph let go. Working memory is bounded by
+the biggest batch, not the trace; a step bigger than the budget is still computed, alone in
+its batch (its graph as big as the step). A recording without any step or annotation is one
+stand-in step spanning everything: its graph is the whole trace's.
+
+What the range's edges come from, so that every node inside it has exactly the edges it has
+in the whole graph (and so the same binding edge; the tests compare both on every sample):
+- on each CPU thread with points inside, its last point at or before lo (thread order);
+  threads hand off to each other only from points after that (`threads`), and a thread that
+  starts inside the range may be woken by any thread's last point before it;
+- on each GPU stream with work inside, the latest end of what started before it (stream
+  order), and for work that may have waited on another stream (`_stream_waits`), everything
+  that ended after it was queued;
+- each blocking call that returns inside the range: what ended after it began;
+- every activity's launch call, and the activity a recorded stream wait waited for.
+The slices kept are those ending at or after the earliest of these and starting by hi. The
+slices before the range then only add edges into nodes at or before lo, which no walk reads.
+
+One weight is the trace's, not the batch's: non-binding launches replay at the trace's
+typical launch latency (`graph._weights`), and a node's replayed binding edge can depend on
+it. Each batch first walks with its own median, noting the launches that could tie; the
+trace's median is known once every batch has counted the binding launches it owns (the
+batches cover the whole time axis), and the few batches whose noted launches fall between
+the two medians are walked again with the trace's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.torch.common import I64, merge_intervals
+from perfview.core.analysis.torch.critical_path.graph import (
+    LAUNCH,
+    Context,
+    Graph,
+    build,
+    context,
+    position_in,
+)
+from perfview.core.analysis.torch.critical_path.walk import (
+    StepLinks,
+    StepNodes,
+    links_of,
+    step_paths,
+)
+from perfview.core.model import Timeline
+
+BYTES_PER_SLICE = 340  # peak while a graph is made (tracemalloc, 1 GB NCCL replica)
+# Small batches are faster too: a graph's sorts grow faster than its size (688k slices: 1.36 s
+# CPU in 2 batches, 1.0 s in 4 or 14), and what a range adds at its edges is ~4 % at 50k.
+BATCH_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """Per lane, what finds a range's boundary without reading every event: each CPU
+    thread's begin/end points in time order; each GPU stream's activities by start, with the
+    running latest end and when each was queued (its launch call's start). And what finds
+    the slices overlapping a range: all but the longest (`long`, 0.1 %) by start, so a range's
+    are those starting from its start less `short` (the longest of them) to its end."""
+
+    cpu: list[np.ndarray]
+    gpu: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    sync_end: np.ndarray  # blocking calls by return
+    sync_begin: np.ndarray
+    by_start: np.ndarray  # rows of duration <= short, by start
+    starts: np.ndarray  # their starts
+    short: int
+    long: np.ndarray  # rows of duration > short
+    span: tuple[int, int]  # first and last start of all
+
+
+def _bounds(ctx: Context, rows: np.ndarray) -> _Bounds:
+    """The `_Bounds` of the graph's rows (the temporaries let go as soon as read: they are
+    what this costs per slice, next to the batch's graph)."""
+    cpu_rows = rows[~ctx.gpu[rows]]
+    lane = ctx.lane[cpu_rows]
+    order = np.argsort(lane, kind="stable")
+    cpu_rows, lane = cpu_rows[order], lane[order]
+    del order
+    split = np.flatnonzero(lane[1:] != lane[:-1]) + 1
+    del lane
+    cpu = [np.sort(np.concatenate([ctx.ts[k], ctx.end[k]])) for k in np.split(cpu_rows, split)]
+    del cpu_rows
+    launch = ctx.launch
+    lts = np.where(launch >= 0, ctx.ts[np.clip(launch, 0, None)], ctx.ts[ctx.gpu_rows])
+    gts = ctx.ts[ctx.gpu_rows]
+    queued = np.where(gts >= lts, lts, gts)
+    glane, gend = ctx.lane[ctx.gpu_rows], ctx.end[ctx.gpu_rows]
+    gpu = []
+    for ln in np.unique(glane).tolist():
+        k = np.flatnonzero(glane == ln)
+        k = k[np.argsort(gts[k], kind="stable")]
+        gpu.append((gts[k], np.maximum.accumulate(gend[k]), queued[k]))
+    s = rows[ctx.is_sync[rows]]
+    order = np.argsort(ctx.end[s], kind="stable")
+    ts = ctx.ts[rows]
+    span = (int(ts.min()), int(ts.max())) if len(ts) else (0, 0)
+    dur = ctx.end[rows] - ts
+    del ts
+    short = int(np.percentile(dur, 99.9)) if len(dur) else 0
+    is_short = dur <= short
+    del dur
+    by_start = rows[is_short]
+    starts = ctx.ts[by_start]
+    first = np.argsort(starts, kind="stable")
+    by_start, starts = by_start[first], starts[first]
+    return _Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, starts, short,
+                   rows[~is_short], span)  # fmt: skip
+
+
+def _earliest(b: _Bounds, lo: int, hi: int) -> int:
+    """The earliest time the edges into nodes in (lo, hi] come from (see the module doc)."""
+    low = lo
+    last_before: list[int] = []
+    new_thread = False
+    for pts in b.cpu:
+        i = int(np.searchsorted(pts, lo, side="right"))
+        inside = int(np.searchsorted(pts, hi, side="right")) > i
+        if i:
+            last_before.append(int(pts[i - 1]))
+        if inside and i:
+            low = min(low, int(pts[i - 1]))
+        new_thread |= inside and not i
+    if new_thread and last_before:
+        low = min(low, *last_before)
+    for ts, run, queued in b.gpu:
+        i = int(np.searchsorted(ts, lo, side="right"))
+        j = int(np.searchsorted(ts, hi, side="right"))
+        m = int(run[i - 1]) if i else None
+        if m is not None and (j > i or m > lo):
+            low = min(low, m)
+        if j > i:  # their wait on another stream: whatever ended after they were ready
+            q = int(queued[i:j].min())
+            low = min(low, q if m is None else max(q, m))
+    i, j = np.searchsorted(b.sync_end, [lo, hi], side="right")
+    if j > i:
+        low = min(low, int(b.sync_begin[i:j].min()))
+    return low
+
+
+def _rows(ctx: Context, b: _Bounds, lo: int, hi: int) -> np.ndarray:
+    """The rows of the graph of the range (lo, hi]: the slices overlapping [earliest, hi]
+    (`_earliest`), the launch calls of its GPU activities and what their recorded waits
+    waited for."""
+    low = _earliest(b, lo, hi)
+    i, j = np.searchsorted(b.starts, [low - b.short, hi], side="right")
+    near = b.by_start[i:j]
+    near = near[ctx.end[near] >= low]
+    long = b.long[(ctx.end[b.long] >= low) & (ctx.ts[b.long] <= hi)]
+    keep = np.sort(np.concatenate([near, long]))
+    gpu = keep[ctx.gpu[keep]]
+    launch = ctx.launch[np.searchsorted(ctx.gpu_rows, gpu)]
+    _w, awaited, waiter = ctx.waits
+    extra = np.concatenate([launch[launch >= 0], awaited[np.isin(waiter, gpu)]])
+    extra = np.unique(extra[position_in(keep, extra) < 0])  # the few calls queued before it
+    return np.insert(keep, np.searchsorted(keep, extra), extra).astype(I64)
+
+
+def _cuts(b: _Bounds, steps: pd.DataFrame, cap: int) -> list[int]:
+    """Batch boundaries over the whole time axis: at step starts where they can be, each
+    batch starting at most `cap` slices' worth, at least one step."""
+    ts = b.starts
+    if not len(ts):
+        return []
+    start = steps["start_ns"].to_numpy(dtype=I64)
+    stop = steps["end_ns"].to_numpy(dtype=I64)
+    first = min(b.span[0], int(start.min()) if len(start) else b.span[0])
+    last = max(b.span[1], int(stop.max()) if len(stop) else b.span[1]) + 1
+    fill = ts[cap::cap]  # where no step is: cut every `cap` slices
+    s, e = merge_intervals(start, stop)
+    k = np.searchsorted(s, fill, side="right") - 1
+    inside = (k >= 0) & (fill < e[np.clip(k, 0, None)]) if len(s) else np.zeros(len(fill), bool)
+    cand = np.unique(np.concatenate([[first, last], start, fill[~inside]]))
+    count = np.diff(np.searchsorted(ts, cand, side="left"))
+    cuts = [int(cand[0])]
+    held = 0
+    for c, n in zip(cand[:-1].tolist(), count.tolist(), strict=True):
+        if held and held + n > cap:  # [c, next) would overflow this batch: it starts the next
+            cuts.append(c)
+            held = 0
+        held += n
+    cuts.append(int(cand[-1]))
+    return cuts
+
+
+@dataclass
+class _Batch:
+    lo: int
+    hi: int
+    steps: pd.DataFrame
+    typical: float
+    ties: np.ndarray  # lengths of non-binding launches into nodes the walks read
+    links: list[StepLinks]
+    which: np.ndarray  # positions of its steps in the steps asked for
+
+
+def _walk(tl: Timeline, ctx: Context, rows: np.ndarray, steps: pd.DataFrame,
+          typical: float | None) -> tuple[Graph, list[StepLinks], np.ndarray]:  # fmt: skip
+    graph = build(tl, ctx, rows, typical)
+    nodes = StepNodes.of(tl, graph, steps)
+    t, via = graph.replay()
+    paths = step_paths(graph, nodes, t, via)
+    is_launch = np.flatnonzero(graph.etype == LAUNCH)
+    into = np.full(len(graph.time), -1, I64)
+    into[graph.dst[is_launch]] = is_launch
+    read = np.concatenate([np.zeros(0, I64), *(graph.dst[p.edges] for p in paths)])
+    e = into[read]
+    e = e[(e >= 0) & (graph.binding[read] != e)]
+    return graph, links_of(graph, paths), graph.measured[e]
+
+
+def step_links(
+    tl: Timeline, steps: pd.DataFrame, batch_bytes: int | None = None
+) -> list[StepLinks]:
+    """The measured path of each of `steps` (step, row, start_ns, end_ns: `walk.steps_of`),
+    in their order, walked batch by batch (see the module doc): the same links as a walk on
+    the whole trace's graph."""
+    if not len(steps):
+        return []
+    steps = steps.reset_index(drop=True)
+    ctx = context(tl)
+    rows = ctx.rows
+    if (steps["row"].to_numpy() < 0).any():  # the whole recording as one step
+        _graph, links, _ = _walk(tl, ctx, rows, steps, None)
+        return links
+    cap = max(1, (BATCH_BYTES if batch_bytes is None else batch_bytes) // BYTES_PER_SLICE)
+    bounds = _bounds(ctx, rows)
+    cuts = _cuts(bounds, steps, cap)
+    start = steps["start_ns"].to_numpy(dtype=I64)
+    stop = steps["end_ns"].to_numpy(dtype=I64)
+    owned: list[np.ndarray] = []
+    batches: list[_Batch] = []
+    for a, z in itertools.pairwise(cuts):
+        mine = (start >= a) & (start < z)
+        lo, hi = a - 1, max(z - 1, int(stop[mine].max()) if mine.any() else z - 1)
+        sub = _rows(ctx, bounds, lo, hi)
+        graph, links, ties = _walk(tl, ctx, sub, steps[mine], None)
+        # the binding launches of the activities starting in [a, z): counted once, here
+        g = np.flatnonzero(ctx.gpu[sub] & (ctx.ts[sub] >= a) & (ctx.ts[sub] < z))
+        bind = graph.binding[2 * g]
+        bind = bind[bind >= 0]
+        owned.append(graph.measured[bind[graph.etype[bind] == LAUNCH]])
+        if mine.any():
+            batches.append(_Batch(lo, hi, steps[mine], graph.typical, ties, links,
+                                  np.flatnonzero(mine)))  # fmt: skip
+        del graph
+    every = np.concatenate(owned) if owned else np.zeros(0, I64)
+    typical = float(np.median(every)) if len(every) else 0.0
+    out: list[StepLinks | None] = [None] * len(steps)
+    for b in batches:
+        if ((b.ties <= b.typical) != (b.ties <= typical)).any():
+            sub = _rows(ctx, bounds, b.lo, b.hi)
+            _graph, b.links, _ = _walk(tl, ctx, sub, b.steps, typical)
+        for i, one in zip(b.which.tolist(), b.links, strict=True):
+            out[i] = one
+    return [links for links in out if links is not None]
+
+
+__all__ = ["BATCH_BYTES", "step_links"]
