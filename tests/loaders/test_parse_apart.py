@@ -87,6 +87,9 @@ def test_with_the_cache_off_the_child_hands_back_a_private_folder(
 def test_with_memory_to_spare_the_window_parses_here(
     plain: Path, children: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from perfview.loaders.trace.scan import parallel as trace_parallel
+
+    trace_parallel.warm()  # until the scanner is compiled, every big trace goes to a child
     monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
     needed = limits.needed_memory(plain, "trace")
     monkeypatch.setenv(limits.ENV_LIMIT, str(limits.APART_SHARE * needed + 1))
