@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from perfview.core.layout import timeline_layout
+from perfview.core.layout import flame, timeline_layout
 from perfview.core.layout.flame import Rects
 from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TimelineData, TrackLayout
@@ -149,6 +148,8 @@ def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray]
     scalars, levels = data.index.state()
     for k, (rects, bounds, end_max) in enumerate(levels):
         for name in RECT_FIELDS:
+            if name == "count" and rects.count.strides == (0,):
+                continue  # counts of one (`flame.ones`): no bytes kept, none written
             arrays[f"level{k}.{name}"] = getattr(rects, name)
         arrays[f"level{k}.bounds"], arrays[f"level{k}.end_max"] = bounds, end_max
     for i, (_label, x, y) in enumerate(data.curves):
@@ -195,7 +196,7 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
     parts = _split(folder.blob(BLOB), meta["arrays"])
     levels = [
         (
-            Rects(*(parts[f"level{k}.{name}"] for name in RECT_FIELDS)),
+            Rects(*(_field(parts, k, name) for name in RECT_FIELDS)),
             parts[f"level{k}.bounds"],
             parts[f"level{k}.end_max"],
         )
@@ -204,7 +205,7 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
     ev = timeline.events
     if len(parts["event_row"]) != len(ev) or (len(levels[0][0]) > len(ev)):
         raise ValueError("row count differs")
-    names_cat = pd.Categorical(ev["name"])  # as `prepare_timeline` makes them
+    categories, codes = timeline_layout.name_codes(ev["name"])  # as `prepare_timeline`
     instants = None
     if meta["instants"]:
         scope = np.asarray(meta["scopes"], dtype=object)[parts["instants.scope"]]
@@ -220,8 +221,8 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
     ]
     samples = tuple((parts[f"sample{i}.x"], parts[f"sample{i}.y"]) for i in range(meta["samples"]))
     return TimelineData(
-        np.asarray(names_cat.categories, dtype=object),
-        np.asarray(names_cat.codes, dtype=np.int64),
+        categories,
+        codes,
         ev["ts"].to_numpy(dtype=np.int64),
         ev["dur"].to_numpy(dtype=np.int64),
         tracks,
@@ -236,6 +237,14 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
         samples,
         instants,
     )
+
+
+def _field(parts: dict[str, np.ndarray], level: int, name: str) -> np.ndarray:
+    """One array of a level's rects; a level's counts not stored are counts of one."""
+    key = f"level{level}.{name}"
+    if key in parts or name != "count":
+        return parts[key]
+    return flame.ones(len(parts[f"level{level}.x0"]))
 
 
 _CACHE: DerivedCache[TimelineData] = DerivedCache("timeline layout", entry_for, _read, _write)

@@ -55,12 +55,23 @@ WAIT_MS = 900_000
 DEEPEST_NS = 50_000.0  # the narrowest view measured besides the kernel's own: 50 µs
 
 
-def vm_hwm_mb() -> float:
-    """The kernel's peak resident set of this process (VmHWM), in MB."""
+def _status_mb(key: str) -> float:
+    """One figure of /proc/self/status (kB), in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(key + ":"):
             return int(line.split()[1]) * 1024 / 1e6  # kB (KiB) → MB
     return float("nan")
+
+
+def vm_hwm_mb() -> float:
+    """The kernel's peak resident set of this process (VmHWM), in MB."""
+    return _status_mb("VmHWM")
+
+
+def rss_split() -> str:
+    """The resident set split: anonymous pages (the heap, anonymous maps: only swap frees
+    them) and file pages (mapped cache entries and args: clean ones the kernel may drop)."""
+    return f"anon {_status_mb('RssAnon'):,.0f} MB + file {_status_mb('RssFile'):,.0f} MB"
 
 
 class TaskMemory:
@@ -302,14 +313,15 @@ def run(file: Path, args: argparse.Namespace) -> None:
         )
         print(
             f"RSS: window before {rss_start:,.0f} MB, Timeline drawn {probe._rss_mb():,.0f} MB,"
-            f" peak (VmHWM) {vm_hwm_mb():,.0f} MB; load average {os.getloadavg()[0]:.2f}"
+            f" ({rss_split()}), peak (VmHWM) {vm_hwm_mb():,.0f} MB;"
+            f" load average {os.getloadavg()[0]:.2f}"
         )
         t = time.perf_counter()
         _quiet(deferred.flush, (parsed_columns, layout_entries, overview_entries))
         print(
             f"background work (critical paths, findings, cache writes) done"
-            f" {time.perf_counter() - t:.2f} s later: RSS {probe._rss_mb():,.0f} MB,"
-            f" peak {vm_hwm_mb():,.0f} MB"
+            f" {time.perf_counter() - t:.2f} s later: RSS {probe._rss_mb():,.0f} MB"
+            f" ({rss_split()}), peak {vm_hwm_mb():,.0f} MB"
         )
         if tasks is not None:
             tasks.report()
@@ -321,7 +333,10 @@ def run(file: Path, args: argparse.Namespace) -> None:
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(args.profile)
-        print(f"after the frames: RSS {probe._rss_mb():,.0f} MB, peak {vm_hwm_mb():,.0f} MB")
+        print(
+            f"after the frames: RSS {probe._rss_mb():,.0f} MB ({rss_split()}),"
+            f" peak {vm_hwm_mb():,.0f} MB"
+        )
         if not args.no_reopen:
             _reopen(window, file)
         print(f"load average after: {os.getloadavg()[0]:.2f}")

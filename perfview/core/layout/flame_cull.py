@@ -191,7 +191,7 @@ def merge(rects: Rects, px_per_unit: float, min_px: float = 1.0) -> Rects:
     count = np.add.reduceat(rects.count, starts)
     row = rects.row[starts]
     widest = _group_argmax(gid, width, n_groups)
-    node = rects.node[widest]
+    node = rects.node[widest].astype(np.int64)  # as the compiled merge's (level 0's: int32)
     # Zero-length slices still carry weight through their count (ties → most slices).
     weight = width + 1e-9 * (width.max() + 1.0) * rects.count
     bucket = _dominant_bucket(gid, rects.bucket.astype(np.int64), weight, n_groups, widest)

@@ -33,7 +33,9 @@ def _by_row(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Slices in stable row order (a counting sort): x0, x1, row, node, bucket and a flag:
     1 when every row's x0 ascends (the order culling needs), 0 when not, -1 for a negative
-    row (then nothing else is meaningful). `node` empty: each slice's input position."""
+    row (then nothing else is meaningful). `node` empty: each slice's input position. The
+    nodes and buckets come out in `node`'s and `bucket`'s types (int32 and one byte for a
+    timeline's level 0: it holds one rect per slice)."""
     n = len(row)
     n_rows = 0
     for i in range(n):
@@ -41,7 +43,8 @@ def _by_row(
         if r < 0:
             none = np.empty(0, dtype=np.float64)
             nothing = np.empty(0, dtype=np.int32)
-            return none, none, nothing, np.empty(0, dtype=np.int64), nothing, -1
+            no_node = np.empty(0, dtype=node.dtype)
+            return none, none, nothing, no_node, np.empty(0, dtype=bucket.dtype), -1
         if r + 1 > n_rows:
             n_rows = r + 1
     first = np.zeros(n_rows + 1, dtype=np.int64)
@@ -52,8 +55,8 @@ def _by_row(
     x0 = np.empty(n, dtype=np.float64)
     x1 = np.empty(n, dtype=np.float64)
     out_row = np.empty(n, dtype=np.int32)
-    out_node = np.empty(n, dtype=np.int64)
-    out_bucket = np.empty(n, dtype=np.int32)
+    out_node = np.empty(n, dtype=node.dtype)
+    out_bucket = np.empty(n, dtype=bucket.dtype)
     own = len(node) == 0
     for i in range(n):
         r = row[i]
@@ -171,7 +174,8 @@ def warm() -> None:
     by_row, merge = kernels()
     i64 = np.array([0, 5], dtype=np.int64)
     i32 = np.zeros(2, dtype=np.int32)
-    x0, x1, row, node, bucket, _ordered = by_row(i64, i64, i32, i32, i64[:0])
+    x0, x1, row, node, bucket, _ordered = by_row(i64, i64, i32, np.zeros(2, np.uint8), i32[:0])
+    node, bucket = node.astype(np.int64), bucket.astype(np.int32)  # as `flame_cull._merged`
     merge(x0, x1, row, node, bucket, np.ones(2, np.int64), 1.0, 1.0, 1.0, 4_000_000)
 
 
