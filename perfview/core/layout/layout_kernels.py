@@ -155,6 +155,60 @@ def _merge(
     return gx0, gx1, grow, gnode, gbucket, gcount, groups
 
 
+def _cull(
+    x0: np.ndarray,
+    x1: np.ndarray,
+    bounds: np.ndarray,
+    ends: np.ndarray,
+    first: np.ndarray,
+    stride: int,
+    x_lo: float,
+    x_hi: float,
+    r_lo: int,
+    r_hi: int,
+) -> np.ndarray:
+    """`flame_ends.cull_rows`: per row, the first block whose kept running end passes x_lo
+    and the first of its rects that does, then the rects up to the last starting by x_hi,
+    less those ending before x_lo (a binary search a row, no keys made)."""
+    n_rows = r_hi - r_lo + 1
+    begin = np.empty(n_rows, dtype=np.int64)
+    stop = np.empty(n_rows, dtype=np.int64)
+    total = 0
+    for r in range(r_lo, r_hi + 1):
+        a, b = bounds[r], bounds[r + 1]
+        i, j = b, b
+        lo, hi = first[r], first[r + 1]
+        while lo < hi:  # first kept end > x_lo
+            mid = (lo + hi) // 2
+            if ends[mid] > x_lo:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo < first[r + 1]:
+            i = a + (lo - first[r]) * stride
+            while not x1[i] > x_lo:
+                i += 1
+            lo, hi = i, b
+            while lo < hi:  # first x0 > x_hi
+                mid = (lo + hi) // 2
+                if x0[mid] > x_hi:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            j = lo
+        begin[r - r_lo] = i
+        stop[r - r_lo] = j
+        total += max(j - i, 0)
+    out = np.empty(total, dtype=np.int64)
+    m = 0
+    for k in range(n_rows):
+        for p in range(begin[k], stop[k]):
+            if x1[p] >= x_lo and x0[p] <= x_hi:
+                out[m] = p
+                m += 1
+    return out[:m]
+
+
 def kernels() -> tuple[Any, Any]:
     """The compiled steps (numba's dispatchers; compiled or loaded from disk on first use)."""
     if not _COMPILED:
@@ -166,7 +220,14 @@ def kernels() -> tuple[Any, Any]:
         options: dict[str, Any] = {"cache": True, "nogil": True}
         _COMPILED["by_row"] = njit(**options)(_by_row)
         _COMPILED["merge"] = njit(**options)(_merge)
+        _COMPILED["cull"] = njit(**options)(_cull)
     return _COMPILED["by_row"], _COMPILED["merge"]
+
+
+def cull_kernel() -> Any:
+    """The compiled `_cull` (a sampled level's culling, `flame_ends`)."""
+    kernels()
+    return _COMPILED["cull"]
 
 
 def warm() -> None:
@@ -177,12 +238,19 @@ def warm() -> None:
     x0, x1, row, node, bucket, _ordered = by_row(i64, i64, i32, np.zeros(2, np.uint8), i32[:0])
     node, bucket = node.astype(np.int64), bucket.astype(np.int32)  # as `flame_cull._merged`
     merge(x0, x1, row, node, bucket, np.ones(2, np.int64), 1.0, 1.0, 1.0, 4_000_000)
+    bounds, first = np.array([0, 2], dtype=np.int64), np.array([0, 1], dtype=np.int64)
+    ends = x1[1:].copy()
+    cull_kernel()(x0, x1, bounds, ends, first, 16, 0.0, 1.0, 0, 0)
+    for arr in (x0, x1, bounds, ends):  # a layout read back from the store: read-only maps
+        arr.flags.writeable = False
+    cull_kernel()(x0, x1, bounds, ends, first, 16, 0.0, 1.0, 0, 0)
 
 
 def compiled() -> bool:
     """True when both steps' compiled code is on disk (loading it then takes milliseconds)."""
     try:
-        return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels())
+        kernels()
+        return all(os.path.exists(k._cache._cache_file._index_path) for k in _COMPILED.values())
     except ImportError:  # pragma: no cover - numba is a dependency
         return False
     except Exception:  # numba's cache layout is not an API: assume it is there
@@ -205,4 +273,4 @@ def ready(n: int) -> bool:
     return compiled()
 
 
-__all__ = ["MIN_SLICES", "compiled", "kernels", "plain", "ready", "warm"]
+__all__ = ["MIN_SLICES", "compiled", "cull_kernel", "kernels", "plain", "ready", "warm"]
