@@ -133,7 +133,11 @@ def _nbytes(value: Any) -> int:
         seen.add(id(v))
         if isinstance(v, np.ndarray):
             base = v.base if isinstance(v.base, np.ndarray) else None
-            return 0 if base is not None and id(base) in seen else int(v.nbytes)
+            if base is not None and id(base) in seen:
+                return 0
+            # a broadcast (counts of one: `flame.ones`) holds one value along a 0 stride
+            kept = [n for n, step in zip(v.shape, v.strides, strict=True) if step != 0]
+            return int(np.prod(kept, dtype=np.int64)) * v.itemsize
         if isinstance(v, pd.DataFrame):
             return int(v.memory_usage(index=True, deep=False).sum())
         if isinstance(v, pd.Series | pd.Categorical):
