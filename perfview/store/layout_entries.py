@@ -24,14 +24,17 @@ manifest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import logging
+import mmap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from perfview import readahead
 from perfview.core.layout import flame, timeline_layout
 from perfview.core.layout.flame import Rects
 from perfview.core.layout.flame_cull import FlameIndex
@@ -46,6 +49,7 @@ SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
 RECT_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
 BLOB = "layout.bin"  # every array, one after another (`_concatenate`)
 ALIGN = 64
+SPILL_FROM = 1_000_000  # slices: a layout this big keeps its level 0 in a file (`spilled`)
 
 
 @functools.cache
@@ -97,8 +101,51 @@ def timeline_data(bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW)
     assert timeline is not None
     if not cacheable(bundle):
         return timeline_layout.prepare_timeline(timeline)
-    compute = functools.partial(timeline_layout.prepare_timeline, timeline)
+
+    def compute() -> TimelineData:
+        return spilled(timeline_layout.prepare_timeline(timeline))
+
     return _CACHE.get_or_compute(Path(bundle.path), timeline, compute, gate)
+
+
+def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
+    """`data` with level 0 of its rectangles (one per slice: 25 bytes a slice, 850 MB at
+    10 GB) moved out of the heap into a nameless file of the cache's folder, mapped
+    read-only (`readahead.DiskMap`): its pages are the page cache's, in the window's memory
+    only where a frame or a click reads them (a zoomed-out frame reads the merged levels),
+    and the kernel may drop them at any time instead of swapping. A reopen maps the stored
+    entry's the same way. Small layouts, or where no such file can be made, stay as they are.
+    """
+    index = data.index
+    if len(index.rects) < SPILL_FROM:
+        return data
+    scalars, levels = index.state()
+    rects, bounds, end_max = levels[0]
+    arrays = {name: getattr(rects, name) for name in RECT_FIELDS if name != "count"}
+    arrays["bounds"], arrays["end_max"] = bounds, end_max
+    spans, size = {}, 0
+    for name, arr in arrays.items():
+        spans[name] = size
+        size += -(-arr.nbytes // ALIGN) * ALIGN
+    disk = readahead.DiskMap.make(size, str(folder or parsed_columns.cache_dir()))
+    if disk is None:
+        return data
+    try:
+        for name, arr in arrays.items():
+            disk.write_at(np.ascontiguousarray(arr), spans[name])
+        mapped = disk.sealed()
+    except (OSError, ValueError):
+        disk.close()
+        return data
+    views = {
+        name: np.frombuffer(mapped, dtype=arr.dtype, count=len(arr), offset=spans[name])
+        for name, arr in arrays.items()
+    }
+    moved = Rects(
+        views["x0"], views["x1"], views["row"], views["node"], views["bucket"], rects.count
+    )
+    levels[0] = (moved, views["bounds"], views["end_max"])
+    return dataclasses.replace(data, index=FlameIndex.restore(scalars, levels))
 
 
 def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
@@ -106,6 +153,21 @@ def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
     arrays, meta = _pack(data, timeline)
     blob, meta["arrays"] = _concatenate(arrays)
     artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
+    del blob
+    _give_back(data.index.rects.x0)
+
+
+def _give_back(array: np.ndarray) -> None:
+    """The pages of `array`'s read-only file map (a `spilled` level 0) dropped from the
+    process once the entry's write read them all: the next frame reads only what it shows."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):  # np.frombuffer's
+        base = base.obj
+    if readahead.is_read_only_map(base):
+        assert isinstance(base, mmap.mmap)
+        readahead.give_back_read(base, 0, len(base))
 
 
 def _concatenate(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, list[Any]]]:
@@ -261,5 +323,6 @@ __all__ = [
     "layout_id",
     "put",
     "put_later",
+    "spilled",
     "timeline_data",
 ]
