@@ -37,7 +37,7 @@ import numpy as np
 from perfview import readahead
 from perfview.core.layout import flame, timeline_layout
 from perfview.core.layout.flame import Rects
-from perfview.core.layout.flame_cull import FlameIndex
+from perfview.core.layout.flame_cull import FlameIndex, LevelArrays
 from perfview.core.layout.timeline_layout import TimelineData, TrackLayout
 from perfview.core.layout.timeline_marks import InstantMarks
 from perfview.core.model import Bundle, Timeline
@@ -109,20 +109,24 @@ def timeline_data(bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW)
 
 
 def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
-    """`data` with level 0 of its rectangles (one per slice: 25 bytes a slice, 850 MB at
-    10 GB) moved out of the heap into a nameless file of the cache's folder, mapped
-    read-only (`readahead.DiskMap`): its pages are the page cache's, in the window's memory
-    only where a frame or a click reads them (a zoomed-out frame reads the merged levels),
-    and the kernel may drop them at any time instead of swapping. A reopen maps the stored
+    """`data` with its rectangles (level 0: one per slice, 25 bytes a slice, 850 MB at
+    10 GB; the merged levels: 7 more) moved out of the heap into a nameless file of the
+    cache's folder, mapped read-only (`readahead.DiskMap`): their pages are the page
+    cache's, in the window's memory only where a frame or a click reads them (a zoomed-out
+    frame culls one merged level, a zoomed-in one a few rows' stretch of level 0), and the
+    kernel may drop them at any time instead of swapping them out. A reopen maps the stored
     entry's the same way. Small layouts, or where no such file can be made, stay as they are.
     """
     index = data.index
     if len(index.rects) < SPILL_FROM:
         return data
     scalars, levels = index.state()
-    rects, bounds, end_max = levels[0]
-    arrays = {name: getattr(rects, name) for name in RECT_FIELDS if name != "count"}
-    arrays["bounds"], arrays["end_max"] = bounds, end_max
+    arrays: dict[str, np.ndarray] = {}
+    for k, (rects, bounds, end_max) in enumerate(levels):
+        for name in RECT_FIELDS:
+            if getattr(rects, name).strides != (0,):  # counts of one stay a broadcast
+                arrays[f"{k}.{name}"] = getattr(rects, name)
+        arrays[f"{k}.bounds"], arrays[f"{k}.end_max"] = bounds, end_max
     spans, size = {}, 0
     for name, arr in arrays.items():
         spans[name] = size
@@ -141,11 +145,14 @@ def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
         name: np.frombuffer(mapped, dtype=arr.dtype, count=len(arr), offset=spans[name])
         for name, arr in arrays.items()
     }
-    moved = Rects(
-        views["x0"], views["x1"], views["row"], views["node"], views["bucket"], rects.count
-    )
-    levels[0] = (moved, views["bounds"], views["end_max"])
-    return dataclasses.replace(data, index=FlameIndex.restore(scalars, levels))
+    moved: list[LevelArrays] = []
+    for k, (rects, _bounds, _end_max) in enumerate(levels):
+        fields = [views.get(f"{k}.{name}", getattr(rects, name)) for name in RECT_FIELDS]
+        x0, x1, row, node, bucket, count = fields
+        moved.append(
+            (Rects(x0, x1, row, node, bucket, count), views[f"{k}.bounds"], views[f"{k}.end_max"])
+        )
+    return dataclasses.replace(data, index=FlameIndex.restore(scalars, moved))
 
 
 def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:

@@ -166,18 +166,24 @@ def holders(view: Any) -> None:
 
     n = max(len(timeline.events), 1)
     levels = data.index.state()[1]
+    names = timeline.events["name"]
+    codes = names.cat.codes.to_numpy() if hasattr(names, "cat") else None
+    own_codes = [] if codes is not None and np.shares_memory(data.codes, codes) else [data.codes]
+    where = "a read-only file map" if _file_mapped(levels[0][0].x0) else "the heap"
     parts = {
         "model: events table": _nbytes(timeline.events),
         "model: flows, counters, instants, memory, lanes": sum(
             _nbytes(getattr(timeline, k))
             for k in ("flows", "counters", "instants", "memory", "lanes")
         ),
-        "layout: per-event (name codes, rows; ts and dur when not the table's)": _nbytes(
-            [data.codes, data.event_row]
+        "layout: per-event (rows; name codes, ts and dur when not the table's)": _nbytes(
+            [data.event_row, *own_codes]
             + [a for a, col in ((data.ts, "ts"), (data.dur, "dur")) if not _shared(a, col)]
         ),
-        "layout: level 0 rects (one per drawn slice) + search arrays": _nbytes(levels[:1]),
-        f"layout: levels 1-{len(levels) - 1} (merged)": _nbytes(levels[1:]),
+        f"layout: level 0 rects (one per drawn slice) + search arrays, in {where}": _nbytes(
+            levels[:1]
+        ),
+        f"layout: levels 1-{len(levels) - 1} (merged), in {where}": _nbytes(levels[1:]),
         "layout: curves, instants": _nbytes([data.curves, data.curve_samples, data.instants]),
     }
     print(f"what holds it ({n:,} events, {len(levels[0][0]):,} drawn slices):")
@@ -185,6 +191,19 @@ def holders(view: Any) -> None:
         print(f"  {size / 1e6:9,.0f} MB  {size / n:6.1f} B/event  {name}")
     total = sum(parts.values())
     print(f"  {total / 1e6:9,.0f} MB  {total / n:6.1f} B/event  all of the above")
+
+
+def _file_mapped(array: np.ndarray) -> bool:
+    """Whether `array` lies in a read-only file map (a layout kept in a file or read back
+    from the cache): resident only where read, RssFile, not RssAnon."""
+    import mmap
+
+    base: Any = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return isinstance(base, mmap.mmap)
 
 
 def zoom_levels(span: float, kernel_dur: float) -> list[float]:

@@ -208,6 +208,7 @@ def test_a_big_layout_keeps_level_0_in_a_file(
     level0 = moved.index.rects
     assert not level0.x0.flags.writeable
     assert not level0.node.flags.writeable
+    assert all(not rects.x1.flags.writeable for rects, _b, _e in moved.index.state()[1])
     base = level0.x0.base
     assert isinstance(base, memoryview)
     assert readahead.is_read_only_map(base.obj)
