@@ -221,7 +221,6 @@ def prepare_timeline(
     arrangement (`core.track_arrange`); slices it does not draw get row -1.
     """
     ev = timeline.events
-    names = pd.Categorical(ev["name"])
     categories, codes = name_codes(ev["name"])
     ts = ev["ts"].to_numpy(dtype=np.int64)
     dur = ev["dur"].to_numpy(dtype=np.int64)
@@ -231,7 +230,8 @@ def prepare_timeline(
     rows = arranged_rows(ev["lane"].to_numpy(), ev["depth"].to_numpy(), arr)
     rows = rows.astype(row_dtype(arr.total_rows), copy=False)
     drawn = rows >= 0
-    buckets = colors.bucket_codes(names)
+    small = len(colors.PALETTE) <= 256  # one byte a slice, as level 0 keeps them
+    buckets = colors.category_buckets(categories, codes, dtype=np.uint8 if small else np.int32)
     if drawn.all():
         index = FlameIndex(layout_events(ts, dur, rows, buckets), presorted=True)
     else:
