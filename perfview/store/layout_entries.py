@@ -49,6 +49,10 @@ SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
 RECT_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
 BLOB = "layout.bin"  # every array, one after another (`_concatenate`)
 ALIGN = 64
+# written 64 KiB a call: the page cache keeps a file written in bigger pieces in folios as
+# big (ext4, Linux 6.16+), and the map's first read of a byte maps its whole folio: a frame
+# culling 31k slices of a 1 GB trace's level 0 then made 70 MB of it resident, 8 MB so
+WRITE_PIECE = 1 << 16
 SPILL_FROM = 1_000_000  # slices: a layout this big keeps its level 0 in a file (`spilled`)
 
 
@@ -126,7 +130,7 @@ def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
         for name in RECT_FIELDS:
             if getattr(rects, name).strides != (0,):  # counts of one stay a broadcast
                 arrays[f"{k}.{name}"] = getattr(rects, name)
-        arrays[f"{k}.bounds"], arrays[f"{k}.end_max"] = bounds, end_max
+        arrays[f"{k}.bounds"], arrays[f"{k}.end_max"] = bounds, end_max.reshape(-1)
     spans, size = {}, 0
     for name, arr in arrays.items():
         spans[name] = size
@@ -136,7 +140,9 @@ def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
         return data
     try:
         for name, arr in arrays.items():
-            disk.write_at(np.ascontiguousarray(arr), spans[name])
+            raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+            for at in range(0, len(raw), WRITE_PIECE):
+                disk.write_at(raw[at : at + WRITE_PIECE], spans[name] + at)
         mapped = disk.sealed()
     except (OSError, ValueError):
         disk.close()
@@ -149,9 +155,8 @@ def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
     for k, (rects, _bounds, _end_max) in enumerate(levels):
         fields = [views.get(f"{k}.{name}", getattr(rects, name)) for name in RECT_FIELDS]
         x0, x1, row, node, bucket, count = fields
-        moved.append(
-            (Rects(x0, x1, row, node, bucket, count), views[f"{k}.bounds"], views[f"{k}.end_max"])
-        )
+        ends = _kept_ends(views[f"{k}.end_max"], levels[k][2].ndim == 2)
+        moved.append((Rects(x0, x1, row, node, bucket, count), views[f"{k}.bounds"], ends))
     return dataclasses.replace(data, index=FlameIndex.restore(scalars, moved))
 
 
@@ -220,7 +225,8 @@ def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray]
             if name == "count" and rects.count.strides == (0,):
                 continue  # counts of one (`flame.ones`): no bytes kept, none written
             arrays[f"level{k}.{name}"] = getattr(rects, name)
-        arrays[f"level{k}.bounds"], arrays[f"level{k}.end_max"] = bounds, end_max
+        # a sampled level's kept ends and starts (2, blocks): stored flat
+        arrays[f"level{k}.bounds"], arrays[f"level{k}.end_max"] = bounds, end_max.reshape(-1)
     for i, (_label, x, y) in enumerate(data.curves):
         arrays[f"curve{i}.x"], arrays[f"curve{i}.y"] = x, y
     for i, (x, y) in enumerate(data.curve_samples):
@@ -246,6 +252,7 @@ def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray]
         "curve_top": [int(t) for t in data.curve_top],
         "index": scalars,
         "levels": len(levels),
+        "sampled": [k for k, (_r, _b, end_max) in enumerate(levels) if end_max.ndim == 2],
         "instants": data.instants is not None,
         "scopes": scopes,
     }
@@ -267,7 +274,7 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
         (
             Rects(*(_field(parts, k, name) for name in RECT_FIELDS)),
             parts[f"level{k}.bounds"],
-            parts[f"level{k}.end_max"],
+            _kept_ends(parts[f"level{k}.end_max"], k in meta["sampled"]),
         )
         for k in range(int(meta["levels"]))
     ]
@@ -306,6 +313,15 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
         samples,
         instants,
     )
+
+
+def _kept_ends(flat: np.ndarray, sampled: bool) -> np.ndarray:
+    """A level's running ends as kept: a sampled level's (2, blocks), stored flat."""
+    if not sampled:
+        return flat
+    if len(flat) % 2:
+        raise ValueError("a sampled level's ends are pairs")
+    return flat.reshape(2, -1)
 
 
 def _field(parts: dict[str, np.ndarray], level: int, name: str) -> np.ndarray:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfview.core.layout import timeline_layout
+from perfview.core.layout import flame_ends, timeline_layout
 from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TimelineData
 from perfview.loaders import load
@@ -199,8 +199,10 @@ def test_a_big_layout_keeps_level_0_in_a_file(
     bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
     fresh = timeline_layout.prepare_timeline(bundle.timeline)
+    monkeypatch.setattr(flame_ends, "SAMPLED_FROM", 1000)  # its big levels' running ends
     index = FlameIndex(fresh.index.rects, raw_budget=1000, direct_below=0, presorted=True)
     index.build_levels()
+    assert index.state()[1][0][2].ndim == 2  # kept one in 16: (2, blocks), stored flat
     fresh = dataclasses.replace(fresh, index=index)
     assert layout_entries.spilled(fresh) is fresh  # small: stays in memory
     monkeypatch.setattr(layout_entries, "SPILL_FROM", 1)

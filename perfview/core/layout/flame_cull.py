@@ -254,7 +254,7 @@ class _Level:
         self._first = self._sampled_rows()
 
     def _sampled_rows(self) -> np.ndarray | None:
-        stride = flame_ends.stride_of(self.rects, self.end_max)
+        stride = flame_ends.stride_of(self.end_max)
         return None if stride == 1 else flame_ends.first_values(self.bounds, stride)
 
     def cull(self, x_lo: float, x_hi: float, rows: tuple[int, int] | None) -> np.ndarray:
@@ -285,7 +285,8 @@ class _Level:
         usable = all(a.dtype == np.float64 for a in (x0, x1, self.end_max))
         if usable and self.bounds.dtype == np.int64 and layout_kernels.ready(len(x0)):
             cull = layout_kernels.cull_kernel()
-            args = (x0, x1, self.bounds, self.end_max, first, flame_ends.STRIDE)
+            ends, starts = self.end_max[0], self.end_max[1]
+            args = (x0, x1, self.bounds, ends, starts, first, flame_ends.STRIDE)
             out: np.ndarray = cull(*args, float(x_lo), float(x_hi), r_lo, r_hi)
             return out
         return flame_ends.cull_rows(

@@ -1,12 +1,17 @@
 """A big level's running end maximum kept one value in `STRIDE`, for culling it exactly.
 
-Culling finds, per row, the first rect that can still reach past the window's left edge:
-the first whose running maximum of x1 (within its row) exceeds it. Kept whole that maximum
-is one float64 a rect: 8 of a big trace's level 0's bytes a slice (270 MB at 10 GB, one
-rect per slice). Kept at the end of every `STRIDE`-rect block of a row (and at the row's
-last rect) it is 1/16 of that, and the answer is still exact: the first block whose value
-exceeds the edge holds the first rect that does, and within that block it is the first whose
-own x1 exceeds the edge, since every rect before the block ends at or before it.
+Culling finds, per row, the first rect that can still reach past the window's left edge
+(the first whose running maximum of x1 within its row exceeds it) and the last that starts
+before its right edge. Kept whole, the running maximum is one float64 a rect: 8 of a big
+trace's level 0's bytes a slice (270 MB at 10 GB, one rect per slice). A sampled level keeps,
+for every `STRIDE`-rect block of a row, the running maximum at its last rect and the x0 of
+its first (`end_max` of shape (2, blocks): 1 byte a slice), and the answer is still exact:
+the first block whose kept end exceeds the left edge holds the first rect that does (within
+it, the first whose own x1 does: every rect before the block ends at or before the edge),
+and the last block starting by the right edge holds the last rect that does. Both searches
+run over the kept values and then within one block, so a frame reads a few pages of a row's
+rects, not the ~20 pages a binary search over the row's x0 maps (a level kept in a file map,
+`store.layout_entries.spilled`, is resident only where read).
 
 Levels under `SAMPLED_FROM` rects keep the whole maximum (`stride == 1`: the one-search
 culling of many rows, `flame_cull._RowKeys`, reads it). A sampled level is culled by the
@@ -24,10 +29,9 @@ STRIDE = 16  # rects per kept value of a sampled level's running end
 SAMPLED_FROM = 200_000  # levels of this many rects keep one value in STRIDE (the kernels' size)
 
 
-def stride_of(rects: Rects, end_max: np.ndarray) -> int:
-    """How many rects each kept end value stands for: 1 when the maximum is whole (a
-    sampled level with every row of 0-1 rects is whole too, and reads the same)."""
-    return 1 if len(end_max) == len(rects) else STRIDE
+def stride_of(end_max: np.ndarray) -> int:
+    """How many rects each kept end value stands for: 1 when the maximum is whole."""
+    return STRIDE if end_max.ndim == 2 else 1
 
 
 def first_values(bounds: np.ndarray, stride: int) -> np.ndarray:
@@ -40,26 +44,30 @@ def first_values(bounds: np.ndarray, stride: int) -> np.ndarray:
 
 
 def sampled_end_max(rects: Rects, bounds: np.ndarray, stride: int = STRIDE) -> np.ndarray:
-    """The running maximum of x1 per row at the last rect of each `stride` block of a row,
-    without the whole maximum ever made (a block's maximum, then a running one per row)."""
+    """Per `stride`-rect block of each row: the running maximum of x1 at its last rect
+    (row 0) and the x0 of its first (row 1), without the whole maximum ever made (a
+    block's maximum, then a running one per row)."""
     first = first_values(bounds, stride)
     total = int(first[-1])
+    out = np.zeros((2, total), dtype=np.float64)
     if total == 0:
-        return np.zeros(0, dtype=np.float64)
+        return out
     counts = np.diff(first)
     row = np.repeat(np.arange(len(counts)), counts)
     starts = bounds[row] + (np.arange(total, dtype=np.int64) - first[row]) * stride
-    out = np.maximum.reduceat(np.asarray(rects.x1, dtype=np.float64), starts)
+    ends = out[0]
+    ends[:] = np.maximum.reduceat(np.asarray(rects.x1, dtype=np.float64), starts)
     for r in np.flatnonzero(counts > 1):
         a, b = first[r], first[r + 1]
-        np.maximum.accumulate(out[a:b], out=out[a:b])
+        np.maximum.accumulate(ends[a:b], out=ends[a:b])
+    out[1] = np.asarray(rects.x0, dtype=np.float64)[starts]
     return out
 
 
 def cull_rows(
     rects: Rects,
     bounds: np.ndarray,
-    ends: np.ndarray,
+    end_max: np.ndarray,
     first: np.ndarray,
     x_lo: float,
     x_hi: float,
@@ -69,6 +77,7 @@ def cull_rows(
     """Positions (sorted) of the rects overlapping [x_lo, x_hi] in rows r_lo..r_hi of a
     sampled level, row by row: `flame_cull._cull_index`'s answer."""
     x0, x1 = rects.x0, rects.x1
+    ends, starts = end_max[0], end_max[1]
     parts = []
     for r in range(r_lo, r_hi + 1):
         a, b = int(bounds[r]), int(bounds[r + 1])
@@ -80,7 +89,11 @@ def cull_rows(
             continue  # nothing in the row reaches past x_lo
         lo = a + k * STRIDE
         i = lo + int(np.argmax(x1[lo : min(lo + STRIDE, b)] > x_lo))
-        j = a + int(np.searchsorted(x0[a:b], x_hi, side="right"))
+        last = int(np.searchsorted(starts[fa:fb], x_hi, side="right")) - 1
+        if last < 0:
+            continue  # nothing in the row starts by x_hi
+        lo = a + last * STRIDE
+        j = lo + int(np.searchsorted(x0[lo : min(lo + STRIDE, b)], x_hi, side="right"))
         if j > i:
             parts.append(np.arange(i, j))
     if not parts:

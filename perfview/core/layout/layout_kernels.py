@@ -160,6 +160,7 @@ def _cull(
     x1: np.ndarray,
     bounds: np.ndarray,
     ends: np.ndarray,
+    starts: np.ndarray,
     first: np.ndarray,
     stride: int,
     x_lo: float,
@@ -168,34 +169,41 @@ def _cull(
     r_hi: int,
 ) -> np.ndarray:
     """`flame_ends.cull_rows`: per row, the first block whose kept running end passes x_lo
-    and the first of its rects that does, then the rects up to the last starting by x_hi,
-    less those ending before x_lo (a binary search a row, no keys made)."""
+    and the first of its rects that does, the last block starting by x_hi and the last of
+    its rects that does, then the rects between less those ending before x_lo (a binary
+    search over a row's kept values, then one block's rects: no keys made)."""
     n_rows = r_hi - r_lo + 1
     begin = np.empty(n_rows, dtype=np.int64)
     stop = np.empty(n_rows, dtype=np.int64)
     total = 0
     for r in range(r_lo, r_hi + 1):
         a, b = bounds[r], bounds[r + 1]
+        fa, fb = first[r], first[r + 1]
         i, j = b, b
-        lo, hi = first[r], first[r + 1]
-        while lo < hi:  # first kept end > x_lo
+        lo, hi = fa, fb
+        while lo < hi:  # the first block whose kept end > x_lo
             mid = (lo + hi) // 2
             if ends[mid] > x_lo:
                 hi = mid
             else:
                 lo = mid + 1
-        if lo < first[r + 1]:
-            i = a + (lo - first[r]) * stride
+        if lo < fb:
+            i = a + (lo - fa) * stride
             while not x1[i] > x_lo:
                 i += 1
-            lo, hi = i, b
-            while lo < hi:  # first x0 > x_hi
+            lo, hi = fa, fb
+            while lo < hi:  # the first block starting after x_hi
                 mid = (lo + hi) // 2
-                if x0[mid] > x_hi:
+                if starts[mid] > x_hi:
                     hi = mid
                 else:
                     lo = mid + 1
-            j = lo
+            j = a
+            if lo > fa:
+                j = a + (lo - 1 - fa) * stride
+                end = min(j + stride, b)
+                while j < end and x0[j] <= x_hi:
+                    j += 1
         begin[r - r_lo] = i
         stop[r - r_lo] = j
         total += max(j - i, 0)
@@ -239,11 +247,12 @@ def warm() -> None:
     node, bucket = node.astype(np.int64), bucket.astype(np.int32)  # as `flame_cull._merged`
     merge(x0, x1, row, node, bucket, np.ones(2, np.int64), 1.0, 1.0, 1.0, 4_000_000)
     bounds, first = np.array([0, 2], dtype=np.int64), np.array([0, 1], dtype=np.int64)
-    ends = x1[1:].copy()
-    cull_kernel()(x0, x1, bounds, ends, first, 16, 0.0, 1.0, 0, 0)
-    for arr in (x0, x1, bounds, ends):  # a layout read back from the store: read-only maps
+    kept = np.stack([x1[1:], x0[:1]])  # a sampled level's (2, blocks) array
+    cull = cull_kernel()
+    cull(x0, x1, bounds, kept[0], kept[1], first, 16, 0.0, 1.0, 0, 0)
+    for arr in (x0, x1, bounds, kept):  # a layout read back from the store: read-only maps
         arr.flags.writeable = False
-    cull_kernel()(x0, x1, bounds, ends, first, 16, 0.0, 1.0, 0, 0)
+    cull(x0, x1, bounds, kept[0], kept[1], first, 16, 0.0, 1.0, 0, 0)
 
 
 def compiled() -> bool:

@@ -46,15 +46,17 @@ def test_a_sampled_level_culls_as_the_whole_running_end(
     monkeypatch.setattr(layout_kernels, "ready", lambda n: compiled)
     rects = _rects(n, n, n_rows)
     bounds, whole = _whole(rects)
-    ends = flame_ends.sampled_end_max(rects, bounds)
-    assert len(ends) < len(whole) or n_rows > n // 2
-    # the kept values are the whole maximum at each block's last rect
+    kept = flame_ends.sampled_end_max(rects, bounds)
+    assert kept.shape[1] < len(whole) or n_rows > n // 2
+    # the kept values: the whole maximum at each block's last rect, x0 at its first
     first = flame_ends.first_values(bounds, flame_ends.STRIDE)
     for r in range(len(bounds) - 1):
         a, b = bounds[r], bounds[r + 1]
-        at = np.minimum(np.arange(a, b, flame_ends.STRIDE) + flame_ends.STRIDE, b) - 1
-        assert np.array_equal(ends[first[r] : first[r + 1]], whole[at])
-    level = flame_cull._Level.restored(rects, bounds, ends)
+        block = np.arange(a, b, flame_ends.STRIDE)
+        at = np.minimum(block + flame_ends.STRIDE, b) - 1
+        assert np.array_equal(kept[0, first[r] : first[r + 1]], whole[at])
+        assert np.array_equal(kept[1, first[r] : first[r + 1]], rects.x0[block])
+    level = flame_cull._Level.restored(rects, bounds, kept)
     for x_lo, x_hi in _windows(rects, n):
         for rows in [(0, n_rows - 1), (1, 2), (n_rows // 2, n_rows // 2)]:
             expected = flame_cull._cull_index(rects, bounds, whole, x_lo, x_hi, rows)
@@ -67,7 +69,7 @@ def test_a_big_index_answers_as_a_small_one(monkeypatch: pytest.MonkeyPatch) -> 
     small = flame_cull.FlameIndex(rects, raw_budget=2_000, presorted=True)
     monkeypatch.setattr(flame_ends, "SAMPLED_FROM", 1_000)
     big = flame_cull.FlameIndex(rects, raw_budget=2_000, presorted=True)
-    assert len(big._levels[0].end_max) < len(rects) // 8
+    assert big._levels[0].end_max.size < len(rects) // 4
     big.build_levels()
     small.build_levels()
     lo, hi = big.x_min, big.x_max
