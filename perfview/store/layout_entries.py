@@ -24,18 +24,20 @@ manifest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import logging
+import mmap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from perfview.core.layout import timeline_layout
+from perfview import readahead
+from perfview.core.layout import flame, timeline_layout
 from perfview.core.layout.flame import Rects
-from perfview.core.layout.flame_cull import FlameIndex
+from perfview.core.layout.flame_cull import FlameIndex, LevelArrays
 from perfview.core.layout.timeline_layout import TimelineData, TrackLayout
 from perfview.core.layout.timeline_marks import InstantMarks
 from perfview.core.model import Bundle, Timeline
@@ -47,6 +49,11 @@ SUFFIX = "timeline"  # entry folder: <columns key>-timeline-<layout id>
 RECT_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
 BLOB = "layout.bin"  # every array, one after another (`_concatenate`)
 ALIGN = 64
+# written 64 KiB a call: the page cache keeps a file written in bigger pieces in folios as
+# big (ext4, Linux 6.16+), and the map's first read of a byte maps its whole folio: a frame
+# culling 31k slices of a 1 GB trace's level 0 then made 70 MB of it resident, 8 MB so
+WRITE_PIECE = 1 << 16
+SPILL_FROM = 1_000_000  # slices: a layout this big keeps its level 0 in a file (`spilled`)
 
 
 @functools.cache
@@ -98,8 +105,59 @@ def timeline_data(bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW)
     assert timeline is not None
     if not cacheable(bundle):
         return timeline_layout.prepare_timeline(timeline)
-    compute = functools.partial(timeline_layout.prepare_timeline, timeline)
+
+    def compute() -> TimelineData:
+        return spilled(timeline_layout.prepare_timeline(timeline))
+
     return _CACHE.get_or_compute(Path(bundle.path), timeline, compute, gate)
+
+
+def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
+    """`data` with its rectangles (level 0: one per slice, 25 bytes a slice, 850 MB at
+    10 GB; the merged levels: 7 more) moved out of the heap into a nameless file of the
+    cache's folder, mapped read-only (`readahead.DiskMap`): their pages are the page
+    cache's, in the window's memory only where a frame or a click reads them (a zoomed-out
+    frame culls one merged level, a zoomed-in one a few rows' stretch of level 0), and the
+    kernel may drop them at any time instead of swapping them out. A reopen maps the stored
+    entry's the same way. Small layouts, or where no such file can be made, stay as they are.
+    """
+    index = data.index
+    if len(index.rects) < SPILL_FROM:
+        return data
+    scalars, levels = index.state()
+    arrays: dict[str, np.ndarray] = {}
+    for k, (rects, bounds, end_max) in enumerate(levels):
+        for name in RECT_FIELDS:
+            if getattr(rects, name).strides != (0,):  # counts of one stay a broadcast
+                arrays[f"{k}.{name}"] = getattr(rects, name)
+        arrays[f"{k}.bounds"], arrays[f"{k}.end_max"] = bounds, end_max.reshape(-1)
+    spans, size = {}, 0
+    for name, arr in arrays.items():
+        spans[name] = size
+        size += -(-arr.nbytes // ALIGN) * ALIGN
+    disk = readahead.DiskMap.make(size, str(folder or parsed_columns.cache_dir()))
+    if disk is None:
+        return data
+    try:
+        for name, arr in arrays.items():
+            raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+            for at in range(0, len(raw), WRITE_PIECE):
+                disk.write_at(raw[at : at + WRITE_PIECE], spans[name] + at)
+        mapped = disk.sealed()
+    except (OSError, ValueError):
+        disk.close()
+        return data
+    views = {
+        name: np.frombuffer(mapped, dtype=arr.dtype, count=len(arr), offset=spans[name])
+        for name, arr in arrays.items()
+    }
+    moved: list[LevelArrays] = []
+    for k, (rects, _bounds, _end_max) in enumerate(levels):
+        fields = [views.get(f"{k}.{name}", getattr(rects, name)) for name in RECT_FIELDS]
+        x0, x1, row, node, bucket, count = fields
+        ends = _kept_ends(views[f"{k}.end_max"], levels[k][2].ndim == 2)
+        moved.append((Rects(x0, x1, row, node, bucket, count), views[f"{k}.bounds"], ends))
+    return dataclasses.replace(data, index=FlameIndex.restore(scalars, moved))
 
 
 def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
@@ -107,6 +165,21 @@ def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
     arrays, meta = _pack(data, timeline)
     blob, meta["arrays"] = _concatenate(arrays)
     artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
+    del blob
+    _give_back(data.index.rects.x0)
+
+
+def _give_back(array: np.ndarray) -> None:
+    """The pages of `array`'s read-only file map (a `spilled` level 0) dropped from the
+    process once the entry's write read them all: the next frame reads only what it shows."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):  # np.frombuffer's
+        base = base.obj
+    if readahead.is_read_only_map(base):
+        assert isinstance(base, mmap.mmap)
+        readahead.give_back_read(base, 0, len(base))
 
 
 def _concatenate(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, list[Any]]]:
@@ -149,8 +222,11 @@ def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray]
     scalars, levels = data.index.state()
     for k, (rects, bounds, end_max) in enumerate(levels):
         for name in RECT_FIELDS:
+            if name == "count" and rects.count.strides == (0,):
+                continue  # counts of one (`flame.ones`): no bytes kept, none written
             arrays[f"level{k}.{name}"] = getattr(rects, name)
-        arrays[f"level{k}.bounds"], arrays[f"level{k}.end_max"] = bounds, end_max
+        # a sampled level's kept ends and starts (2, blocks): stored flat
+        arrays[f"level{k}.bounds"], arrays[f"level{k}.end_max"] = bounds, end_max.reshape(-1)
     for i, (_label, x, y) in enumerate(data.curves):
         arrays[f"curve{i}.x"], arrays[f"curve{i}.y"] = x, y
     for i, (x, y) in enumerate(data.curve_samples):
@@ -176,6 +252,7 @@ def _pack(data: TimelineData, timeline: Timeline) -> tuple[dict[str, np.ndarray]
         "curve_top": [int(t) for t in data.curve_top],
         "index": scalars,
         "levels": len(levels),
+        "sampled": [k for k, (_r, _b, end_max) in enumerate(levels) if end_max.ndim == 2],
         "instants": data.instants is not None,
         "scopes": scopes,
     }
@@ -195,16 +272,16 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
     parts = _split(folder.blob(BLOB), meta["arrays"])
     levels = [
         (
-            Rects(*(parts[f"level{k}.{name}"] for name in RECT_FIELDS)),
+            Rects(*(_field(parts, k, name) for name in RECT_FIELDS)),
             parts[f"level{k}.bounds"],
-            parts[f"level{k}.end_max"],
+            _kept_ends(parts[f"level{k}.end_max"], k in meta["sampled"]),
         )
         for k in range(int(meta["levels"]))
     ]
     ev = timeline.events
     if len(parts["event_row"]) != len(ev) or (len(levels[0][0]) > len(ev)):
         raise ValueError("row count differs")
-    names_cat = pd.Categorical(ev["name"])  # as `prepare_timeline` makes them
+    categories, codes = timeline_layout.name_codes(ev["name"])  # as `prepare_timeline`
     instants = None
     if meta["instants"]:
         scope = np.asarray(meta["scopes"], dtype=object)[parts["instants.scope"]]
@@ -220,8 +297,8 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
     ]
     samples = tuple((parts[f"sample{i}.x"], parts[f"sample{i}.y"]) for i in range(meta["samples"]))
     return TimelineData(
-        np.asarray(names_cat.categories, dtype=object),
-        np.asarray(names_cat.codes, dtype=np.int64),
+        categories,
+        codes,
         ev["ts"].to_numpy(dtype=np.int64),
         ev["dur"].to_numpy(dtype=np.int64),
         tracks,
@@ -238,6 +315,23 @@ def _read(entry: Path, timeline: Timeline) -> TimelineData:
     )
 
 
+def _kept_ends(flat: np.ndarray, sampled: bool) -> np.ndarray:
+    """A level's running ends as kept: a sampled level's (2, blocks), stored flat."""
+    if not sampled:
+        return flat
+    if len(flat) % 2:
+        raise ValueError("a sampled level's ends are pairs")
+    return flat.reshape(2, -1)
+
+
+def _field(parts: dict[str, np.ndarray], level: int, name: str) -> np.ndarray:
+    """One array of a level's rects; a level's counts not stored are counts of one."""
+    key = f"level{level}.{name}"
+    if key in parts or name != "count":
+        return parts[key]
+    return flame.ones(len(parts[f"level{level}.x0"]))
+
+
 _CACHE: DerivedCache[TimelineData] = DerivedCache("timeline layout", entry_for, _read, _write)
 get, put, put_later = _CACHE.get, _CACHE.put, _CACHE.put_later
 flush = write_gates.flush  # waits for the background writes (tests, benchmarks)
@@ -252,5 +346,6 @@ __all__ = [
     "layout_id",
     "put",
     "put_later",
+    "spilled",
     "timeline_data",
 ]

@@ -55,12 +55,23 @@ WAIT_MS = 900_000
 DEEPEST_NS = 50_000.0  # the narrowest view measured besides the kernel's own: 50 µs
 
 
-def vm_hwm_mb() -> float:
-    """The kernel's peak resident set of this process (VmHWM), in MB."""
+def _status_mb(key: str) -> float:
+    """One figure of /proc/self/status (kB), in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(key + ":"):
             return int(line.split()[1]) * 1024 / 1e6  # kB (KiB) → MB
     return float("nan")
+
+
+def vm_hwm_mb() -> float:
+    """The kernel's peak resident set of this process (VmHWM), in MB."""
+    return _status_mb("VmHWM")
+
+
+def rss_split() -> str:
+    """The resident set split: anonymous pages (the heap, anonymous maps: only swap frees
+    them) and file pages (mapped cache entries and args: clean ones the kernel may drop)."""
+    return f"anon {_status_mb('RssAnon'):,.0f} MB + file {_status_mb('RssFile'):,.0f} MB"
 
 
 class TaskMemory:
@@ -122,7 +133,11 @@ def _nbytes(value: Any) -> int:
         seen.add(id(v))
         if isinstance(v, np.ndarray):
             base = v.base if isinstance(v.base, np.ndarray) else None
-            return 0 if base is not None and id(base) in seen else int(v.nbytes)
+            if base is not None and id(base) in seen:
+                return 0
+            # a broadcast (counts of one: `flame.ones`) holds one value along a 0 stride
+            kept = [n for n, step in zip(v.shape, v.strides, strict=True) if step != 0]
+            return int(np.prod(kept, dtype=np.int64)) * v.itemsize
         if isinstance(v, pd.DataFrame):
             return int(v.memory_usage(index=True, deep=False).sum())
         if isinstance(v, pd.Series | pd.Categorical):
@@ -151,18 +166,24 @@ def holders(view: Any) -> None:
 
     n = max(len(timeline.events), 1)
     levels = data.index.state()[1]
+    names = timeline.events["name"]
+    codes = names.cat.codes.to_numpy() if hasattr(names, "cat") else None
+    own_codes = [] if codes is not None and np.shares_memory(data.codes, codes) else [data.codes]
+    where = "a read-only file map" if _file_mapped(levels[0][0].x0) else "the heap"
     parts = {
         "model: events table": _nbytes(timeline.events),
         "model: flows, counters, instants, memory, lanes": sum(
             _nbytes(getattr(timeline, k))
             for k in ("flows", "counters", "instants", "memory", "lanes")
         ),
-        "layout: per-event (name codes, rows; ts and dur when not the table's)": _nbytes(
-            [data.codes, data.event_row]
+        "layout: per-event (rows; name codes, ts and dur when not the table's)": _nbytes(
+            [data.event_row, *own_codes]
             + [a for a, col in ((data.ts, "ts"), (data.dur, "dur")) if not _shared(a, col)]
         ),
-        "layout: level 0 rects (one per drawn slice) + search arrays": _nbytes(levels[:1]),
-        f"layout: levels 1-{len(levels) - 1} (merged)": _nbytes(levels[1:]),
+        f"layout: level 0 rects (one per drawn slice) + search arrays, in {where}": _nbytes(
+            levels[:1]
+        ),
+        f"layout: levels 1-{len(levels) - 1} (merged), in {where}": _nbytes(levels[1:]),
         "layout: curves, instants": _nbytes([data.curves, data.curve_samples, data.instants]),
     }
     print(f"what holds it ({n:,} events, {len(levels[0][0]):,} drawn slices):")
@@ -170,6 +191,19 @@ def holders(view: Any) -> None:
         print(f"  {size / 1e6:9,.0f} MB  {size / n:6.1f} B/event  {name}")
     total = sum(parts.values())
     print(f"  {total / 1e6:9,.0f} MB  {total / n:6.1f} B/event  all of the above")
+
+
+def _file_mapped(array: np.ndarray) -> bool:
+    """Whether `array` lies in a read-only file map (a layout kept in a file or read back
+    from the cache): resident only where read, RssFile, not RssAnon."""
+    import mmap
+
+    base: Any = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return isinstance(base, mmap.mmap)
 
 
 def zoom_levels(span: float, kernel_dur: float) -> list[float]:
@@ -302,14 +336,15 @@ def run(file: Path, args: argparse.Namespace) -> None:
         )
         print(
             f"RSS: window before {rss_start:,.0f} MB, Timeline drawn {probe._rss_mb():,.0f} MB,"
-            f" peak (VmHWM) {vm_hwm_mb():,.0f} MB; load average {os.getloadavg()[0]:.2f}"
+            f" ({rss_split()}), peak (VmHWM) {vm_hwm_mb():,.0f} MB;"
+            f" load average {os.getloadavg()[0]:.2f}"
         )
         t = time.perf_counter()
         _quiet(deferred.flush, (parsed_columns, layout_entries, overview_entries))
         print(
             f"background work (critical paths, findings, cache writes) done"
-            f" {time.perf_counter() - t:.2f} s later: RSS {probe._rss_mb():,.0f} MB,"
-            f" peak {vm_hwm_mb():,.0f} MB"
+            f" {time.perf_counter() - t:.2f} s later: RSS {probe._rss_mb():,.0f} MB"
+            f" ({rss_split()}), peak {vm_hwm_mb():,.0f} MB"
         )
         if tasks is not None:
             tasks.report()
@@ -321,7 +356,10 @@ def run(file: Path, args: argparse.Namespace) -> None:
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(args.profile)
-        print(f"after the frames: RSS {probe._rss_mb():,.0f} MB, peak {vm_hwm_mb():,.0f} MB")
+        print(
+            f"after the frames: RSS {probe._rss_mb():,.0f} MB ({rss_split()}),"
+            f" peak {vm_hwm_mb():,.0f} MB"
+        )
         if not args.no_reopen:
             _reopen(window, file)
         print(f"load average after: {os.getloadavg()[0]:.2f}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfview.core.layout import timeline_layout
+from perfview.core.layout import flame_ends, timeline_layout
 from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.layout.timeline_layout import TimelineData
 from perfview.loaders import load
@@ -186,3 +186,52 @@ def test_small_files_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     layout_entries.timeline_data(bundle)
     layout_entries.flush()
     assert not layout_entries.entry_for(bundle.path).exists()
+
+
+def test_a_big_layout_keeps_level_0_in_a_file(
+    tmp_path: Path, cache_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big trace's level 0 (one rect per slice) is moved into a nameless file, mapped
+    read-only: the same rects, the same answers to every query and click, stored and read
+    back alike, and its pages given back once the entry's write read them."""
+    from perfview import readahead
+
+    bundle = loaded_copy(NCCL, tmp_path)
+    assert bundle.timeline is not None
+    fresh = timeline_layout.prepare_timeline(bundle.timeline)
+    monkeypatch.setattr(flame_ends, "SAMPLED_FROM", 1000)  # its big levels' running ends
+    index = FlameIndex(fresh.index.rects, raw_budget=1000, direct_below=0, presorted=True)
+    index.build_levels()
+    assert index.state()[1][0][2].ndim == 2  # kept one in 16: (2, blocks), stored flat
+    fresh = dataclasses.replace(fresh, index=index)
+    assert layout_entries.spilled(fresh) is fresh  # small: stays in memory
+    monkeypatch.setattr(layout_entries, "SPILL_FROM", 1)
+    moved = layout_entries.spilled(fresh, tmp_path)
+    level0 = moved.index.rects
+    assert not level0.x0.flags.writeable
+    assert not level0.node.flags.writeable
+    assert all(not rects.x1.flags.writeable for rects, _b, _e in moved.index.state()[1])
+    base = level0.x0.base
+    assert isinstance(base, memoryview)
+    assert readahead.is_read_only_map(base.obj)
+    assert_same_layout(fresh, moved)
+    lo, hi = fresh.span
+    for frac in (1.0, 0.01, 0.0001):
+        x_hi = lo + (hi - lo) * frac
+        a, b = (
+            fresh.index.query(lo, x_hi, 1400 / (x_hi - lo)),
+            moved.index.query(lo, x_hi, 1400 / (x_hi - lo)),
+        )
+        for name in layout_entries.RECT_FIELDS:
+            assert np.array_equal(getattr(a, name), getattr(b, name)), (frac, name)
+    for k in range(0, len(level0), max(len(level0) // 50, 1)):
+        x, row = float(level0.x0[k]), int(level0.row[k])
+        assert moved.index.hit(x, row) == fresh.index.hit(x, row) >= 0
+    given: list[tuple[object, int, int]] = []
+    monkeypatch.setattr(readahead, "give_back_read", lambda *call: given.append(call))
+    entry = layout_entries.put(bundle.path, moved, bundle.timeline)
+    assert entry is not None
+    assert given == [(base.obj, 0, len(base.obj))]  # the write read every page: given back
+    hit = layout_entries.get(bundle.path, bundle.timeline)
+    assert hit is not None
+    assert_same_layout(fresh, hit)

@@ -54,25 +54,31 @@ def palette_indices(names: Iterable[str], n: int = len(PALETTE)) -> np.ndarray:
     return bucket_codes(cat, n)
 
 
-def bucket_codes(cat: pd.Categorical | pd.Series, n: int = len(PALETTE)) -> np.ndarray:
+def bucket_codes(
+    cat: pd.Categorical | pd.Series, n: int = len(PALETTE), dtype: type = np.int32
+) -> np.ndarray:
     """Buckets for a categorical column: hash the categories, then index by the codes.
 
     This is the fast path for millions of events: only the distinct names are hashed.
-    Missing values (code -1) get bucket 0.
+    Missing values (code -1) get bucket 0. `dtype`: np.uint8 for a big timeline's level 0.
     """
     if isinstance(cat, pd.Series):
         cat = pd.Categorical(cat)
-    per_category = np.fromiter(
-        (palette_index(str(c), n) for c in cat.categories),
-        dtype=np.int32,
-        count=len(cat.categories),
+    return category_buckets(np.asarray(cat.categories), np.asarray(cat.codes), n, dtype)
+
+
+def category_buckets(
+    categories: np.ndarray, codes: np.ndarray, n: int = len(PALETTE), dtype: type = np.int32
+) -> np.ndarray:
+    """`bucket_codes` from the distinct names and the codes into them, in one gather of the
+    codes as they are (a trace's int16 codes: no int64 copy, no clipped copy)."""
+    per_category: np.ndarray = np.fromiter(
+        (palette_index(str(c), n) for c in categories), dtype=dtype, count=len(categories)
     )
-    codes = np.asarray(cat.codes, dtype=np.int64)
-    if len(per_category) == 0:
-        return np.zeros(len(codes), dtype=np.int32)
-    out = per_category[np.clip(codes, 0, None)]
-    out[codes < 0] = 0
-    return out.astype(np.int32)
+    # one more entry, bucket 0, at the end: a missing value's code -1 reads it
+    table = np.append(per_category, np.zeros(1, dtype=dtype))
+    out: np.ndarray = table[codes]
+    return out
 
 
 def diverging_palette(steps: int = 11) -> tuple[RGB, ...]:
@@ -113,6 +119,7 @@ __all__ = [
     "PALETTE",
     "RGB",
     "bucket_codes",
+    "category_buckets",
     "diverging_buckets",
     "diverging_palette",
     "palette_index",

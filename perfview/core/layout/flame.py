@@ -9,6 +9,7 @@ merging sub-pixel slices (every frame) is in `flame_cull.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +17,28 @@ from perfview.core.analysis.calltree import node_depths
 from perfview.core.model import CallTree
 
 _F = np.float64
+_SMALL = 1 << 31  # up to this many slices a slice's event row fits an int32
+
+
+def ones(n: int) -> np.ndarray:
+    """`n` counts of one, as a read-only view of a single int64 (no bytes per rect): level 0
+    of a layout stands for one slice per rect, 8 bytes a slice it need not keep."""
+    return np.broadcast_to(np.ones(1, dtype=np.int64), (n,))
+
+
+def node_dtype(n: int) -> type[np.signedinteger[Any]]:
+    """The event rows of `n` slices: int32 while they fit (4 bytes a slice less than int64
+    on level 0, which holds one rect per slice), else int64."""
+    return np.int32 if n < _SMALL else np.int64
+
+
+def bucket_dtype(buckets: np.ndarray | None) -> type[np.integer[Any]]:
+    """Colour buckets as one byte when every one is in 0..255 (the palette has 24), else
+    int32: 3 bytes a slice less on level 0."""
+    if buckets is None or not len(buckets):
+        return np.uint8
+    b = np.asarray(buckets)
+    return np.uint8 if int(b.min()) >= 0 and int(b.max()) < 256 else np.int32
 
 
 @dataclass(frozen=True)
@@ -64,7 +87,7 @@ class Rects:
             np.asarray(row, dtype=np.int32),
             np.arange(n, dtype=np.int64) if node is None else np.asarray(node, dtype=np.int64),
             np.zeros(n, np.int32) if bucket is None else np.asarray(bucket, dtype=np.int32),
-            np.ones(n, np.int64) if count is None else np.asarray(count, dtype=np.int64),
+            ones(n) if count is None else np.asarray(count, dtype=np.int64),
         )
 
     @staticmethod
@@ -159,7 +182,12 @@ def layout_events(
     `Timeline.events` are passed.
     """
     row32 = np.asarray(row, dtype=np.int32)
-    compiled = _by_row_compiled(ts, dur, row32, buckets, node)
+    n = len(row32)
+    # level 0 holds one rect per slice: its event rows int32 and colour buckets one byte
+    # where they fit, and counts of one that take no memory (`ones`)
+    n_nodes = n if node is None or not len(node) else int(np.max(node)) + 1
+    ndt, bdt = node_dtype(n_nodes), bucket_dtype(buckets)
+    compiled = _by_row_compiled(ts, dur, row32, buckets, node, ndt, bdt)
     if compiled is not None:
         return compiled
     # Timeline events come sorted by (lane, ts): a stable sort on the row alone then gives
@@ -172,16 +200,17 @@ def layout_events(
         x0,
         x0 + np.asarray(dur)[order],
         row32[order],
-        order if node is None else np.asarray(node, dtype=np.int64)[order],
-        np.zeros(len(order), np.int32)
-        if buckets is None
-        else np.asarray(buckets, dtype=np.int32)[order],
-        np.ones(len(order), np.int64),
+        (order if node is None else np.asarray(node)[order]).astype(ndt),
+        np.zeros(n, bdt) if buckets is None else np.asarray(buckets)[order].astype(bdt),
+        ones(n),
     )
     if by_row.is_sorted():
         return by_row
     x1 = np.asarray(ts, dtype=_F) + np.asarray(dur, dtype=_F)
-    return Rects.make(ts, x1, row, node, buckets).sorted()
+    full = Rects.make(ts, x1, row, node, buckets).sorted()
+    return Rects(
+        full.x0, full.x1, full.row, full.node.astype(ndt), full.bucket.astype(bdt), ones(n)
+    )
 
 
 def _by_row_compiled(
@@ -190,27 +219,36 @@ def _by_row_compiled(
     row32: np.ndarray,
     buckets: np.ndarray | None,
     node: np.ndarray | None,
+    node_type: type[np.signedinteger[Any]],
+    bucket_type: type[np.integer[Any]],
 ) -> Rects | None:
     """`layout_events` by the compiled counting sort (`layout_kernels`), for a big timeline's
-    int64 columns already in (row, ts) order per row; None: take the numpy way."""
+    int64 columns already in (row, ts) order per row, into int32 event rows and one-byte
+    buckets (the types `layout_kernels.warm` compiles); None: take the numpy way."""
     from perfview.core.layout import layout_kernels
 
     ts, dur = np.asarray(ts), np.asarray(dur)
-    if ts.dtype != np.int64 or dur.dtype != np.int64 or not layout_kernels.ready(len(row32)):
+    if (
+        ts.dtype != np.int64
+        or dur.dtype != np.int64
+        or node_type is not np.int32
+        or bucket_type is not np.uint8
+        or not layout_kernels.ready(len(row32))
+    ):
         return None
     by_row, _merge = layout_kernels.kernels()
     plain = layout_kernels.plain
-    bucket = np.zeros(len(row32), np.int32) if buckets is None else buckets
+    bucket = np.zeros(len(row32), np.uint8) if buckets is None else buckets
     x0, x1, row, nodes, bucket, ordered = by_row(
         plain(ts, np.int64),
         plain(dur, np.int64),
         plain(row32, np.int32),
-        plain(bucket, np.int32),
-        np.zeros(0, np.int64) if node is None else plain(node, np.int64),
+        plain(bucket, np.uint8),
+        np.zeros(0, np.int32) if node is None else plain(node, np.int32),
     )
     if ordered != 1:
         return None
-    return Rects(x0, x1, row, nodes, bucket, np.ones(len(x0), np.int64))
+    return Rects(x0, x1, row, nodes, bucket, ones(len(x0)))
 
 
-__all__ = ["Rects", "layout", "layout_events"]
+__all__ = ["Rects", "bucket_dtype", "layout", "layout_events", "node_dtype", "ones"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from perfview.core.layout import flame_ends
 from perfview.core.layout.flame import Rects
 
 # One level of detail as stored: its rects, row bounds and running end maximum (`_Level`).
@@ -191,7 +192,7 @@ def merge(rects: Rects, px_per_unit: float, min_px: float = 1.0) -> Rects:
     count = np.add.reduceat(rects.count, starts)
     row = rects.row[starts]
     widest = _group_argmax(gid, width, n_groups)
-    node = rects.node[widest]
+    node = rects.node[widest].astype(np.int64)  # as the compiled merge's (level 0's: int32)
     # Zero-length slices still carry weight through their count (ties → most slices).
     weight = width + 1e-9 * (width.max() + 1.0) * rects.count
     bucket = _dominant_bucket(gid, rects.bucket.astype(np.int64), weight, n_groups, widest)
@@ -235,30 +236,62 @@ def visible(
 
 @dataclass
 class _Level:
-    """One level of detail: rects plus the per-row arrays culling needs."""
+    """One level of detail: rects plus the per-row arrays culling needs. A big level keeps
+    its running end maximum one value in `flame_ends.STRIDE` (`end_max` then holds those)."""
 
     rects: Rects
     bounds: np.ndarray = field(init=False)
     end_max: np.ndarray = field(init=False)
     _keys: _RowKeys | None = field(init=False, default=None)
+    _first: np.ndarray | None = field(init=False, default=None)  # a sampled level's rows
 
     def __post_init__(self) -> None:
         self.bounds = _row_bounds(self.rects)
-        self.end_max = _end_max(self.rects, self.bounds)
+        if len(self.rects) >= flame_ends.SAMPLED_FROM:
+            self.end_max = flame_ends.sampled_end_max(self.rects, self.bounds)
+        else:
+            self.end_max = _end_max(self.rects, self.bounds)
+        self._first = self._sampled_rows()
+
+    def _sampled_rows(self) -> np.ndarray | None:
+        stride = flame_ends.stride_of(self.end_max)
+        return None if stride == 1 else flame_ends.first_values(self.bounds, stride)
 
     def cull(self, x_lo: float, x_hi: float, rows: tuple[int, int] | None) -> np.ndarray:
         """`_cull_index` of this level; many rows at once (a job's ranks, a whole trace in
         view) through `_RowKeys`, made the first time: a searchsorted per row cost ~6 µs a
-        row, the largest part of a frame with thousands of rows in view."""
+        row, the largest part of a frame with thousands of rows in view. A sampled level:
+        the compiled search a row (no keys made), or row by row until that is on disk."""
         n_rows = len(self.bounds) - 1
         r_lo, r_hi = (
             (0, n_rows - 1) if rows is None else (max(rows[0], 0), min(rows[1], n_rows - 1))
         )
+        if self._first is not None:
+            return self._cull_sampled(self._first, x_lo, x_hi, r_lo, r_hi)
         if r_hi - r_lo + 1 <= _ROWS_ONE_BY_ONE:
             return _cull_index(self.rects, self.bounds, self.end_max, x_lo, x_hi, rows)
         if self._keys is None:
             self._keys = _RowKeys.of(self.rects, self.end_max)
         return self._keys.cull(self.rects, self.end_max, x_lo, x_hi, r_lo, r_hi)
+
+    def _cull_sampled(
+        self, first: np.ndarray, x_lo: float, x_hi: float, r_lo: int, r_hi: int
+    ) -> np.ndarray:
+        from perfview.core.layout import layout_kernels
+
+        if r_hi < r_lo:
+            return np.zeros(0, dtype=np.int64)
+        x0, x1 = self.rects.x0, self.rects.x1
+        usable = all(a.dtype == np.float64 for a in (x0, x1, self.end_max))
+        if usable and self.bounds.dtype == np.int64 and layout_kernels.ready(len(x0)):
+            cull = layout_kernels.cull_kernel()
+            ends, starts = self.end_max[0], self.end_max[1]
+            args = (x0, x1, self.bounds, ends, starts, first, flame_ends.STRIDE)
+            out: np.ndarray = cull(*args, float(x_lo), float(x_hi), r_lo, r_hi)
+            return out
+        return flame_ends.cull_rows(
+            self.rects, self.bounds, self.end_max, first, x_lo, x_hi, r_lo, r_hi
+        )
 
     @classmethod
     def restored(cls, rects: Rects, bounds: np.ndarray, end_max: np.ndarray) -> _Level:
@@ -267,6 +300,7 @@ class _Level:
         level = cls.__new__(cls)
         level.rects, level.bounds, level.end_max = rects, bounds, end_max
         level._keys = None
+        level._first = level._sampled_rows()
         return level
 
     def query(
@@ -415,12 +449,9 @@ class FlameIndex:
     def hit(self, x: float, row: int, tolerance: float = 0.0) -> int:
         """Position (into `self.rects`) of the narrowest rect on `row` containing x ± tolerance,
         preferring exact containment; -1 when none is that close."""
-        lvl = self._levels[0]
         if row < 0 or row >= self.n_rows:
             return -1
-        idx = _cull_index(
-            self.rects, lvl.bounds, lvl.end_max, x - tolerance, x + tolerance, (row, row)
-        )
+        idx = self._levels[0].cull(x - tolerance, x + tolerance, (row, row))
         if not len(idx):
             return -1
         x0, x1 = self.rects.x0[idx], self.rects.x1[idx]

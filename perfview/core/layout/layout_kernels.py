@@ -33,7 +33,9 @@ def _by_row(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Slices in stable row order (a counting sort): x0, x1, row, node, bucket and a flag:
     1 when every row's x0 ascends (the order culling needs), 0 when not, -1 for a negative
-    row (then nothing else is meaningful). `node` empty: each slice's input position."""
+    row (then nothing else is meaningful). `node` empty: each slice's input position. The
+    nodes and buckets come out in `node`'s and `bucket`'s types (int32 and one byte for a
+    timeline's level 0: it holds one rect per slice)."""
     n = len(row)
     n_rows = 0
     for i in range(n):
@@ -41,7 +43,8 @@ def _by_row(
         if r < 0:
             none = np.empty(0, dtype=np.float64)
             nothing = np.empty(0, dtype=np.int32)
-            return none, none, nothing, np.empty(0, dtype=np.int64), nothing, -1
+            no_node = np.empty(0, dtype=node.dtype)
+            return none, none, nothing, no_node, np.empty(0, dtype=bucket.dtype), -1
         if r + 1 > n_rows:
             n_rows = r + 1
     first = np.zeros(n_rows + 1, dtype=np.int64)
@@ -52,8 +55,8 @@ def _by_row(
     x0 = np.empty(n, dtype=np.float64)
     x1 = np.empty(n, dtype=np.float64)
     out_row = np.empty(n, dtype=np.int32)
-    out_node = np.empty(n, dtype=np.int64)
-    out_bucket = np.empty(n, dtype=np.int32)
+    out_node = np.empty(n, dtype=node.dtype)
+    out_bucket = np.empty(n, dtype=bucket.dtype)
     own = len(node) == 0
     for i in range(n):
         r = row[i]
@@ -152,6 +155,68 @@ def _merge(
     return gx0, gx1, grow, gnode, gbucket, gcount, groups
 
 
+def _cull(
+    x0: np.ndarray,
+    x1: np.ndarray,
+    bounds: np.ndarray,
+    ends: np.ndarray,
+    starts: np.ndarray,
+    first: np.ndarray,
+    stride: int,
+    x_lo: float,
+    x_hi: float,
+    r_lo: int,
+    r_hi: int,
+) -> np.ndarray:
+    """`flame_ends.cull_rows`: per row, the first block whose kept running end passes x_lo
+    and the first of its rects that does, the last block starting by x_hi and the last of
+    its rects that does, then the rects between less those ending before x_lo (a binary
+    search over a row's kept values, then one block's rects: no keys made)."""
+    n_rows = r_hi - r_lo + 1
+    begin = np.empty(n_rows, dtype=np.int64)
+    stop = np.empty(n_rows, dtype=np.int64)
+    total = 0
+    for r in range(r_lo, r_hi + 1):
+        a, b = bounds[r], bounds[r + 1]
+        fa, fb = first[r], first[r + 1]
+        i, j = b, b
+        lo, hi = fa, fb
+        while lo < hi:  # the first block whose kept end > x_lo
+            mid = (lo + hi) // 2
+            if ends[mid] > x_lo:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo < fb:
+            i = a + (lo - fa) * stride
+            while not x1[i] > x_lo:
+                i += 1
+            lo, hi = fa, fb
+            while lo < hi:  # the first block starting after x_hi
+                mid = (lo + hi) // 2
+                if starts[mid] > x_hi:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            j = a
+            if lo > fa:
+                j = a + (lo - 1 - fa) * stride
+                end = min(j + stride, b)
+                while j < end and x0[j] <= x_hi:
+                    j += 1
+        begin[r - r_lo] = i
+        stop[r - r_lo] = j
+        total += max(j - i, 0)
+    out = np.empty(total, dtype=np.int64)
+    m = 0
+    for k in range(n_rows):
+        for p in range(begin[k], stop[k]):
+            if x1[p] >= x_lo and x0[p] <= x_hi:
+                out[m] = p
+                m += 1
+    return out[:m]
+
+
 def kernels() -> tuple[Any, Any]:
     """The compiled steps (numba's dispatchers; compiled or loaded from disk on first use)."""
     if not _COMPILED:
@@ -163,7 +228,14 @@ def kernels() -> tuple[Any, Any]:
         options: dict[str, Any] = {"cache": True, "nogil": True}
         _COMPILED["by_row"] = njit(**options)(_by_row)
         _COMPILED["merge"] = njit(**options)(_merge)
+        _COMPILED["cull"] = njit(**options)(_cull)
     return _COMPILED["by_row"], _COMPILED["merge"]
+
+
+def cull_kernel() -> Any:
+    """The compiled `_cull` (a sampled level's culling, `flame_ends`)."""
+    kernels()
+    return _COMPILED["cull"]
 
 
 def warm() -> None:
@@ -171,14 +243,23 @@ def warm() -> None:
     by_row, merge = kernels()
     i64 = np.array([0, 5], dtype=np.int64)
     i32 = np.zeros(2, dtype=np.int32)
-    x0, x1, row, node, bucket, _ordered = by_row(i64, i64, i32, i32, i64[:0])
+    x0, x1, row, node, bucket, _ordered = by_row(i64, i64, i32, np.zeros(2, np.uint8), i32[:0])
+    node, bucket = node.astype(np.int64), bucket.astype(np.int32)  # as `flame_cull._merged`
     merge(x0, x1, row, node, bucket, np.ones(2, np.int64), 1.0, 1.0, 1.0, 4_000_000)
+    bounds, first = np.array([0, 2], dtype=np.int64), np.array([0, 1], dtype=np.int64)
+    kept = np.stack([x1[1:], x0[:1]])  # a sampled level's (2, blocks) array
+    cull = cull_kernel()
+    cull(x0, x1, bounds, kept[0], kept[1], first, 16, 0.0, 1.0, 0, 0)
+    for arr in (x0, x1, bounds, kept):  # a layout read back from the store: read-only maps
+        arr.flags.writeable = False
+    cull(x0, x1, bounds, kept[0], kept[1], first, 16, 0.0, 1.0, 0, 0)
 
 
 def compiled() -> bool:
     """True when both steps' compiled code is on disk (loading it then takes milliseconds)."""
     try:
-        return all(os.path.exists(k._cache._cache_file._index_path) for k in kernels())
+        kernels()
+        return all(os.path.exists(k._cache._cache_file._index_path) for k in _COMPILED.values())
     except ImportError:  # pragma: no cover - numba is a dependency
         return False
     except Exception:  # numba's cache layout is not an API: assume it is there
@@ -201,4 +282,4 @@ def ready(n: int) -> bool:
     return compiled()
 
 
-__all__ = ["MIN_SLICES", "compiled", "kernels", "plain", "ready", "warm"]
+__all__ = ["MIN_SLICES", "compiled", "cull_kernel", "kernels", "plain", "ready", "warm"]

@@ -9,6 +9,7 @@ only knows rectangles, so each stays small and testable without a display.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,6 +164,20 @@ def curve_rows(y: np.ndarray, row: int, rows: int = CURVE_ROWS) -> np.ndarray:
     return out
 
 
+def row_dtype(total_rows: int) -> type[np.signedinteger[Any]]:
+    """Every event's row as int16 while the rows fit (2 bytes an event, not 8), else int32."""
+    return np.int16 if total_rows < np.iinfo(np.int16).max else np.int32
+
+
+def name_codes(names: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct slice names and each slice's code into them: the events table's own
+    codes when its names are categorical (int16 for up to 32k names, and no copy: 8 bytes a
+    slice less than int64 codes of its own), else coded here."""
+    cat = names.array if isinstance(names.dtype, pd.CategoricalDtype) else pd.Categorical(names)
+    assert isinstance(cat, pd.Categorical)
+    return np.asarray(cat.categories, dtype=object), np.asarray(cat.codes)
+
+
 @dataclass(frozen=True)
 class TimelineData:
     """Everything the timeline view draws, derived from a Timeline by `prepare_timeline`.
@@ -174,11 +189,11 @@ class TimelineData:
     """
 
     categories: np.ndarray  # distinct slice names (object)
-    codes: np.ndarray  # int64 code of each event's name into `categories`
+    codes: np.ndarray  # code of each event's name into `categories` (the table's own codes)
     ts: np.ndarray  # int64
     dur: np.ndarray  # int64
     tracks: TrackLayout
-    event_row: np.ndarray  # int32 row of every event
+    event_row: np.ndarray  # row of every event (-1: not drawn), int16 or int32 (`row_dtype`)
     index: FlameIndex
     labels: list[tuple[float, str]]
     curves: list[tuple[str, np.ndarray, np.ndarray]]
@@ -206,17 +221,17 @@ def prepare_timeline(
     arrangement (`core.track_arrange`); slices it does not draw get row -1.
     """
     ev = timeline.events
-    names = pd.Categorical(ev["name"])
-    categories = np.asarray(names.categories, dtype=object)
-    codes = np.asarray(names.codes, dtype=np.int64)
+    categories, codes = name_codes(ev["name"])
     ts = ev["ts"].to_numpy(dtype=np.int64)
     dur = ev["dur"].to_numpy(dtype=np.int64)
     lanes = timeline.lanes.sort_values("lane", kind="stable")
     arr = arrange_tracks(lanes, state)
     tracks = TrackLayout(arr.lane, arr.offset, arr.height, arr.total_rows)
     rows = arranged_rows(ev["lane"].to_numpy(), ev["depth"].to_numpy(), arr)
+    rows = rows.astype(row_dtype(arr.total_rows), copy=False)
     drawn = rows >= 0
-    buckets = colors.bucket_codes(names)
+    small = len(colors.PALETTE) <= 256  # one byte a slice, as level 0 keeps them
+    buckets = colors.category_buckets(categories, codes, dtype=np.uint8 if small else np.int32)
     if drawn.all():
         index = FlameIndex(layout_events(ts, dur, rows, buckets), presorted=True)
     else:
@@ -264,7 +279,9 @@ __all__ = [
     "curve_tracks",
     "event_rows",
     "linked_events",
+    "name_codes",
     "prepare_timeline",
     "range_summary",
+    "row_dtype",
     "track_layout",
 ]
