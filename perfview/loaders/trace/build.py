@@ -32,6 +32,8 @@ from perfview.loaders.trace.event_table import (
 from perfview.loaders.trace.lanes import (
     LaneInfo,
     build_lanes,
+    compiled_steps,
+    gpu_categories,
     joint_codes,
     key_ids,
 )
@@ -222,27 +224,51 @@ def _lanes_sorted(
 
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
     # instants get a lane too, so their (pid, tid) are coded along with the slices'
-    def lane_keys() -> tuple[np.ndarray, np.ndarray]:
-        return (
-            np.concatenate([sl.pid, ev.pid[thread_inst]]),
-            np.concatenate([sl.tid, ev.tid[thread_inst]]),
-        )
-
-    pair_all = _pair_codes(*lane_keys(), len(key_id), compiled)
+    pair_all = _pair_codes(*sl.key_columns(ev.pid, ev.tid, thread_inst), len(key_id), compiled)
     use = True if compiled else None  # the scanner path has numba loaded: always compiled
     o1, sub = _overlap_rows(pair_all, sl, use, warnings, counts)
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
-    # made again, not kept beside the overlap rows' temporaries (54 MB at 1 GB, at the peak)
-    lane_pid, lane_tid = lane_keys()
     lanes, lane_all = build_lanes(
-        info, pair_all, lane_pid, lane_tid, sub, ev.cat[sl.src], cols.cats.values
-    )
-    del lane_pid, lane_tid, pair_all, sub
+        info, pair_all, sub, functools.partial(_row_keys, ev, sl, thread_inst),
+        _gpu_rows(ev, sl, cols.cats.values), cols.cats.values,
+    )  # fmt: skip
+    del pair_all, sub
     order, s = _sorted_slices(lane_all[: len(sl.src)], o1, sl)
     del o1, lane_all
     s.depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
     _lane_stats(lanes, s.lane, s.depth)
     return lanes, s, order, inst, scope
+
+
+def _row_keys(
+    ev: Events, sl: Slices, thread_inst: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(pid, tid) of some lane rows (`_lanes_sorted`: the slices, then the thread instants
+    `thread_inst`), read where asked rather than kept for every row."""
+    n_sl = len(sl.src)
+    in_sl = rows < n_sl
+    pid = np.empty(len(rows), dtype=I64)
+    tid = np.empty(len(rows), dtype=I64)
+    pid[in_sl], tid[in_sl] = sl.keys(ev.pid, ev.tid, rows[in_sl])
+    inst = thread_inst[rows[~in_sl] - n_sl]
+    pid[~in_sl], tid[~in_sl] = ev.pid[inst], ev.tid[inst]
+    return pid, tid
+
+
+def _gpu_rows(ev: Events, sl: Slices, cat_values: list[object]) -> np.ndarray:
+    """Per slice: is its category a device-side one (`lanes.gpu_categories`)? Looked up per
+    event first, through int32 codes (`lanes.categorical`'s lookup), then gathered: a slice's
+    category codes would be a row-sized temporary."""
+    lut = gpu_categories(cat_values)
+    fast = compiled_steps(len(ev.cat))
+    if fast is not None and ev.cat.dtype == np.int32:  # int8: a type `kernels.warm` loads
+        per_event = np.empty(len(ev.cat), dtype=np.int8)
+        fast.lookup_into(lut.astype(np.int8), ev.cat, per_event)
+        per_event = per_event.view(bool)
+    else:
+        per_event = lut[ev.cat]
+    out: np.ndarray = per_event[sl.src]
+    return out
 
 
 def _time_only_tables(ev: Events) -> tuple[FlowPairs, pd.DataFrame, pd.DataFrame]:
