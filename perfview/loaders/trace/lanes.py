@@ -297,7 +297,8 @@ def build_lanes(
     # a lane's first row is every row's of that lane
     gpu_lanes = np.zeros(len(uniq_keys), dtype=bool)
     for a in range(0, len(gpu_rows), CHUNK):
-        gpu_lanes[labels[a : a + CHUNK][gpu_rows[a : a + CHUNK]]] = True
+        b = min(a + CHUNK, len(gpu_rows))
+        gpu_lanes[labels[a:b][gpu_rows[a:b]]] = True
     gpu_pids = set(pid_first[gpu_lanes].tolist())
     stream_pids = {
         p for (p, t), name in info.thread_name.items() if name.lower().startswith("stream")
