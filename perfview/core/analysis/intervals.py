@@ -39,7 +39,7 @@ def slice_order(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndar
     if lanes * span >= 2**62:  # the folded key would overflow: sort on the three keys
         return np.lexsort((start - end, start, lane)).astype(I64)
     key = (lane - lane_lo) * span + (start - lo)
-    order: np.ndarray = np.argsort(key, kind="stable").astype(I64)
+    order: np.ndarray = np.argsort(key, kind="stable").astype(I64, copy=False)
     sorted_key = key[order]
     tie = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
     if len(tie):
