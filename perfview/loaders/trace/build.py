@@ -130,6 +130,7 @@ def build(
             ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
         )
         del dur, ts  # `ev.ts` is the one the later stages read
+        ph.forget()  # the slices' seven masks (a byte an event each): no stage asks again
         spill()  # the phases, names, ids and times of every event are read
         labels = [beside.submit(event_labels, ev, sl, part) for part in (0, 1)]
         lanes, s, order, inst, scope = _lanes_sorted(
