@@ -104,6 +104,8 @@ def build(
     read = functools.partial(_read, cols, let_go) if consume else _nothing_read
     spill = functools.partial(_spill, give_back or _nothing)
     ph = Phases(cols)
+    if ph.copied:
+        read("ph")  # the masks read the phases' copy of a byte an event
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
     ok = cols.cat_all("ts_ok").astype(bool, copy=False)
@@ -171,7 +173,7 @@ def build(
         lanes=len(lanes), memory_events=len(memory), metadata=int(ph("M").sum()), **pair_counts,
     )  # fmt: skip
     del ev, ph, ok
-    read("ph")  # the last column: the tables are made
+    read("ph")  # the last column (where `Phases` has no copy): the tables are made
     spill()  # what the events table and the report read
     return Built(
         events=schema.coerce(events, schema.EVENTS),

@@ -24,8 +24,12 @@ class Phases:
     """Masks of events by phase letter."""
 
     def __init__(self, cols: Columns) -> None:
-        self.code = cols.cat_all("ph")  # int32 codes: half the bytes to gather
+        code = cols.cat_all("ph")  # int32 codes: half the bytes to gather
         self.values = cols.phs.values
+        # a byte an event where the phases are few (always, but in odd files): the
+        # column's own rows can then go at once (`copied`), 3 bytes an event fewer
+        self.copied = len(self.values) < 128 and code.dtype.itemsize > 1
+        self.code = code.astype(np.int8) if self.copied else code
         self._masks: dict[str, np.ndarray] = {}
 
     def __call__(self, chars: str) -> np.ndarray:
