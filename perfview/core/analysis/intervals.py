@@ -38,10 +38,14 @@ def slice_order(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndar
     lane_lo, lanes = int(lane.min()), int(lane.max()) - int(lane.min()) + 1
     if lanes * span >= 2**62:  # the folded key would overflow: sort on the three keys
         return np.lexsort((start - end, start, lane)).astype(I64)
-    key = (lane - lane_lo) * span + (start - lo)
-    order: np.ndarray = np.argsort(key, kind="stable").astype(I64)
-    sorted_key = key[order]
-    tie = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+    # made in place (one array, not three beside it); int64 wraps, so the sum is exact
+    key = lane - lane_lo
+    key *= span
+    key += start
+    key -= lo
+    order: np.ndarray = np.argsort(key, kind="stable").astype(I64, copy=False)
+    key = key[order]  # sorted: the key in its first order is not read again
+    tie = np.flatnonzero(key[1:] == key[:-1])
     if len(tie):
         in_tie = np.zeros(n, dtype=bool)
         in_tie[tie] = True
@@ -49,7 +53,7 @@ def slice_order(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndar
         at = np.flatnonzero(in_tie)
         members = order[at]
         # longest first within a tie, then file order; tie groups keep their places
-        order[at] = members[np.lexsort((members, start[members] - end[members], key[members]))]
+        order[at] = members[np.lexsort((members, start[members] - end[members], key[at]))]
     return order
 
 

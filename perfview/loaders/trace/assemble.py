@@ -7,7 +7,7 @@ order, metadata, counter and memory events get their args, and the kept args are
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 _VALUES = msgspec.json.Decoder(list[Any])
 ARG_PC = fields.phase_table(fields.ARG_PHASES)  # one-letter phases whose args are kept
+ArgSpans = Callable[[], tuple[np.ndarray, np.ndarray]]  # the kept args' starts and lengths
 _INSTANT_PC = fields.phase_table("iI")
 
 
@@ -103,17 +104,33 @@ def assemble(
     tables: Sequence[Tables],
     bounds: np.ndarray,
     columns: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]],
+    arg_spans: ArgSpans | None = None,
 ) -> Columns | None:
     """One `Columns` from the scanned ranges (None when a value does not decode).
 
     `tables` are the ranges' string tables, `bounds` the first row of each range (plus the
     total), `columns` the scanner's int32 / int64 / uint8 columns over all ranges.
+    `arg_spans`: gives the kept args' starts and lengths where another found them already
+    (`scan.args.ArgsCompaction.spans_found`): those arrays are then the columns' too, not
+    a second copy of each beside them (16 bytes an event with args at the scan's end).
     """
     ranges = list(tables)
     # compiled passes without the GIL run beside the Python work: the ids merge, then the
     # memory args (leaving the block waits for both, also when a value does not decode)
     with ThreadPoolExecutor(2, thread_name_prefix="perfview-assemble") as pool:
-        return _assemble(buf, ranges, bounds, columns, pool)
+        return _assemble(buf, ranges, bounds, columns, pool, arg_spans)
+
+
+def _arg_spans(
+    i64: list[np.ndarray], keep: np.ndarray, given: ArgSpans | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The kept args' starts and lengths in the file (rows `keep`): `given`'s where it has
+    them for those rows (the early gather's, `assemble`), else gathered here."""
+    if given is not None:
+        starts, lens = given()
+        if len(starts) == len(keep) and len(lens) == len(keep):
+            return starts, lens
+    return i64[ts.I_ARGS][keep], i64[ts.I_ARGLEN][keep]
 
 
 def _assemble(
@@ -122,6 +139,7 @@ def _assemble(
     bounds: np.ndarray,
     columns: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]],
     pool: ThreadPoolExecutor,
+    arg_spans: ArgSpans | None,
 ) -> Columns | None:
     cols = Columns()
     n = int(bounds[-1])
@@ -154,8 +172,10 @@ def _assemble(
     _numbers(cols, i64, u8)
     keep = np.flatnonzero(ARG_PC[pc])
     cols.arg_rows.append(keep)
-    cols.arg_lens.append(i64[ts.I_ARGLEN][keep])
-    cols.arg_starts.append(i64[ts.I_ARGS][keep])
+    starts, lens = _arg_spans(i64, keep, arg_spans)
+    cols.arg_lens.append(lens)
+    cols.arg_starts.append(starts)
+    del starts, lens
     cols.n = n
     _events_with_args(cols, buf, i64, pc, ord("M"), kept.metadata)
     _events_with_args(cols, buf, i64, pc, ord("C"), kept.counters)

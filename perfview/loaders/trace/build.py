@@ -32,6 +32,8 @@ from perfview.loaders.trace.event_table import (
 from perfview.loaders.trace.lanes import (
     LaneInfo,
     build_lanes,
+    compiled_steps,
+    gpu_categories,
     joint_codes,
     key_ids,
 )
@@ -102,6 +104,8 @@ def build(
     read = functools.partial(_read, cols, let_go) if consume else _nothing_read
     spill = functools.partial(_spill, give_back or _nothing)
     ph = Phases(cols)
+    if ph.copied:
+        read("ph")  # the masks read the phases' copy of a byte an event
     warnings: list[str] = []
     counts: dict[str, int] = {"events": cols.n}
     ok = cols.cat_all("ts_ok").astype(bool, copy=False)
@@ -128,6 +132,7 @@ def build(
             ph, cols, ts, dur, ok, trace_end, ev.pid, ev.tid, ev.name, ev.cat, warnings, counts
         )
         del dur, ts  # `ev.ts` is the one the later stages read
+        ph.forget()  # the slices' seven masks (a byte an event each): no stage asks again
         spill()  # the phases, names, ids and times of every event are read
         labels = [beside.submit(event_labels, ev, sl, part) for part in (0, 1)]
         lanes, s, order, inst, scope = _lanes_sorted(
@@ -145,7 +150,7 @@ def build(
         read("arg_rows")  # nothing reads it after `_arg_index`
         named = labels[0].result() | labels[1].result()  # they read the slices as found
         read("shape", "scope")
-        slices_end = int(sl.end.max()) if len(sl.end) else 0
+        slices_end = int(s.end.max()) if len(s.end) else 0
         parts = SliceParts(src, order, named)
         del sl, labels, src, order, named
         spill()  # the slices as found
@@ -168,7 +173,7 @@ def build(
         lanes=len(lanes), memory_events=len(memory), metadata=int(ph("M").sum()), **pair_counts,
     )  # fmt: skip
     del ev, ph, ok
-    read("ph")  # the last column: the tables are made
+    read("ph")  # the last column (where `Phases` has no copy): the tables are made
     spill()  # what the events table and the report read
     return Built(
         events=schema.coerce(events, schema.EVENTS),
@@ -222,27 +227,56 @@ def _lanes_sorted(
 
     # overlap rows per (pid, tid), then one lane per (pid, tid, sub); threads with only
     # instants get a lane too, so their (pid, tid) are coded along with the slices'
-    def lane_keys() -> tuple[np.ndarray, np.ndarray]:
-        return (
-            np.concatenate([sl.pid, ev.pid[thread_inst]]),
-            np.concatenate([sl.tid, ev.tid[thread_inst]]),
-        )
-
-    pair_all = _pair_codes(*lane_keys(), len(key_id), compiled)
+    # (async tracks are tids of their own)
+    pair_all = _pair_codes(
+        functools.partial(sl.key_columns, ev.pid, ev.tid, thread_inst),
+        len(key_id) + len(tracks), compiled,
+    )  # fmt: skip
     use = True if compiled else None  # the scanner path has numba loaded: always compiled
     o1, sub = _overlap_rows(pair_all, sl, use, warnings, counts)
     info = LaneInfo.from_metadata(cols, key_id, key_text, tracks)
-    # made again, not kept beside the overlap rows' temporaries (54 MB at 1 GB, at the peak)
-    lane_pid, lane_tid = lane_keys()
     lanes, lane_all = build_lanes(
-        info, pair_all, lane_pid, lane_tid, sub, ev.cat[sl.src], cols.cats.values
-    )
-    del lane_pid, lane_tid, pair_all, sub
-    order, s = _sorted_slices(lane_all[: len(sl.src)], o1, sl)
-    del o1, lane_all
+        info, pair_all, sub, functools.partial(_row_keys, ev, sl, thread_inst),
+        _gpu_rows(ev, sl, cols.cats.values), cols.cats.values,
+    )  # fmt: skip
+    del pair_all, sub
+    box = [lane_all[: len(sl.src)], o1]
+    del o1, lane_all  # `_sorted_slices` lets them go as it goes
+    order, s = _sorted_slices(box, sl)
     s.depth, s.parent = nesting.nest(s.lane, s.start, s.end, compiled=use)
     _lane_stats(lanes, s.lane, s.depth)
     return lanes, s, order, inst, scope
+
+
+def _row_keys(
+    ev: Events, sl: Slices, thread_inst: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(pid, tid) of some lane rows (`_lanes_sorted`: the slices, then the thread instants
+    `thread_inst`), read where asked rather than kept for every row."""
+    n_sl = len(sl.src)
+    in_sl = rows < n_sl
+    pid = np.empty(len(rows), dtype=I64)
+    tid = np.empty(len(rows), dtype=I64)
+    pid[in_sl], tid[in_sl] = sl.keys(ev.pid, ev.tid, rows[in_sl])
+    inst = thread_inst[rows[~in_sl] - n_sl]
+    pid[~in_sl], tid[~in_sl] = ev.pid[inst], ev.tid[inst]
+    return pid, tid
+
+
+def _gpu_rows(ev: Events, sl: Slices, cat_values: list[object]) -> np.ndarray:
+    """Per slice: is its category a device-side one (`lanes.gpu_categories`)? Looked up per
+    event first, through int32 codes (`lanes.categorical`'s lookup), then gathered: a slice's
+    category codes would be a row-sized temporary."""
+    lut = gpu_categories(cat_values)
+    fast = compiled_steps(len(ev.cat))
+    if fast is not None and ev.cat.dtype == np.int32:  # int8: a type `kernels.warm` loads
+        per_event = np.empty(len(ev.cat), dtype=np.int8)
+        fast.lookup_into(lut.astype(np.int8), ev.cat, per_event)
+        per_event = per_event.view(bool)
+    else:
+        per_event = lut[ev.cat]
+    out: np.ndarray = per_event[sl.src]
+    return out
 
 
 def _time_only_tables(ev: Events) -> tuple[FlowPairs, pd.DataFrame, pd.DataFrame]:
@@ -263,16 +297,28 @@ def _flows_and_instants(
     return flows, instants_table(ev, inst, scope)
 
 
-def _sorted_slices(
-    lane_of: np.ndarray, o1: np.ndarray, sl: Slices
-) -> tuple[np.ndarray, SortedSlices]:
+def _sorted_slices(box: list[np.ndarray], sl: Slices) -> tuple[np.ndarray, SortedSlices]:
     """The slices' order by (lane, start, -duration, file order), and the sorted slices.
 
-    A lane is one (pid, tid, sub): within it `o1` already has the (start, -duration, file)
-    order, so a stable sort by lane gives slice_order(lane_of, ...) without a 3-key sort."""
-    order = o1[np.argsort(lane_of[o1], kind="stable")]
-    s = SortedSlices(lane_of[order], sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
+    `box`: each slice's lane and `o1`, the slices' order by (pair, start, -duration, file),
+    handed over so that each goes once read. A lane is one (pid, tid, sub): within it `o1`
+    already has the (start, -duration, file) order, so a stable sort by lane gives
+    slice_order(lane_of, ...) without a 3-key sort. The slices' start and end as found
+    are let go once sorted (the sorted ones are read from here on): with the lanes and
+    `o1` gone before them, 24 bytes a slice fewer beside the nesting."""
+    o1 = box.pop()
+    lane = box.pop()[o1]  # each slice's lane, in `o1`'s order
+    by_lane = np.argsort(lane, kind="stable")
+    order = o1[by_lane]
+    del o1
+    lane = lane[by_lane]
+    del by_lane
+    s = SortedSlices(lane, sl.start[order], sl.end[order], np.zeros(0, dtype=I64))
+    sl.start = sl.end = _GONE
     return order, s
+
+
+_GONE = np.zeros(0, dtype=I64)  # a column let go: a stray read finds it empty
 
 
 def _arg_index(cols: Columns, sorted_src: np.ndarray, fast: ModuleType | None) -> np.ndarray:
@@ -322,17 +368,25 @@ def _times(
     return ts, dur, t0, max(int(ends), 0)
 
 
-def _pair_codes(pid: np.ndarray, tid: np.ndarray, keys: int, compiled: bool) -> np.ndarray:
-    """`joint_codes(pid, tid)`; compiled on the scanner path (two `pd.factorize` hash
-    passes and their temporaries were 0.1 s of a 1 GB NCCL trace's build). Either column
-    holds at most `keys` distinct ids (one per pid/tid value in the file)."""
+def _pair_codes(
+    make: Callable[[], tuple[np.ndarray, np.ndarray]], keys: int, compiled: bool
+) -> np.ndarray:
+    """`joint_codes(pid, tid)` of the columns `make` makes; compiled on the scanner path
+    (two `pd.factorize` hash passes and their temporaries were 0.1 s of a 1 GB NCCL trace's
+    build). Either column holds at most `keys` distinct ids. Compiled, each column is
+    overwritten by its codes and the pid column becomes the pair codes: what
+    `kernels.pair_codes` makes, without its two row-sized arrays beside the columns (16
+    bytes a slice at the load's peak)."""
+    pid, tid = make()
     fast = _kernels() if compiled else None
     if fast is not None and pid.dtype == I64 and tid.dtype == I64:
         size = 1 << max(4, (2 * keys + 1).bit_length())
-        codes, ok = fast.pair_codes(pid, tid, size)
-        if ok:
-            out: np.ndarray = codes
-            return out
+        n_tid = fast.first_seen(tid, tid, size)
+        if n_tid >= 0 and fast.first_seen(pid, pid, size) >= 0:
+            pid *= max(n_tid, 1)
+            pid += tid
+            return pid
+        pid, tid = make()  # more distinct ids than `keys`: made again, overwritten
     return joint_codes(pid, tid)
 
 
@@ -375,7 +429,7 @@ def _overlap_rows(
     pair = pair_all[: len(sl.src)]
     o1 = intervals.slice_order(pair, sl.start, sl.end)
     sub = np.zeros(len(pair_all), dtype=np.int16)
-    sub[o1] = nesting.assign_rows(pair[o1], sl.start[o1], sl.end[o1], compiled=use)
+    sub[o1] = nesting.assign_rows(pair, sl.start, sl.end, compiled=use, order=o1)
     n_overlap = int((sub > 0).sum())
     if n_overlap:
         warnings.append(

@@ -97,10 +97,11 @@ def lookup_into(lut: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True)
-def _first_seen(values: np.ndarray, out: np.ndarray, size: int) -> int:
+def first_seen(values: np.ndarray, out: np.ndarray, size: int) -> int:
     """out[i] = the number of distinct values before values[i] first appears (pandas'
     `factorize` codes) through an open-addressing table of `size` (a power of two) slots;
-    returns the number of distinct values, or -1 when more than half the slots fill."""
+    returns the number of distinct values, or -1 when more than half the slots fill.
+    `out` may be `values` itself (each value is read before its code is written)."""
     keys = np.empty(size, dtype=np.int64)
     code_of = np.full(size, -1, dtype=np.int64)
     mask = size - 1
@@ -127,8 +128,8 @@ def pair_codes(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray, boo
     one column; (codes, False) when a column has more distinct values."""
     out = np.empty(len(a), dtype=np.int64)
     fb = np.empty(len(b), dtype=np.int64)
-    nb = _first_seen(b, fb, size)
-    if nb < 0 or _first_seen(a, out, size) < 0:
+    nb = first_seen(b, fb, size)
+    if nb < 0 or first_seen(a, out, size) < 0:
         return out, False
     width = max(nb, 1)
     for i in range(len(out)):
@@ -189,6 +190,7 @@ _KERNELS = (
     gather_where,
     lookup_into,
     pair_codes,
+    first_seen,
     seen_codes,
     kind_codes,
     flow_points,
@@ -228,6 +230,7 @@ def warm() -> None:
     gather_where(one, one, flag)
     lookup_into(one, np.zeros(1, dtype=np.int32), one.copy())
     pair_codes(one, one, 4)
+    first_seen(one, one.copy(), 4)
     code32 = np.zeros(1, dtype=np.int32)
     seen_codes(code32, 1)
     for code_type in (np.int8, np.int16, np.int32):  # `lanes.categorical`'s code types
@@ -238,6 +241,6 @@ def warm() -> None:
 
 
 __all__ = [
-    "flow_points", "gather_where", "kernels", "kind_codes", "lookup_into", "pair_codes",
-    "rank_among", "ready", "seen_codes", "times", "warm",
+    "first_seen", "flow_points", "gather_where", "kernels", "kind_codes", "lookup_into",
+    "pair_codes", "rank_among", "ready", "seen_codes", "times", "warm",
 ]  # fmt: skip

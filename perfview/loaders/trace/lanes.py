@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -254,29 +255,51 @@ def _device(info: LaneInfo, pid: int, gpu_pids: set[int], stream_pids: set[int])
     return "cpu"
 
 
+def gpu_categories(cat_values: list[Any]) -> np.ndarray:
+    """Per category code: is it a device-side category (GPU_CATS)?"""
+    return np.array([str(v or "").lower() in GPU_CATS for v in cat_values] or [False])
+
+
+KeysAt = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+CHUNK = 1 << 20  # rows per step of the passes below: their temporaries stay a few MB
+
+
 def build_lanes(
     info: LaneInfo,
     pair: np.ndarray,
-    pid: np.ndarray,
-    tid: np.ndarray,
     sub: np.ndarray,
-    cat: np.ndarray,
+    keys_at: KeysAt,
+    gpu_rows: np.ndarray,
     cat_values: list[Any],
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Lanes table (without max_depth/n_events) and each row's lane index.
 
-    Rows are slices, then instants of threads that may have no slice (their `cat` is not
-    given); `pair` codes each row's (pid, tid). One lane per (pid, tid, sub).
+    Rows are slices, then instants of threads that may have no slice (`gpu_rows`, a
+    device-side category, is given for the slices only); `pair` codes each row's (pid,
+    tid), `keys_at(rows)` gives the (pid, tid) of some rows: only each lane's first row is
+    asked for, so no pid and tid arrays a row are made (16 bytes a row at the load's peak).
+    One lane per (pid, tid, sub).
     Order: process sort index, thread sort index, CPU before GPU, pid, tid, sub.
     """
-    key = pair.astype(I64, copy=False) * (int(sub.max()) + 1 if len(sub) else 1) + sub
+    width = int(sub.max()) + 1 if len(sub) else 1
+    if width == 1:  # no overlap rows: the key is the pair (no copy of it)
+        key = pair
+    else:
+        key = pair.astype(I64)
+        key *= width
+        key += sub
     labels, uniq_keys = pd.factorize(key)  # first-appearance order
-    first = np.empty(len(uniq_keys), dtype=I64)
-    first[labels[::-1]] = np.arange(len(labels) - 1, -1, -1, dtype=I64)
-    uniq_pid, uniq_tid, uniq_sub = pid[first].tolist(), tid[first].tolist(), sub[first].tolist()
-    n_sl = len(cat)
-    gpu_cat = np.array([str(v or "").lower() in GPU_CATS for v in cat_values] or [False])
-    gpu_pids = set(np.unique(pid[:n_sl][gpu_cat[cat]]).tolist()) if n_sl else set()
+    del key
+    first = _first_rows(labels, len(uniq_keys))
+    pid_first, tid_first = keys_at(first)
+    uniq_pid, uniq_tid, uniq_sub = pid_first.tolist(), tid_first.tolist(), sub[first].tolist()
+    # a process is a GPU's when one of its slices has a device-side category: the pid of
+    # a lane's first row is every row's of that lane
+    gpu_lanes = np.zeros(len(uniq_keys), dtype=bool)
+    for a in range(0, len(gpu_rows), CHUNK):
+        b = min(a + CHUNK, len(gpu_rows))
+        gpu_lanes[labels[a:b][gpu_rows[a:b]]] = True
+    gpu_pids = set(pid_first[gpu_lanes].tolist())
     stream_pids = {
         p for (p, t), name in info.thread_name.items() if name.lower().startswith("stream")
     }
@@ -310,8 +333,29 @@ def build_lanes(
     lanes = lanes[list(schema.LANES)]
     lane_of_unique = np.empty(len(order), dtype=I64)
     lane_of_unique[order] = np.arange(len(order), dtype=I64)
-    lane_of: np.ndarray = lane_of_unique[labels]
-    return lanes, lane_of
+    return lanes, _relabelled(labels, lane_of_unique)
+
+
+def _first_rows(labels: np.ndarray, n: int) -> np.ndarray:
+    """The first row of each of the `n` labels (labels[first[k]] == k, the smallest such
+    row), chunk by chunk from the end: a later chunk's rows are overwritten by an earlier
+    chunk's, so no row-sized array of positions is made."""
+    first = np.empty(n, dtype=I64)
+    for b in range(len(labels), 0, -CHUNK):
+        a = max(b - CHUNK, 0)
+        first[labels[a:b][::-1]] = np.arange(b - 1, a - 1, -1, dtype=I64)
+    return first
+
+
+def _relabelled(labels: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """lut[labels] as int64, written over `labels` chunk by chunk where it is an int64
+    array of its own (pandas' codes: intp), so the rows' lanes take no second array."""
+    if labels.dtype != I64 or not labels.flags.writeable or not labels.flags.c_contiguous:
+        out: np.ndarray = lut[labels]
+        return out
+    for a in range(0, len(labels), CHUNK):
+        labels[a : a + CHUNK] = lut[labels[a : a + CHUNK]]
+    return labels
 
 
 def _process_label(info: LaneInfo, pid: int, device: str, accel: str = "GPU") -> str:
@@ -337,10 +381,12 @@ def _thread_label(info: LaneInfo, pid: int, tid: int, gpu: bool) -> str:
 
 
 __all__ = [
+    "KeysAt",
     "LaneInfo",
     "build_lanes",
     "categorical",
     "compiled_steps",
+    "gpu_categories",
     "joint_codes",
     "key_ids",
     "kinds_for",

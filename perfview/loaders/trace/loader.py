@@ -249,7 +249,7 @@ def _build_scanned(
     if release_unkept is not None:  # the args' spans are read: nothing reads those rows now
         release_unkept()
     compaction = early or ArgsCompaction(text, (starts, lens))
-    del text, starts
+    del text, starts, lens  # the compaction's (narrowed once the args are moved)
     with heap.reuse_freed(cols.n):  # malloc reuses the build's freed temporaries
         built = build(
             cols, compiled=True, settle=compaction.settle, give_back=give_back, let_go=let_go,
@@ -257,7 +257,8 @@ def _build_scanned(
         )  # fmt: skip
     blob, starts = compaction.finish()
     index = built.arg_index
-    return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens[index])
+    lens = compaction.lengths()[index].astype(np.int64, copy=False)
+    return built, ArgsStore(blob=cast(bytes, blob), starts=starts[index], lens=lens)
 
 
 def _general(

@@ -24,8 +24,12 @@ class Phases:
     """Masks of events by phase letter."""
 
     def __init__(self, cols: Columns) -> None:
-        self.code = cols.cat_all("ph")  # int32 codes: half the bytes to gather
+        code = cols.cat_all("ph")  # int32 codes: half the bytes to gather
         self.values = cols.phs.values
+        # a byte an event where the phases are few (always, but in odd files): the
+        # column's own rows can then go at once (`copied`), 3 bytes an event fewer
+        self.copied = len(self.values) < 128 and code.dtype.itemsize > 1
+        self.code = code.astype(np.int8) if self.copied else code
         self._masks: dict[str, np.ndarray] = {}
 
     def __call__(self, chars: str) -> np.ndarray:
@@ -120,12 +124,43 @@ def _group_key(keys: list[np.ndarray], idx: np.ndarray) -> np.ndarray | None:
 
 @dataclass
 class Slices:
+    """The slices as found: X, then B/E pairs, then begins left open, then async slices.
+
+    A slice's pid is its event's (`src`), and so is a sync slice's tid: only the async
+    slices' tids (their track's) are kept (`async_tid`), not a pid and a tid per slice
+    (16 bytes a slice, 75 MB at 1 GB, alive from here to the lanes: `keys`)."""
+
     src: np.ndarray  # event index that gives name, cat and args
-    pid: np.ndarray
-    tid: np.ndarray
     start: np.ndarray
     end: np.ndarray
     is_async: np.ndarray
+    async_tid: np.ndarray  # the async slices' (the last rows') tids: ASYNC_TID - track
+
+    def keys(
+        self, pid: np.ndarray, tid: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(pid, tid) of the slices `rows`, from the events' `pid` and `tid` columns."""
+        first_async = len(self.src) - len(self.async_tid)
+        events = self.src[rows]
+        out_tid = tid[events]
+        is_async = rows >= first_async
+        out_tid[is_async] = self.async_tid[rows[is_async] - first_async]
+        return pid[events], out_tid
+
+    def key_columns(
+        self, pid: np.ndarray, tid: np.ndarray, extra: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(pid, tid) of every slice, then of the events `extra`, each one array made once
+        (`keys` of them all, without its temporaries)."""
+        n_sl, n_sync = len(self.src), len(self.src) - len(self.async_tid)
+        out_pid = np.empty(n_sl + len(extra), dtype=pid.dtype)
+        out_tid = np.empty(n_sl + len(extra), dtype=I64)
+        np.take(pid, self.src, out=out_pid[:n_sl])
+        np.take(pid, extra, out=out_pid[n_sl:])
+        np.take(tid, self.src[:n_sync], out=out_tid[:n_sync])
+        out_tid[n_sync:n_sl] = self.async_tid
+        np.take(tid, extra, out=out_tid[n_sl:])
+        return out_pid, out_tid
 
 
 def slices(
@@ -159,9 +194,8 @@ def slices(
     del codes
     parts = [x, b, open_b, a_src]
     n_sync = len(x) + len(b) + len(open_b)
-    # one array, no copy where only X slices were found; `sync` a view of its start
+    # one array, no copy where only X slices were found
     src = x if len(x) == n_sync + len(a_src) else np.concatenate(parts)
-    sync = src[:n_sync]
     start = ts[src]
     end = np.empty(len(src), dtype=I64)
     np.take(dur, x, out=end[: len(x)])  # an X slice's end: its start plus its duration
@@ -177,16 +211,12 @@ def slices(
     tracks = {  # first appearance order, as the tracks are numbered
         int(ASYNC_TID - k): cols.names.values[int(c)] for k, c in enumerate(first_names.tolist())
     }
-    tid_out = np.empty(len(src), dtype=I64)
-    np.take(tid, sync, out=tid_out[:n_sync])
-    tid_out[n_sync:] = ASYNC_TID - track
     sl = Slices(
         src=src,
-        pid=pid[src],
-        tid=tid_out,
         start=start,
         end=end,
         is_async=_after(len(src), n_sync),
+        async_tid=ASYNC_TID - track,
     )
     return sl, tracks
 

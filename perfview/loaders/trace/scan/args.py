@@ -232,6 +232,15 @@ def _release_tail(buf: mmap.mmap, total: int) -> None:
     readahead.advise(buf, dontneed, -(-total // mmap.PAGESIZE) * mmap.PAGESIZE, len(buf))
 
 
+def _narrowed(lens: np.ndarray) -> np.ndarray:
+    """The lengths as int32 where they fit (an args object under 2 GB: always, but in odd
+    files): kept to the end of the load (`finish`), beside the build's peak, they take half
+    the bytes. `finish` sums them as int64."""
+    if len(lens) and int(lens.max()) < 2**31 and int(lens.min()) >= 0:
+        return lens.astype(np.int32)
+    return lens
+
+
 class ArgsCompaction:
     """Turn the file text into the args blob in place, on a thread of its own.
 
@@ -274,11 +283,18 @@ class ArgsCompaction:
                 text = np.frombuffer(self.buf, dtype=np.uint8)
                 self.total = compact(text, self.starts, self.lens)
             self.starts = np.zeros(0, dtype=np.int64)  # moved: the build's peak is better off
+            self.lens = _narrowed(self.lens)
         except BaseException as exc:
             self.error = exc
         finally:
             self.found.set()
             self.settled.set()
+
+    def spans_found(self) -> Spans:
+        """The kept args' starts and lengths once found (`assemble` keeps them as its
+        columns too: one array of each, not two); the starts are empty once moved."""
+        self.found.wait()
+        return self.starts, self.lens
 
     def lengths(self) -> np.ndarray:
         """The kept args' lengths, once found (the loader's too: one array, not two)."""

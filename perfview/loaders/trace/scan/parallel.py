@@ -349,7 +349,10 @@ def scan(
     columns = to_columns([r.take_batches() for r in accepted], room)
     _codes, i64, u8 = columns
     early = scan_args.gather_early(buf, i64[ts.I_ARGS], i64[ts.I_ARGLEN], u8[ts.U_PC], ARG_PC)
-    cols = assemble(buf, [r.tables for r in accepted], bounds, columns)
+    cols = assemble(
+        buf, [r.tables for r in accepted], bounds, columns,
+        early.spans_found if early is not None else None,
+    )  # fmt: skip
     if cols is None:
         if early is not None:
             early.cancel()  # the general path copies the map: the gather must let go first
