@@ -25,7 +25,7 @@ from numba import njit
 
 from perfview.loaders.trace import fields
 from perfview.loaders.trace.scan.byte_ops import leaf
-from perfview.loaders.trace.scan.digits import number
+from perfview.loaders.trace.scan.digits import number, skip_number
 from perfview.loaders.trace.scan.intern import (
     N_TABLES,
     _intern,
@@ -130,7 +130,7 @@ def _args(
         else:
             vs = i
             if c == 45 or 48 <= c <= 57:  # most other args are numbers: no skip_value loop
-                i, kind, _v = number(buf, i, n, 0)
+                i, kind = skip_number(buf, i, n)
                 if kind == 0:
                     return (-2 if i >= n else -1), 0, 0, 0, 0, 0
             else:
@@ -230,7 +230,7 @@ def _event(
                 elif c == 110:
                     i = literal(buf, i, n)
                 elif c == 45 or 48 <= c <= 57:
-                    i, kind, _v = number(buf, i, n, 0)
+                    i, kind = skip_number(buf, i, n)
                     if kind != 1:
                         return -2 if i >= n else -1
                 else:

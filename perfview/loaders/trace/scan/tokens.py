@@ -15,7 +15,7 @@ from numba import njit
 
 from perfview.core import numba_registries
 from perfview.loaders.trace.scan.byte_ops import HIGHS, leaf, load_u64, trailing_zeros
-from perfview.loaders.trace.scan.digits import number
+from perfview.loaders.trace.scan.digits import skip_number
 
 numba_registries.load()
 MAX_DEPTH = 512  # nesting inside one event; deeper goes to the general path
@@ -218,7 +218,7 @@ def skip_value(buf: np.ndarray, i: int, n: int, stack: np.ndarray) -> int:
             if i < 0:
                 return i
         elif c == 45 or 48 <= c <= 57:
-            i, kind, _v = number(buf, i, n, 0)
+            i, kind = skip_number(buf, i, n)
             if kind == 0:
                 return -2 if i >= n else -1
         else:
