@@ -402,15 +402,32 @@ def test_numbers_the_general_path_must_judge() -> None:
             assert got == kind, (text, pad)
 
 
+def test_numbers_stepped_over_end_and_judge_as_parsed_ones() -> None:
+    """`skip_number` (a number only validated) ends where `number` does and gives the same
+    kind, so a value the scanner does not keep still sends the same files to the general
+    path: valid, decimal, exponent, too many digits, leading zeros, cut, at every offset."""
+    rng = np.random.default_rng(5)
+    texts = [f"{rng.integers(-(10**6), 10**15)}.{rng.integers(0, 10**9):09d}" for _ in range(300)]
+    texts += [f"{'9876543210' * 3}"[:w] for w in range(1, 26)]
+    texts += ["0", "-0", "-", "01", "-01", "1.", "1.e3", "-x", "1e5", "-2.5E-3", "1E+", "0.5e"]
+    texts += ["1" * 19, "1" * 18, "1" * 25 + ".5", "123456789.123456789123", "-0.0"]
+    for text in texts:
+        for pad in range(9):
+            for tail in (b",", b"}" * 9, b""):
+                buf = np.frombuffer(bytearray(b" " * pad + text.encode() + tail), dtype=np.uint8)
+                end, kind, _value = digits.number(buf, pad, len(buf), 0)
+                assert digits.skip_number(buf, pad, len(buf)) == (end, kind), (text, pad, tail)
+
+
 def test_strings_end_where_msgspec_says_at_every_offset() -> None:
-    """`string` reads 8 plain bytes per step: quotes, escapes, controls and non-ASCII bytes
-    at every offset of a word (and strings cut anywhere) still end, or fail, exactly where
-    msgspec's decoder does."""
+    """`string` reads 8 (then 32) plain bytes per step: quotes, escapes, controls and
+    non-ASCII bytes at every offset of a word (and strings cut anywhere) still end, or fail,
+    exactly where msgspec's decoder does."""
     rng = np.random.default_rng(11)
     pieces = [b"a", b"Z", b" ", b"~", b"\\n", b'\\"', b"\\u00e9", b"\xc3\xa9", b"\xe2\x82\xac",
               b"\x01", b"\x7f", b"\xff", b"\\x", b"\xc3"]  # fmt: skip
     cases = []
-    for length in range(0, 40):
+    for length in range(0, 90):  # past 41: the 32-byte steps of `skip_plain` too
         for _ in range(12):
             body = b"".join(rng.choice(pieces[:4], size=length).tolist())
             if length and rng.random() < 0.8:  # one special piece somewhere
