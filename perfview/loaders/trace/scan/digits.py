@@ -72,6 +72,19 @@ def digit_count(buf: np.ndarray, i: int, n: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def exponent_end(buf: np.ndarray, i: int, n: int) -> tuple[int, bool]:
+    """(end, valid) of the exponent whose `e` or `E` is buf[i]: a sign, then digits."""
+    i += 1
+    if i < n and (buf[i] == 43 or buf[i] == 45):
+        i += 1
+    if i >= n or not (48 <= buf[i] <= 57):
+        return i, False
+    while i < n and 48 <= buf[i] <= 57:
+        i += 1
+    return i, True
+
+
+@njit(cache=True, nogil=True, inline="always")
 def skip_number(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
     """(end, kind) of the JSON number at buf[i], as `number` with scale 0 gives them, without
     its value: most numbers of an event (pid, tid, the args the loader keeps in the blob) are
@@ -106,14 +119,8 @@ def skip_number(buf: np.ndarray, i: int, n: int) -> tuple[int, int]:
                 break
         kind = 2
     if i < n and (buf[i] == 101 or buf[i] == 69):
-        i += 1
-        if i < n and (buf[i] == 43 or buf[i] == 45):
-            i += 1
-        if i >= n or not (48 <= buf[i] <= 57):
-            return i, 0
-        while i < n and 48 <= buf[i] <= 57:
-            i += 1
-        return i, 3
+        i, ok = exponent_end(buf, i, n)
+        return i, (3 if ok else 0)
     if digits > INT_DIGITS:
         return i, 4
     return i, kind
@@ -167,14 +174,8 @@ def number(buf: np.ndarray, i: int, n: int, scale: int) -> tuple[int, int, int]:
                 break
         kind = 2
     if i < n and (buf[i] == 101 or buf[i] == 69):
-        i += 1
-        if i < n and (buf[i] == 43 or buf[i] == 45):
-            i += 1
-        if i >= n or not (48 <= buf[i] <= 57):
-            return i, 0, 0
-        while i < n and 48 <= buf[i] <= 57:
-            i += 1
-        return i, 3, 0
+        i, ok = exponent_end(buf, i, n)
+        return i, (3 if ok else 0), 0
     if digits > INT_DIGITS:
         return i, 4, 0
     while nfrac <= scale:
