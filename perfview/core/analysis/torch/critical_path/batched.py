@@ -64,7 +64,7 @@ BATCH_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
-class _Bounds:
+class Bounds:
     """Per lane, what finds a range's boundary without reading every event: each CPU
     thread's begin/end points in time order; each GPU stream's activities by start, with the
     running latest end and when each was queued (its launch call's start). And what finds
@@ -82,8 +82,8 @@ class _Bounds:
     span: tuple[int, int]  # first and last start of all
 
 
-def _bounds(ctx: Context, rows: np.ndarray) -> _Bounds:
-    """The `_Bounds` of the graph's rows (the temporaries let go as soon as read: they are
+def bounds_of(ctx: Context, rows: np.ndarray) -> Bounds:
+    """The `Bounds` of the graph's rows (the temporaries let go as soon as read: they are
     what this costs per slice, next to the batch's graph)."""
     cpu_rows = rows[~ctx.gpu[rows]]
     lane = ctx.lane[cpu_rows]
@@ -117,11 +117,11 @@ def _bounds(ctx: Context, rows: np.ndarray) -> _Bounds:
     starts = ctx.ts[by_start]
     first = np.argsort(starts, kind="stable")
     by_start, starts = by_start[first], starts[first]
-    return _Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, starts, short,
+    return Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, starts, short,
                    rows[~is_short], span)  # fmt: skip
 
 
-def _earliest(b: _Bounds, lo: int, hi: int) -> int:
+def _earliest(b: Bounds, lo: int, hi: int) -> int:
     """The earliest time the edges into nodes in (lo, hi] come from (see the module doc)."""
     low = lo
     last_before: list[int] = []
@@ -151,7 +151,7 @@ def _earliest(b: _Bounds, lo: int, hi: int) -> int:
     return low
 
 
-def _rows(ctx: Context, b: _Bounds, lo: int, hi: int) -> np.ndarray:
+def range_rows(ctx: Context, b: Bounds, lo: int, hi: int) -> np.ndarray:
     """The rows of the graph of the range (lo, hi]: the slices overlapping [earliest, hi]
     (`_earliest`), the launch calls of its GPU activities and what their recorded waits
     waited for."""
@@ -169,7 +169,7 @@ def _rows(ctx: Context, b: _Bounds, lo: int, hi: int) -> np.ndarray:
     return np.insert(keep, np.searchsorted(keep, extra), extra).astype(I64)
 
 
-def _cuts(b: _Bounds, steps: pd.DataFrame, cap: int) -> list[int]:
+def batch_cuts(b: Bounds, steps: pd.DataFrame, cap: int) -> list[int]:
     """Batch boundaries over the whole time axis: at step starts where they can be, each
     batch starting at most `cap` slices' worth, at least one step."""
     ts = b.starts
@@ -237,8 +237,8 @@ def step_links(
         _graph, links, _ = _walk(tl, ctx, rows, steps, None)
         return links
     cap = max(1, (BATCH_BYTES if batch_bytes is None else batch_bytes) // BYTES_PER_SLICE)
-    bounds = _bounds(ctx, rows)
-    cuts = _cuts(bounds, steps, cap)
+    bounds = bounds_of(ctx, rows)
+    cuts = batch_cuts(bounds, steps, cap)
     start = steps["start_ns"].to_numpy(dtype=I64)
     stop = steps["end_ns"].to_numpy(dtype=I64)
     owned: list[np.ndarray] = []
@@ -246,7 +246,7 @@ def step_links(
     for a, z in itertools.pairwise(cuts):
         mine = (start >= a) & (start < z)
         lo, hi = a - 1, max(z - 1, int(stop[mine].max()) if mine.any() else z - 1)
-        sub = _rows(ctx, bounds, lo, hi)
+        sub = range_rows(ctx, bounds, lo, hi)
         graph, links, ties = _walk(tl, ctx, sub, steps[mine], None)
         # the binding launches of the activities starting in [a, z): counted once, here
         g = np.flatnonzero(ctx.gpu[sub] & (ctx.ts[sub] >= a) & (ctx.ts[sub] < z))
@@ -262,11 +262,11 @@ def step_links(
     out: list[StepLinks | None] = [None] * len(steps)
     for b in batches:
         if ((b.ties <= b.typical) != (b.ties <= typical)).any():
-            sub = _rows(ctx, bounds, b.lo, b.hi)
+            sub = range_rows(ctx, bounds, b.lo, b.hi)
             _graph, b.links, _ = _walk(tl, ctx, sub, b.steps, typical)
         for i, one in zip(b.which.tolist(), b.links, strict=True):
             out[i] = one
     return [links for links in out if links is not None]
 
 
-__all__ = ["BATCH_BYTES", "step_links"]
+__all__ = ["BATCH_BYTES", "Bounds", "batch_cuts", "bounds_of", "range_rows", "step_links"]

@@ -23,9 +23,9 @@ from perfview.core.analysis.torch.common import I64, merge_intervals
 from perfview.core.analysis.torch.critical_path.batched import (
     BATCH_BYTES,
     BYTES_PER_SLICE,
-    _bounds,
-    _cuts,
-    _rows,
+    batch_cuts,
+    bounds_of,
+    range_rows,
 )
 from perfview.core.analysis.torch.critical_path.graph import (
     CHAIN,
@@ -139,19 +139,19 @@ def _batched_label(tl: Timeline, ctx: Context, steps: pd.DataFrame, g_lane: np.n
     n = len(gs)
     rows = ctx.rows
     cap = max(1, (BATCH_BYTES if batch_bytes is None else batch_bytes) // BYTES_PER_SLICE)
-    bounds = _bounds(ctx, rows)
-    cuts = np.asarray(_cuts(bounds, steps, cap), I64)
+    bounds = bounds_of(ctx, rows)
+    cuts = np.asarray(batch_cuts(bounds, steps, cap), I64)
     at = np.where(nxt[wanted] >= 0, ctx.ts[np.clip(nxt[wanted], 0, None)], cuts[0])
     owner = np.clip(np.searchsorted(cuts, at, side="right") - 1, 0, max(len(cuts) - 2, 0))
     parts: list[tuple[np.ndarray, ...]] = []
     for i in np.unique(owner).tolist():
         mine = wanted[owner == i]
         lo, hi = int(cuts[i]) - 1, int(cuts[i + 1]) - 1
-        graph = build(tl, ctx, _rows(ctx, bounds, lo, hi))
+        graph = build(tl, ctx, range_rows(ctx, bounds, lo, hi))
         need = reads_from(graph, nxt[mine], gs[mine])
         if need <= lo:
             lo = need - 1
-            graph = build(tl, ctx, _rows(ctx, bounds, lo, hi))
+            graph = build(tl, ctx, range_rows(ctx, bounds, lo, hi))
         lane, start, stop, cause, detail, late = label(
             tl, graph, g_lane[mine], gs[mine], ge[mine], nxt[mine]
         )

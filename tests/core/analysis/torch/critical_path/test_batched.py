@@ -221,12 +221,12 @@ def test_every_node_of_a_batch_keeps_its_binding_edge(rel: str) -> None:
     _t, whole_via = whole.replay()
     ctx = context(tl)
     rows = ctx.rows
-    bounds = batched._bounds(ctx, rows)
-    cuts = batched._cuts(bounds, walk.steps_of(tl).iloc[:0], 97)
+    bounds = batched.bounds_of(ctx, rows)
+    cuts = batched.batch_cuts(bounds, walk.steps_of(tl).iloc[:0], 97)
     assert len(cuts) > 40
     smaller = 0
     for a, z in itertools.pairwise(cuts):
-        sub = batched._rows(ctx, bounds, a - 1, z - 1)
+        sub = batched.range_rows(ctx, bounds, a - 1, z - 1)
         smaller += len(sub) < len(rows) // 2
         graph = build(tl, ctx, sub, whole.typical)
         _t, via = graph.replay()
