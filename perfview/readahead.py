@@ -16,6 +16,7 @@ read the same way.
 from __future__ import annotations
 
 import contextlib
+import functools
 import mmap
 import os
 import re
@@ -139,15 +140,35 @@ def drop_unwritten(mm: mmap.mmap, size: int) -> None:
     last = size // mmap.PAGESIZE * mmap.PAGESIZE
     if last <= 0 or not sys.platform.startswith("linux") or not is_file_map(mm):
         return
+    with contextlib.suppress(OSError, AttributeError, TypeError, ValueError):
+        _libc().madvise(_address(mm), last, mmap.MADV_DONTNEED)
+
+
+@functools.cache
+def _libc() -> Any:
+    """The C library with the signatures of the calls made on maps here (`map_file`'s mmap,
+    `drop_unwritten`'s madvise): ctypes calls leave the GIL, `mmap.madvise` holds it."""
     import ctypes
 
-    with contextlib.suppress(OSError, AttributeError, TypeError, ValueError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        anchor = ctypes.c_char.from_buffer(mm)
-        addr = ctypes.addressof(anchor)
-        del anchor
-        libc.madvise(addr, last, mmap.MADV_DONTNEED)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [
+        ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+        ctypes.c_long,
+    ]  # fmt: skip
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return libc
+
+
+def _address(mm: mmap.mmap) -> int:
+    """Where `mm` starts in memory (its buffer exported for a moment only: the map can be
+    closed and resized again)."""
+    import ctypes
+
+    anchor = ctypes.c_char.from_buffer(mm)
+    addr = ctypes.addressof(anchor)
+    del anchor
+    return addr
 
 
 def advise(mm: mmap.mmap, advice: int, start: int, end: int) -> None:
@@ -204,19 +225,9 @@ def map_file(fd: int, size: int, *, complete: bool = False) -> mmap.mmap | None:
     except (OSError, ValueError):
         return None
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = [
-            ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-            ctypes.c_long,
-        ]  # fmt: skip
-        anchor = ctypes.c_char.from_buffer(mm)
-        addr = ctypes.addressof(anchor)
-        del anchor  # the buffer export: the map can be closed and resized again
+        addr = _address(mm)
         prot = mmap.PROT_READ | mmap.PROT_WRITE
-        got = libc.mmap(addr, size, prot, mmap.MAP_PRIVATE | MAP_FIXED, fd, 0)
+        got = _libc().mmap(addr, size, prot, mmap.MAP_PRIVATE | MAP_FIXED, fd, 0)
     except (OSError, AttributeError, TypeError, ValueError):
         got = None
     if got != addr or os.fstat(fd).st_size != size:  # refused, or cut meanwhile

@@ -359,12 +359,13 @@ class BlockCheck:
         spans = ends > starts
         if not spans.any():
             return
-        first = starts[spans] // self._block
-        last = (ends[spans] - 1) // self._block
-        longest = int((last - first).max())
-        wanted = np.unique(np.concatenate([first + k for k in range(longest + 1)]))
-        wanted = wanted[(wanted >= 0) & (wanted < len(self._checked))]
-        todo = wanted[~self._checked[wanted]]
+        n = len(self._checked)
+        first = np.clip(starts[spans] // self._block, 0, n)
+        after = np.clip((ends[spans] - 1) // self._block + 1, 0, n)
+        # the blocks some span covers: +1 where a span starts, -1 past where it ends (work
+        # bounded by the spans and the blocks, however long a span is)
+        cover = np.cumsum(np.bincount(first, minlength=n + 1) - np.bincount(after, minlength=n + 1))
+        todo = np.flatnonzero((cover[:n] > 0) & ~self._checked)
         if not len(todo):
             return
         with self._lock:  # two readers of one block check it once

@@ -81,16 +81,16 @@ def cache_dir() -> Path:
     return base / "perfview" / "traces"
 
 
-def max_bytes() -> int:
-    """`$PERFVIEW_CACHE_MAX_MB` in bytes, else the default (`default_max_bytes`)."""
-    floor = DEFAULT_MAX_MB * 1024 * 1024
+def max_bytes(held: int | None = None) -> int:
+    """`$PERFVIEW_CACHE_MAX_MB` in bytes, else the default (`default_max_bytes`; `held`: what
+    the cache holds, when the caller has just summed it)."""
     raw = os.environ.get("PERFVIEW_CACHE_MAX_MB")
     if raw is None:
-        return default_max_bytes()
+        return default_max_bytes(held)
     try:
         return int(float(raw) * 1024 * 1024)
     except ValueError:
-        return floor
+        return DEFAULT_MAX_MB * 1024 * 1024
 
 
 def default_max_bytes(held: int | None = None) -> int:
@@ -263,7 +263,7 @@ def evict(keep: Path | Collection[Path] | None = None, limit: int | None = None)
     entries = _entries(root)
     total = sum(size for _, size, _ in entries)
     if limit is None:
-        limit = max_bytes() if "PERFVIEW_CACHE_MAX_MB" in os.environ else default_max_bytes(total)
+        limit = max_bytes(held=total)
     families: dict[str, list[tuple[float, int, Path]]] = {}
     for used, size, entry in entries:
         families.setdefault(_family(entry), []).append((used, size, entry))
