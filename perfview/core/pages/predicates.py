@@ -15,7 +15,8 @@ import pandas as pd
 
 from perfview.core.analysis import cuda_memory_views
 from perfview.core.analysis.torch import modules, recommend
-from perfview.core.analysis.torch.common import comm_kernel_mask, step_rows
+from perfview.core.analysis.torch.common import GPU_KINDS, step_rows
+from perfview.core.analysis.torch.presence import has_comm_kernels, kinds_present
 from perfview.core.model import Bundle, LineReport, MemoryProfile, PstatsProfile, Timeline
 from perfview.core.model.cuda_memory import CudaSnapshot
 from perfview.core.model.job import Job
@@ -84,7 +85,7 @@ def has_oom(bundle: Bundle) -> bool:
 def has_kind(kind: str) -> HasData:
     def check(bundle: Bundle) -> bool:
         tl = bundle.timeline
-        return tl is not None and bool((tl.events["kind"] == kind).any())
+        return tl is not None and kind in kinds_present(tl.events)
 
     return check
 
@@ -107,7 +108,7 @@ def has_steps(bundle: Bundle) -> bool:
 
 def has_gpu(bundle: Bundle) -> bool:
     tl = bundle.timeline
-    return tl is not None and bool(tl.events["kind"].isin(["kernel", "memcpy", "memset"]).any())
+    return tl is not None and not kinds_present(tl.events).isdisjoint(GPU_KINDS)
 
 
 def has_tree(bundle: Bundle) -> bool:
@@ -125,7 +126,7 @@ def has_modules(bundle: Bundle) -> bool:
 
 
 def has_comm(bundle: Bundle) -> bool:
-    return bundle.timeline is not None and bool(comm_kernel_mask(bundle.timeline.events).any())
+    return bundle.timeline is not None and has_comm_kernels(bundle.timeline.events)
 
 
 def has_shapes(bundle: Bundle) -> bool:

@@ -92,7 +92,7 @@ def _name_mask(events: pd.DataFrame, pattern: str) -> np.ndarray:
         codes = names.cat.codes.to_numpy()
         if not len(hit):
             return np.zeros(len(names), dtype=bool)
-        return np.asarray((codes >= 0) & hit[np.clip(codes, 0, None)], dtype=bool)
+        return np.append(hit, False)[codes]  # a missing name's code, -1, reads the last: False
     return np.asarray(names.astype(str).str.contains(pattern, regex=True), dtype=bool)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.aggregate import nearest_ancestor
+from perfview.core.analysis.torch import presence
 from perfview.core.analysis.torch.common import (
     I64,
     decode_args,
@@ -27,6 +28,7 @@ from perfview.core.analysis.torch.common import (
 from perfview.core.model import Timeline
 
 MODULE_PREFIX = "nn.Module: "
+MODULE_NAME_RE = "^nn\\.Module: "
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 SEQ = "Sequence number"
 
@@ -34,11 +36,11 @@ SEQ = "Sequence number"
 def module_rows(tl: Timeline) -> np.ndarray:
     """Rows of the `nn.Module: …` python slices."""
     ev = tl.events
-    return np.flatnonzero(kind_mask(ev, ("python",)) & name_mask(ev, "^nn\\.Module: "))
+    return np.flatnonzero(kind_mask(ev, ("python",)) & name_mask(ev, MODULE_NAME_RE))
 
 
 def has_modules(tl: Timeline) -> bool:
-    return bool(len(module_rows(tl)))
+    return presence.any_named(tl.events, "python", MODULE_NAME_RE)
 
 
 def _paths(tl: Timeline, mod: np.ndarray) -> np.ndarray:
