@@ -122,8 +122,11 @@ def _load(path: Path, progress: Progress, options: OpenOptions, writes: WriteGat
     scaled = progress if options.pages is None else (lambda f, m: progress(0.9 * f, m))
     from perfview import loaders  # the service and every loader: not before a file is opened
 
+    shown = options.pages is not None  # a child parsing it apart makes their entries too
     return loaders.load(
-        path, progress=scaled, options=loaders.LoadOptions(options.where, write_gate=writes)
+        path,
+        progress=scaled,
+        options=loaders.LoadOptions(options.where, write_gate=writes, stored_pages=shown),
     )
 
 

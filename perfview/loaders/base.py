@@ -175,3 +175,15 @@ def read_json(path: Path, not_what: str) -> Any:
 
 def strip_bom(data: bytes) -> bytes:
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def guarded(fn: Callable[[], Bundle | None]) -> Bundle | None:
+    """Memory and I/O failures of a parse as the user's one-sentence LoadError."""
+    try:
+        return fn()
+    except LoadError:
+        raise
+    except MemoryError as exc:
+        raise LoadError("it does not fit in memory") from exc
+    except OSError as exc:
+        raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc

@@ -33,13 +33,9 @@ a second time. The service learns all this from each loader's CAPABILITIES, neve
 from __future__ import annotations
 
 import multiprocessing
-import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
 
 from perfview import streamed
@@ -47,12 +43,12 @@ from perfview.core.model import Bundle
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
 from perfview.loaders import limits
-from perfview.loaders.base import GZIP_MAGIC, HEAD_BYTES, CompiledReader, Where
+from perfview.loaders.base import GZIP_MAGIC, HEAD_BYTES, CompiledReader, Where, guarded
+from perfview.loaders.child import CHILD_MESSAGE, POLL_S, child_load, in_child
 from perfview.loaders.registry import LOADERS, Loader, detect
 from perfview.store import parsed_columns, write_gates
 
 CHILD_MIN_BYTES = 64_000_000  # smaller traces parse in about a second in-process
-POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
 # what the window's status bar says while `compile_ahead`'s child runs (the trace scanner
 # first: the format most opened big)
 COMPILE_MESSAGE = "compiling the trace scanner (once, ~15 s)…"
@@ -69,6 +65,9 @@ class LoadOptions:
     compiled: bool | None = None  # each loader's compiled reader: always, never, by size
     # when the cache entry is written: at once (the CLI), or once the window's tab is drawn
     write_gate: write_gates.WriteGate = write_gates.NOW
+    # a parse apart (`child_load`) also makes the store's entries of the pages shown (the
+    # window's open; the CLI shows no page)
+    stored_pages: bool = False
 
 
 FRESH = LoadOptions(read_cache=False, write_cache=False)  # always parse, leave no trace
@@ -126,7 +125,14 @@ def _parse(
         return reader is not None and reader.pending(path, choice)
 
     def apart(message: str = CHILD_MESSAGE) -> tuple[Bundle, bool]:
-        return child_load(path, progress, message, compiled=choice, cache=caching)
+        return child_load(
+            path,
+            progress,
+            message,
+            compiled=choice,
+            cache=caching,
+            stored_pages=options.stored_pages,
+        )
 
     if options.where is Where.CHILD and caps.child:
         return apart()
@@ -151,18 +157,6 @@ def _big(path: Path, options: LoadOptions) -> bool:
         return streamed.size_of(path) >= options.child_min_bytes
     except OSError:
         return False
-
-
-def guarded(fn: Callable[[], Bundle | None]) -> Bundle | None:
-    """Memory and I/O failures of a parse as the user's one-sentence LoadError."""
-    try:
-        return fn()
-    except LoadError:
-        raise
-    except MemoryError as exc:
-        raise LoadError("it does not fit in memory") from exc
-    except OSError as exc:
-        raise LoadError(f"it cannot be read ({exc.strerror or exc})") from exc
 
 
 # ------------------------------------------------------------ compiling the compiled readers
@@ -261,135 +255,6 @@ def wait_for_compile(progress: Progress = noop) -> None:
     while compiling():
         progress(0.0, COMPILE_MESSAGE)
         time.sleep(POLL_S)
-
-
-# --------------------------------------------------------------------------- child process
-
-CHILD_MESSAGE = "parsing in a helper process"
-
-
-def in_child(
-    path: Path,
-    progress: Progress = noop,
-    message: str = CHILD_MESSAGE,
-    *,
-    compiled: bool | None = None,
-) -> Bundle:
-    """Parse `path` in a spawned child process and return its Bundle (`compiled`: as
-    `LoadOptions.compiled`); see `child_load`."""
-    return child_load(path, progress, message, compiled=compiled)[0]
-
-
-def child_load(
-    path: Path,
-    progress: Progress = noop,
-    message: str = CHILD_MESSAGE,
-    *,
-    compiled: bool | None = None,
-    cache: bool = False,
-) -> tuple[Bundle, bool]:
-    """Parse `path` in a spawned child process: its Bundle, and whether its columns are in
-    the cache.
-
-    The child writes the columns in the cache's entry format, into the cache itself when
-    `cache` (`parsed_columns.put`; the entry is then written once, not again by the parent),
-    else (or when that fails: a full disk) into a private temporary folder
-    (`parsed_columns.write_entry`), and the parent reads them back, memory-mapped and
-    checked: on a big trace that costs a small fraction of the parse. Progress arrives over
-    a pipe. Raises LoadError for a file the loader refused and lets an exception from
-    `progress` (Cancel) propagate after killing the child.
-    """
-    streamed.settle(path)  # a download still arriving: the child reads the whole file
-    context = multiprocessing.get_context("spawn")  # sys.path travels; no PYTHONPATH edits
-    folder = Path(tempfile.mkdtemp(prefix="perfview-child-"))
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(
-        target=_child_main, args=(str(path), str(folder), send, compiled, cache), daemon=True
-    )
-    try:
-        child.start()
-        send.close()
-        cached = _follow(child, receive, progress, message) == CACHED
-        progress(0.97, "reading the parsed trace")
-        if cached:
-            hit = parsed_columns.get(path)
-            if hit is not None:
-                return hit, True
-            raise LoadError("the helper process's parsed columns could not be read back")
-        return parsed_columns.read_entry(folder / "entry", path), False
-    except (EOFError, OSError, ValueError, KeyError) as exc:
-        raise LoadError(f"the helper process could not parse it ({exc})") from exc
-    finally:
-        if child.pid is not None:  # started (a failed start raised its own error above)
-            if child.is_alive():
-                child.kill()
-            child.join()
-        receive.close()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-CACHED = "cache"  # the child's last word when its columns went into the cache
-
-
-def _follow(
-    child: multiprocessing.process.BaseProcess,
-    receive: Connection,
-    progress: Progress,
-    message: str = CHILD_MESSAGE,
-) -> str:
-    """Relay the child's progress until it reports done (then its word: CACHED or ""); raise
-    its error as LoadError. `message` stands until the child's first report (it may compile
-    the scanner first)."""
-    fraction = 0.0
-    while True:
-        if not receive.poll(POLL_S):
-            if not child.is_alive() and not receive.poll():
-                raise LoadError(f"the helper process ended unexpectedly (exit {child.exitcode})")
-            progress(fraction, message)  # lets Cancel interrupt a quiet child
-            continue
-        tag, value, text = receive.recv()
-        if tag == "P":
-            fraction, message = 0.95 * float(value), str(text)
-            progress(fraction, message)
-        elif tag == "E":
-            raise LoadError(str(text))
-        else:
-            return str(text)
-
-
-def _child_main(
-    file: str, folder: str, send: Connection, compiled: bool | None = None, cache: bool = False
-) -> None:
-    """Child side: detect, parse, write the columns (into the cache when `cache` and it
-    takes them), report through the pipe."""
-    import time
-
-    last = [0.0]
-
-    def report(fraction: float, message: str) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.05:
-            last[0] = now
-            send.send(("P", fraction, message))
-
-    try:
-        path = Path(file)
-        loader = detect(path)
-        reader = loader.CAPABILITIES.compiled
-        if reader is not None and reader.pending(path, compiled):  # say so, then compile
-            send.send(("P", 0.0, reader.message))
-            reader.warm()
-        bundle = guarded(lambda: loader.load(path, progress=report, compiled=compiled))
-        assert bundle is not None
-        report(1.0, "storing")
-        if cache and parsed_columns.put(path, bundle) is not None:
-            send.send(("D", 1.0, CACHED))
-            return
-        parsed_columns.write_entry(Path(folder) / "entry", bundle)
-    except LoadError as exc:
-        send.send(("E", 0.0, str(exc)))
-        return
-    send.send(("D", 1.0, ""))
 
 
 __all__ = [

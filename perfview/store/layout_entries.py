@@ -56,6 +56,8 @@ ALIGN = 64
 # culling 31k slices of a 1 GB trace's level 0 then made 70 MB of it resident, 8 MB so
 WRITE_PIECE = 1 << 16
 SPILL_FROM = 1_000_000  # slices: a layout this big keeps its level 0 in a file (`spilled`)
+WRITE_APART_FROM = 64 << 20  # bytes: a data file this big is gathered on disk, not in the heap
+Spans = dict[str, list[Any]]  # an array's name: [dtype, offset, length] in the data file
 
 
 @functools.cache
@@ -180,10 +182,33 @@ def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
 def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
     """Store the layout's arrays in one data file, its shape and fingerprint in the manifest."""
     arrays, meta = _pack(data, timeline)
-    blob, meta["arrays"] = _concatenate(arrays)
-    artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
-    del blob
+    spans = _spans(arrays)
+    meta["arrays"] = spans
+    size = _size(spans)
+    disk = readahead.DiskMap.make(size, str(entry.parent)) if size >= WRITE_APART_FROM else None
+    if disk is None:
+        artifacts.write_folder(entry, {}, {BLOB: _concatenate(arrays, spans)}, meta)
+    else:
+        try:
+            _write_arrays(disk, arrays, spans)
+            blob = disk.sealed()
+        except (OSError, ValueError):
+            disk.close()
+            raise
+        try:  # a read-only map: written to the entry piece by piece, its pages given back
+            artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
+        finally:
+            blob.close()
     _give_back(data.index.rects.x0)
+
+
+def _write_arrays(disk: readahead.DiskMap, arrays: dict[str, np.ndarray], spans: Spans) -> None:
+    """Each array's bytes at its offset, in WRITE_PIECE pieces (never a second copy in the
+    heap: a 10 GB trace's layout is 1.1 GB)."""
+    for name, arr in arrays.items():
+        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+        for at in range(0, len(raw), WRITE_PIECE):
+            disk.write_at(raw[at : at + WRITE_PIECE], int(spans[name][1]) + at)
 
 
 def _give_back(array: np.ndarray) -> None:
@@ -199,22 +224,36 @@ def _give_back(array: np.ndarray) -> None:
         readahead.give_back_read(base, 0, len(base))
 
 
-def _concatenate(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, list[Any]]]:
-    """All arrays in one byte array (each at a 64-byte aligned offset) and where each is:
+def _spans(arrays: dict[str, np.ndarray]) -> Spans:
+    """Where each array goes in the one data file (dtype, a 64-byte aligned offset, length):
     one file, so a reopened layout holds one memory map (one file descriptor), not ~130."""
-    spans: dict[str, list[Any]] = {}
+    spans: Spans = {}
     offset = 0
     for name, arr in arrays.items():
         spans[name] = [np.dtype(arr.dtype).str, offset, len(arr)]
         offset += -(-arr.nbytes // ALIGN) * ALIGN
-    blob = np.zeros(offset, dtype=np.uint8)
+    return spans
+
+
+def _size(spans: Spans) -> int:
+    """The data file's length: past the last array, aligned."""
+    ends = (
+        int(offset) + -(-int(n) * np.dtype(d).itemsize // ALIGN) * ALIGN
+        for d, offset, n in spans.values()
+    )
+    return max(ends, default=0)
+
+
+def _concatenate(arrays: dict[str, np.ndarray], spans: Spans) -> np.ndarray:
+    """All arrays in one byte array, at their `spans` (a small layout's data file)."""
+    blob = np.zeros(_size(spans), dtype=np.uint8)
     for name, arr in arrays.items():
-        start = spans[name][1]
+        start = int(spans[name][1])
         blob[start : start + arr.nbytes] = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
-    return blob, spans
+    return blob
 
 
-def _split(blob: Any, spans: dict[str, list[Any]]) -> dict[str, np.ndarray]:
+def _split(blob: Any, spans: Spans) -> dict[str, np.ndarray]:
     """The arrays `_concatenate` packed, as read-only views of `blob` (raises if one does not
     fit in it or is not a plain number type)."""
     out: dict[str, np.ndarray] = {}

@@ -4,6 +4,7 @@ once) and are mapped back from disk; with memory to spare it stays in the window
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from perfview.core.layout import timeline_layout
 from perfview.core.model import Bundle
 from perfview.loaders import LoadOptions, Where, limits, load, service, trace
-from perfview.store import parsed_columns
+from perfview.store import layout_entries, overview_entries, parsed_columns
 from tests.conftest import sample
 from tests.loaders.cache_setup import use_cache_dir
 from tests.loaders.test_cache import NCCL, assert_same
+from tests.loaders.test_layout_cache import assert_same_layout
 
 GIL_FREE = LoadOptions(where=Where.GIL_FREE, child_min_bytes=0)
 
@@ -61,6 +64,8 @@ def test_a_parse_short_of_memory_goes_apart_and_its_columns_into_the_cache_once(
     assert children == [plain]
     assert writes == []  # the child wrote the entry: the parent does not write it again
     assert (parsed_columns.cache_dir() / parsed_columns.key(plain)).is_dir()
+    assert bundle.timeline is not None
+    assert layout_entries.get(plain, bundle.timeline) is None  # no pages asked for: none made
     assert_same(trace.load(plain), bundle)
     assert bundle.timeline is not None
     ts = bundle.timeline.events["ts"].to_numpy()
@@ -69,6 +74,24 @@ def test_a_parse_short_of_memory_goes_apart_and_its_columns_into_the_cache_once(
     assert children == [plain]
     assert again.timeline is not None
     assert np.array_equal(again.timeline.events["ts"].to_numpy(), ts)
+
+
+def test_a_parse_apart_for_pages_makes_their_entries_in_the_child(
+    tmp_path: Path, plain: Path, children: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window's open (`stored_pages`): the child also makes the Timeline's layout and the
+    Overview's entries from the columns it cached, so the window reads them, mapped, instead
+    of holding their temporaries; what it reads equals what it would have made."""
+    use_cache_dir(tmp_path, monkeypatch, max_mb=100)
+    short_of_memory(plain, monkeypatch)
+    bundle = load(plain, options=dataclasses.replace(GIL_FREE, stored_pages=True))
+    assert children == [plain]
+    assert bundle.timeline is not None
+    assert overview_entries.entry_for(plain).is_dir()
+    made = layout_entries.get(plain, bundle.timeline)
+    assert made is not None
+    assert not made.event_row.flags.writeable  # read back from the child's entry
+    assert_same_layout(timeline_layout.prepare_timeline(bundle.timeline), made)
 
 
 def test_with_the_cache_off_the_child_hands_back_a_private_folder(
