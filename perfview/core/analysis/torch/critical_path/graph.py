@@ -222,9 +222,9 @@ def _cpu_chain(tl: Timeline, ctx: Context, rows: np.ndarray, cpu_pairs: np.ndarr
     rr = np.concatenate([r, r])
     zero = ev["dur"].to_numpy(dtype=I64)[rr] == 0
     cls = np.where(is_end, np.where(zero, 2, 0), np.where(zero, 1, 3))
-    depth = ev["depth"].to_numpy().astype(I64)[rr]
+    depth = ev["depth"].to_numpy()[rr].astype(I64)  # the rows, then cast: not the column
     dkey = np.where(is_end & ~zero, -depth, depth)
-    lane = ev["lane"].to_numpy(dtype=I64)[rr]
+    lane = ev["lane"].to_numpy()[rr].astype(I64)
     order = np.lexsort((rr, dkey, cls, time[node], lane))
     node, is_end, rr, lane = node[order], is_end[order], rr[order], lane[order]
     same = lane[1:] == lane[:-1]
@@ -347,7 +347,7 @@ def _recorded_waits(tl: Timeline, r: np.ndarray, ts: np.ndarray, end: np.ndarray
         return none
     all_corr = ev["corr"].to_numpy(dtype=I64)
     corr = all_corr[r]
-    lane = ev["lane"].to_numpy(dtype=I64)[r]
+    lane = ev["lane"].to_numpy()[r].astype(I64)
     pid, tid = ev["pid"].to_numpy(dtype=I64), ev["tid"].to_numpy(dtype=I64)
     by_lane: dict[int, np.ndarray] = {}
     for ln in np.unique(lane).tolist():

@@ -68,7 +68,7 @@ class _CpuAt:
 
     def __init__(self, tl: Timeline, graph: Graph) -> None:
         chain = np.flatnonzero(graph.etype == CHAIN)
-        lane = tl.events["lane"].to_numpy(dtype=I64)[graph.rows[graph.src[chain] // 2]]
+        lane = tl.events["lane"].to_numpy()[graph.rows[graph.src[chain] // 2]].astype(I64)
         order = np.lexsort((graph.time[graph.src[chain]], lane))
         self.edges = chain[order]
         self.lane = lane[order]
@@ -195,7 +195,7 @@ def label(tl: Timeline, graph: Graph, g_lane: np.ndarray, gs: np.ndarray, ge: np
     detail[et == STREAM] = "(kernel-to-kernel gap)"
     _dev, lane_label = _lane_info(tl)
     x = np.flatnonzero(et == XSTREAM)
-    other = tl.events["lane"].to_numpy(dtype=I64)[graph.rows[src[x] // 2]]
+    other = tl.events["lane"].to_numpy()[graph.rows[src[x] // 2]].astype(I64)
     from_comm = graph.category[graph.binding[src[x]]] == COMM
     cause[x] = np.where(from_comm, "collective", "another stream")
     detail[x] = [lane_label.get(int(o), str(o)) for o in other.tolist()]
@@ -206,7 +206,7 @@ def label(tl: Timeline, graph: Graph, g_lane: np.ndarray, gs: np.ndarray, ge: np
     cause[la] = "launch latency"
     detail[la] = edge_names(tl, graph, b[la])
     late = la[cut > gs[la]]
-    cpu_lane = tl.events["lane"].to_numpy(dtype=I64)[graph.rows[src[late] // 2]]
+    cpu_lane = tl.events["lane"].to_numpy()[graph.rows[src[late] // 2]].astype(I64)
     edge = _CpuAt(tl, graph).at(cpu_lane, gs[late])
     has = edge >= 0
     cpu_cause = np.full(len(late), "cpu op", object)

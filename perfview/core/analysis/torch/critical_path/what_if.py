@@ -183,7 +183,7 @@ class Prediction:
         keep = np.flatnonzero((end >= lo) & (begin <= hi))
         return pd.DataFrame({
             "row": g.rows[keep],
-            "lane": tl.events["lane"].to_numpy(dtype=I64)[g.rows[keep]],
+            "lane": tl.events["lane"].to_numpy()[g.rows[keep]].astype(I64),
             "start_ns": begin[keep],
             "end_ns": end[keep],
             "predicted_start_ns": np.rint(self.time[2 * keep]).astype(I64),
