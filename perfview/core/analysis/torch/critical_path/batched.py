@@ -116,7 +116,9 @@ def bounds_of(ctx: Context, rows: np.ndarray) -> Bounds:
     by_start = rows[is_short]
     starts = ctx.ts[by_start]
     first = np.argsort(starts, kind="stable")
-    by_start, starts = by_start[first], starts[first]
+    starts = starts[first]  # one array reordered at a time: the peak of this step
+    by_start = by_start[first]
+    del first
     return Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, starts, short,
                    rows[~is_short], span)  # fmt: skip
 
