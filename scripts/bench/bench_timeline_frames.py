@@ -316,6 +316,7 @@ def run(file: Path, args: argparse.Namespace) -> None:
         from PySide6.QtWidgets import QApplication
 
         app = QApplication.instance() or QApplication([])
+        from perfview import startup_gc
         from perfview.qt import deferred
         from perfview.qt.main_window import MainWindow
         from perfview.store import layout_entries, overview_entries, parsed_columns
@@ -325,6 +326,9 @@ def run(file: Path, args: argparse.Namespace) -> None:
         window.resize(width, height)
         window.show()
         app.processEvents()
+        # as the application does once its window is up (`qt.app`): what start-up made is
+        # frozen, so that no full collection during a frame walks it again
+        startup_gc.release()
         print(f"file: {file} ({file.stat().st_size / 1e6:,.0f} MB), window {width}x{height}")
         rss_start = probe._rss_mb()
         res = probe.open_and_wait(window, file, None, "timeline")
@@ -419,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), cpus {os.cpu_count()}")
+    from perfview import startup_gc
+
+    startup_gc.hold()  # the window's start-up collects rarely, as `python3 -m perfview` does
     run(args.file, args)
     return 0
 
