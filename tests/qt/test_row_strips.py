@@ -1,5 +1,5 @@
 """Many rects on rows a pixel or taller are filled as one image a pixel row tall per row,
-stretched over the row (`rect_batch.draw_row_strips`): the very pixels one drawRects per
+stretched over the row (`row_strips.draw_row_strips`): the very pixels one drawRects per
 colour bucket paints, for a fraction of the painter's work (a whole trace in view)."""
 
 from __future__ import annotations
@@ -14,14 +14,9 @@ from PySide6 import QtCore, QtGui
 from perfview.core.layout import colors
 from perfview.core.layout.flame import Rects
 from perfview.core.layout.raster import argb
-from perfview.qt.items import rect_batch
-from perfview.qt.items.rect_batch import (
-    RectBatchItem,
-    brushes,
-    device_edges,
-    draw_rect_array,
-    draw_row_strips,
-)
+from perfview.qt.items import rect_batch, row_strips
+from perfview.qt.items.rect_batch import RectBatchItem, brushes, device_edges, draw_rect_array
+from perfview.qt.items.row_strips import draw_row_strips
 
 
 def _rects(n: int, rows: int, seed: int, span: float = 1_000.0) -> Rects:
@@ -110,7 +105,7 @@ def test_a_whole_trace_frame_looks_the_same_drawn_either_way(
     plot.show()
     qtbot.waitExposed(plot)  # type: ignore[attr-defined]
     strips = plot.viewport().grab().toImage()
-    assert item.stats["visible"] >= rect_batch.STRIP_FROM
+    assert item.stats["visible"] >= row_strips.STRIP_FROM
     assert drawn, "the frame was drawn by the strips"
     assert all(drawn)
     assert len(item.labels._cache), "and it has labels, drawn over them"
