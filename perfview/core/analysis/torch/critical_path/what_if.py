@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch.common import I64, kind_mask, name_mask
+from perfview.core.analysis.torch.critical_path import replay_batched
 from perfview.core.analysis.torch.critical_path.graph import (
     BUSY,
     CATEGORIES,
@@ -39,11 +40,10 @@ from perfview.core.analysis.torch.critical_path.graph import (
     with_descendants,
 )
 from perfview.core.analysis.torch.critical_path.path import (
-    StepNodes,
-    StepPath,
+    StepLinks,
     breakdown,
-    measured_paths,
-    step_paths,
+    links_breakdown,
+    step_links,
 )
 from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
@@ -154,13 +154,13 @@ def _overlap_comm(graph: Graph, w: np.ndarray) -> None:
 
 @dataclass(frozen=True)
 class Prediction:
-    """A replay under edits: node times, each step's measured and predicted time and path."""
+    """A replay under edits, made batch by batch (`replay_batched`): each step's measured and
+    predicted time and path, and every slice's replayed times (`timeline`)."""
 
-    graph: Graph
-    nodes: StepNodes
-    time: np.ndarray
-    measured: list[StepPath]
-    predicted: list[StepPath]
+    rows: np.ndarray  # the graph's event rows (`Context.rows`)
+    time: np.ndarray  # float64 replayed ns per node (2j, 2j + 1 for rows[j]; the root last)
+    measured: list[StepLinks]
+    predicted: list[StepLinks]
 
     def table(self) -> pd.DataFrame:
         """step, measured_ns, predicted_ns, speedup (measured / predicted)."""
@@ -178,12 +178,14 @@ class Prediction:
         start/end (ns) of every slice and GPU activity that overlaps the measured step."""
         i = [p.step for p in self.measured].index(step)
         lo, hi = self.measured[i].start, self.measured[i].end
-        g = self.graph
-        begin, end = g.time[0:-1:2], g.time[1:-1:2]
+        ev = tl.events
+        rows = self.rows
+        begin = ev["ts"].to_numpy(dtype=I64)[rows]
+        end = begin + ev["dur"].to_numpy(dtype=I64)[rows]
         keep = np.flatnonzero((end >= lo) & (begin <= hi))
         return pd.DataFrame({
-            "row": g.rows[keep],
-            "lane": tl.events["lane"].to_numpy(dtype=I64)[g.rows[keep]],
+            "row": rows[keep],
+            "lane": ev["lane"].to_numpy(dtype=I64)[rows[keep]],
             "start_ns": begin[keep],
             "end_ns": end[keep],
             "predicted_start_ns": np.rint(self.time[2 * keep]).astype(I64),
@@ -191,11 +193,13 @@ class Prediction:
         })  # fmt: skip
 
 
-def predict(tl: Timeline, edits: list[Edit]) -> Prediction:
-    """Replay the trace's graph under `edits`."""
-    graph, nodes, measured = measured_paths(tl)
-    t, via = graph.replay(edited_weights(tl, graph, edits))
-    return Prediction(graph, nodes, t, measured, step_paths(graph, nodes, t, via))
+def predict(tl: Timeline, edits: list[Edit], batch_bytes: int | None = None) -> Prediction:
+    """Replay the trace under `edits`, batch by batch (`replay_batched`: the graph of one
+    batch of steps at a time; the same times and paths as the whole trace's graph)."""
+    carried, _steps, predicted = replay_batched.replayed(
+        tl, lambda graph: edited_weights(tl, graph, edits), batch_bytes
+    )
+    return Prediction(carried.rows, carried.t, step_links(tl), predicted)
 
 
 def what_if_table(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
@@ -205,8 +209,7 @@ def what_if_table(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
 
 def what_if_path(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
     """The predicted critical path's breakdown (the critical-path table's columns)."""
-    p = predict(tl, parse_edits(edits))
-    return breakdown(tl, p.graph, p.predicted)
+    return links_breakdown(tl, predict(tl, parse_edits(edits)).predicted)
 
 
 __all__ = [
@@ -216,6 +219,7 @@ __all__ = [
     "Prediction",
     "breakdown",
     "edited_weights",
+    "links_breakdown",
     "parse_edits",
     "predict",
     "what_if_path",

@@ -1,0 +1,174 @@
+"""A what-if replay batch by batch: the graph of one batch of steps at a time, never the trace's.
+
+Replaying under edits moves every later node, so batches are not independent: a batch's
+graph (`batched.range_rows`: its range (lo, hi] plus what the edges into it come from) holds
+nodes before its range whose replayed times earlier batches decided. The batches are replayed
+in time order, and what each decided is carried to the next, per node of the trace:
+
+- its replayed time (float64), which a later batch's graph takes for its nodes at or before
+  its lo (`replay.replay_fixed`), and the predicted timeline reads;
+- the source of its new binding edge, with that edge's category, label and type, which a
+  predicted path walks (`replay.walk_nodes`) where it runs back before its batch's range (a
+  host freed of its syncs runs ahead of the GPU: a step's path then goes back through work
+  queued in earlier steps).
+
+Every node inside a range has the in-edges it has in the whole graph (`batched`), the same
+binding edge and so the same replay weights, given the trace's typical launch latency
+(`batched.Walked.typical`) and the trace's first instant as the root (SOURCE edges are
+counted from it). Edges only go forward in time, so the nodes at or before lo are decided
+before the range is replayed, and the times, binding edges and paths are the whole graph's
+(`test_replay_batched.py`: every sample, every edit, batches down to one slice). What stays
+per slice is 52 bytes of carried state (26 a node) beside the batch's graph (~340 a slice);
+the predicted timeline keeps the times (16) and the rows (8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfview.core.analysis.torch.common import I64
+from perfview.core.analysis.torch.critical_path import batched, replay
+from perfview.core.analysis.torch.critical_path.graph import Context, Graph, build, context
+from perfview.core.analysis.torch.critical_path.path import measured_walk
+from perfview.core.analysis.torch.critical_path.walk import StepLinks, steps_of
+from perfview.core.model import Timeline
+
+
+@dataclass
+class Carried:
+    """Per node of the trace (the slice at position j of `rows` has nodes 2j and 2j + 1, the
+    root last), what the batches replayed so far decided: its replayed time, and its binding
+    edge's source node (-1: none), category, label and type."""
+
+    rows: np.ndarray
+    measured: np.ndarray  # int64 measured ns per node
+    t: np.ndarray
+    src: np.ndarray
+    category: np.ndarray
+    label: np.ndarray
+    etype: np.ndarray
+
+    @classmethod
+    def of(cls, ctx: Context, rows: np.ndarray) -> Carried:
+        n = 2 * len(rows) + 1
+        measured = np.empty(n, I64)
+        measured[0:-1:2], measured[1:-1:2] = ctx.ts[rows], ctx.end[rows]
+        measured[-1] = int(measured[:-1].min()) if len(rows) else 0
+        t = np.full(n, np.nan)
+        t[-1] = measured[-1]
+        return cls(rows, measured, t, np.full(n, -1, I64), np.zeros(n, np.int8),
+                   np.full(n, -1, I64), np.zeros(n, np.int8))  # fmt: skip
+
+    @property
+    def t0(self) -> int:
+        return int(self.measured[-1])
+
+    def nodes_of(self, graph: Graph) -> np.ndarray:
+        """The trace's node of each node of a batch's graph."""
+        pos = np.searchsorted(self.rows, graph.rows)
+        out = np.empty(len(graph.time), I64)
+        out[0:-1:2], out[1:-1:2] = 2 * pos, 2 * pos + 1
+        out[-1] = len(self.t) - 1
+        return out
+
+    def replay(self, graph: Graph, weight: np.ndarray, lo: float, hi: float) -> None:
+        """Replay a batch's graph with its nodes at or before `lo` at their carried times,
+        and carry what it decided for its nodes in (lo, hi]."""
+        node = self.nodes_of(graph)
+        fixed = np.where(graph.time <= lo, self.t[node], np.nan)
+        fixed[-1] = self.t0
+        t, via = replay.replay_fixed(graph.order, graph.in_ptr, graph.in_edge, graph.src,
+                                     weight, float(self.t0), fixed)  # fmt: skip
+        inside = np.flatnonzero((graph.time > lo) & (graph.time <= hi))
+        inside = inside[inside != graph.root]
+        to = node[inside]
+        self.t[to] = t[inside]
+        e = via[inside]
+        has = e >= 0
+        ee = e[has]
+        self.src[to] = -1
+        self.src[to[has]] = node[graph.src[ee]]
+        self.category[to[has]] = graph.category[ee]
+        self.label[to[has]] = graph.label[ee]
+        self.etype[to[has]] = graph.etype[ee]
+
+    def links(self, step: int, begin: int, end: int) -> StepLinks:
+        """The predicted path of a step from its begin and end nodes (end -1: the node that
+        ends last), as the pages keep it."""
+        if end < 0:
+            end = int(np.argmax(self.t[:-1])) if len(self.t) > 1 else len(self.t) - 1
+        start, stop = float(self.t[begin]), float(self.t[end])
+        dst = replay.walk_nodes(self.src, self.t, end, start)
+        src = self.src[dst]
+        ns = self.t[dst] - np.maximum(self.t[src], start)
+        first = np.maximum(self.measured[src], int(np.ceil(start)))
+        return StepLinks(step, start, stop, first, self.measured[dst], ns, self.category[dst],
+                         self.label[dst], self.etype[dst])  # fmt: skip
+
+
+def _nodes(carried: Carried, steps: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per step, its begin and end node in the trace's numbering (the whole recording as one
+    step: the root, and -1 for whichever node ends last)."""
+    row = steps["row"].to_numpy(dtype=I64)
+    pos = np.searchsorted(carried.rows, row)
+    begin, end = 2 * pos, 2 * pos + 1
+    whole = row < 0
+    begin[whole] = len(carried.t) - 1
+    end[whole] = -1
+    return begin.astype(I64), end.astype(I64)
+
+
+def _replay_range(tl: Timeline, ctx: Context, bounds: batched.Bounds, carried: Carried,
+                  weights: Callable[[Graph], np.ndarray], typical: float, lo: int,
+                  hi: int) -> None:  # fmt: skip
+    """Replay the graph of the range (lo, hi] (`batched.range_rows`), then let it go."""
+    sub = batched.range_rows(ctx, bounds, lo, hi)
+    graph = build(tl, ctx, sub, typical, carried.t0)
+    carried.replay(graph, weights(graph), lo, hi)
+
+
+def replayed(
+    tl: Timeline,
+    weights: Callable[[Graph], np.ndarray],
+    batch_bytes: int | None = None,
+    steps: pd.DataFrame | None = None,
+) -> tuple[Carried, pd.DataFrame, list[StepLinks]]:
+    """(carried state, steps, each step's predicted path): `weights(graph)` gives a batch
+    graph's edited weights (`what_if.edited_weights`); the batches are replayed in time
+    order (see the module doc), then a last range holds what ends after them (a kernel
+    running past the last step), so every node has its replayed time. `steps` (default
+    `steps_of`): step, row, start_ns, end_ns."""
+    steps = steps_of(tl) if steps is None else steps.reset_index(drop=True)
+    ctx = context(tl)
+    rows = ctx.rows
+    carried = Carried.of(ctx, rows)
+    typical = measured_walk(tl).typical
+    if not len(steps):
+        return carried, steps, []
+    begin, end = _nodes(carried, steps)
+    if (steps["row"].to_numpy() < 0).any():  # the whole recording as one step
+        graph = build(tl, ctx, rows, typical, carried.t0)
+        carried.replay(graph, weights(graph), -np.inf, np.inf)
+        del graph
+        trio = zip(steps["step"].tolist(), begin.tolist(), end.tolist(), strict=True)
+        return carried, steps, [carried.links(s, b, e) for s, b, e in trio]
+    bounds = batched.bounds_of(ctx, rows)
+    numbers = steps["step"].to_numpy(dtype=I64)
+    out: list[StepLinks | None] = [None] * len(steps)
+    top = int(carried.measured.max())
+    last = -1
+    for _a, _z, lo, hi, mine in batched.ranges(ctx, bounds, steps, batched.cap_of(batch_bytes)):
+        _replay_range(tl, ctx, bounds, carried, weights, typical, lo, hi)
+        last = max(last, hi)
+        for i in np.flatnonzero(mine).tolist():
+            out[i] = carried.links(int(numbers[i]), int(begin[i]), int(end[i]))
+    if top > last:  # the ends after the last range: what a kernel running past the steps ends
+        _replay_range(tl, ctx, bounds, carried, weights, typical, last, top)
+    return carried, steps, [one for one in out if one is not None]
+
+
+__all__ = ["Carried", "replayed"]
