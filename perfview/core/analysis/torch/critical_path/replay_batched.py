@@ -24,6 +24,7 @@ the predicted timeline keeps the times (16) and the rows (8).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,8 +33,13 @@ import pandas as pd
 
 from perfview.core.analysis.torch.common import I64
 from perfview.core.analysis.torch.critical_path import batched, replay
-from perfview.core.analysis.torch.critical_path.graph import Context, Graph, build, context
-from perfview.core.analysis.torch.critical_path.path import measured_walk
+from perfview.core.analysis.torch.critical_path.graph import (
+    LAUNCH,
+    Context,
+    Graph,
+    build,
+    context,
+)
 from perfview.core.analysis.torch.critical_path.walk import StepLinks, steps_of
 from perfview.core.model import Timeline
 
@@ -122,13 +128,28 @@ def _nodes(carried: Carried, steps: pd.DataFrame) -> tuple[np.ndarray, np.ndarra
     return begin.astype(I64), end.astype(I64)
 
 
-def _replay_range(tl: Timeline, ctx: Context, bounds: batched.Bounds, carried: Carried,
-                  weights: Callable[[Graph], np.ndarray], typical: float, lo: int,
-                  hi: int) -> None:  # fmt: skip
-    """Replay the graph of the range (lo, hi] (`batched.range_rows`), then let it go."""
-    sub = batched.range_rows(ctx, bounds, lo, hi)
-    graph = build(tl, ctx, sub, typical, carried.t0)
-    carried.replay(graph, weights(graph), lo, hi)
+def cuts_of(bounds: batched.Bounds, t0: int, top: int, cap: int) -> np.ndarray:
+    """The replay's batch boundaries: every `cap` slices by start, steps or not (a step's
+    path is walked once the batch holding its end is replayed, so a step bigger than a batch
+    is replayed in several); the ranges (c - 1, next - 1] cover t0 to `top`."""
+    return np.unique(np.concatenate([[t0], bounds.starts[cap::cap], [top + 1]]).astype(I64))
+
+
+def typical_launch(tl: Timeline, ctx: Context, bounds: batched.Bounds, cuts: np.ndarray) -> float:
+    """The trace's typical launch latency (the median binding launch delay, `graph._weights`)
+    counted over the batches: each counts the binding launches of the activities starting in
+    its range (their begin nodes' binding edges are the whole graph's)."""
+    owned = []
+    for c, nxt in itertools.pairwise(cuts.tolist()):
+        sub = batched.range_rows(ctx, bounds, c - 1, nxt - 1)
+        graph = build(tl, ctx, sub)
+        g = np.flatnonzero(ctx.gpu[sub] & (ctx.ts[sub] >= c) & (ctx.ts[sub] < nxt))
+        bind = graph.binding[2 * g]
+        bind = bind[bind >= 0]
+        owned.append(graph.measured[bind[graph.etype[bind] == LAUNCH]])
+        del graph
+    every = np.concatenate(owned) if owned else np.zeros(0, I64)
+    return float(np.median(every)) if len(every) else 0.0
 
 
 def replayed(
@@ -138,37 +159,42 @@ def replayed(
     steps: pd.DataFrame | None = None,
 ) -> tuple[Carried, pd.DataFrame, list[StepLinks]]:
     """(carried state, steps, each step's predicted path): `weights(graph)` gives a batch
-    graph's edited weights (`what_if.edited_weights`); the batches are replayed in time
-    order (see the module doc), then a last range holds what ends after them (a kernel
-    running past the last step), so every node has its replayed time. `steps` (default
-    `steps_of`): step, row, start_ns, end_ns."""
+    graph's edited weights (`what_if.edited_weights`); the batches (`cuts_of`) are counted
+    once for the typical launch latency, then replayed in time order (see the module doc),
+    so every node gets its replayed time. `steps` (default `steps_of`): step, row,
+    start_ns, end_ns."""
     steps = steps_of(tl) if steps is None else steps.reset_index(drop=True)
     ctx = context(tl)
     rows = ctx.rows
     carried = Carried.of(ctx, rows)
-    typical = measured_walk(tl).typical
-    if not len(steps):
+    if not len(steps) or not len(rows):
         return carried, steps, []
     begin, end = _nodes(carried, steps)
+    numbers = steps["step"].to_numpy(dtype=I64)
     if (steps["row"].to_numpy() < 0).any():  # the whole recording as one step
-        graph = build(tl, ctx, rows, typical, carried.t0)
+        graph = build(tl, ctx, rows, None, carried.t0)
         carried.replay(graph, weights(graph), -np.inf, np.inf)
         del graph
-        trio = zip(steps["step"].tolist(), begin.tolist(), end.tolist(), strict=True)
+        trio = zip(numbers.tolist(), begin.tolist(), end.tolist(), strict=True)
         return carried, steps, [carried.links(s, b, e) for s, b, e in trio]
     bounds = batched.bounds_of(ctx, rows)
-    numbers = steps["step"].to_numpy(dtype=I64)
+    cuts = cuts_of(bounds, carried.t0, int(carried.measured.max()), batched.cap_of(batch_bytes))
+    typical = typical_launch(tl, ctx, bounds, cuts)
+    by_end = np.argsort(carried.measured[end], kind="stable")
+    ends = carried.measured[end][by_end]
     out: list[StepLinks | None] = [None] * len(steps)
-    top = int(carried.measured.max())
-    last = -1
-    for _a, _z, lo, hi, mine in batched.ranges(ctx, bounds, steps, batched.cap_of(batch_bytes)):
-        _replay_range(tl, ctx, bounds, carried, weights, typical, lo, hi)
-        last = max(last, hi)
-        for i in np.flatnonzero(mine).tolist():
+    done = 0
+    for c, nxt in itertools.pairwise(cuts.tolist()):
+        lo, hi = c - 1, nxt - 1
+        sub = batched.range_rows(ctx, bounds, lo, hi)
+        graph = build(tl, ctx, sub, typical, carried.t0)
+        carried.replay(graph, weights(graph), lo, hi)
+        del graph
+        upto = int(np.searchsorted(ends, hi, side="right"))
+        for i in by_end[done:upto].tolist():  # the steps ending by hi: every node is replayed
             out[i] = carried.links(int(numbers[i]), int(begin[i]), int(end[i]))
-    if top > last:  # the ends after the last range: what a kernel running past the steps ends
-        _replay_range(tl, ctx, bounds, carried, weights, typical, last, top)
+        done = upto
     return carried, steps, [one for one in out if one is not None]
 
 
-__all__ = ["Carried", "replayed"]
+__all__ = ["Carried", "cuts_of", "replayed", "typical_launch"]

@@ -54,7 +54,8 @@ def _check(tl: Timeline, steps: pd.DataFrame, texts: list[str], budget: int | No
         tl, lambda g: what_if.edited_weights(tl, g, edits), budget, steps
     )
     _assert_same(got, want)
-    assert np.array_equal(carried.t, want_t), texts
+    if len(steps):  # without steps nothing is replayed (nothing is asked)
+        assert np.array_equal(carried.t, want_t), texts
 
 
 @pytest.mark.parametrize("rel", sorted(BEFORE))
@@ -93,8 +94,14 @@ def test_the_table_and_timeline_are_the_whole_graphs() -> None:
     graph = build_graph(tl)
     step = int(table["step"].iat[1])
     frame = pred.timeline(tl, step)
-    assert np.array_equal(frame["row"].to_numpy(), graph.rows[np.searchsorted(graph.rows, frame["row"])])
+    assert np.array_equal(
+        frame["row"].to_numpy(), graph.rows[np.searchsorted(graph.rows, frame["row"])]
+    )
     pos = np.searchsorted(graph.rows, frame["row"].to_numpy())
-    assert np.array_equal(frame["predicted_start_ns"].to_numpy(), np.rint(t[2 * pos]).astype(np.int64))
-    assert np.array_equal(frame["predicted_end_ns"].to_numpy(), np.rint(t[2 * pos + 1]).astype(np.int64))
+    assert np.array_equal(
+        frame["predicted_start_ns"].to_numpy(), np.rint(t[2 * pos]).astype(np.int64)
+    )
+    assert np.array_equal(
+        frame["predicted_end_ns"].to_numpy(), np.rint(t[2 * pos + 1]).astype(np.int64)
+    )
     assert len(frame) > 100
