@@ -61,9 +61,11 @@ def replay_fixed(
     return out
 
 
-def walk_nodes(src_of: np.ndarray, t: np.ndarray, end: int, start: float) -> np.ndarray:
-    """The path's nodes ending at `end`, latest first (`replay_kernels.walk_nodes`)."""
-    out: np.ndarray = _kernels().walk_nodes(src_of, t, end, start)
+def walk_sparse(
+    nodes: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
+) -> np.ndarray:
+    """The path's positions in `nodes`, latest first (`replay_kernels.walk_sparse`)."""
+    out: np.ndarray = _kernels().walk_sparse(nodes, src, t, end, start)
     return out
 
 
@@ -75,4 +77,6 @@ def walk_back(
     return out
 
 
-__all__ = ["incoming", "replay", "replay_fixed", "topological_order", "walk_back", "walk_nodes"]
+__all__ = [
+    "incoming", "replay", "replay_fixed", "topological_order", "walk_back", "walk_sparse",
+]  # fmt: skip

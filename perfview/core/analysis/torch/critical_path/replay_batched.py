@@ -46,13 +46,17 @@ from perfview.core.model import Timeline
 
 @dataclass
 class Carried:
-    """Per node of the trace (the slice at position j of `rows` has nodes 2j and 2j + 1, the
-    root last), what the batches replayed so far decided: its replayed time, and its binding
-    edge's source node (-1: none), category, label and type."""
+    """What the batches replayed so far decided: per node of the trace (the slice at
+    position j of `rows` has nodes 2j and 2j + 1, the root last) its replayed time `t`; and
+    for the nodes a step still to walk may pass (`keep`), their new binding edge: source
+    node, category, label and type, sorted by node (`nodes`)."""
 
     rows: np.ndarray
-    measured: np.ndarray  # int64 measured ns per node
+    ts: np.ndarray  # the events' measured starts and ends (`Context`)
+    end: np.ndarray
+    t0: int  # the trace's first instant: the root's time
     t: np.ndarray
+    nodes: np.ndarray
     src: np.ndarray
     category: np.ndarray
     label: np.ndarray
@@ -60,18 +64,19 @@ class Carried:
 
     @classmethod
     def of(cls, ctx: Context, rows: np.ndarray) -> Carried:
-        n = 2 * len(rows) + 1
-        measured = np.empty(n, I64)
-        measured[0:-1:2], measured[1:-1:2] = ctx.ts[rows], ctx.end[rows]
-        measured[-1] = int(measured[:-1].min()) if len(rows) else 0
-        t = np.full(n, np.nan)
-        t[-1] = measured[-1]
-        return cls(rows, measured, t, np.full(n, -1, I64), np.zeros(n, np.int8),
-                   np.full(n, -1, I64), np.zeros(n, np.int8))  # fmt: skip
+        t0 = int(min(ctx.ts[rows].min(), ctx.end[rows].min())) if len(rows) else 0
+        t = np.full(2 * len(rows) + 1, np.nan)
+        t[-1] = t0
+        none = np.zeros(0, I64)
+        return cls(rows, ctx.ts, ctx.end, t0, t, none, none, np.zeros(0, np.int8), none,
+                   np.zeros(0, np.int8))  # fmt: skip
 
-    @property
-    def t0(self) -> int:
-        return int(self.measured[-1])
+    def measured(self, nodes: np.ndarray) -> np.ndarray:
+        """The measured time (ns) of nodes of the trace."""
+        root = nodes == len(self.t) - 1
+        r = self.rows[np.where(root, 0, nodes // 2)] if len(self.rows) else nodes
+        out = np.where(nodes % 2 == 0, self.ts[r], self.end[r]) if len(self.rows) else nodes
+        return np.where(root, self.t0, out).astype(I64)
 
     def nodes_of(self, graph: Graph) -> np.ndarray:
         """The trace's node of each node of a batch's graph."""
@@ -91,16 +96,22 @@ class Carried:
                                      weight, float(self.t0), fixed)  # fmt: skip
         inside = np.flatnonzero((graph.time > lo) & (graph.time <= hi))
         inside = inside[inside != graph.root]
-        to = node[inside]
-        self.t[to] = t[inside]
+        self.t[node[inside]] = t[inside]
+        inside = inside[via[inside] >= 0]
         e = via[inside]
-        has = e >= 0
-        ee = e[has]
-        self.src[to] = -1
-        self.src[to[has]] = node[graph.src[ee]]
-        self.category[to[has]] = graph.category[ee]
-        self.label[to[has]] = graph.label[ee]
-        self.etype[to[has]] = graph.etype[ee]
+        order = np.argsort(np.concatenate([self.nodes, node[inside]]), kind="stable")
+        self.nodes = np.concatenate([self.nodes, node[inside]])[order]
+        self.src = np.concatenate([self.src, node[graph.src[e]]])[order]
+        self.category = np.concatenate([self.category, graph.category[e]])[order]
+        self.label = np.concatenate([self.label, graph.label[e]])[order]
+        self.etype = np.concatenate([self.etype, graph.etype[e]])[order]
+
+    def keep(self, bound: float) -> None:
+        """Let go of the binding edges of nodes replayed at or before `bound`: no step still
+        to walk starts before it, and a walk stops at the first node at or before its start."""
+        k = self.t[self.nodes] > bound
+        self.nodes, self.src, self.category = self.nodes[k], self.src[k], self.category[k]
+        self.label, self.etype = self.label[k], self.etype[k]
 
     def links(self, step: int, begin: int, end: int) -> StepLinks:
         """The predicted path of a step from its begin and end nodes (end -1: the node that
@@ -108,24 +119,65 @@ class Carried:
         if end < 0:
             end = int(np.argmax(self.t[:-1])) if len(self.t) > 1 else len(self.t) - 1
         start, stop = float(self.t[begin]), float(self.t[end])
-        dst = replay.walk_nodes(self.src, self.t, end, start)
-        src = self.src[dst]
+        at = replay.walk_sparse(self.nodes, self.src, self.t, end, start)
+        dst, src = self.nodes[at], self.src[at]
         ns = self.t[dst] - np.maximum(self.t[src], start)
-        first = np.maximum(self.measured[src], int(np.ceil(start)))
-        return StepLinks(step, start, stop, first, self.measured[dst], ns, self.category[dst],
-                         self.label[dst], self.etype[dst])  # fmt: skip
+        first = np.maximum(self.measured(src), int(np.ceil(start)))
+        return StepLinks(step, start, stop, first, self.measured(dst), ns, self.category[at],
+                         self.label[at], self.etype[at])  # fmt: skip
 
 
 def _nodes(carried: Carried, steps: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Per step, its begin and end node in the trace's numbering (the whole recording as one
-    step: the root, and -1 for whichever node ends last)."""
+    step, or a step whose slice has no nodes: the root, and -1 for whichever node ends
+    last, as `walk.StepNodes`)."""
+    rows = carried.rows
     row = steps["row"].to_numpy(dtype=I64)
-    pos = np.searchsorted(carried.rows, row)
-    begin, end = 2 * pos, 2 * pos + 1
-    whole = row < 0
-    begin[whole] = len(carried.t) - 1
-    end[whole] = -1
-    return begin.astype(I64), end.astype(I64)
+    pos = np.clip(np.searchsorted(rows, row), 0, max(len(rows) - 1, 0))
+    out = (row < 0) | (rows[pos] != row) if len(rows) else np.ones(len(row), bool)
+    begin = np.where(out, len(carried.t) - 1, 2 * pos).astype(I64)
+    end = np.where(out, -1, 2 * pos + 1).astype(I64)
+    return begin, end
+
+
+class _Bound:
+    """A lower bound on the replayed start of the steps still to walk: a step begins on its
+    CPU thread after every earlier point of that thread (thread-order edges are never removed
+    and never negative), so per thread with steps to come, the replayed time of its latest
+    point before them; -inf while a thread with steps to come has no replayed point yet."""
+
+    def __init__(self, carried: Carried, ctx: Context, steps: pd.DataFrame,
+                 begin: np.ndarray) -> None:  # fmt: skip
+        row = steps["row"].to_numpy(dtype=I64)
+        self.lane = np.where(begin < len(carried.t) - 1, ctx.lane[np.clip(row, 0, None)], -1)
+        self.start = carried.measured(begin)
+        self.ctx = ctx
+        self.seen: dict[int, tuple[int, float]] = {}  # lane → (measured, replayed) time
+
+    def update(self, carried: Carried, graph_rows: np.ndarray, todo: np.ndarray) -> float:
+        """Note the latest points before the steps still to walk (`todo`, their positions)
+        among the rows of a replayed batch, and return the bound."""
+        if not len(todo):
+            return np.inf
+        if (self.lane[todo] < 0).any():
+            return -np.inf
+        ctx = self.ctx
+        rows = graph_rows[ctx.cpu[graph_rows]]
+        pos = np.searchsorted(carried.rows, rows)
+        bound = np.inf
+        for ln in np.unique(self.lane[todo]).tolist():
+            first = int(self.start[todo][self.lane[todo] == ln].min())
+            k = np.flatnonzero((ctx.lane[rows] == ln) & (ctx.ts[rows] < first))
+            k = k[np.isfinite(carried.t[2 * pos[k]])]
+            if len(k):
+                j = k[np.argmax(ctx.ts[rows[k]])]
+                best = (int(ctx.ts[rows[j]]), float(carried.t[2 * pos[j]]))
+                if ln not in self.seen or best[0] >= self.seen[ln][0]:
+                    self.seen[ln] = best
+            if ln not in self.seen:
+                return -np.inf
+            bound = min(bound, self.seen[ln][1])
+        return bound
 
 
 def cuts_of(bounds: batched.Bounds, t0: int, top: int, cap: int) -> np.ndarray:
@@ -178,10 +230,13 @@ def replayed(
         trio = zip(numbers.tolist(), begin.tolist(), end.tolist(), strict=True)
         return carried, steps, [carried.links(s, b, e) for s, b, e in trio]
     bounds = batched.bounds_of(ctx, rows)
-    cuts = cuts_of(bounds, carried.t0, int(carried.measured.max()), batched.cap_of(batch_bytes))
+    top = int(max(ctx.end[rows].max(), ctx.ts[rows].max()))
+    cuts = cuts_of(bounds, carried.t0, top, batched.cap_of(batch_bytes))
     typical = typical_launch(tl, ctx, bounds, cuts)
-    by_end = np.argsort(carried.measured[end], kind="stable")
-    ends = carried.measured[end][by_end]
+    ends_at = np.where(end >= 0, carried.measured(np.clip(end, 0, None)), np.iinfo(I64).max)
+    by_end = np.argsort(ends_at, kind="stable")
+    ends = ends_at[by_end]
+    lower = _Bound(carried, ctx, steps, begin)
     out: list[StepLinks | None] = [None] * len(steps)
     done = 0
     for c, nxt in itertools.pairwise(cuts.tolist()):
@@ -189,11 +244,13 @@ def replayed(
         sub = batched.range_rows(ctx, bounds, lo, hi)
         graph = build(tl, ctx, sub, typical, carried.t0)
         carried.replay(graph, weights(graph), lo, hi)
+        kept = graph.rows
         del graph
         upto = int(np.searchsorted(ends, hi, side="right"))
         for i in by_end[done:upto].tolist():  # the steps ending by hi: every node is replayed
             out[i] = carried.links(int(numbers[i]), int(begin[i]), int(end[i]))
         done = upto
+        carried.keep(lower.update(carried, kept, by_end[done:]))
     return carried, steps, [one for one in out if one is not None]
 
 

@@ -150,23 +150,26 @@ def replay_fixed(
 
 
 @njit(cache=True, nogil=True)
-def walk_nodes(src_of: np.ndarray, t: np.ndarray, end: int, start: float) -> np.ndarray:
-    """`walk_back` over nodes whose binding edge is known by its source only (`src_of`, -1:
-    none): the nodes the path's edges end at, latest first."""
+def walk_sparse(
+    nodes: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
+) -> np.ndarray:
+    """`walk_back` over nodes whose binding edge is kept by its source only: `src[i]` is the source
+    of node `nodes[i]` (sorted); a node not there stops the walk. Returns positions in
+    `nodes`, latest first."""
     out = np.empty(64, dtype=np.int64)
     k = 0
     v = end
     while True:
-        s = src_of[v]
-        if s < 0 or t[v] <= start:
+        i = np.searchsorted(nodes, v)
+        if i >= len(nodes) or nodes[i] != v or t[v] <= start:
             break
         if k == len(out):
             grown = np.empty(2 * len(out), dtype=np.int64)
             grown[:k] = out
             out = grown
-        out[k] = v
+        out[k] = i
         k += 1
-        v = s
+        v = src[i]
     return out[:k]
 
 
@@ -193,4 +196,6 @@ def walk_back(
     return out[:k]
 
 
-__all__ = ["incoming", "replay", "replay_fixed", "topological_order", "walk_back", "walk_nodes"]
+__all__ = [
+    "incoming", "replay", "replay_fixed", "topological_order", "walk_back", "walk_sparse",
+]  # fmt: skip
