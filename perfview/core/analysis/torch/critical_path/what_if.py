@@ -107,30 +107,50 @@ def _glob(pattern: str) -> str:
     return "^" + re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$"
 
 
-def edited_weights(tl: Timeline, graph: Graph, edits: list[Edit]) -> np.ndarray:
-    """The graph's weights with `edits` applied in order (NaN: the edge is removed)."""
-    w = graph.weight.copy()
+def edit_hits(tl: Timeline, edits: list[Edit]) -> list[np.ndarray | None]:
+    """Per edit, the events it names (None: it names none by name), made once per replay:
+    each batch's graph (`replay_batched`) reads them, never the events' names again."""
     ev = tl.events
+    out: list[np.ndarray | None] = []
+    for edit in edits:
+        if edit.target in ("kernel", "memcpy"):
+            kinds = ("kernel",) if edit.target == "kernel" else ("memcpy", "memset")
+            out.append(kind_mask(ev, kinds) & name_mask(ev, _glob(edit.pattern)))
+        elif edit.target == "cpu":
+            out.append(with_descendants(tl, name_mask(ev, _glob(edit.pattern))))
+        elif edit.target == "sync":
+            out.append(name_mask(ev, _glob(edit.pattern)))
+        else:
+            out.append(None)
+    return out
+
+
+def edited_weights(
+    tl: Timeline, graph: Graph, edits: list[Edit], hits: list[np.ndarray | None] | None = None
+) -> np.ndarray:
+    """The graph's weights with `edits` applied in order (NaN: the edge is removed); `hits`
+    (`edit_hits`, made here when not given) are the events each edit names."""
+    w = graph.weight.copy()
     label = graph.label
     named = label >= 0
-    for edit in edits:
+    hits = edit_hits(tl, edits) if hits is None else hits
+    for edit, hit in zip(edits, hits, strict=True):
         if edit.target == "all":
             w *= edit.factor
         elif edit.target == "category":
             w[graph.category == CATEGORIES.index(edit.pattern)] *= edit.factor
         elif edit.target in ("kernel", "memcpy"):
-            kinds = ("kernel",) if edit.target == "kernel" else ("memcpy", "memset")
-            hit = kind_mask(ev, kinds) & name_mask(ev, _glob(edit.pattern))
+            assert hit is not None
             sel = (graph.etype == BUSY) & named
             sel[sel] = hit[label[sel]]
             w[sel] *= edit.factor
         elif edit.target == "cpu":
-            hit = with_descendants(tl, name_mask(ev, _glob(edit.pattern)))
+            assert hit is not None
             sel = (graph.etype == CHAIN) & named
             sel[sel] = hit[label[sel]]
             w[sel] *= edit.factor
         elif edit.target == "sync":
-            hit = name_mask(ev, _glob(edit.pattern))
+            assert hit is not None
             sel = (graph.etype == SYNC) & named
             sel[sel] = hit[label[sel]]
             w[sel] = np.nan
@@ -196,8 +216,9 @@ class Prediction:
 def predict(tl: Timeline, edits: list[Edit], batch_bytes: int | None = None) -> Prediction:
     """Replay the trace under `edits`, batch by batch (`replay_batched`: the graph of one
     batch of steps at a time; the same times and paths as the whole trace's graph)."""
+    hits = edit_hits(tl, edits)
     carried, _steps, predicted = replay_batched.replayed(
-        tl, lambda graph: edited_weights(tl, graph, edits), batch_bytes
+        tl, lambda graph: edited_weights(tl, graph, edits, hits), batch_bytes
     )
     return Prediction(carried.rows, carried.t, step_links(tl), predicted)
 
@@ -218,6 +239,7 @@ __all__ = [
     "EditError",
     "Prediction",
     "breakdown",
+    "edit_hits",
     "edited_weights",
     "links_breakdown",
     "parse_edits",

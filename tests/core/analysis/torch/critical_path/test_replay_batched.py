@@ -50,8 +50,9 @@ def _whole(
 def _check(tl: Timeline, steps: pd.DataFrame, texts: list[str], budget: int | None) -> None:
     edits = what_if.parse_edits(texts)
     want_t, want = _whole(tl, steps, edits)
+    hits = what_if.edit_hits(tl, edits)
     carried, _steps, got = replay_batched.replayed(
-        tl, lambda g: what_if.edited_weights(tl, g, edits), budget, steps
+        tl, lambda g: what_if.edited_weights(tl, g, edits, hits), budget, steps
     )
     _assert_same(got, want)
     if len(steps):  # without steps nothing is replayed (nothing is asked)
