@@ -43,7 +43,6 @@ from perfview.core.analysis.torch.critical_path.path import (
     StepLinks,
     breakdown,
     links_breakdown,
-    step_links,
 )
 from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
@@ -179,15 +178,15 @@ class Prediction:
 
     rows: np.ndarray  # the graph's event rows (`Context.rows`)
     time: np.ndarray  # float64 replayed ns per node (2j, 2j + 1 for rows[j]; the root last)
-    measured: list[StepLinks]
+    measured: pd.DataFrame  # step, start_ns, end_ns: each step's measured span
     predicted: list[StepLinks]
 
     def table(self) -> pd.DataFrame:
         """step, measured_ns, predicted_ns, speedup (measured / predicted)."""
-        m = np.asarray([p.end - p.start for p in self.measured], np.float64)
+        m = (self.measured["end_ns"] - self.measured["start_ns"]).to_numpy(np.float64)
         q = np.asarray([p.end - p.start for p in self.predicted], np.float64)
         return pd.DataFrame({
-            "step": [p.step for p in self.measured],
+            "step": self.measured["step"].to_numpy(),
             "measured_ns": np.rint(m).astype(I64),
             "predicted_ns": np.rint(q).astype(I64),
             "speedup": np.where(q > 0, m / np.where(q > 0, q, 1), np.nan),
@@ -196,8 +195,8 @@ class Prediction:
     def timeline(self, tl: Timeline, step: int) -> pd.DataFrame:
         """The predicted timeline of one step: row, lane, measured start/end and predicted
         start/end (ns) of every slice and GPU activity that overlaps the measured step."""
-        i = [p.step for p in self.measured].index(step)
-        lo, hi = self.measured[i].start, self.measured[i].end
+        i = self.measured["step"].tolist().index(step)
+        lo, hi = self.measured["start_ns"].iat[i], self.measured["end_ns"].iat[i]
         ev = tl.events
         rows = self.rows
         begin = ev["ts"].to_numpy(dtype=I64)[rows]
@@ -217,10 +216,10 @@ def predict(tl: Timeline, edits: list[Edit], batch_bytes: int | None = None) -> 
     """Replay the trace under `edits`, batch by batch (`replay_batched`: the graph of one
     batch of steps at a time; the same times and paths as the whole trace's graph)."""
     hits = edit_hits(tl, edits)
-    carried, _steps, predicted = replay_batched.replayed(
+    carried, steps, predicted = replay_batched.replayed(
         tl, lambda graph: edited_weights(tl, graph, edits, hits), batch_bytes
     )
-    return Prediction(carried.rows, carried.t, step_links(tl), predicted)
+    return Prediction(carried.rows, carried.t, replay_batched.spans(carried, steps), predicted)
 
 
 def what_if_table(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from tests.core.analysis.torch.critical_path.test_batched import (
     _timeline,
 )
 
-EDITS = (
+EDITS: tuple[list[str], ...] = (
     ["kernel:*=0.5"], ["kernel:nccl*=0"], ["memcpy:*=0"], ["cpu:aten::*=0.5"],
     ["category:cpu_op=0.3"], ["comm=0.5"], ["data=0"], ["launch=2"], ["idle=0"], ["all=0.5"],
     ["sync:remove"], ["sync:cudaStreamSynchronize=remove"], ["overlap:comm"],
@@ -84,6 +84,27 @@ def test_batches_of_one_slice(rel: str) -> None:
             _check(tl, steps, texts, 1)
 
 
+def test_only_what_a_later_step_may_walk_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The binding edges carried between batches are those of nodes replayed after a lower
+    bound on the later steps' starts: about one step's nodes (6 steps here), not the trace's."""
+    tl = _timeline("kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz")
+    edits = what_if.parse_edits(["sync:remove"])
+    sizes: list[int] = []
+    original = replay_batched.Carried.replay
+
+    def replay(self: replay_batched.Carried, *args: object) -> None:
+        original(self, *args)  # type: ignore[arg-type]
+        sizes.append(len(self.nodes))
+
+    monkeypatch.setattr(replay_batched.Carried, "replay", replay)
+    carried, _s, links = replay_batched.replayed(
+        tl, lambda g: what_if.edited_weights(tl, g, edits), 3000 * SLICES
+    )
+    assert len(links) == 6
+    assert len(sizes) > 10
+    assert max(sizes) < 0.25 * len(carried.t)
+
+
 def test_the_table_and_timeline_are_the_whole_graphs() -> None:
     """`predict` (what the CLI and the page call) against the whole graph's replay."""
     tl = _timeline("kineto_gpu/hta_nccl_data.json.gz")
@@ -92,8 +113,10 @@ def test_the_table_and_timeline_are_the_whole_graphs() -> None:
     t, want = _whole(tl, walk.steps_of(tl), edits)
     table = pred.table()
     assert table["predicted_ns"].tolist() == [round(p.end - p.start) for p in want]
+    measured = _whole(tl, walk.steps_of(tl), [])[1]
+    assert table["measured_ns"].tolist() == [round(p.end - p.start) for p in measured]
     graph = build_graph(tl)
-    step = int(table["step"].iat[1])
+    step = int(table["step"].to_numpy()[1])
     frame = pred.timeline(tl, step)
     assert np.array_equal(
         frame["row"].to_numpy(), graph.rows[np.searchsorted(graph.rows, frame["row"])]
