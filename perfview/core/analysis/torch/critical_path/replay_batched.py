@@ -1,25 +1,25 @@
-"""A what-if replay batch by batch: the graph of one batch of steps at a time, never the trace's.
+"""A what-if replay batch by batch: the graph of one batch at a time, never the whole trace's.
 
-Replaying under edits moves every later node, so batches are not independent: a batch's
-graph (`batched.range_rows`: its range (lo, hi] plus what the edges into it come from) holds
-nodes before its range whose replayed times earlier batches decided. The batches are replayed
-in time order, and what each decided is carried to the next, per node of the trace:
+Replaying under edits moves every later node, so batches are not independent: a batch's graph
+(`batched.range_rows`: its range (lo, hi] plus what the edges into it come from) holds nodes
+before its range whose replayed times earlier batches decided. The batches (`cuts_of`: every
+`BATCH_BYTES` worth of slices, steps or not) are replayed in time order, and what each decided
+is carried (`Carried`):
 
-- its replayed time (float64), which a later batch's graph takes for its nodes at or before
-  its lo (`replay.replay_fixed`), and the predicted timeline reads;
-- the source of its new binding edge, with that edge's category, label and type, which a
-  predicted path walks (`replay.walk_nodes`) where it runs back before its batch's range (a
-  host freed of its syncs runs ahead of the GPU: a step's path then goes back through work
-  queued in earlier steps).
+- per node of the trace, its replayed time (float64), which a later batch's graph takes for
+  its nodes at or before its lo (`replay.replay_fixed`) and the predicted timeline reads;
+- for the nodes a step still to walk may pass, the source of the new binding edge with that
+  edge's category, label and type, which a step's predicted path walks (`replay.walk_sparse`)
+  where it runs back before its batch (a host freed of its syncs runs ahead of the GPU: a
+  step's path then goes back through work queued in earlier steps). They are let go once
+  replayed at or before a lower bound on every later step's replayed start (`_Bound`).
 
-Every node inside a range has the in-edges it has in the whole graph (`batched`), the same
-binding edge and so the same replay weights, given the trace's typical launch latency
-(`batched.Walked.typical`) and the trace's first instant as the root (SOURCE edges are
-counted from it). Edges only go forward in time, so the nodes at or before lo are decided
-before the range is replayed, and the times, binding edges and paths are the whole graph's
-(`test_replay_batched.py`: every sample, every edit, batches down to one slice). What stays
-per slice is 52 bytes of carried state (26 a node) beside the batch's graph (~340 a slice);
-the predicted timeline keeps the times (16) and the rows (8).
+Every node inside a range has the in-edges it has in the whole graph (`batched`), so the same
+binding edge and replay weights, given the trace's typical launch latency (`typical_launch`,
+counted over the same batches first) and the trace's first instant as the root (SOURCE edges
+are counted from it). Edges only go forward in time, so the nodes at or before lo are decided
+before the range is replayed: the times, binding edges and paths are the whole graph's
+(`test_replay_batched.py`: every sample, every edit, batches down to one slice).
 """
 
 from __future__ import annotations
