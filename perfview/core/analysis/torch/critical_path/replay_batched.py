@@ -38,6 +38,7 @@ from perfview.core.analysis.torch.critical_path.graph import (
     Context,
     Graph,
     build,
+    build_graph,
     context,
 )
 from perfview.core.analysis.torch.critical_path.walk import StepLinks, steps_of
@@ -236,8 +237,10 @@ def replayed(
     """(carried state, steps, each step's predicted path): `weights(graph)` gives a batch
     graph's edited weights (`what_if.edited_weights`); the batches (`cuts_of`) are counted
     once for the typical launch latency, then replayed in time order (see the module doc),
-    so every node gets its replayed time. `steps` (default `steps_of`): step, row,
-    start_ns, end_ns."""
+    so every node gets its replayed time. A trace that is one batch (or one stand-in step)
+    is replayed on its whole graph, remembered per trace (`build_graph`), as before batches:
+    the next edit then costs a replay (milliseconds). `steps` (default `steps_of`): step,
+    row, start_ns, end_ns."""
     steps = steps_of(tl) if steps is None else steps.reset_index(drop=True)
     ctx = context(tl)
     rows = ctx.rows
@@ -246,15 +249,16 @@ def replayed(
         return carried, steps, []
     begin, end = _nodes(carried, steps)
     numbers = steps["step"].to_numpy(dtype=I64)
-    if (steps["row"].to_numpy() < 0).any():  # the whole recording as one step
-        graph = build(tl, ctx, rows, None, carried.t0)
+    whole = (steps["row"].to_numpy() < 0).any()  # the whole recording as one step
+    bounds = batched.bounds_of(ctx, rows)
+    top = int(max(ctx.end[rows].max(), ctx.ts[rows].max()))
+    cuts = cuts_of(bounds, carried.t0, top, batched.cap_of(batch_bytes))
+    if whole or len(cuts) == 2:  # one batch: the whole graph, remembered (the next edit replays)
+        graph = build_graph(tl)
         carried.replay(graph, weights(graph), -np.inf, np.inf)
         del graph
         trio = zip(numbers.tolist(), begin.tolist(), end.tolist(), strict=True)
         return carried, steps, [carried.links(s, b, e) for s, b, e in trio]
-    bounds = batched.bounds_of(ctx, rows)
-    top = int(max(ctx.end[rows].max(), ctx.ts[rows].max()))
-    cuts = cuts_of(bounds, carried.t0, top, batched.cap_of(batch_bytes))
     typical = _typical(tl) if batch_bytes is None else typical_launch(tl, ctx, bounds, cuts)
     ends_at = np.where(end >= 0, carried.measured(np.clip(end, 0, None)), np.iinfo(I64).max)
     by_end = np.argsort(ends_at, kind="stable")
