@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, per_events
+from perfview.core.analysis.torch import remembered
+from perfview.core.analysis.torch.common import I64
 from perfview.core.analysis.torch.critical_path import batched, replay
 from perfview.core.analysis.torch.critical_path.graph import (
     LAUNCH,
@@ -216,16 +217,7 @@ def typical_launch(tl: Timeline, ctx: Context, bounds: batched.Bounds, cuts: np.
     return float(np.median(every)) if len(every) else 0.0
 
 
-@per_events  # one number: the next what-if on the trace replays in one pass
-def _typical(tl: Timeline) -> float:
-    """`typical_launch` over the default batches (the median is the trace's whatever the
-    batches: they cover the time axis, each launch counted once)."""
-    ctx = context(tl)
-    rows = ctx.rows
-    bounds = batched.bounds_of(ctx, rows)
-    t0 = int(min(ctx.ts[rows].min(), ctx.end[rows].min()))
-    top = int(max(ctx.end[rows].max(), ctx.ts[rows].max()))
-    return typical_launch(tl, ctx, bounds, cuts_of(bounds, t0, top, batched.cap_of(None)))
+_TYPICAL = remembered.Store()  # per trace, one number: the next what-if replays in one pass
 
 
 def replayed(
@@ -259,7 +251,13 @@ def replayed(
         del graph
         trio = zip(numbers.tolist(), begin.tolist(), end.tolist(), strict=True)
         return carried, steps, [carried.links(s, b, e) for s, b, e in trio]
-    typical = _typical(tl) if batch_bytes is None else typical_launch(tl, ctx, bounds, cuts)
+    typical = (  # the trace's whatever the batches: they cover the axis, each launch once
+        _TYPICAL.while_alive(
+            tl.events, id(tl.events), lambda: typical_launch(tl, ctx, bounds, cuts)
+        )
+        if batch_bytes is None
+        else typical_launch(tl, ctx, bounds, cuts)
+    )
     ends_at = np.where(end >= 0, carried.measured(np.clip(end, 0, None)), np.iinfo(I64).max)
     by_end = np.argsort(ends_at, kind="stable")
     ends = ends_at[by_end]
