@@ -342,7 +342,7 @@ def _replay(
         return str(exc), None, None
     prediction = what_if.predict(timeline, edits)
     frame = prediction.timeline(timeline, int(step)) if step is not None else None
-    path = what_if.breakdown(timeline, prediction.graph, prediction.predicted)
+    path = what_if.links_breakdown(timeline, prediction.predicted)
     top = path.groupby("category")["ns"].sum().sort_values(ascending=False)
     bound = f"new bound: {top.index[0]}" if len(top) else ""
     return bound, prediction.table(), frame

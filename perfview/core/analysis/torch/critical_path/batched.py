@@ -224,30 +224,61 @@ def _walk(tl: Timeline, ctx: Context, rows: np.ndarray, steps: pd.DataFrame,
     return graph, links_of(graph, paths), graph.measured[e]
 
 
+@dataclass(frozen=True)
+class Walked:
+    """Every step's measured path (`StepLinks`) and the trace's typical launch latency (the
+    median binding launch delay of the whole trace), which a what-if replays with
+    (`replay_batched`)."""
+
+    links: list[StepLinks]
+    typical: float
+
+
+def ranges(
+    ctx: Context, bounds: Bounds, steps: pd.DataFrame, cap: int
+) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """Per batch, in time order: (a, z, lo, hi, mine): it owns the activities starting in
+    [a, z), its graph's range is (lo, hi] and `mine` marks the steps starting in it. The
+    ranges cover the time axis from the first slice on."""
+    cuts = batch_cuts(bounds, steps, cap)
+    start = steps["start_ns"].to_numpy(dtype=I64)
+    stop = steps["end_ns"].to_numpy(dtype=I64)
+    out = []
+    for a, z in itertools.pairwise(cuts):
+        mine = (start >= a) & (start < z)
+        hi = max(z - 1, int(stop[mine].max()) if mine.any() else z - 1)
+        out.append((a, z, a - 1, hi, mine))
+    return out
+
+
+def cap_of(batch_bytes: int | None) -> int:
+    """The most slices a batch holds under `batch_bytes` (default `BATCH_BYTES`)."""
+    return max(1, (BATCH_BYTES if batch_bytes is None else batch_bytes) // BYTES_PER_SLICE)
+
+
 def step_links(
     tl: Timeline, steps: pd.DataFrame, batch_bytes: int | None = None
 ) -> list[StepLinks]:
     """The measured path of each of `steps` (step, row, start_ns, end_ns: `walk.steps_of`),
     in their order, walked batch by batch (see the module doc): the same links as a walk on
     the whole trace's graph."""
+    return walked(tl, steps, batch_bytes).links
+
+
+def walked(tl: Timeline, steps: pd.DataFrame, batch_bytes: int | None = None) -> Walked:
+    """`step_links` and the trace's typical launch latency (`Walked`)."""
     if not len(steps):
-        return []
+        return Walked([], 0.0)
     steps = steps.reset_index(drop=True)
     ctx = context(tl)
     rows = ctx.rows
     if (steps["row"].to_numpy() < 0).any():  # the whole recording as one step
-        _graph, links, _ = _walk(tl, ctx, rows, steps, None)
-        return links
-    cap = max(1, (BATCH_BYTES if batch_bytes is None else batch_bytes) // BYTES_PER_SLICE)
+        graph, links, _ = _walk(tl, ctx, rows, steps, None)
+        return Walked(links, graph.typical)
     bounds = bounds_of(ctx, rows)
-    cuts = batch_cuts(bounds, steps, cap)
-    start = steps["start_ns"].to_numpy(dtype=I64)
-    stop = steps["end_ns"].to_numpy(dtype=I64)
     owned: list[np.ndarray] = []
     batches: list[_Batch] = []
-    for a, z in itertools.pairwise(cuts):
-        mine = (start >= a) & (start < z)
-        lo, hi = a - 1, max(z - 1, int(stop[mine].max()) if mine.any() else z - 1)
+    for a, z, lo, hi, mine in ranges(ctx, bounds, steps, cap_of(batch_bytes)):
         sub = range_rows(ctx, bounds, lo, hi)
         graph, links, ties = _walk(tl, ctx, sub, steps[mine], None)
         # the binding launches of the activities starting in [a, z): counted once, here
@@ -268,7 +299,10 @@ def step_links(
             _graph, b.links, _ = _walk(tl, ctx, sub, b.steps, typical)
         for i, one in zip(b.which.tolist(), b.links, strict=True):
             out[i] = one
-    return [links for links in out if links is not None]
+    return Walked([links for links in out if links is not None], typical)
 
 
-__all__ = ["BATCH_BYTES", "Bounds", "batch_cuts", "bounds_of", "range_rows", "step_links"]
+__all__ = [
+    "BATCH_BYTES", "Bounds", "Walked", "batch_cuts", "bounds_of", "cap_of", "range_rows", "ranges",
+    "step_links", "walked",
+]  # fmt: skip

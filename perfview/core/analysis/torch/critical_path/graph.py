@@ -449,13 +449,17 @@ def _weights(n_nodes: int, src: np.ndarray, dst: np.ndarray, d: np.ndarray, etyp
     return w, binding, typical
 
 
-def build(tl: Timeline, ctx: Context, rows: np.ndarray, typical: float | None = None) -> Graph:
+def build(tl: Timeline, ctx: Context, rows: np.ndarray, typical: float | None = None,
+          t0: int | None = None) -> Graph:  # fmt: skip
     """The dependency graph over `rows` (sorted event rows of the graph, `Context.rows`, or a
-    part of them: `batched` picks a batch of steps' rows, with what their edges come from)."""
+    part of them: `batched` picks a batch of steps' rows, with what their edges come from).
+    `t0`, the root's time (default: the rows' first instant), is the whole trace's for a
+    batch replayed under edits (`replay_batched`: a SOURCE edge's length is counted from it,
+    and `all=F` scales that length)."""
     ts, end = ctx.ts, ctx.end
     time = np.empty(2 * len(rows) + 1, I64)
     time[0:-1:2], time[1:-1:2] = ts[rows], end[rows]
-    time[-1] = int(time[:-1].min()) if len(rows) else 0
+    time[-1] = t0 if t0 is not None else int(time[:-1].min()) if len(rows) else 0
     edges = _Edges()
     is_gpu = ctx.gpu[rows]
     _cpu_chain(tl, ctx, rows, np.flatnonzero(~is_gpu), time, edges)

@@ -43,11 +43,17 @@ DEFINITION = (
 )
 
 
-@per_events  # small: a few arrays per step; the track, the findings and the page read it
+@per_events  # small: a few arrays per step; the track, the findings, the page, the what-if
+def measured_walk(tl: Timeline) -> batched.Walked:
+    """Every step's measured path (`steps_of`) and the trace's typical launch latency, walked
+    on graphs of batches of steps rather than of the whole trace (`batched`: memory bounded
+    by the biggest batch)."""
+    return batched.walked(tl, steps_of(tl))
+
+
 def step_links(tl: Timeline) -> list[StepLinks]:
-    """Every step's measured path (`steps_of`), walked on graphs of batches of steps rather
-    than of the whole trace (`batched`: memory bounded by the biggest batch)."""
-    return batched.step_links(tl, steps_of(tl))
+    """Every step's measured path (`measured_walk`)."""
+    return measured_walk(tl).links
 
 
 def breakdown(tl: Timeline, graph: Graph, paths: list[StepPath]) -> pd.DataFrame:
@@ -232,6 +238,7 @@ __all__ = [
     "links_contributors",
     "links_rows",
     "measured_paths",
+    "measured_walk",
     "path_or_enclosing",
     "path_rows",
     "path_segments",

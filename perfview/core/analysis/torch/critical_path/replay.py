@@ -45,6 +45,30 @@ def replay(
     return out
 
 
+def replay_fixed(
+    order: np.ndarray,
+    in_ptr: np.ndarray,
+    in_edge: np.ndarray,
+    src: np.ndarray,
+    weight: np.ndarray,
+    root_time: float,
+    fixed: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`replay` with the nodes whose `fixed` time is not NaN kept at it (`replay_kernels`)."""
+    out: tuple[np.ndarray, np.ndarray] = _kernels().replay_fixed(
+        order, in_ptr, in_edge, src, weight, root_time, fixed
+    )
+    return out
+
+
+def walk_sparse(
+    nodes: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
+) -> np.ndarray:
+    """The path's positions in `nodes`, latest first (`replay_kernels.walk_sparse`)."""
+    out: np.ndarray = _kernels().walk_sparse(nodes, src, t, end, start)
+    return out
+
+
 def walk_back(
     via: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
 ) -> np.ndarray:
@@ -53,4 +77,6 @@ def walk_back(
     return out
 
 
-__all__ = ["incoming", "replay", "topological_order", "walk_back"]
+__all__ = [
+    "incoming", "replay", "replay_fixed", "topological_order", "walk_back", "walk_sparse",
+]  # fmt: skip

@@ -113,6 +113,67 @@ def replay(
 
 
 @njit(cache=True, nogil=True)
+def replay_fixed(
+    order: np.ndarray,
+    in_ptr: np.ndarray,
+    in_edge: np.ndarray,
+    src: np.ndarray,
+    weight: np.ndarray,
+    root_time: float,
+    fixed: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`replay`, except that a node whose `fixed` time is not NaN keeps it (via -1): a batch's
+    graph takes the times of the nodes before its range from the batches replayed before."""
+    n = len(order)
+    t = np.full(n, root_time)
+    via = np.full(n, -1, dtype=np.int64)
+    for k in range(n):
+        v = order[k]
+        if fixed[v] == fixed[v]:
+            t[v] = fixed[v]
+            continue
+        best = -np.inf
+        arg = -1
+        for j in range(in_ptr[v], in_ptr[v + 1]):
+            e = in_edge[j]
+            w = weight[e]
+            if w != w:  # NaN: removed by a what-if
+                continue
+            x = t[src[e]] + w
+            if x > best:
+                best = x
+                arg = e
+        if arg >= 0:
+            t[v] = best
+            via[v] = arg
+    return t, via
+
+
+@njit(cache=True, nogil=True)
+def walk_sparse(
+    nodes: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
+) -> np.ndarray:
+    """`walk_back` over nodes whose binding edge is kept by its source only: `src[i]` is the source
+    of node `nodes[i]` (sorted); a node not there stops the walk. Returns positions in
+    `nodes`, latest first."""
+    out = np.empty(64, dtype=np.int64)
+    k = 0
+    v = end
+    while True:
+        i = np.searchsorted(nodes, v)
+        if i >= len(nodes) or nodes[i] != v or t[v] <= start:
+            break
+        if k == len(out):
+            grown = np.empty(2 * len(out), dtype=np.int64)
+            grown[:k] = out
+            out = grown
+        out[k] = i
+        k += 1
+        v = src[i]
+    return out[:k]
+
+
+@njit(cache=True, nogil=True)
 def walk_back(
     via: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
 ) -> np.ndarray:
@@ -135,4 +196,6 @@ def walk_back(
     return out[:k]
 
 
-__all__ = ["incoming", "replay", "topological_order", "walk_back"]
+__all__ = [
+    "incoming", "replay", "replay_fixed", "topological_order", "walk_back", "walk_sparse",
+]  # fmt: skip

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch.common import I64, kind_mask, name_mask
+from perfview.core.analysis.torch.critical_path import replay_batched
 from perfview.core.analysis.torch.critical_path.graph import (
     BUSY,
     CATEGORIES,
@@ -39,11 +40,9 @@ from perfview.core.analysis.torch.critical_path.graph import (
     with_descendants,
 )
 from perfview.core.analysis.torch.critical_path.path import (
-    StepNodes,
-    StepPath,
+    StepLinks,
     breakdown,
-    measured_paths,
-    step_paths,
+    links_breakdown,
 )
 from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
@@ -107,30 +106,50 @@ def _glob(pattern: str) -> str:
     return "^" + re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$"
 
 
-def edited_weights(tl: Timeline, graph: Graph, edits: list[Edit]) -> np.ndarray:
-    """The graph's weights with `edits` applied in order (NaN: the edge is removed)."""
-    w = graph.weight.copy()
+def edit_hits(tl: Timeline, edits: list[Edit]) -> list[np.ndarray | None]:
+    """Per edit, the events it names (None: it names none by name), made once per replay:
+    each batch's graph (`replay_batched`) reads them, never the events' names again."""
     ev = tl.events
+    out: list[np.ndarray | None] = []
+    for edit in edits:
+        if edit.target in ("kernel", "memcpy"):
+            kinds = ("kernel",) if edit.target == "kernel" else ("memcpy", "memset")
+            out.append(kind_mask(ev, kinds) & name_mask(ev, _glob(edit.pattern)))
+        elif edit.target == "cpu":
+            out.append(with_descendants(tl, name_mask(ev, _glob(edit.pattern))))
+        elif edit.target == "sync":
+            out.append(name_mask(ev, _glob(edit.pattern)))
+        else:
+            out.append(None)
+    return out
+
+
+def edited_weights(
+    tl: Timeline, graph: Graph, edits: list[Edit], hits: list[np.ndarray | None] | None = None
+) -> np.ndarray:
+    """The graph's weights with `edits` applied in order (NaN: the edge is removed); `hits`
+    (`edit_hits`, made here when not given) are the events each edit names."""
+    w = graph.weight.copy()
     label = graph.label
     named = label >= 0
-    for edit in edits:
+    hits = edit_hits(tl, edits) if hits is None else hits
+    for edit, hit in zip(edits, hits, strict=True):
         if edit.target == "all":
             w *= edit.factor
         elif edit.target == "category":
             w[graph.category == CATEGORIES.index(edit.pattern)] *= edit.factor
         elif edit.target in ("kernel", "memcpy"):
-            kinds = ("kernel",) if edit.target == "kernel" else ("memcpy", "memset")
-            hit = kind_mask(ev, kinds) & name_mask(ev, _glob(edit.pattern))
+            assert hit is not None
             sel = (graph.etype == BUSY) & named
             sel[sel] = hit[label[sel]]
             w[sel] *= edit.factor
         elif edit.target == "cpu":
-            hit = with_descendants(tl, name_mask(ev, _glob(edit.pattern)))
+            assert hit is not None
             sel = (graph.etype == CHAIN) & named
             sel[sel] = hit[label[sel]]
             w[sel] *= edit.factor
         elif edit.target == "sync":
-            hit = name_mask(ev, _glob(edit.pattern))
+            assert hit is not None
             sel = (graph.etype == SYNC) & named
             sel[sel] = hit[label[sel]]
             w[sel] = np.nan
@@ -154,20 +173,20 @@ def _overlap_comm(graph: Graph, w: np.ndarray) -> None:
 
 @dataclass(frozen=True)
 class Prediction:
-    """A replay under edits: node times, each step's measured and predicted time and path."""
+    """A replay under edits, made batch by batch (`replay_batched`): each step's measured and
+    predicted time and path, and every slice's replayed times (`timeline`)."""
 
-    graph: Graph
-    nodes: StepNodes
-    time: np.ndarray
-    measured: list[StepPath]
-    predicted: list[StepPath]
+    rows: np.ndarray  # the graph's event rows (`Context.rows`)
+    time: np.ndarray  # float64 replayed ns per node (2j, 2j + 1 for rows[j]; the root last)
+    measured: pd.DataFrame  # step, start_ns, end_ns: each step's measured span
+    predicted: list[StepLinks]
 
     def table(self) -> pd.DataFrame:
         """step, measured_ns, predicted_ns, speedup (measured / predicted)."""
-        m = np.asarray([p.end - p.start for p in self.measured], np.float64)
+        m = (self.measured["end_ns"] - self.measured["start_ns"]).to_numpy(np.float64)
         q = np.asarray([p.end - p.start for p in self.predicted], np.float64)
         return pd.DataFrame({
-            "step": [p.step for p in self.measured],
+            "step": self.measured["step"].to_numpy(),
             "measured_ns": np.rint(m).astype(I64),
             "predicted_ns": np.rint(q).astype(I64),
             "speedup": np.where(q > 0, m / np.where(q > 0, q, 1), np.nan),
@@ -176,14 +195,16 @@ class Prediction:
     def timeline(self, tl: Timeline, step: int) -> pd.DataFrame:
         """The predicted timeline of one step: row, lane, measured start/end and predicted
         start/end (ns) of every slice and GPU activity that overlaps the measured step."""
-        i = [p.step for p in self.measured].index(step)
-        lo, hi = self.measured[i].start, self.measured[i].end
-        g = self.graph
-        begin, end = g.time[0:-1:2], g.time[1:-1:2]
+        i = self.measured["step"].tolist().index(step)
+        lo, hi = self.measured["start_ns"].iat[i], self.measured["end_ns"].iat[i]
+        ev = tl.events
+        rows = self.rows
+        begin = ev["ts"].to_numpy(dtype=I64)[rows]
+        end = begin + ev["dur"].to_numpy(dtype=I64)[rows]
         keep = np.flatnonzero((end >= lo) & (begin <= hi))
         return pd.DataFrame({
-            "row": g.rows[keep],
-            "lane": tl.events["lane"].to_numpy()[g.rows[keep]].astype(I64),
+            "row": rows[keep],
+            "lane": ev["lane"].to_numpy()[rows[keep]].astype(I64),
             "start_ns": begin[keep],
             "end_ns": end[keep],
             "predicted_start_ns": np.rint(self.time[2 * keep]).astype(I64),
@@ -191,11 +212,14 @@ class Prediction:
         })  # fmt: skip
 
 
-def predict(tl: Timeline, edits: list[Edit]) -> Prediction:
-    """Replay the trace's graph under `edits`."""
-    graph, nodes, measured = measured_paths(tl)
-    t, via = graph.replay(edited_weights(tl, graph, edits))
-    return Prediction(graph, nodes, t, measured, step_paths(graph, nodes, t, via))
+def predict(tl: Timeline, edits: list[Edit], batch_bytes: int | None = None) -> Prediction:
+    """Replay the trace under `edits`, batch by batch (`replay_batched`: the graph of one
+    batch of steps at a time; the same times and paths as the whole trace's graph)."""
+    hits = edit_hits(tl, edits)
+    carried, steps, predicted = replay_batched.replayed(
+        tl, lambda graph: edited_weights(tl, graph, edits, hits), batch_bytes
+    )
+    return Prediction(carried.rows, carried.t, replay_batched.spans(carried, steps), predicted)
 
 
 def what_if_table(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
@@ -205,8 +229,7 @@ def what_if_table(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
 
 def what_if_path(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
     """The predicted critical path's breakdown (the critical-path table's columns)."""
-    p = predict(tl, parse_edits(edits))
-    return breakdown(tl, p.graph, p.predicted)
+    return links_breakdown(tl, predict(tl, parse_edits(edits)).predicted)
 
 
 __all__ = [
@@ -215,7 +238,9 @@ __all__ = [
     "EditError",
     "Prediction",
     "breakdown",
+    "edit_hits",
     "edited_weights",
+    "links_breakdown",
     "parse_edits",
     "predict",
     "what_if_path",
