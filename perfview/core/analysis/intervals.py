@@ -44,8 +44,7 @@ def slice_order(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndar
     key += start
     key -= lo
     order: np.ndarray = np.argsort(key, kind="stable").astype(I64, copy=False)
-    key = key[order]  # sorted: the key in its first order is not read again
-    tie = np.flatnonzero(key[1:] == key[:-1])
+    tie = _ties(key, order)
     if len(tie):
         in_tie = np.zeros(n, dtype=bool)
         in_tie[tie] = True
@@ -53,8 +52,22 @@ def slice_order(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndar
         at = np.flatnonzero(in_tie)
         members = order[at]
         # longest first within a tie, then file order; tie groups keep their places
-        order[at] = members[np.lexsort((members, start[members] - end[members], key[at]))]
+        order[at] = members[np.lexsort((members, start[members] - end[members], key[members]))]
     return order
+
+
+TIE_CHUNK = 1 << 20  # sorted keys compared per step (`_ties`)
+
+
+def _ties(key: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Positions i of `order` where key[order[i]] == key[order[i + 1]]. The sorted key is
+    gathered a chunk at a time, not whole: a whole copy (8 bytes a slice) sat beside the
+    key and the order at a 1 GB trace's peak; a chunk's gather costs the same CPU."""
+    parts = [np.zeros(0, dtype=I64)]
+    for a in range(0, len(order) - 1, TIE_CHUNK):
+        k = key[order[a : min(a + TIE_CHUNK, len(order) - 1) + 1]]
+        parts.append(np.flatnonzero(k[1:] == k[:-1]) + a)
+    return np.concatenate(parts)
 
 
 def group_starts(group: np.ndarray) -> np.ndarray:
