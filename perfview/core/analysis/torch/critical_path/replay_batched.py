@@ -142,17 +142,6 @@ def _nodes(carried: Carried, steps: pd.DataFrame) -> tuple[np.ndarray, np.ndarra
     return begin, end
 
 
-def spans(carried: Carried, steps: pd.DataFrame) -> pd.DataFrame:
-    """step, start_ns, end_ns: each step's measured span as its path reads it (the whole
-    recording: from the trace's first instant to the last node's end)."""
-    begin, end = _nodes(carried, steps)
-    r = carried.rows
-    last = int(max(carried.ts[r].max(), carried.end[r].max())) if len(r) else carried.t0
-    stop = np.where(end >= 0, carried.measured(np.clip(end, 0, None)), last)
-    return pd.DataFrame({"step": steps["step"].to_numpy(dtype=I64),
-                         "start_ns": carried.measured(begin), "end_ns": stop})  # fmt: skip
-
-
 class _Bound:
     """A lower bound on the replayed start of the steps still to walk: a step begins on its
     CPU thread after every earlier point of that thread (thread-order edges are never removed
@@ -293,4 +282,4 @@ def replayed(
     return carried, steps, [one for one in out if one is not None]
 
 
-__all__ = ["Carried", "cuts_of", "replayed", "spans", "typical_launch"]
+__all__ = ["Carried", "cuts_of", "fits_whole", "replayed", "typical_launch"]

@@ -43,6 +43,7 @@ from perfview.core.analysis.torch.critical_path.path import (
     StepLinks,
     breakdown,
     links_breakdown,
+    measured_walk,
 )
 from perfview.core.model import Timeline
 from perfview.core.model.errors import LoadError
@@ -178,7 +179,7 @@ class Prediction:
 
     rows: np.ndarray  # the graph's event rows (`Context.rows`)
     time: np.ndarray  # float64 replayed ns per node (2j, 2j + 1 for rows[j]; the root last)
-    measured: pd.DataFrame  # step, start_ns, end_ns: each step's measured span
+    measured: pd.DataFrame  # step, start_ns, end_ns: each step's measured path's span
     predicted: list[StepLinks]
 
     def table(self) -> pd.DataFrame:
@@ -216,10 +217,12 @@ def predict(tl: Timeline, edits: list[Edit], batch_bytes: int | None = None) -> 
     """Replay the trace under `edits`, batch by batch (`replay_batched`: the graph of one
     batch of steps at a time; the same times and paths as the whole trace's graph)."""
     hits = edit_hits(tl, edits)
-    carried, steps, predicted = replay_batched.replayed(
+    carried, _steps, predicted = replay_batched.replayed(
         tl, lambda graph: edited_weights(tl, graph, edits, hits), batch_bytes
     )
-    return Prediction(carried.rows, carried.t, replay_batched.spans(carried, steps), predicted)
+    measured = [(p.step, p.start, p.end) for p in measured_walk(tl).links]  # steps_of's
+    spans = pd.DataFrame(measured, columns=["step", "start_ns", "end_ns"])
+    return Prediction(carried.rows, carried.t, spans, predicted)
 
 
 def what_if_table(tl: Timeline, edits: Sequence[str]) -> pd.DataFrame:
