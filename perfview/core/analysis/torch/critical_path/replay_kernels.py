@@ -90,26 +90,8 @@ def replay(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(time, via): each node's latest arrival over its incoming edges (weight NaN: the edge
     is removed) and the edge that set it (-1 for the root and for nodes nothing reaches)."""
-    n = len(order)
-    t = np.full(n, root_time)
-    via = np.full(n, -1, dtype=np.int64)
-    for k in range(n):
-        v = order[k]
-        best = -np.inf
-        arg = -1
-        for j in range(in_ptr[v], in_ptr[v + 1]):
-            e = in_edge[j]
-            w = weight[e]
-            if w != w:  # NaN: removed by a what-if
-                continue
-            x = t[src[e]] + w
-            if x > best:
-                best = x
-                arg = e
-        if arg >= 0:
-            t[v] = best
-            via[v] = arg
-    return t, via
+    return replay_fixed(order, in_ptr, in_edge, src, weight, root_time,
+                        np.full(len(order), np.nan))  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
