@@ -150,26 +150,17 @@ def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
             if getattr(rects, name).strides != (0,):  # counts of one stay a broadcast
                 arrays[f"{k}.{name}"] = getattr(rects, name)
         arrays[f"{k}.bounds"], arrays[f"{k}.end_max"] = bounds, end_max.reshape(-1)
-    spans, size = {}, 0
-    for name, arr in arrays.items():
-        spans[name] = size
-        size += -(-arr.nbytes // ALIGN) * ALIGN
-    disk = readahead.DiskMap.make(size, str(folder or parsed_columns.cache_dir()))
+    spans = _spans(arrays)  # the entry's data file's own placing
+    disk = readahead.DiskMap.make(_size(spans), str(folder or parsed_columns.cache_dir()))
     if disk is None:
         return data
     try:
-        for name, arr in arrays.items():
-            raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
-            for at in range(0, len(raw), WRITE_PIECE):
-                disk.write_at(raw[at : at + WRITE_PIECE], spans[name] + at)
+        _write_arrays(disk, arrays, spans)
         mapped = disk.sealed()
     except (OSError, ValueError):
         disk.close()
         return data
-    views = {
-        name: np.frombuffer(mapped, dtype=arr.dtype, count=len(arr), offset=spans[name])
-        for name, arr in arrays.items()
-    }
+    views = _split(mapped, spans)
     moved: list[LevelArrays] = []
     for k, (rects, _bounds, _end_max) in enumerate(levels):
         fields = [views.get(f"{k}.{name}", getattr(rects, name)) for name in RECT_FIELDS]
