@@ -90,8 +90,6 @@ def _name_mask(events: pd.DataFrame, pattern: str) -> np.ndarray:
         cats = pd.Series(names.cat.categories.astype(str))
         hit = cats.str.contains(pattern, regex=True).to_numpy(dtype=bool)
         codes = names.cat.codes.to_numpy()
-        if not len(hit):
-            return np.zeros(len(names), dtype=bool)
         return np.append(hit, False)[codes]  # a missing name's code, -1, reads the last: False
     return np.asarray(names.astype(str).str.contains(pattern, regex=True), dtype=bool)
 

@@ -9,6 +9,8 @@ replays the same order with other weights, which is what makes a recompute take 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -131,6 +133,18 @@ def replay_fixed(
     return t, via
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pushed(out: np.ndarray, k: int, x: int | np.integer[Any]) -> np.ndarray:
+    """`out` with `x` at position `k`, doubled first when full (a path's length is unknown
+    until walked)."""
+    if k == len(out):
+        grown = np.empty(2 * len(out), dtype=np.int64)
+        grown[:k] = out
+        out = grown
+    out[k] = x
+    return out
+
+
 @njit(cache=True, nogil=True)
 def walk_sparse(
     nodes: np.ndarray, src: np.ndarray, t: np.ndarray, end: int, start: float
@@ -145,11 +159,7 @@ def walk_sparse(
         i = np.searchsorted(nodes, v)
         if i >= len(nodes) or nodes[i] != v or t[v] <= start:
             break
-        if k == len(out):
-            grown = np.empty(2 * len(out), dtype=np.int64)
-            grown[:k] = out
-            out = grown
-        out[k] = i
+        out = _pushed(out, k, i)
         k += 1
         v = src[i]
     return out[:k]
@@ -168,11 +178,7 @@ def walk_back(
         e = via[v]
         if e < 0 or t[v] <= start:
             break
-        if k == len(out):
-            grown = np.empty(2 * len(out), dtype=np.int64)
-            grown[:k] = out
-            out = grown
-        out[k] = e
+        out = _pushed(out, k, e)
         k += 1
         v = src[e]
     return out[:k]
