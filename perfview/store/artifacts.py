@@ -109,17 +109,22 @@ def _write_part(folder: Path, name: str, data: memoryview) -> None:
 def _write_blob(folder: Path, name: str, blob: Any, data: memoryview) -> list[str]:
     """`_write_part` then `block_digests`; a read-only map's pages (a trace's args kept on
     disk, `readahead.DiskMap`) are given back after each chunk written and each block
-    hashed, so storing a 10 GB trace's 3 GB of args never holds them in memory."""
+    hashed, so storing a 10 GB trace's 3 GB of args never holds them in memory. A blob whose
+    file has no name yet (`readahead.SealedFile`) is given the part's name instead of being
+    copied: 3.0 GB less written to disk when a 10 GB trace is stored."""
     if not readahead.is_read_only_map(blob):
         _write_part(folder, name, data)
         return block_digests(data)
-    checkpoint(f"open {name}")
-    with open(folder / name, "wb") as fh:
-        for start in range(0, len(data), CHUNK):
-            fh.write(data[start : start + CHUNK])
-            readahead.give_back_read(blob, start, min(start + CHUNK, len(data)))
-            checkpoint(f"wrote {name}@{start}")
-    checkpoint(f"closed {name}")
+    if isinstance(blob, readahead.SealedFile) and blob.link_to(folder / name):
+        checkpoint(f"linked {name}")  # the blob's own file, named: no copy of its bytes
+    else:
+        checkpoint(f"open {name}")
+        with open(folder / name, "wb") as fh:
+            for start in range(0, len(data), CHUNK):
+                fh.write(data[start : start + CHUNK])
+                readahead.give_back_read(blob, start, min(start + CHUNK, len(data)))
+                checkpoint(f"wrote {name}@{start}")
+        checkpoint(f"closed {name}")
     digests = []
     for start in range(0, max(len(data), 1), BLOCK):
         digests.append(digest(data[start : start + BLOCK]))

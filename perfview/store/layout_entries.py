@@ -186,7 +186,7 @@ def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
         except (OSError, ValueError):
             disk.close()
             raise
-        try:  # a read-only map: written to the entry piece by piece, its pages given back
+        try:  # the map's file named in the entry (else copied piece by piece, pages given back)
             artifacts.write_folder(entry, {}, {BLOB: blob}, meta)
         finally:
             blob.close()

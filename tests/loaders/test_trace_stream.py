@@ -167,6 +167,43 @@ def test_a_blob_on_disk_is_stored_and_read_back_unchanged(tmp_path: Path) -> Non
     assert list(tmp_path.iterdir()) == [tmp_path / "entry"]  # the blob's file has no name
 
 
+def test_a_sealed_blob_is_named_in_the_entry_not_copied(tmp_path: Path) -> None:
+    """A sealed blob's file (no name yet) is given the entry's name: the entry and the map
+    share one file (a 10 GB trace's 3 GB of args written once), its bytes and checksums are
+    those of a copy, and the entry outlives the map."""
+    data = np.random.default_rng(8).integers(0, 256, 2 * mmap.PAGESIZE + 5, dtype=np.uint8)
+    disk = readahead.DiskMap.make(len(data), str(tmp_path))
+    assert disk is not None
+    disk.write_at(data, 0)
+    blob = disk.sealed()
+    if not isinstance(blob, readahead.SealedFile):
+        pytest.skip("no O_TMPFILE on this file system: the blob is copied (the test above)")
+    copied = artifacts.write_folder(tmp_path / "copy", {}, {"args.bin": bytes(blob)}, {"k": 1})
+    folder = artifacts.write_folder(tmp_path / "entry", {}, {"args.bin": blob}, {"k": 1})
+    linked = folder / "args.bin"
+    assert os.stat(linked).st_nlink == 1  # the file's one name: the entry's
+    assert (copied / "args.bin").read_bytes() == linked.read_bytes() == data.tobytes()
+    assert artifacts.open_folder(copied).parts == artifacts.open_folder(folder).parts
+    blob.close()
+    back = artifacts.open_folder(folder).blob("args.bin")
+    assert bytes(back) == data.tobytes()
+
+
+def test_a_sealed_blob_that_cannot_be_named_there_is_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the name cannot be given (another file system), the bytes are copied as before."""
+    data = np.arange(3 * mmap.PAGESIZE, dtype=np.uint8)
+    disk = readahead.DiskMap.make(len(data), str(tmp_path))
+    assert disk is not None
+    disk.write_at(data, 0)
+    blob = disk.sealed()
+    monkeypatch.setattr(readahead.SealedFile, "link_to", lambda self, path: False)
+    folder = artifacts.write_folder(tmp_path / "entry", {}, {"args.bin": blob}, {"k": 1})
+    assert (folder / "args.bin").read_bytes() == data.tobytes()
+    assert bytes(artifacts.open_folder(folder).blob("args.bin")) == data.tobytes()
+
+
 def test_the_pre_open_estimate_of_a_big_plain_trace_is_the_streamed_one(tmp_path: Path) -> None:
     """A plain trace the scanner maps and streams needs about 1.5x its size (measured at 1
     and 10 GB), so a 10 GB trace opens on a 24 GB machine; a small file or a gzip one (read
