@@ -43,7 +43,7 @@ from typing import Any, cast
 import numpy as np
 import xxhash
 
-from perfview import readahead
+from perfview import disk_files, readahead
 from perfview.core.atomic import fsync_dir
 from perfview.store.temp_folders import TEMP_PREFIX, locked_temp
 
@@ -108,14 +108,14 @@ def _write_part(folder: Path, name: str, data: memoryview) -> None:
 
 def _write_blob(folder: Path, name: str, blob: Any, data: memoryview) -> list[str]:
     """`_write_part` then `block_digests`; a read-only map's pages (a trace's args kept on
-    disk, `readahead.DiskMap`) are given back after each chunk written and each block
+    disk, `disk_files.DiskMap`) are given back after each chunk written and each block
     hashed, so storing a 10 GB trace's 3 GB of args never holds them in memory. A blob whose
-    file has no name yet (`readahead.SealedFile`) is given the part's name instead of being
+    file has no name yet (`disk_files.SealedFile`) is given the part's name instead of being
     copied: 3.0 GB less written to disk when a 10 GB trace is stored."""
     if not readahead.is_read_only_map(blob):
         _write_part(folder, name, data)
         return block_digests(data)
-    if isinstance(blob, readahead.SealedFile) and blob.link_to(folder / name):
+    if isinstance(blob, disk_files.SealedFile) and blob.link_to(folder / name):
         checkpoint(f"linked {name}")  # the blob's own file, named: no copy of its bytes
     else:
         checkpoint(f"open {name}")

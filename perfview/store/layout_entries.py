@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from perfview import readahead
+from perfview import disk_files, readahead
 from perfview.core.analysis.torch import remembered
 from perfview.core.layout import flame, timeline_layout
 from perfview.core.layout.flame import Rects
@@ -134,7 +134,7 @@ def timeline_data(bundle: Bundle, gate: write_gates.WriteGate = write_gates.NOW)
 def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
     """`data` with its rectangles (level 0: one per slice, 25 bytes a slice, 850 MB at
     10 GB; the merged levels: 7 more) moved out of the heap into a nameless file of the
-    cache's folder, mapped read-only (`readahead.DiskMap`): their pages are the page
+    cache's folder, mapped read-only (`disk_files.DiskMap`): their pages are the page
     cache's, in the window's memory only where a frame or a click reads them (a zoomed-out
     frame culls one merged level, a zoomed-in one a few rows' stretch of level 0), and the
     kernel may drop them at any time instead of swapping them out. A reopen maps the stored
@@ -151,7 +151,7 @@ def spilled(data: TimelineData, folder: Path | None = None) -> TimelineData:
                 arrays[f"{k}.{name}"] = getattr(rects, name)
         arrays[f"{k}.bounds"], arrays[f"{k}.end_max"] = bounds, end_max.reshape(-1)
     spans = _spans(arrays)  # the entry's data file's own placing
-    disk = readahead.DiskMap.make(_size(spans), str(folder or parsed_columns.cache_dir()))
+    disk = disk_files.DiskMap.make(_size(spans), str(folder or parsed_columns.cache_dir()))
     if disk is None:
         return data
     try:
@@ -176,7 +176,7 @@ def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
     spans = _spans(arrays)
     meta["arrays"] = spans
     size = _size(spans)
-    disk = readahead.DiskMap.make(size, str(entry.parent)) if size >= WRITE_APART_FROM else None
+    disk = disk_files.DiskMap.make(size, str(entry.parent)) if size >= WRITE_APART_FROM else None
     if disk is None:
         artifacts.write_folder(entry, {}, {BLOB: _concatenate(arrays, spans)}, meta)
     else:
@@ -193,7 +193,7 @@ def _write(entry: Path, data: TimelineData, timeline: Timeline) -> None:
     _give_back(data.index.rects.x0)
 
 
-def _write_arrays(disk: readahead.DiskMap, arrays: dict[str, np.ndarray], spans: Spans) -> None:
+def _write_arrays(disk: disk_files.DiskMap, arrays: dict[str, np.ndarray], spans: Spans) -> None:
     """Each array's bytes at its offset, in WRITE_PIECE pieces (never a second copy in the
     heap: a 10 GB trace's layout is 1.1 GB)."""
     for name, arr in arrays.items():

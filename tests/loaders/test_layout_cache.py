@@ -243,7 +243,7 @@ def test_a_big_data_file_is_gathered_on_disk_byte_for_byte(
     """A layout's data file over WRITE_APART_FROM is gathered in a nameless file on disk and
     written to the entry from its read-only map (a 10 GB trace's is 1.1 GB: never a second
     copy in the heap): the same bytes as the small files' heap copy, read back alike."""
-    from perfview import readahead
+    from perfview import disk_files
 
     bundle = loaded_copy(NCCL, tmp_path)
     assert bundle.timeline is not None
@@ -252,13 +252,13 @@ def test_a_big_data_file_is_gathered_on_disk_byte_for_byte(
     assert entry is not None
     in_heap = (entry / layout_entries.BLOB).read_bytes()
     made: list[int] = []
-    make = readahead.DiskMap.make
+    make = disk_files.DiskMap.make
 
-    def recording_make(size: int, folder: str | None = None) -> readahead.DiskMap | None:
+    def recording_make(size: int, folder: str | None = None) -> disk_files.DiskMap | None:
         made.append(size)
         return make(size, folder)
 
-    monkeypatch.setattr(readahead.DiskMap, "make", staticmethod(recording_make))
+    monkeypatch.setattr(disk_files.DiskMap, "make", staticmethod(recording_make))
     monkeypatch.setattr(layout_entries, "WRITE_APART_FROM", 0)
     entry = layout_entries.put(bundle.path, fresh, bundle.timeline)
     assert entry is not None

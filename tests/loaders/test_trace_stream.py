@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from perfview import readahead
+from perfview import disk_files, readahead
 from perfview.core.model.errors import LoadError
 from perfview.loaders import limits, registry
 from perfview.loaders.trace import loader as trace_loader
@@ -153,7 +153,7 @@ def test_a_blob_on_disk_is_stored_and_read_back_unchanged(tmp_path: Path) -> Non
     """The cache writes a read-only blob chunk by chunk, giving its pages back, and checks a
     mapped blob block by block the same way: the bytes round-trip."""
     data = np.random.default_rng(7).integers(0, 256, 3 * mmap.PAGESIZE + 17, dtype=np.uint8)
-    disk = readahead.DiskMap.make(len(data), str(tmp_path))
+    disk = disk_files.DiskMap.make(len(data), str(tmp_path))
     assert disk is not None
     disk.write_at(data[:5000], 0)
     disk.write_at(data[5000:], 5000)
@@ -172,11 +172,11 @@ def test_a_sealed_blob_is_named_in_the_entry_not_copied(tmp_path: Path) -> None:
     share one file (a 10 GB trace's 3 GB of args written once), its bytes and checksums are
     those of a copy, and the entry outlives the map."""
     data = np.random.default_rng(8).integers(0, 256, 2 * mmap.PAGESIZE + 5, dtype=np.uint8)
-    disk = readahead.DiskMap.make(len(data), str(tmp_path))
+    disk = disk_files.DiskMap.make(len(data), str(tmp_path))
     assert disk is not None
     disk.write_at(data, 0)
     blob = disk.sealed()
-    if not isinstance(blob, readahead.SealedFile):
+    if not isinstance(blob, disk_files.SealedFile):
         pytest.skip("no O_TMPFILE on this file system: the blob is copied (the test above)")
     copied = artifacts.write_folder(tmp_path / "copy", {}, {"args.bin": bytes(blob)}, {"k": 1})
     folder = artifacts.write_folder(tmp_path / "entry", {}, {"args.bin": blob}, {"k": 1})
@@ -194,11 +194,11 @@ def test_a_sealed_blob_that_cannot_be_named_there_is_copied(
 ) -> None:
     """Where the name cannot be given (another file system), the bytes are copied as before."""
     data = np.arange(3 * mmap.PAGESIZE, dtype=np.uint8)
-    disk = readahead.DiskMap.make(len(data), str(tmp_path))
+    disk = disk_files.DiskMap.make(len(data), str(tmp_path))
     assert disk is not None
     disk.write_at(data, 0)
     blob = disk.sealed()
-    monkeypatch.setattr(readahead.SealedFile, "link_to", lambda self, path: False)
+    monkeypatch.setattr(disk_files.SealedFile, "link_to", lambda self, path: False)
     folder = artifacts.write_folder(tmp_path / "entry", {}, {"args.bin": blob}, {"k": 1})
     assert (folder / "args.bin").read_bytes() == data.tobytes()
     assert bytes(artifacts.open_folder(folder).blob("args.bin")) == data.tobytes()
@@ -257,7 +257,7 @@ def test_args_stay_in_memory_where_no_file_can_be_made(
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
     monkeypatch.setenv("PERFVIEW_CACHE_DIR", str(blocker / "cache"))
-    assert readahead.DiskMap.make(4096) is None
+    assert disk_files.DiskMap.make(4096) is None
     events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": k, "dur": 1, "args": {"k": k}}
               for k in range(500)]  # fmt: skip
     path = tmp_path / "t.json"

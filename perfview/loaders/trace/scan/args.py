@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-from perfview import readahead
+from perfview import disk_files, readahead
 from perfview.loaders.trace import fields
 from perfview.loaders.trace.read import Text
 from perfview.loaders.trace.scan.byte_ops import move_bytes
@@ -69,7 +69,7 @@ def gather_from_file(
     done: Callable[[float], object] = lambda share: None,
 ) -> mmap.mmap:  # fmt: skip
     """The args blob of a mapped file (`readahead.map_file`), mapped read-only from a file
-    of its own on disk (`readahead.DiskMap`), or in memory where no such file can be made.
+    of its own on disk (`disk_files.DiskMap`), or in memory where no such file can be made.
 
     Not compacted in place as a copy of the file is: the blob must not share the file's
     mapping, whose pages, even those copied on write, a file cut shorter takes away (a bus
@@ -78,7 +78,7 @@ def gather_from_file(
     file nor its args are ever resident whole. `done(share)` is told the share of the spans
     copied after each step."""
     total = int(lens.sum())
-    disk = readahead.DiskMap.make(total)
+    disk = disk_files.DiskMap.make(total)
     if disk is None:
         return _gather_in_memory(src, starts, lens, total, done)
     try:
@@ -90,7 +90,7 @@ def gather_from_file(
 
 
 def _gather_to_disk(
-    src: mmap.mmap, starts: np.ndarray, lens: np.ndarray, disk: readahead.DiskMap,
+    src: mmap.mmap, starts: np.ndarray, lens: np.ndarray, disk: disk_files.DiskMap,
     done: Callable[[float], object],
 ) -> None:  # fmt: skip
     """The spans gathered GATHER_BYTES at a time into one buffer, each piece written at its

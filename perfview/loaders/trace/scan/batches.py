@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfview import readahead
+from perfview import disk_files, readahead
 from perfview.loaders.trace import fields
 from perfview.loaders.trace import read as read_text
 from perfview.loaders.trace.scan import events as ts
@@ -173,7 +173,7 @@ def reserved_batch(nbytes: int, *, on_disk: bool = False) -> Room | None:
     in batches (FULL), as without it.
 
     `on_disk`: the room is a sparse file without a name in the parsed-trace cache's folder
-    (`readahead.DiskMap`'s), mapped shared, its blocks reserved AHEAD_ROWS rows at a time
+    (`disk_files.DiskMap`'s), mapped shared, its blocks reserved AHEAD_ROWS rows at a time
     (`Room.back`); in memory where no such file can be made there."""
     rows = nbytes // MIN_EVENT_BYTES + 1
     if not RESERVE or not sys.platform.startswith("linux") or rows <= BATCH_ROWS:
@@ -191,7 +191,7 @@ def reserved_batch(nbytes: int, *, on_disk: bool = False) -> Room | None:
 
 def _room_on_disk(rows: int) -> Room | None:
     """`reserved_batch`'s room in a file of its own (see there), or None."""
-    disk = readahead.DiskMap.make(1)
+    disk = disk_files.DiskMap.make(1)
     if disk is None:
         return None
     fd, disk.fd = disk.fd, -1
