@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import sys
 from typing import Any
 
 from perfview.readahead import cache_root
@@ -100,7 +99,7 @@ class SealedFile(mmap.mmap):
         """Give the file the name `path` (a new name, on the file's own file system); False
         where it cannot be (another file system, no /proc, the descriptor closed): the
         caller copies the bytes then."""
-        if self._fd < 0 or not sys.platform.startswith("linux"):
+        if self._fd < 0:  # only an O_TMPFILE file (Linux) keeps its descriptor
             return False
         folder, name = os.path.split(os.fspath(path))
         try:
