@@ -14,7 +14,6 @@ answers correctly for every input, so correctness never depends on this path. Im
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import os
 import zlib
@@ -26,27 +25,14 @@ import numpy as np
 
 from perfview.core.model.errors import LoadError
 from perfview.core.model.progress import Progress, noop
+from perfview.loaders import huge_pages
 from perfview.loaders.cuda_snapshot.pickle_data import REFUSED
 from perfview.loaders.cuda_snapshot.pickle_walk import kernel as kn
 
 CHUNK = 32 << 20  # bytes read (or inflated) between two walks: the progress and cancel grain
 
 
-def _no_hugepage_advice() -> None:
-    """Stop numpy from asking for transparent huge pages on big arrays, as the trace scanner
-    does (`loaders.trace.scan.parallel`): where THP is in "madvise" mode with defragmentation,
-    fresh huge pages stall on compaction; here that was half the walk of a 1 GB snapshot,
-    all of it system time. NUMPY_MADVISE_HUGEPAGE set by the user still wins."""
-    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
-        return
-    core = getattr(np, "_core", None) or getattr(np, "core", None)
-    setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
-    if callable(setter):
-        with contextlib.suppress(Exception):
-            setter(False)
-
-
-_no_hugepage_advice()
+huge_pages.no_advice()  # see there: compaction stalls were half the walk
 
 
 class Unsupported(Exception):

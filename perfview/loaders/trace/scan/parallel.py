@@ -36,6 +36,7 @@ import numpy as np
 from perfview import readahead
 from perfview.core.analysis import ancestors, nesting
 from perfview.core.model.errors import truncated_after
+from perfview.loaders import huge_pages
 from perfview.loaders.limits import rows_on_disk
 from perfview.loaders.trace import idmerge
 from perfview.loaders.trace import kernels as build_kernels
@@ -219,23 +220,7 @@ class Scanned:
     let_go: Callable[[Sequence[str]], None] | None = None
 
 
-def _no_hugepage_advice() -> None:
-    """Stop numpy from asking for transparent huge pages on big arrays (its default on Linux).
-
-    Where THP is in "madvise" mode with defragmentation, each fresh huge page can stall on
-    compaction: on the benchmark machine that made a 1 GB load 10-15% slower, and its
-    timing twice as noisy. NUMPY_MADVISE_HUGEPAGE set by the user still wins.
-    """
-    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
-        return
-    core = getattr(np, "_core", None) or getattr(np, "core", None)
-    setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
-    if callable(setter):
-        with contextlib.suppress(Exception):
-            setter(False)
-
-
-_no_hugepage_advice()
+huge_pages.no_advice()  # see there: compaction stalls on a 1 GB load
 
 
 def warm(*, scan_only: bool = False) -> None:
