@@ -2,7 +2,8 @@
 long, or take much of the memory available (`service` decides; `limits.parse_apart`).
 
 The child parses, writes the columns in the cache's entry format (into the cache itself when
-it is on: written once) and reports progress over a pipe; the parent maps the columns back.
+it is on: written once) and reports progress over a pipe; the parent maps the columns back,
+without checking again the blocks the child checksummed as it wrote them (`artifacts.vouch`).
 When the parent will show pages (`stored_pages`), the child also makes the entries the store
 keeps for pages (`perfview.store.PAGE_ENTRIES`: the Timeline's layout, the Overview's tables)
 from the columns it wrote, so their temporaries too are the child's, gone when it ends: on a
@@ -11,6 +12,7 @@ from the columns it wrote, so their temporaries too are the child's, gone when i
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import shutil
@@ -26,7 +28,7 @@ from perfview.core.model.progress import Progress, noop
 from perfview.core.pages import PAGES, tabs_for
 from perfview.loaders.base import guarded
 from perfview.loaders.registry import detect
-from perfview.store import PAGE_ENTRIES, PageEntry, parsed_columns, write_gates
+from perfview.store import PAGE_ENTRIES, PageEntry, artifacts, parsed_columns, write_gates
 
 log = logging.getLogger(__name__)
 POLL_S = 0.1  # how often the parent checks for Cancel while the child is quiet
@@ -120,6 +122,9 @@ def _follow(
         if tag == "P":
             fraction, message = 0.95 * float(value), str(text)
             progress(fraction, message)
+        elif tag == "W":  # the entries it wrote: opened without checking their blocks again
+            for folder, manifest in json.loads(str(text)):
+                artifacts.vouch(folder, manifest)
         elif tag == "E":
             raise LoadError(str(text))
         else:
@@ -161,12 +166,14 @@ def _child_main(
             if stored_pages:
                 send.send(("P", 1.0, "preparing its pages"))
                 _store_pages(path)
+            send.send(("W", 0.0, json.dumps(artifacts.published())))
             send.send(("D", 1.0, CACHED))
             return
         parsed_columns.write_entry(Path(folder) / "entry", bundle)
     except LoadError as exc:
         send.send(("E", 0.0, str(exc)))
         return
+    send.send(("W", 0.0, json.dumps(artifacts.published())))
     send.send(("D", 1.0, ""))
 
 

@@ -15,7 +15,7 @@ import pytest
 from perfview.core.layout import timeline_layout
 from perfview.core.model import Bundle
 from perfview.loaders import LoadOptions, Where, limits, load, service, trace
-from perfview.store import layout_entries, overview_entries, parsed_columns
+from perfview.store import artifacts, layout_entries, overview_entries, parsed_columns
 from tests.conftest import sample
 from tests.loaders.cache_setup import use_cache_dir
 from tests.loaders.test_cache import NCCL, assert_same
@@ -92,6 +92,33 @@ def test_a_parse_apart_for_pages_makes_their_entries_in_the_child(
     assert made is not None
     assert not made.event_row.flags.writeable  # read back from the child's entry
     assert_same_layout(timeline_layout.prepare_timeline(bundle.timeline), made)
+
+
+def test_the_window_opens_the_childs_entries_without_checking_their_blocks_again(
+    tmp_path: Path, plain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child checksums every block as it writes; the window trusts those manifests for
+    this session (`artifacts.vouch`), and checks any other, the same folder rewritten too."""
+    monkeypatch.setattr(artifacts, "_VOUCHED", {})
+    use_cache_dir(tmp_path, monkeypatch, max_mb=100)
+    short_of_memory(plain, monkeypatch)
+    bundle = load(plain, options=dataclasses.replace(GIL_FREE, stored_pages=True))
+    assert bundle.timeline is not None
+    entries = [
+        parsed_columns.cache_dir() / parsed_columns.key(plain),
+        layout_entries.entry_for(plain),
+        overview_entries.entry_for(plain),
+    ]
+    for entry in entries:
+        folder = artifacts.open_folder(entry)
+        assert folder.vouched, entry.name
+        assert not folder.verify, entry.name
+    assert_same(trace.load(plain), bundle)  # read unchecked, and the same
+    rewritten = artifacts.write_folder(entries[2], {}, {}, {"another": "manifest"})
+    folder = artifacts.open_folder(rewritten)
+    assert folder.verify
+    assert not folder.vouched
+    assert artifacts.open_folder(entries[0]).vouched  # the others stand
 
 
 def test_with_the_cache_off_the_child_hands_back_a_private_folder(
