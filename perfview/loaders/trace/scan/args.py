@@ -33,7 +33,10 @@ from perfview.readahead import POPULATE_STEP
 Spans = tuple[np.ndarray, np.ndarray]  # starts and lengths of the args objects in the text
 SETTLE_SHARE = 0.5  # of a mapped file's args gathered before the build goes on (`settle`)
 GATHER_SPANS = 1 << 16  # spans per `gather` call: the source read so far goes back between calls
-GATHER_BYTES = 8 << 20  # args gathered per write to the blob's file on disk (`_gather_to_disk`)
+# args per write to the blob's file (`_gather_to_disk`): a piece's source pages (~3x its
+# size in an NCCL trace) stay resident until it is written; 8 MB put ~25 MB more of the
+# file into a 1 GB trace's peak, which the gather overlaps (1,030 -> 993-1,028 MB)
+GATHER_BYTES = 2 << 20
 
 
 @njit(cache=True, nogil=True)
