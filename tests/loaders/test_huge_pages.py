@@ -82,7 +82,8 @@ def test_a_trace_loaded_with_the_advice_has_the_same_tables(
     advised = trace_loader.load(path, compiled=True).timeline
     assert seen == [True]
     assert not _advised()
-    assert plain is not None and advised is not None
+    assert plain is not None
+    assert advised is not None
     for name in ("events", "lanes", "instants", "counters", "flows"):
         a, b = getattr(plain, name), getattr(advised, name)
         assert a.equals(b), name
