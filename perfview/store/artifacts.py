@@ -17,7 +17,8 @@ number must never be drawn as if it were real. So:
   `Folder.read` check length and checksums of each part before handing it out and raise
   `Damaged` naming the part. xxHash3 runs at ~28 GB/s here (`scripts/bench/bench_hash.py`: 8x crc32,
   30x blake2b) and releases the GIL, so parts are checked synchronously, on several threads
-  (a big part in 32 MB blocks): no lazy scheme is needed, and nothing unchecked is handed out.
+  (a big part in 32 MB blocks): no lazy scheme is needed, and nothing unchecked is handed out
+  but what this session's own helper process has just written and checksummed (`vouch`).
 * Temp folders are locked (`flock`) by their writer while it lives: `temp_folders.sweep`
   removes those whose writer died (or, where there is no flock, those older than an hour)
   and leaves live ones.
