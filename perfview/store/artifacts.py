@@ -209,7 +209,8 @@ def write_folder(
             parts[name] = {"dtype": "blob", "length": len(data), "bytes": len(data)}
             parts[name].update(block=BLOCK, xxh3=digests)
         body = json.dumps({"format": FORMAT, "parts": parts, "meta": meta}).encode()
-        header = MAGIC + b" %d %s\n" % (FORMAT, digest(body).encode())
+        manifest = digest(body)
+        header = MAGIC + b" %d %s\n" % (FORMAT, manifest.encode())
         _write_part(tmp, MANIFEST, memoryview(header + body))
         _sync_files([tmp / name for name in [*parts, MANIFEST]])
         checkpoint("synced")
@@ -219,7 +220,7 @@ def write_folder(
         checkpoint("published")
         fsync_dir(dest.parent)
     with _VOUCH_LOCK:
-        _PUBLISHED.append((_where(dest), digest(body)))
+        _PUBLISHED.append((_where(dest), manifest))
     return dest
 
 
