@@ -166,15 +166,20 @@ def _child_main(
             if stored_pages:
                 send.send(("P", 1.0, "preparing its pages"))
                 _store_pages(path)
-            send.send(("W", 0.0, json.dumps(artifacts.published())))
-            send.send(("D", 1.0, CACHED))
+            _done(send, CACHED)
             return
         parsed_columns.write_entry(Path(folder) / "entry", bundle)
     except LoadError as exc:
         send.send(("E", 0.0, str(exc)))
         return
+    _done(send, "")
+
+
+def _done(send: Connection, word: str) -> None:
+    """The child's last words: the entries it wrote (vouched for, `artifacts.vouch`), then
+    done with `word` (CACHED or "")."""
     send.send(("W", 0.0, json.dumps(artifacts.published())))
-    send.send(("D", 1.0, ""))
+    send.send(("D", 1.0, word))
 
 
 def _store_pages(path: Path) -> None:
