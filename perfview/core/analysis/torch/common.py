@@ -8,6 +8,7 @@ column (launch configuration, deviceProperties) is read here from `Timeline.args
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -113,7 +114,7 @@ def lane_devices(timeline: Timeline) -> pd.Categorical:
     picking a device's rows compares small codes (one label object per row, then comparing
     those strings, was ~0.1 s per table at 1 GB)."""
     labels, per_lane = np.unique(_lane_table(timeline).astype(str), return_inverse=True)
-    codes = per_lane.astype(np.int32)[timeline.events["lane"].to_numpy(dtype=I64)]
+    codes = per_lane.astype(np.int32)[timeline.events["lane"].to_numpy()]  # int32: no copy
     return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object))
 
 
@@ -122,7 +123,7 @@ def gpu_lane_mask(timeline: Timeline) -> np.ndarray:
     is_gpu = np.asarray([str(d).startswith("gpu") for d in _lane_table(timeline)], dtype=bool)
     if not len(is_gpu):
         return np.zeros(len(timeline.events), dtype=bool)
-    return np.asarray(is_gpu[timeline.events["lane"].to_numpy(dtype=I64)], dtype=bool)
+    return np.asarray(is_gpu[timeline.events["lane"].to_numpy()], dtype=bool)  # int32: no copy
 
 
 @per_events
@@ -152,6 +153,22 @@ def analysis_window(timeline: Timeline) -> tuple[int, int]:
     if len(steps):
         return int(steps["start_ns"].min()), int(steps["end_ns"].max())
     return 0, int(timeline.duration_ns)
+
+
+OUTERMOST_CHUNK = 1 << 22  # rows `outermost` reads a parent of at once (32 MB of int64)
+
+
+def outermost(events: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+    """`mask` without the rows whose parent is in `mask` too: a child lies inside its parent,
+    so the intervals' union is the same from far fewer rows (a trace's cpu_ops are mostly
+    nested in cpu_ops). Read a chunk at a time: no array of every row's parent beside it."""
+    parent = events["parent"].to_numpy()
+    padded = np.concatenate([[False], mask])  # parent -1 reads False
+    out = mask.copy()
+    for c in range(0, len(mask), OUTERMOST_CHUNK):
+        d = c + OUTERMOST_CHUNK
+        out[c:d] &= ~padded[parent[c:d] + 1]
+    return out
 
 
 def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,6 +202,10 @@ def covered(starts: np.ndarray, ends: np.ndarray, points: np.ndarray) -> np.ndar
     return (k >= 0) & (ends[np.clip(k, 0, None)] > points)
 
 
+PARTITION_CHUNK = 1 << 21  # interval ends `partition` sorts at once (a time range's)
+_SAMPLE = 64  # every this many intervals' start sampled to place the ranges
+
+
 def partition(
     categories: Sequence[tuple[np.ndarray, np.ndarray]],
     win_start: np.ndarray,
@@ -195,7 +216,9 @@ def partition(
     Every instant of a window goes to the first category (in the given order) that has an
     interval active at that instant; instants with none go to the extra last column. So the row
     sums equal the window lengths, and overlaps are never counted twice. Windows must be sorted
-    and disjoint. Works on elementary segments between all interval ends (vectorised).
+    and disjoint. Works on elementary segments between all interval ends (vectorised), a time
+    range of about `PARTITION_CHUNK` intervals at a time: a window across ranges gets the sum
+    of its parts, exactly (a range's edge only splits a segment, whose owner it keeps).
     """
     win_start = np.asarray(win_start, dtype=I64)
     win_end = np.asarray(win_end, dtype=I64)
@@ -204,16 +227,46 @@ def partition(
     if not len(win_start):
         return out
     lo, hi = int(win_start.min()), int(win_end.max())
+    for a, z in itertools.pairwise(_ranges(merged, lo, hi)):
+        w0 = int(np.searchsorted(win_end, a, side="right"))  # the windows overlapping [a, z)
+        w1 = int(np.searchsorted(win_start, z, side="left"))
+        if w1 <= w0:
+            continue
+        parts = []
+        for m_s, m_e in merged:  # sorted and disjoint: their ends are sorted too
+            i, j = np.searchsorted(m_e, a, side="right"), np.searchsorted(m_s, z, side="left")
+            parts.append((np.clip(m_s[i:j], a, z), np.clip(m_e[i:j], a, z)))
+        ws, we = np.clip(win_start[w0:w1], a, z), np.clip(win_end[w0:w1], a, z)
+        out[w0:w1] += _partition_range(parts, ws, we)
+    return out
+
+
+def _ranges(merged: list[tuple[np.ndarray, np.ndarray]], lo: int, hi: int) -> list[int]:
+    """Time cuts from lo to hi with about `PARTITION_CHUNK` intervals between two."""
+    total = sum(len(m_s) for m_s, _e in merged)
+    if total <= PARTITION_CHUNK:
+        return [lo, hi]
+    sample = np.sort(np.concatenate([m_s[::_SAMPLE] for m_s, _e in merged]))
+    inner = sample[PARTITION_CHUNK // _SAMPLE :: PARTITION_CHUNK // _SAMPLE]
+    return [lo, *np.unique(inner[(inner > lo) & (inner < hi)]).tolist(), hi]
+
+
+def _partition_range(
+    merged: list[tuple[np.ndarray, np.ndarray]], win_start: np.ndarray, win_end: np.ndarray
+) -> np.ndarray:
+    """`partition` of windows and merged intervals within one time range."""
+    out = np.zeros((len(win_start), len(merged) + 1), dtype=I64)
+    lo, hi = int(win_start.min()), int(win_end.max())
     cuts = [win_start, win_end] + [a for m in merged for a in m]
     bounds = np.sort(np.clip(np.concatenate(cuts), lo, hi))  # np.unique hashes: slower here
     bounds = bounds[np.concatenate([[True], bounds[1:] != bounds[:-1]])]
     seg_start, seg_len = bounds[:-1], np.diff(bounds)
     k = np.searchsorted(win_start, seg_start, side="right") - 1
     inside = (k >= 0) & (seg_start < win_end[np.clip(k, 0, None)])
-    owner = np.full(len(seg_start), len(categories), dtype=I64)
-    for c in range(len(categories) - 1, -1, -1):
+    owner = np.full(len(seg_start), len(merged), dtype=I64)
+    for c in range(len(merged) - 1, -1, -1):
         owner[covered(*merged[c], seg_start)] = c
-    flat = k[inside] * (len(categories) + 1) + owner[inside]
+    flat = k[inside] * (len(merged) + 1) + owner[inside]
     sums = np.bincount(flat, weights=seg_len[inside], minlength=out.size)
     return np.rint(sums).astype(I64).reshape(out.shape)
 

@@ -378,7 +378,6 @@ def host_syncs(tl: Timeline) -> Finding | None:
     if not gpu.any() or not len(rows) or hi <= lo:
         return None
     ts = ev["ts"].to_numpy(dtype=I64)
-    end = ts + ev["dur"].to_numpy(dtype=I64)
     steps = step_rows(tl)
     if len(steps):
         s, e = steps["start_ns"].to_numpy(dtype=I64), steps["end_ns"].to_numpy(dtype=I64)
@@ -387,22 +386,23 @@ def host_syncs(tl: Timeline) -> Finding | None:
     if not len(rows):
         return None
     starts = np.sort(ts[gpu])
-    nxt = np.searchsorted(starts, end[rows], side="left")
+    end = ts[rows] + ev["dur"].to_numpy(dtype=I64)[rows]  # the syncs' only: not every row's
+    nxt = np.searchsorted(starts, end, side="left")
     has = nxt < len(starts)
-    idle = np.where(has, starts[np.clip(nxt, 0, len(starts) - 1)] - end[rows], 0)
-    idle = np.clip(np.minimum(idle, hi - end[rows]), 0, None)
+    idle = np.where(has, starts[np.clip(nxt, 0, len(starts) - 1)] - end, 0)
+    idle = np.clip(np.minimum(idle, hi - end), 0, None)
     total = float(idle.sum())
     pct = total * 100.0 / (hi - lo)
     if pct < SYNC_IDLE_PCT:
         return None
     op = kind_mask(ev, ("cpu_op",))
     parent = ev["parent"].to_numpy(dtype=I64)
-    up = nearest_ancestor(parent, op)
     outer = rows.copy()  # the outermost cpu_op above each sync (aten::item, aten::to, …)
-    cur = up[rows]
+    cur = parent[rows]  # walked up from the syncs alone: no nearest ancestor of every row
     while (cur >= 0).any():
-        outer = np.where(cur >= 0, cur, outer)
-        cur = np.where(cur >= 0, up[np.clip(cur, 0, None)], -1)
+        up = cur >= 0
+        outer = np.where(up & op[np.clip(cur, 0, None)], cur, outer)
+        cur = np.where(up, parent[np.clip(cur, 0, None)], -1)
     names = pd.Series(idle, index=_names(tl, outer)).groupby(level=0).agg(["count", "sum"])
     names = names.sort_values("sum", ascending=False)
     ops = ", ".join(f"{n} ×{int(c)} ({format_ns(float(t))} idle after)"

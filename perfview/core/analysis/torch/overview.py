@@ -39,6 +39,7 @@ from perfview.core.analysis.torch.common import (
     kind_mask,
     lane_devices,
     name_mask,
+    outermost,
     partition,
     per_events,
     step_rows,
@@ -125,7 +126,8 @@ def _intervals(timeline: Timeline, mask: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def category_intervals(timeline: Timeline) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (start, end) arrays of each BREAKDOWN category except `other`, in priority order."""
+    """The (start, end) arrays of each BREAKDOWN category except `other`, in priority order:
+    of its outermost slices (`outermost`), which cover what all of them do."""
     ev = timeline.events
     comm = comm_kernel_mask(ev)
     masks = [
@@ -137,7 +139,7 @@ def category_intervals(timeline: Timeline) -> list[tuple[np.ndarray, np.ndarray]
         name_mask(ev, "^" + DATALOADER_PREFIX.replace("(", r"\(").replace(")", r"\)")),
         kind_mask(ev, ("cpu_op",)),
     ]
-    return [_intervals(timeline, m) for m in masks]
+    return [_intervals(timeline, outermost(ev, m)) for m in masks]
 
 
 @per_events

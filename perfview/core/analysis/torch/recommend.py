@@ -26,6 +26,7 @@ from perfview.core.analysis.torch.common import (
     merge_intervals,
     name_mask,
     names_at,
+    outermost,
     text,
 )
 from perfview.core.analysis.torch.critical_path.path import path_or_enclosing
@@ -227,13 +228,13 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     if not gpu_work.any() or hi <= lo:
         return None
     ts = ev["ts"].to_numpy(dtype=I64)
-    end = ts + ev["dur"].to_numpy(dtype=I64)
+    dur = ev["dur"].to_numpy(dtype=I64)
     dev = lane_devices(tl)
     gap_s: list[np.ndarray] = []
     gap_e: list[np.ndarray] = []
     for device in sorted({str(d) for d in pd.unique(dev[gpu_work])}):  # usually a single GPU
-        sel = gpu_work & (dev == device)
-        bs, be = merge_intervals(np.clip(ts[sel], lo, hi), np.clip(end[sel], lo, hi))
+        sel = np.flatnonzero(gpu_work & (dev == device))
+        bs, be = merge_intervals(np.clip(ts[sel], lo, hi), np.clip(ts[sel] + dur[sel], lo, hi))
         s = np.concatenate([[lo], be])
         e = np.concatenate([bs, [hi]])
         big = (e - s) >= IDLE_GAP_NS
@@ -243,17 +244,19 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     idle = float((ge - gs).sum())
     if idle <= 0:
         return None
-    op = kind_mask(ev, ("cpu_op",)) & ~gpu_lane_mask(tl)
+    op = outermost(ev, kind_mask(ev, ("cpu_op",)) & ~gpu_lane_mask(tl))  # no op above
     top_level = op & (ev["depth"].to_numpy() >= 0)
-    parent = ev["parent"].to_numpy(dtype=I64)
-    top_level &= ~np.where(parent >= 0, op[np.clip(parent, 0, None)], False)
-    os_, oe = merge_intervals(ts[op], end[op])
+    top = np.flatnonzero(op)  # their union is every op's
+    os_, oe = merge_intervals(ts[top], ts[top] + dur[top])
+    del top, op
     # CPU-op time inside the gaps: intersect the two unions via cumulative coverage.
     inside = float((_covered_before(os_, oe, ge) - _covered_before(os_, oe, gs)).sum())
     pct_window = idle * 100.0 / (hi - lo)
     if not pct_window > IDLE_GAP_PCT or inside <= 0:
         return None
-    overlap = _covered_before(gs, ge, end[top_level]) - _covered_before(gs, ge, ts[top_level])
+    top_rows = np.flatnonzero(top_level)
+    top_ts = ts[top_rows]
+    overlap = _covered_before(gs, ge, top_ts + dur[top_rows]) - _covered_before(gs, ge, top_ts)
     by_op = (
         pd.Series(overlap, index=text(names_at(ev, top_level)))
         .groupby(level=0)
@@ -269,7 +272,7 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     return Finding("CPU operators between kernels leave the GPU idle",
                    "high" if pct_window > 30 else "medium", evidence,
                    "gpu_idle_gap_pct", pct_window, IDLE_GAP_PCT,
-                   _longest_first(np.flatnonzero(top_level), overlap))  # fmt: skip
+                   _longest_first(top_rows, overlap))  # fmt: skip
 
 
 def _longest_first(rows: np.ndarray, weight: np.ndarray) -> tuple[int, ...]:

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from perfview.core.analysis.torch import overview
-from perfview.core.analysis.torch.common import kind_mask, merge_intervals, partition
+from perfview.core.analysis.torch.common import (
+    OUTERMOST_CHUNK,
+    kind_mask,
+    merge_intervals,
+    outermost,
+    partition,
+)
 from perfview.core.analysis.torch.overview_table import overview_table
 from tests.core.analysis.torch._raw import NCCL, RANK0, RESNET_2021, ROCM, events, ns, raw, timeline
 from tests.core.analysis.torch._synthetic import make
@@ -134,3 +140,54 @@ def test_kind_mask_equals_isin(rel: str) -> None:
     ev = timeline(rel).events
     for kinds in (("kernel",), ("memcpy", "memset"), ("cpu_op", "annotation"), ("no such",)):
         assert (kind_mask(ev, kinds) == ev["kind"].isin(kinds).to_numpy()).all(), kinds
+
+
+@pytest.mark.parametrize("rel", [NCCL, RESNET_2021, RANK0, ROCM])
+@pytest.mark.parametrize("chunk", [OUTERMOST_CHUNK, 997])
+def test_the_outermost_slices_cover_what_all_of_a_kind_do(
+    rel: str, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`outermost` drops the rows whose parent is of the mask too (read a chunk of parents at
+    a time, here also across many chunk edges): the union of the intervals, which the steps'
+    breakdown and the CPU-gap finding measure, is the same from far fewer rows."""
+    import perfview.core.analysis.torch.common as common
+
+    monkeypatch.setattr(common, "OUTERMOST_CHUNK", chunk)
+    tl = timeline(rel)
+    ev = tl.events
+    ts = ev["ts"].to_numpy(dtype=np.int64)
+    end = ts + ev["dur"].to_numpy(dtype=np.int64)
+    op = kind_mask(ev, ("cpu_op",))
+    top = outermost(ev, op)
+    assert not (top & ~op).any()
+    assert top.sum() < op.sum()
+    every, outer = merge_intervals(ts[op], end[op]), merge_intervals(ts[top], end[top])
+    assert np.array_equal(every[0], outer[0])
+    assert np.array_equal(every[1], outer[1])
+    parent = ev["parent"].to_numpy(dtype=np.int64)[top]
+    assert not op[parent[parent >= 0]].any()
+
+
+@pytest.mark.parametrize("rel", [NCCL, RESNET_2021, ROCM])
+def test_the_split_is_the_same_a_time_range_at_a_time(
+    rel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`partition` over ranges of ~16 intervals (windows split across their edges, steps and
+    a window of the whole trace) gives each window the same times as in one pass."""
+    import perfview.core.analysis.torch.common as common
+
+    tl = timeline(rel)
+    cats = overview.category_intervals(tl)
+    steps = overview.step_rows(tl)
+    windows = [
+        (steps["start_ns"].to_numpy(dtype=np.int64), steps["end_ns"].to_numpy(dtype=np.int64)),
+        (np.array([0], dtype=np.int64), np.array([tl.duration_ns], dtype=np.int64)),
+    ]
+    whole = [partition(cats, s, e) for s, e in windows]
+    monkeypatch.setattr(common, "PARTITION_CHUNK", 16)
+    monkeypatch.setattr(common, "_SAMPLE", 2)
+    assert len(common._ranges([merge_intervals(s, e) for s, e in cats], 0, tl.duration_ns)) > 3
+    for (s, e), want in zip(windows, whole, strict=True):
+        got = partition(cats, s, e)
+        assert np.array_equal(got, want)
+        assert np.array_equal(got.sum(axis=1), e - s)

@@ -35,6 +35,7 @@ the two medians are walked again with the trace's.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,64 +64,122 @@ BYTES_PER_SLICE = 340  # peak while a graph is made (tracemalloc, 1 GB NCCL repl
 BATCH_BYTES = 64 << 20
 
 
+LONG_SHARE = 0.001  # the longest slices, searched apart: `Bounds.short` is the rest's longest
+CHUNK = 1 << 22  # rows a pass over durations reads at once (32 MB of int64)
+SAMPLES_PER_BATCH = 8  # a lane's starts sampled this many times a batch: where to cut
+
+
 @dataclass(frozen=True)
 class Bounds:
-    """Per lane, what finds a range's boundary without reading every event: each CPU
-    thread's begin/end points in time order; each GPU stream's activities by start, with the
-    running latest end and when each was queued (its launch call's start). And what finds
-    the slices overlapping a range: all but the longest (`long`, 0.1 %) by start, so a range's
-    are those starting from its start less `short` (the longest of them) to its end."""
+    """Per lane, what finds a range's boundary and its slices without a whole-trace array
+    (the events are sorted by lane, then start: a lane's slices are a run of rows and its
+    starts a view of the time column): each CPU thread's begin and end points in time order;
+    each GPU stream's activities by start, with the running latest end and when each was
+    queued (its launch call's start). The slices overlapping a range are, per lane, those
+    starting from its start less `short` (the longest but the `long` 0.1 %) to its end.
+    ~8 bytes a CPU slice and 24 a GPU activity kept (an array of every slice by start and
+    each thread's points as one array kept ~40 bytes a slice: 1.3 GB for a 10 GB trace)."""
 
-    cpu: list[np.ndarray]
+    runs: list[tuple[int, int]]  # each lane's rows [a, z), lanes with graph rows only
+    cpu: list[tuple[np.ndarray, np.ndarray]]  # per CPU thread: starts, ends, in time order
     gpu: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     sync_end: np.ndarray  # blocking calls by return
     sync_begin: np.ndarray
-    by_start: np.ndarray  # rows of duration <= short, by start
-    starts: np.ndarray  # their starts
     short: int
     long: np.ndarray  # rows of duration > short
     span: tuple[int, int]  # first and last start of all
+    count: int  # the graph's slices
+    sample: np.ndarray  # every `stride`-th start of each lane, sorted: where to cut
+    stride: int
+
+    def rank(self, times: np.ndarray) -> np.ndarray:
+        """How many of the graph's slices start before each of `times`."""
+        out = np.zeros(len(times), I64)
+        for starts in self._starts():
+            out += np.searchsorted(starts, times, side="left")
+        return out
+
+    def every(self, cap: int) -> np.ndarray:
+        """About every `cap`-th start, in time order (exact where the stride is 1)."""
+        step = max(1, cap // self.stride)
+        return self.sample[step::step]
+
+    def _starts(self) -> list[np.ndarray]:
+        return [starts for starts, _ends in self.cpu] + [ts for ts, _run, _q in self.gpu]
 
 
-def bounds_of(ctx: Context, rows: np.ndarray) -> Bounds:
-    """The `Bounds` of the graph's rows (the temporaries let go as soon as read: they are
-    what this costs per slice, next to the batch's graph)."""
-    cpu_rows = rows[~ctx.gpu[rows]]
-    lane = ctx.lane[cpu_rows]
-    order = np.argsort(lane, kind="stable")
-    cpu_rows, lane = cpu_rows[order], lane[order]
-    del order
-    split = np.flatnonzero(lane[1:] != lane[:-1]) + 1
-    del lane
-    cpu = [np.sort(np.concatenate([ctx.ts[k], ctx.end[k]])) for k in np.split(cpu_rows, split)]
-    del cpu_rows
+def bounds_of(ctx: Context, cap: int = 0) -> Bounds:
+    """The `Bounds` of the graph's rows, lane by lane (the only temporaries are one lane's).
+    `cap`: the batch size the cuts will be asked for (`every`), which sets the sample."""
+    lane = ctx.lane
+    offsets = np.searchsorted(lane, np.arange(int(lane[-1]) + 2 if len(lane) else 1))
+    runs: list[tuple[int, int]] = []
+    cpu: list[tuple[np.ndarray, np.ndarray]] = []
+    gpu: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     launch = ctx.launch
-    lts = np.where(launch >= 0, ctx.ts[np.clip(launch, 0, None)], ctx.ts[ctx.gpu_rows])
-    gts = ctx.ts[ctx.gpu_rows]
-    queued = np.where(gts >= lts, lts, gts)
-    glane, gend = ctx.lane[ctx.gpu_rows], ctx.end[ctx.gpu_rows]
-    gpu = []
-    for ln in np.unique(glane).tolist():
-        k = np.flatnonzero(glane == ln)
-        k = k[np.argsort(gts[k], kind="stable")]
-        gpu.append((gts[k], np.maximum.accumulate(gend[k]), queued[k]))
-    s = rows[ctx.is_sync[rows]]
+    for a, z in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        if a == z:
+            continue
+        on_cpu = ctx.cpu[a:z]
+        g = np.searchsorted(ctx.gpu_rows, [a, z])
+        if g[1] > g[0]:
+            k = np.arange(g[0], g[1])
+            rows = ctx.gpu_rows[k]
+            gts = ctx.ts[rows]
+            lts = np.where(launch[k] >= 0, ctx.ts[np.clip(launch[k], 0, None)], gts)
+            gpu.append((gts, np.maximum.accumulate(ctx.end[rows]), np.minimum(gts, lts)))
+        if on_cpu.any():
+            whole = bool(on_cpu.all())  # its starts are a view of the time column
+            starts = ctx.ts[a:z] if whole else ctx.ts[a:z][on_cpu]
+            ends = ctx.end[a:z] if whole else ctx.end[a:z][on_cpu]
+            cpu.append((starts, np.sort(ends)))
+        if g[1] > g[0] or on_cpu.any():
+            runs.append((a, z))
+    short, long = _short_and_long(ctx, runs)
+    s = np.flatnonzero(ctx.is_sync & (ctx.gpu | ctx.cpu))
     order = np.argsort(ctx.end[s], kind="stable")
-    ts = ctx.ts[rows]
-    span = (int(ts.min()), int(ts.max())) if len(ts) else (0, 0)
-    dur = ctx.end[rows] - ts
-    del ts
-    short = int(np.percentile(dur, 99.9)) if len(dur) else 0
-    is_short = dur <= short
-    del dur
-    by_start = rows[is_short]
-    starts = ctx.ts[by_start]
-    first = np.argsort(starts, kind="stable")
-    starts = starts[first]  # one array reordered at a time: the peak of this step
-    by_start = by_start[first]
-    del first
-    return Bounds(cpu, gpu, ctx.end[s][order], ctx.ts[s][order], by_start, starts, short,
-                   rows[~is_short], span)  # fmt: skip
+    by_lane = [x for x, _e in cpu] + [x for x, _r, _q in gpu]  # each lane's starts
+    count = sum(len(x) for x in by_lane)
+    span = (min(int(x[0]) for x in by_lane), max(int(x[-1]) for x in by_lane)) if count else (0, 0)
+    stride = max(1, cap // (SAMPLES_PER_BATCH * max(1, len(by_lane))))
+    sample = np.sort(
+        np.concatenate([np.zeros(0, I64), *(x[stride - 1 :: stride] for x in by_lane)])
+    )
+    return Bounds(runs, cpu, gpu, ctx.end[s][order], ctx.ts[s][order], short, long, span,
+                  count, sample, stride)  # fmt: skip
+
+
+def _durations(
+    ctx: Context, runs: list[tuple[int, int]]
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(rows, durations) of the graph's slices, `CHUNK` rows of a lane at a time."""
+    for a, z in runs:
+        for c in range(a, z, CHUNK):
+            d = min(c + CHUNK, z)
+            rows = c + np.flatnonzero(ctx.gpu[c:d] | ctx.cpu[c:d])
+            yield rows, ctx.end[rows] - ctx.ts[rows]
+
+
+def _short_and_long(ctx: Context, runs: list[tuple[int, int]]) -> tuple[int, np.ndarray]:
+    """`short`, about the longest duration but the 0.1 % longest (any value is right: it
+    only splits the slices between the search by start and the `long` list), and the rows
+    longer than it. Found chunk by chunk, never every slice's duration at once."""
+    n = sum(int(np.count_nonzero(ctx.gpu[a:z] | ctx.cpu[a:z])) for a, z in runs)
+    if not n:
+        return 0, np.zeros(0, I64)
+    keep = max(1, int(n * LONG_SHARE))
+    tops = [np.zeros(0, I64)]
+    for _rows, dur in _durations(ctx, runs):
+        if len(dur) > keep:
+            dur.partition(len(dur) - keep)
+            dur = dur[-keep:]
+        tops.append(np.sort(dur)[-keep:])
+        if len(tops) > 64:  # the running top `keep`, not one per chunk
+            tops = [np.sort(np.concatenate(tops))[-keep:]]
+    top = np.sort(np.concatenate(tops))
+    short = int(top[-keep])
+    long = [rows[dur > short] for rows, dur in _durations(ctx, runs)]
+    return short, np.concatenate([np.zeros(0, I64), *long]).astype(I64)
 
 
 def _earliest(b: Bounds, lo: int, hi: int) -> int:
@@ -128,13 +187,17 @@ def _earliest(b: Bounds, lo: int, hi: int) -> int:
     low = lo
     last_before: list[int] = []
     new_thread = False
-    for pts in b.cpu:
-        i = int(np.searchsorted(pts, lo, side="right"))
-        inside = int(np.searchsorted(pts, hi, side="right")) > i
-        if i:
-            last_before.append(int(pts[i - 1]))
-        if inside and i:
-            low = min(low, int(pts[i - 1]))
+    for starts, ends in b.cpu:  # its points: the two sorted arrays read as one
+        i_s, j_s = np.searchsorted(starts, [lo, hi], side="right").tolist()
+        i_e, j_e = np.searchsorted(ends, [lo, hi], side="right").tolist()
+        i = i_s + i_e
+        inside = j_s + j_e > i
+        if i:  # the last point at or before lo
+            last = int(starts[i_s - 1]) if i_s else int(ends[i_e - 1])
+            last = max(last, int(ends[i_e - 1])) if i_e else last
+            last_before.append(last)
+            if inside:
+                low = min(low, last)
         new_thread |= inside and not i
     if new_thread and last_before:
         low = min(low, *last_before)
@@ -158,9 +221,15 @@ def range_rows(ctx: Context, b: Bounds, lo: int, hi: int) -> np.ndarray:
     (`_earliest`), the launch calls of its GPU activities and what their recorded waits
     waited for."""
     low = _earliest(b, lo, hi)
-    i, j = np.searchsorted(b.starts, [low - b.short, hi], side="right")
-    near = b.by_start[i:j]
-    near = near[ctx.end[near] >= low]
+    parts = [np.zeros(0, I64)]
+    for a, z in b.runs:  # each lane's slices starting from low - short to hi
+        starts = ctx.ts[a:z]
+        i, j = np.searchsorted(starts, low - b.short), np.searchsorted(starts, hi, side="right")
+        if j > i:
+            r = np.arange(a + i, a + j)
+            end = ctx.end[r]
+            parts.append(r[(ctx.gpu[r] | ctx.cpu[r]) & (end >= low) & (end - ctx.ts[r] <= b.short)])
+    near = np.concatenate(parts)
     long = b.long[(ctx.end[b.long] >= low) & (ctx.ts[b.long] <= hi)]
     keep = np.sort(np.concatenate([near, long]))
     gpu = keep[ctx.gpu[keep]]
@@ -174,19 +243,18 @@ def range_rows(ctx: Context, b: Bounds, lo: int, hi: int) -> np.ndarray:
 def batch_cuts(b: Bounds, steps: pd.DataFrame, cap: int) -> list[int]:
     """Batch boundaries over the whole time axis: at step starts where they can be, each
     batch starting at most `cap` slices' worth, at least one step."""
-    ts = b.starts
-    if not len(ts):
+    if not b.count:
         return []
     start = steps["start_ns"].to_numpy(dtype=I64)
     stop = steps["end_ns"].to_numpy(dtype=I64)
     first = min(b.span[0], int(start.min()) if len(start) else b.span[0])
     last = max(b.span[1], int(stop.max()) if len(stop) else b.span[1]) + 1
-    fill = ts[cap::cap]  # where no step is: cut every `cap` slices
+    fill = b.every(cap)  # where no step is: cut every `cap` slices
     s, e = merge_intervals(start, stop)
     k = np.searchsorted(s, fill, side="right") - 1
     inside = (k >= 0) & (fill < e[np.clip(k, 0, None)]) if len(s) else np.zeros(len(fill), bool)
     cand = np.unique(np.concatenate([[first, last], start, fill[~inside]]))
-    count = np.diff(np.searchsorted(ts, cand, side="left"))
+    count = np.diff(b.rank(cand))
     cuts = [int(cand[0])]
     held = 0
     for c, n in zip(cand[:-1].tolist(), count.tolist(), strict=True):
@@ -271,14 +339,14 @@ def walked(tl: Timeline, steps: pd.DataFrame, batch_bytes: int | None = None) ->
         return Walked([], 0.0)
     steps = steps.reset_index(drop=True)
     ctx = context(tl)
-    rows = ctx.rows
     if (steps["row"].to_numpy() < 0).any():  # the whole recording as one step
-        graph, links, _ = _walk(tl, ctx, rows, steps, None)
+        graph, links, _ = _walk(tl, ctx, ctx.rows, steps, None)
         return Walked(links, graph.typical)
-    bounds = bounds_of(ctx, rows)
+    cap = cap_of(batch_bytes)
+    bounds = bounds_of(ctx, cap)
     owned: list[np.ndarray] = []
     batches: list[_Batch] = []
-    for a, z, lo, hi, mine in ranges(ctx, bounds, steps, cap_of(batch_bytes)):
+    for a, z, lo, hi, mine in ranges(ctx, bounds, steps, cap):
         sub = range_rows(ctx, bounds, lo, hi)
         graph, links, ties = _walk(tl, ctx, sub, steps[mine], None)
         # the binding launches of the activities starting in [a, z): counted once, here

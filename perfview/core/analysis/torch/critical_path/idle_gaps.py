@@ -137,9 +137,8 @@ def _batched_label(tl: Timeline, ctx: Context, steps: pd.DataFrame, g_lane: np.n
     k = np.searchsorted(s, ge, side="left") - 1
     wanted = np.flatnonzero((k >= 0) & (e[np.clip(k, 0, None)] > gs))
     n = len(gs)
-    rows = ctx.rows
     cap = max(1, (BATCH_BYTES if batch_bytes is None else batch_bytes) // BYTES_PER_SLICE)
-    bounds = bounds_of(ctx, rows)
+    bounds = bounds_of(ctx, cap)
     cuts = np.asarray(batch_cuts(bounds, steps, cap), I64)
     at = np.where(nxt[wanted] >= 0, ctx.ts[np.clip(nxt[wanted], 0, None)], cuts[0])
     owner = np.clip(np.searchsorted(cuts, at, side="right") - 1, 0, max(len(cuts) - 2, 0))

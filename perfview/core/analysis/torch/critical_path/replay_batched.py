@@ -186,7 +186,7 @@ def cuts_of(bounds: batched.Bounds, t0: int, top: int, cap: int) -> np.ndarray:
     """The replay's batch boundaries: every `cap` slices by start, steps or not (a step's
     path is walked once the batch holding its end is replayed, so a step bigger than a batch
     is replayed in several); the ranges (c - 1, next - 1] cover t0 to `top`."""
-    return np.unique(np.concatenate([[t0], bounds.starts[cap::cap], [top + 1]]).astype(I64))
+    return np.unique(np.concatenate([[t0], bounds.every(cap), [top + 1]]).astype(I64))
 
 
 def typical_launch(tl: Timeline, ctx: Context, bounds: batched.Bounds, cuts: np.ndarray) -> float:
@@ -249,9 +249,10 @@ def replayed(
 
     if whole or (batch_bytes is None and fits_whole(len(rows))):
         return on_the_whole_graph()
-    bounds = batched.bounds_of(ctx, rows)
+    cap = batched.cap_of(batch_bytes)
+    bounds = batched.bounds_of(ctx, cap)
     top = int(max(ctx.end[rows].max(), ctx.ts[rows].max()))
-    cuts = cuts_of(bounds, carried.t0, top, batched.cap_of(batch_bytes))
+    cuts = cuts_of(bounds, carried.t0, top, cap)
     if len(cuts) == 2:  # one batch
         return on_the_whole_graph()
     typical = (  # the trace's whatever the batches: they cover the axis, each launch once

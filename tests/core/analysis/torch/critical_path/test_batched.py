@@ -221,7 +221,7 @@ def test_every_node_of_a_batch_keeps_its_binding_edge(rel: str) -> None:
     _t, whole_via = whole.replay()
     ctx = context(tl)
     rows = ctx.rows
-    bounds = batched.bounds_of(ctx, rows)
+    bounds = batched.bounds_of(ctx, 97)
     cuts = batched.batch_cuts(bounds, walk.steps_of(tl).iloc[:0], 97)
     assert len(cuts) > 40
     smaller = 0
@@ -254,3 +254,50 @@ def test_a_batch_walked_with_another_median_is_walked_again(
     monkeypatch.setattr(batched, "_walk", first_with_zero)
     _assert_same(batched.step_links(tl, steps, 3000 * batched.BYTES_PER_SLICE), _whole(tl, steps))
     assert any(again)
+
+
+@pytest.mark.parametrize("rel", GPU)
+def test_the_bounds_read_the_time_column_and_keep_no_array_of_every_slice(rel: str) -> None:
+    """`bounds_of` works lane by lane: a CPU thread's starts are the time column itself (the
+    events are sorted by lane, then start), and what it keeps beside them (the ends, the GPU
+    streams' arrays, the long slices, the sample where to cut) is ~8 bytes a CPU slice and 16
+    a GPU activity (an array of every slice by start and each thread's points kept 32 a
+    slice); its ranks and cuts are those of an array of every start."""
+    tl = _timeline(rel)
+    ctx = context(tl)
+    rows = ctx.rows
+    cap = 500
+    bounds = batched.bounds_of(ctx, cap)
+    assert any(np.shares_memory(starts, ctx.ts) for starts, _ends in bounds.cpu)
+    kept = [ends for _s, ends in bounds.cpu] + [a for trio in bounds.gpu for a in trio[1:]]
+    kept += [bounds.long, bounds.sample] + [s for s, _e in bounds.cpu if s.base is None]
+    assert sum(a.nbytes for a in kept) < 12 * len(rows)
+    starts = np.sort(ctx.ts[rows])
+    assert bounds.count == len(rows)
+    assert bounds.span == (int(starts[0]), int(starts[-1]))
+    times = starts[:: max(1, len(starts) // 50)] + 1
+    assert np.array_equal(bounds.rank(times), np.searchsorted(starts, times, side="left"))
+    every = bounds.every(cap)
+    ranks = np.searchsorted(starts, every, side="left")
+    assert len(every) >= len(starts) // cap - 1
+    assert (np.diff(ranks) <= cap + cap // 4 + 1).all()  # about `cap` slices apart
+
+
+def test_each_gpu_activity_is_launched_by_the_first_call_with_its_correlation_id() -> None:
+    """`graph._launches` by sorting: the first runtime call (by row) with the activity's id,
+    -1 for an id no call has or a negative one; the same as a pandas index lookup."""
+    from perfview.core.analysis.torch.critical_path.graph import _launches
+
+    rng = np.random.default_rng(7)
+    corr = rng.integers(-2, 400, 5000)
+    runtime = np.sort(rng.choice(5000, 1500, replace=False))
+    gpu_rows = np.setdiff1d(np.arange(5000), runtime)[::3]
+    by_corr = pd.Series(runtime, index=corr[runtime])
+    by_corr = by_corr[~by_corr.index.duplicated(keep="first")]
+    want = by_corr.reindex(corr[gpu_rows]).fillna(-1).to_numpy(dtype=np.int64)
+    want[corr[gpu_rows] < 0] = -1
+    got = _launches(corr, runtime, gpu_rows)
+    assert np.array_equal(got, want)
+    assert (got >= 0).any()
+    assert (got == -1).any()
+    assert (_launches(corr, runtime[:0], gpu_rows) == -1).all()
