@@ -172,18 +172,28 @@ def outermost(events: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
 
 
 def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Union of intervals as sorted, disjoint (start, end) arrays (touching ones are joined)."""
+    """Union of intervals as sorted, disjoint (start, end) arrays (touching ones are joined).
+    A union already (`partition` merges its categories' unions) is given back as it is, and
+    input sorted by start is not sorted again; otherwise one sorted copy of each column is
+    made and reused in place."""
     start = np.asarray(start, dtype=I64)
     end = np.asarray(end, dtype=I64)
     if not len(start):
         return start[:0], end[:0]
-    order = np.argsort(start, kind="stable")
-    s = start[order]
-    e = np.maximum(end[order], s)
-    run = np.maximum.accumulate(e)
+    if bool((start[1:] >= start[:-1]).all()):
+        if bool((start[1:] > end[:-1]).all()) and bool((end >= start).all()):
+            return start, end  # a union already: as it is
+        s, e = start, np.maximum(end, start)
+    else:
+        order = np.argsort(start, kind="stable")
+        s, e = start[order], end[order]
+        del order
+        np.maximum(e, s, out=e)
+    run = np.maximum.accumulate(e, out=e)  # e is a copy either way
     new = np.ones(len(s), dtype=bool)
     np.greater(s[1:], run[:-1], out=new[1:])
     first = np.flatnonzero(new)
+    del new
     # A group's end is the running maximum at its last member: every earlier group ended
     # before this one's first start (<= its first end), so the running maximum there is the
     # group's own. (The per-group `np.maximum.at` it replaces was most of the Overview's

@@ -24,6 +24,7 @@ memset time; it splits into `comm` (collective kernels), `compute` (other kernel
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ from perfview.core.analysis.torch.common import (
     device_properties,
     kind_mask,
     lane_devices,
+    merge_intervals,
     name_mask,
     outermost,
     partition,
@@ -126,20 +128,22 @@ def _intervals(timeline: Timeline, mask: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def category_intervals(timeline: Timeline) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (start, end) arrays of each BREAKDOWN category except `other`, in priority order:
-    of its outermost slices (`outermost`), which cover what all of them do."""
+    """The union of each BREAKDOWN category except `other`, in priority order, as sorted,
+    disjoint (start, end) arrays: made one category at a time from its outermost slices
+    (`outermost`, which cover what all of them do), so only one category's mask and
+    intervals are alive beside the unions made before it."""
     ev = timeline.events
-    comm = comm_kernel_mask(ev)
-    masks = [
-        comm,
-        kind_mask(ev, ("kernel",)) & ~comm,
-        kind_mask(ev, ("memcpy",)),
-        kind_mask(ev, ("memset",)),
-        kind_mask(ev, ("runtime",)),
-        name_mask(ev, "^" + DATALOADER_PREFIX.replace("(", r"\(").replace(")", r"\)")),
-        kind_mask(ev, ("cpu_op",)),
+    dataloader = "^" + DATALOADER_PREFIX.replace("(", r"\(").replace(")", r"\)")
+    masks: list[Callable[[], np.ndarray]] = [
+        lambda: comm_kernel_mask(ev),
+        lambda: kind_mask(ev, ("kernel",)) & ~comm_kernel_mask(ev),
+        lambda: kind_mask(ev, ("memcpy",)),
+        lambda: kind_mask(ev, ("memset",)),
+        lambda: kind_mask(ev, ("runtime",)),
+        lambda: name_mask(ev, dataloader),
+        lambda: kind_mask(ev, ("cpu_op",)),
     ]
-    return [_intervals(timeline, outermost(ev, m)) for m in masks]
+    return [merge_intervals(*_intervals(timeline, outermost(ev, mask()))) for mask in masks]
 
 
 @per_events

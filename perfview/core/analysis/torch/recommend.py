@@ -257,12 +257,7 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     top_rows = np.flatnonzero(top_level)
     top_ts = ts[top_rows]
     overlap = _covered_before(gs, ge, top_ts + dur[top_rows]) - _covered_before(gs, ge, top_ts)
-    by_op = (
-        pd.Series(overlap, index=text(names_at(ev, top_level)))
-        .groupby(level=0)
-        .sum()
-        .sort_values(ascending=False)
-    )
+    by_op = _time_by_name(ev, top_rows, overlap)
     names = ", ".join(f"{n} ({format_ns(float(v))})" for n, v in by_op.head(3).items() if v > 0)
     evidence = (
         f"{len(gs):,} GPU idle gaps of ≥ {format_ns(IDLE_GAP_NS)} add up to {format_ns(idle)} "
@@ -273,6 +268,21 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
                    "high" if pct_window > 30 else "medium", evidence,
                    "gpu_idle_gap_pct", pct_window, IDLE_GAP_PCT,
                    _longest_first(top_rows, overlap))  # fmt: skip
+
+
+def _time_by_name(events: pd.DataFrame, rows: np.ndarray, weight: np.ndarray) -> pd.Series:
+    """`weight` of `rows` summed by name, biggest first. Through the names' codes (one
+    bincount) where the column is categorical: a Series of one name per row, grouped, was
+    0.4 GB for the 4M top-level operators of a 10 GB trace."""
+    names = events["name"]
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        codes = names.cat.codes.to_numpy()[rows]
+        named = codes >= 0  # a missing name is no group, as in a groupby
+        sums = np.bincount(codes[named], weights=weight[named], minlength=len(names.cat.categories))
+        by = pd.Series(sums, index=text(names.cat.categories))
+    else:
+        by = pd.Series(weight, index=text(names_at(events, rows)))
+    return by.groupby(level=0).sum().sort_values(ascending=False)
 
 
 def _longest_first(rows: np.ndarray, weight: np.ndarray) -> tuple[int, ...]:

@@ -79,3 +79,23 @@ def test_idle_gap_evidence_is_the_cpu_ops_in_the_gaps() -> None:
     names = [str(ev["name"].iat[r]) for r in found.rows]
     assert names[0] in found.evidence  # the single op with the most time in the gaps
     assert all(str(ev["kind"].iat[r]) == "cpu_op" for r in found.rows)
+
+
+@pytest.mark.parametrize("rel", [NCCL, RESNET_2021, RANK0])
+def test_time_by_name_through_the_codes_is_the_grouped_series(rel: str) -> None:
+    """The CPU-gap finding's time by operator name, summed through the categorical codes,
+    equals the per-row Series grouped by name (the path of a column that is not
+    categorical), for every name with time."""
+    import numpy as np
+    import pandas as pd
+
+    from perfview.core.analysis.torch.common import kind_mask, names_at, text
+
+    ev = timeline(rel).events
+    assert isinstance(ev["name"].dtype, pd.CategoricalDtype)
+    rows = np.flatnonzero(kind_mask(ev, ("cpu_op",)))
+    weight = (np.arange(len(rows)) % 7).astype(np.float64)
+    got = recommend._time_by_name(ev, rows, weight)
+    want = pd.Series(weight, index=text(names_at(ev, rows))).groupby(level=0).sum()
+    assert got[got > 0].sort_index().to_dict() == want[want > 0].sort_index().to_dict()
+    assert list(got.to_numpy()[:5]) == sorted(want.to_numpy(), reverse=True)[:5]
