@@ -400,9 +400,9 @@ def host_syncs(tl: Timeline) -> Finding | None:
     outer = rows.copy()  # the outermost cpu_op above each sync (aten::item, aten::to, …)
     cur = parent[rows]  # walked up from the syncs alone: no nearest ancestor of every row
     while (cur >= 0).any():
-        up = cur >= 0
-        outer = np.where(up & op[np.clip(cur, 0, None)], cur, outer)
-        cur = np.where(up, parent[np.clip(cur, 0, None)], -1)
+        up, at = cur >= 0, np.clip(cur, 0, None)
+        outer = np.where(up & op[at], cur, outer)
+        cur = np.where(up, parent[at], -1)
     names = pd.Series(idle, index=_names(tl, outer)).groupby(level=0).agg(["count", "sum"])
     names = names.sort_values("sum", ascending=False)
     ops = ", ".join(f"{n} ×{int(c)} ({format_ns(float(t))} idle after)"

@@ -244,17 +244,14 @@ def cpu_gaps(tl: Timeline) -> Finding | None:
     idle = float((ge - gs).sum())
     if idle <= 0:
         return None
-    op = outermost(ev, kind_mask(ev, ("cpu_op",)) & ~gpu_lane_mask(tl))  # no op above
-    top_level = op & (ev["depth"].to_numpy() >= 0)
-    top = np.flatnonzero(op)  # their union is every op's
-    os_, oe = merge_intervals(ts[top], ts[top] + dur[top])
-    del top, op
+    top = np.flatnonzero(outermost(ev, kind_mask(ev, ("cpu_op",)) & ~gpu_lane_mask(tl)))
+    os_, oe = merge_intervals(ts[top], ts[top] + dur[top])  # no op above: every op's union
     # CPU-op time inside the gaps: intersect the two unions via cumulative coverage.
     inside = float((_covered_before(os_, oe, ge) - _covered_before(os_, oe, gs)).sum())
     pct_window = idle * 100.0 / (hi - lo)
     if not pct_window > IDLE_GAP_PCT or inside <= 0:
         return None
-    top_rows = np.flatnonzero(top_level)
+    top_rows = top[ev["depth"].to_numpy()[top] >= 0]
     top_ts = ts[top_rows]
     overlap = _covered_before(gs, ge, top_ts + dur[top_rows]) - _covered_before(gs, ge, top_ts)
     by_op = _time_by_name(ev, top_rows, overlap)

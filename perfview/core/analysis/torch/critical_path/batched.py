@@ -106,7 +106,14 @@ class Bounds:
         return self.sample[step::step]
 
     def _starts(self) -> list[np.ndarray]:
-        return [starts for starts, _ends in self.cpu] + [ts for ts, _run, _q in self.gpu]
+        return _lane_starts(self.cpu, self.gpu)
+
+
+def _lane_starts(
+    cpu: list[tuple[np.ndarray, np.ndarray]], gpu: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+) -> list[np.ndarray]:
+    """Each lane's starts of the graph's slices, in time order (CPU threads, then streams)."""
+    return [starts for starts, _ends in cpu] + [ts for ts, _run, _q in gpu]
 
 
 def bounds_of(ctx: Context, cap: int = 0) -> Bounds:
@@ -136,11 +143,11 @@ def bounds_of(ctx: Context, cap: int = 0) -> Bounds:
             cpu.append((starts, np.sort(ends)))
         if g[1] > g[0] or on_cpu.any():
             runs.append((a, z))
-    short, long = _short_and_long(ctx, runs)
+    by_lane = _lane_starts(cpu, gpu)
+    count = sum(len(x) for x in by_lane)
+    short, long = _short_and_long(ctx, runs, count)
     s = np.flatnonzero(ctx.is_sync & (ctx.gpu | ctx.cpu))
     order = np.argsort(ctx.end[s], kind="stable")
-    by_lane = [x for x, _e in cpu] + [x for x, _r, _q in gpu]  # each lane's starts
-    count = sum(len(x) for x in by_lane)
     span = (min(int(x[0]) for x in by_lane), max(int(x[-1]) for x in by_lane)) if count else (0, 0)
     stride = max(1, cap // (SAMPLES_PER_BATCH * max(1, len(by_lane))))
     sample = np.sort(
@@ -163,11 +170,11 @@ def _durations(
             yield rows, ctx.end[rows] - ctx.ts[rows]
 
 
-def _short_and_long(ctx: Context, runs: list[tuple[int, int]]) -> tuple[int, np.ndarray]:
-    """`short`, about the longest duration but the 0.1 % longest (any value is right: it
-    only splits the slices between the search by start and the `long` list), and the rows
-    longer than it. Found chunk by chunk, never every slice's duration at once."""
-    n = sum(int(np.count_nonzero(ctx.gpu[a:z] | ctx.cpu[a:z])) for a, z in runs)
+def _short_and_long(ctx: Context, runs: list[tuple[int, int]], n: int) -> tuple[int, np.ndarray]:
+    """`short`, about the longest duration but the 0.1 % longest of the `n` slices of `runs`
+    (any value is right: it only splits the slices between the search by start and the
+    `long` list), and the rows longer than it. Found chunk by chunk, never every slice's
+    duration at once."""
     if not n:
         return 0, np.zeros(0, I64)
     keep = max(1, int(n * LONG_SHARE))
