@@ -25,7 +25,7 @@ import pytest
 
 from perfview.core.analysis.torch import kernels as torch_kernels
 from perfview.core.analysis.torch import overview
-from perfview.core.analysis.torch.common import partition
+from perfview.core.analysis.torch.unions import partition
 from perfview.core.model import Timeline
 from perfview.core.pages import PAGES
 from perfview.loaders import load

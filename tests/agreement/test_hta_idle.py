@@ -130,7 +130,8 @@ HTA_OVERLAP_PCT = 14.31  # HTA 0.5.0 get_comm_comp_overlap on this file
 def test_hta_overlap_definition_on_perfview_columns_gives_htas_figure() -> None:
     """HTA: collective kernels against the other kernels, last step left out, whole µs;
     perfview: the same share over every step (15.61 %), as OVERLAP_DEFINITION says."""
-    from perfview.core.analysis.torch.common import comm_kernel_mask, merge_intervals
+    from perfview.core.analysis.torch.common import comm_kernel_mask
+    from perfview.core.analysis.torch.unions import merge_intervals
 
     tl = load(sample(NCCL)).timeline
     assert tl is not None

@@ -31,8 +31,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, merge_intervals
+from perfview.core.analysis.torch.common import (
+    I64,
+)
 from perfview.core.analysis.torch.job_views import match
+from perfview.core.analysis.torch.unions import merge_intervals
 from perfview.core.compare import significance
 from perfview.core.compare.diff import MIN_SHARE_PCT
 from perfview.core.compare.runs import (

@@ -30,14 +30,13 @@ from perfview.core.analysis.torch.common import (
     I64,
     comm_kernel_mask,
     kind_mask,
-    merge_intervals,
-    partition,
 )
 from perfview.core.analysis.torch.critical_path.job_what_if import collective_waits
 from perfview.core.analysis.torch.critical_path.path import critical_path_table
 from perfview.core.analysis.torch.critical_path.path import steps_table as critical_steps_table
 from perfview.core.analysis.torch.overview import steps_table, utilization_table
 from perfview.core.analysis.torch.ranks import rank_from_meta, rank_from_name
+from perfview.core.analysis.torch.unions import merge_intervals, partition
 from perfview.core.model import Bundle, Timeline
 from perfview.core.model.job import Job, RankFailure, RankReduction
 

@@ -22,11 +22,11 @@ from perfview.core.analysis.torch.common import (
     kind_mask,
     name_mask,
     names_at,
-    partition,
     per_events,
     text,
 )
 from perfview.core.analysis.torch.overview import BREAKDOWN, category_intervals
+from perfview.core.analysis.torch.unions import partition
 from perfview.core.model import Timeline
 
 HOW_TO_STEP = (

@@ -39,13 +39,12 @@ from perfview.core.analysis.torch.common import (
     device_properties,
     kind_mask,
     lane_devices,
-    merge_intervals,
     name_mask,
     outermost,
-    partition,
     per_events,
     step_rows,
 )
+from perfview.core.analysis.torch.unions import merge_intervals, partition
 from perfview.core.model import Timeline
 
 BREAKDOWN = ("comm", "kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other")

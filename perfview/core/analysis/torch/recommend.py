@@ -23,7 +23,6 @@ from perfview.core.analysis.torch.common import (
     gpu_lane_mask,
     kind_mask,
     lane_devices,
-    merge_intervals,
     name_mask,
     names_at,
     outermost,
@@ -47,6 +46,7 @@ from perfview.core.analysis.torch.overview import (
     steps_table,
     utilization_table,
 )
+from perfview.core.analysis.torch.unions import merge_intervals
 from perfview.core.model import Timeline
 from perfview.core.model.units import format_bytes, format_ns
 

@@ -30,11 +30,11 @@ from perfview.core.analysis.torch.common import (
     gpu_lane_mask,
     kind_mask,
     lane_devices,
-    merge_intervals,
     names_at,
     text,
 )
 from perfview.core.analysis.torch.ranks import rank_from_meta
+from perfview.core.analysis.torch.unions import merge_intervals
 from perfview.core.model import Timeline
 
 OUTLIER_IQR = 3.0

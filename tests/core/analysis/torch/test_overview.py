@@ -9,11 +9,10 @@ from perfview.core.analysis.torch import overview
 from perfview.core.analysis.torch.common import (
     OUTERMOST_CHUNK,
     kind_mask,
-    merge_intervals,
     outermost,
-    partition,
 )
 from perfview.core.analysis.torch.overview_table import overview_table
+from perfview.core.analysis.torch.unions import merge_intervals, partition
 from tests.core.analysis.torch._raw import NCCL, RANK0, RESNET_2021, ROCM, events, ns, raw, timeline
 from tests.core.analysis.torch._synthetic import make
 
@@ -174,7 +173,7 @@ def test_the_split_is_the_same_a_time_range_at_a_time(
 ) -> None:
     """`partition` over ranges of ~16 intervals (windows split across their edges, steps and
     a window of the whole trace) gives each window the same times as in one pass."""
-    import perfview.core.analysis.torch.common as common
+    from perfview.core.analysis.torch import unions
 
     tl = timeline(rel)
     cats = overview.category_intervals(tl)
@@ -184,9 +183,9 @@ def test_the_split_is_the_same_a_time_range_at_a_time(
         (np.array([0], dtype=np.int64), np.array([tl.duration_ns], dtype=np.int64)),
     ]
     whole = [partition(cats, s, e) for s, e in windows]
-    monkeypatch.setattr(common, "PARTITION_CHUNK", 16)
-    monkeypatch.setattr(common, "_SAMPLE", 2)
-    assert len(common._ranges([merge_intervals(s, e) for s, e in cats], 0, tl.duration_ns)) > 3
+    monkeypatch.setattr(unions, "PARTITION_CHUNK", 16)
+    monkeypatch.setattr(unions, "_SAMPLE", 2)
+    assert len(unions._ranges([merge_intervals(s, e) for s, e in cats], 0, tl.duration_ns)) > 3
     for (s, e), want in zip(windows, whole, strict=True):
         got = partition(cats, s, e)
         assert np.array_equal(got, want)

@@ -41,7 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, merge_intervals
+from perfview.core.analysis.torch.common import (
+    I64,
+)
 from perfview.core.analysis.torch.critical_path.graph import (
     LAUNCH,
     Context,
@@ -56,6 +58,7 @@ from perfview.core.analysis.torch.critical_path.walk import (
     links_of,
     step_paths,
 )
+from perfview.core.analysis.torch.unions import merge_intervals
 from perfview.core.model import Timeline
 
 BYTES_PER_SLICE = 340  # peak while a graph is made (tracemalloc, 1 GB NCCL replica)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import I64, merge_intervals
+from perfview.core.analysis.torch.common import (
+    I64,
+)
 from perfview.core.analysis.torch.critical_path.batched import (
     BATCH_BYTES,
     BYTES_PER_SLICE,
@@ -44,6 +46,7 @@ from perfview.core.analysis.torch.critical_path.graph import (
     position_in,
 )
 from perfview.core.analysis.torch.critical_path.walk import steps_of
+from perfview.core.analysis.torch.unions import merge_intervals
 from perfview.core.model import Timeline
 
 CAUSES = (
