@@ -306,8 +306,8 @@ class Folder:
         return range(n) if self.verify else range(0)
 
     def array(self, name: str) -> np.ndarray:
-        """The part `name` as an array of its own (a copy-on-write map of the file: writes
-        to it stay in this process), after checking its size and checksums."""
+        """The part `name` as an array of its own (a read-only map of the file, where the
+        platform has them), after checking its size and checksums."""
         info = self._info(name)
         try:
             dtype = np.dtype(info["dtype"])
@@ -417,19 +417,22 @@ class BlockCheck:
 
 
 def _private_array(fh: Any, dtype: np.dtype[Any], length: int) -> np.ndarray | None:
-    """The file's `length` items mapped copy-on-write (`readahead.map_file`): the page
-    cache's pages themselves, not a copy into fresh memory (a 1 GB trace's cached columns,
-    390 MB: 0.1 s of copying on reopen). Safe because a published part is never rewritten
-    in place: a new entry is a new folder, and a removed one stays readable while mapped.
-    map_file keeps no file descriptor open per array (Python 3.11's mmap would: one per
-    column of every open document). Where the platform has no such maps, the part is read
-    into a fresh array instead (None: the read came up short)."""
+    """The file's `length` items mapped copy-on-write (`readahead.map_file`) and marked
+    read-only: the page cache's pages themselves, not a copy into fresh memory (a 1 GB
+    trace's cached columns, 390 MB: 0.1 s of copying on reopen). Safe because a published
+    part is never rewritten in place: a new entry is a new folder, and a removed one stays
+    readable while mapped. map_file keeps no file descriptor open per array (Python 3.11's
+    mmap would: one per column of every open document). Where the platform has no such
+    maps, the part is read into a fresh array instead (None: the read came up short)."""
     if length == 0:
         return np.empty(0, dtype=dtype)
     size = length * dtype.itemsize
     view = readahead.map_file(fh.fileno(), size, complete=True)  # published: never rewritten
     if view is not None:
-        return np.frombuffer(view, dtype=dtype, count=length)
+        mapped = np.frombuffer(view, dtype=dtype, count=length)
+        # read-only: so its pages may be given back once read (`core.model.mapped_pages`)
+        mapped.flags.writeable = False
+        return mapped
     arr = np.empty(length, dtype=dtype)
     return arr if fh.readinto(_raw(arr)) == size else None
 

@@ -6,7 +6,8 @@ rule of the Overview's findings, on a trace opened as the window opens it.
 
 FILE is opened through the document owner with the parsed-trace cache (a second run maps
 the stored columns, as a reopened window does; the first parses). Then, in this process,
-`path_segments` (the track's work) and every finding rule run one after another; beside each
+`path_segments` (the track's work) and the findings (`recommendations`, its rules one after
+another as the Overview runs them) run; beside each
 it prints wall seconds, the process's anonymous RSS before, at its peak (sampled every 10 ms)
 and after, and the peak of anonymous + file pages (what RSS counts: the mapped columns the
 analysis reads). `--repo` runs another checkout's analyses (its `perfview` first on the path)
@@ -92,9 +93,9 @@ def main() -> int:
     print(f"opened in {time.perf_counter() - start:.1f} s: {len(timeline.events):,} slices")
     peak = Peak()
     _timed(peak, "critical-path track", path_segments)(timeline)
-    rules = [_timed(peak, rule.__name__, rule) for rule in recommend.RULES]
-    for rule in rules:
-        rule(timeline)
+    # the rules run as the Overview runs them (`recommendations`: what each does after one)
+    recommend.RULES = tuple(_timed(peak, rule.__name__, rule) for rule in recommend.RULES)
+    recommend.recommendations(timeline)
     return 0
 
 

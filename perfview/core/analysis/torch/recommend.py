@@ -47,7 +47,7 @@ from perfview.core.analysis.torch.overview import (
     utilization_table,
 )
 from perfview.core.analysis.torch.unions import merge_intervals
-from perfview.core.model import Timeline
+from perfview.core.model import Timeline, mapped_pages
 from perfview.core.model.units import format_bytes, format_ns
 
 LOW_UTIL_PCT = 50.0
@@ -312,7 +312,11 @@ def recommendations(timeline: Timeline) -> list[Finding]:
     """Every rule that fires, most severe first (rule order within a severity); within a
     severity a finding whose evidence slices are all off the critical path comes after the
     others, and says so."""
-    found = [f for rule in RULES if (f := rule(timeline)) is not None]
+    found = []
+    for rule in RULES:
+        if (finding := rule(timeline)) is not None:
+            found.append(finding)
+        mapped_pages.give_back(timeline.events)  # what the rule read of the columns
     off = _off_path(timeline, found)
     found = [
         replace(f, evidence=f.evidence + OFF_PATH) if o else f

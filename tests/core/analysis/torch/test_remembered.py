@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfview.core.analysis.torch import overview, remembered
+from perfview.core.analysis.torch import common, overview, remembered
 from perfview.core.analysis.torch.common import per_events
 from perfview.core.analysis.torch.critical_path.graph import build_graph
 from perfview.core.model import Timeline
@@ -72,3 +72,20 @@ def test_a_trace_result_over_the_budget_is_made_again_each_time_and_stays_right(
     assert len(calls) == 3
     pd.testing.assert_frame_equal(a, b)
     pd.testing.assert_frame_equal(a, first)
+
+
+def test_a_mask_is_remembered_a_bit_a_row_and_handed_out_whole() -> None:
+    """The kind and name masks are kept packed (a 20 GB trace's were 67 MB each); each ask
+    gets the same rows as a fresh computation, in an array of its own."""
+    tl = timeline(NCCL)
+    events = tl.events
+    fresh = (events["kind"] == "kernel").to_numpy()
+    before = remembered.total()
+    first = common.kind_mask(events, ("kernel",))
+    assert remembered.total() - before <= len(events) // 8 + 1
+    assert first.dtype == bool
+    assert np.array_equal(first, fresh)
+    first[:] = ~first  # the caller's own: the next ask is unchanged
+    again = common.kind_mask(events, ("kernel",))
+    assert np.array_equal(again, fresh)
+    assert remembered.total() - before <= len(events) // 8 + 1  # remembered once

@@ -356,9 +356,13 @@ def walked(tl: Timeline, steps: pd.DataFrame, batch_bytes: int | None = None) ->
     ctx = context(tl)
     if (steps["row"].to_numpy() < 0).any():  # the whole recording as one step
         graph, links, _ = _walk(tl, ctx, ctx.rows, steps, None)
+        ctx.give_back(tl)
         return Walked(links, graph.typical)
     cap = cap_of(batch_bytes)
     bounds = bounds_of(ctx, cap)
+    # the context and bounds hold what the walks read of every slice: the columns' pages
+    # read to make them go back, and so do those a batch reads (`mapped_pages`)
+    ctx.give_back(tl)
     owned: list[np.ndarray] = []
     batches: list[_Batch] = []
     for a, z, lo, hi, mine in ranges(ctx, bounds, steps, cap):
@@ -373,6 +377,7 @@ def walked(tl: Timeline, steps: pd.DataFrame, batch_bytes: int | None = None) ->
             batches.append(_Batch(lo, hi, steps[mine], graph.typical, ties, links,
                                   np.flatnonzero(mine)))  # fmt: skip
         del graph
+        ctx.give_back(tl)
     every = np.concatenate(owned) if owned else np.zeros(0, I64)
     typical = float(np.median(every)) if len(every) else 0.0
     out: list[StepLinks | None] = [None] * len(steps)
@@ -380,8 +385,10 @@ def walked(tl: Timeline, steps: pd.DataFrame, batch_bytes: int | None = None) ->
         if ((b.ties <= b.typical) != (b.ties <= typical)).any():
             sub = range_rows(ctx, bounds, b.lo, b.hi)
             _graph, b.links, _ = _walk(tl, ctx, sub, b.steps, typical)
+            ctx.give_back(tl)
         for i, one in zip(b.which.tolist(), b.links, strict=True):
             out[i] = one
+    ctx.give_back(tl)
     return Walked([links for links in out if links is not None], typical)
 
 

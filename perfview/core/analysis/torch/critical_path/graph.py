@@ -50,7 +50,7 @@ from perfview.core.analysis.torch.common import (
     per_events,
 )
 from perfview.core.analysis.torch.critical_path import replay, threads
-from perfview.core.model import Timeline
+from perfview.core.model import Timeline, mapped_pages
 
 CHAIN, BUSY, STREAM, LAUNCH, SYNC, XSTREAM, SOURCE, XTHREAD = range(8)
 CATEGORIES = (
@@ -152,6 +152,13 @@ def with_descendants(tl: Timeline, mask: np.ndarray) -> np.ndarray:
     return out
 
 
+# A context whose per-slice arrays (15 bytes a slice) pass this is kept in a file on disk,
+# mapped read-only (`mapped_pages.on_disk`): a batch's walk reads its own rows of it, and
+# they are given back after it, so the working set is a batch's, not the trace's (1 GB of
+# anonymous memory at 20 GB). ~18M slices, a 5 GB trace: a smaller one stays in memory.
+SPILL_BYTES = 256 << 20
+
+
 @dataclass(frozen=True)
 class Context:
     """What the edges read of every event, made once per trace: a graph of the whole trace
@@ -178,6 +185,12 @@ class Context:
         """Every row the whole graph has a begin/end pair for."""
         return np.flatnonzero(self.gpu | self.cpu).astype(I64)
 
+    def give_back(self, tl: Timeline) -> None:
+        """Let go of the resident pages of what a batch read: the trace's stored columns
+        and, for a huge trace, the per-slice arrays here (`SPILL_BYTES`)."""
+        mapped_pages.give_back(tl.events)
+        mapped_pages.give_back_arrays(self.gpu, self.end)
+
 
 def context(tl: Timeline) -> Context:
     """The per-event inputs of `build` for `tl` (see `Context`)."""
@@ -191,6 +204,7 @@ def context(tl: Timeline) -> Context:
         kind_mask(ev, ("cpu_op",)) & name_mask(ev, SYNC_OP_RE)
     )
     loader = with_descendants(tl, name_mask(ev, "^" + _escape(DATALOADER_PREFIX)))
+    mapped_pages.give_back(ev)  # the kinds, names, times and parents read: ~25 bytes a slice
     comm_op = kind_mask(ev, ("comm",)) | (kind_mask(ev, ("cpu_op",)) & name_mask(ev, COMM_OP_RE))
     comm_kernel = kind_mask(ev, ("kernel",)) & name_mask(ev, COMM_KERNEL_RE)
     copy = kind_mask(ev, ("memcpy", "memset"))
@@ -199,7 +213,12 @@ def context(tl: Timeline) -> Context:
     runtime = np.flatnonzero(kind_mask(ev, ("runtime",)) & (corr >= 0) & (gpu | cpu))
     launch = _launches(corr, runtime, gpu_rows)
     waits = _recorded_waits(tl, gpu_rows, ts, end)
+    mapped_pages.give_back(ev)  # the correlation ids and what the waits read
     lane = ev["lane"].to_numpy()  # the column itself (int32): read, never changed
+    per_slice = [gpu, cpu, end, is_sync, loader, comm_op, comm_kernel, copy]
+    if sum(a.nbytes for a in per_slice) > SPILL_BYTES:
+        per_slice = mapped_pages.on_disk(per_slice)
+    gpu, cpu, end, is_sync, loader, comm_op, comm_kernel, copy = per_slice
     return Context(gpu, cpu, ts, end, lane, is_sync, loader, comm_op, comm_kernel, copy, gpu_rows,
                    launch, waits, _lane_device(tl))  # fmt: skip
 

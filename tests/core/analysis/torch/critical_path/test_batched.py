@@ -9,6 +9,7 @@ the ones measured before the graph was batched. Skips cleanly where the samples 
 from __future__ import annotations
 
 import itertools
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pandas as pd
 import pytest
 
 from perfview.core.analysis.torch.critical_path import batched, path, walk
+from perfview.core.analysis.torch.critical_path import graph as graph_module
 from perfview.core.analysis.torch.critical_path.graph import Graph, build, build_graph, context
 from perfview.core.model import Timeline
 from perfview.loaders import load
@@ -191,6 +193,23 @@ def test_batches_walk_the_whole_graphs_paths(rel: str) -> None:
         want = _whole(tl, steps)
         for budget in (None, 300 * batched.BYTES_PER_SLICE, 3000 * batched.BYTES_PER_SLICE):
             _assert_same(batched.step_links(tl, steps, budget), want)
+
+
+def test_a_huge_traces_context_on_disk_walks_the_same_paths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A context over `SPILL_BYTES` lies in a read-only file map (`mapped_pages.on_disk`),
+    its pages given back after each batch: the same paths as the context in memory."""
+    tl = _timeline("kineto_gpu/hta_nccl_data.json.gz")
+    steps = _made_up_steps(tl)
+    want = batched.step_links(tl, steps, 3000 * batched.BYTES_PER_SLICE)
+    monkeypatch.setattr(graph_module, "SPILL_BYTES", 0)
+    ctx = context(tl)
+    for arr in (ctx.gpu, ctx.cpu, ctx.end, ctx.is_sync, ctx.loader, ctx.copy):
+        assert not arr.flags.writeable
+        assert isinstance(arr.base.obj, mmap.mmap)  # a memoryview of the map
+    assert np.array_equal(ctx.end, tl.events["ts"].to_numpy() + tl.events["dur"].to_numpy())
+    _assert_same(batched.step_links(tl, steps, 3000 * batched.BYTES_PER_SLICE), want)
 
 
 def test_a_step_bigger_than_the_budget_is_walked_alone() -> None:
