@@ -325,7 +325,7 @@ def _arg_index(cols: Columns, sorted_src: np.ndarray, fast: ModuleType | None) -
     """Each slice's row among the events that have args (the args blob's index), in the
     slices' final order."""
     arg_rows = cols.cat_all("arg_rows").astype(I64, copy=False)
-    if fast is not None:
+    if fast is not None and cols.n < 2**31:  # its running count is int32
         ranks: np.ndarray = fast.rank_among(arg_rows, sorted_src, cols.n)
         return ranks
     return _rank_among(arg_rows, sorted_src, cols.n)

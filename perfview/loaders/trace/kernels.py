@@ -64,8 +64,10 @@ def times(
 @njit(cache=True, nogil=True)
 def rank_among(kept: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     """np.searchsorted(kept, rows) for sorted, distinct `kept` rows of 0..n-1 (see
-    `build._rank_among`), from one running count."""
-    before = np.empty(n + 1, dtype=np.int64)
+    `build._rank_among`), from one running count, kept as int32 (`build._arg_index` calls
+    this only for n < 2**31): 4 bytes an event less at the load's peak, where the build
+    runs it (200 MB at 10 GB)."""
+    before = np.empty(n + 1, dtype=np.int32)
     j = 0
     m = len(kept)
     for r in range(n + 1):
