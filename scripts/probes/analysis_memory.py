@@ -7,11 +7,11 @@ rule of the Overview's findings, on a trace opened as the window opens it.
 FILE is opened through the document owner with the parsed-trace cache (a second run maps
 the stored columns, as a reopened window does; the first parses). Then, in this process,
 `path_segments` (the track's work) and the findings (`recommendations`, its rules one after
-another as the Overview runs them) run; beside each
-it prints wall seconds, the process's anonymous RSS before, at its peak (sampled every 10 ms)
-and after, and the peak of anonymous + file pages (what RSS counts: the mapped columns the
-analysis reads). `--repo` runs another checkout's analyses (its `perfview` first on the path)
-on the same file. For the issue notes, not for CI.
+another as the Overview runs them) run; beside each it prints wall seconds, the process's
+anonymous RSS before, at its peak (sampled every 10 ms) and after, and the peak of anonymous
++ file pages (what RSS counts: the mapped columns the analysis reads). `--repo` runs another
+checkout's analyses (its `perfview` first on the path) on the same file. For the issue
+notes, not for CI.
 """
 
 from __future__ import annotations

@@ -23,22 +23,13 @@ from perfview.disk_files import DiskMap
 
 
 def give_back(frame: pd.DataFrame) -> int:
-    """Drop the resident pages of every column of `frame` that is a read-only map of a file
-    (`readahead.drop_unwritten`); returns the bytes those maps span. A column in memory, or
-    one that can be written (a private map's written pages are the only copy), is left."""
-    seen: set[int] = set()
-    spanned = 0
-    for _, series in frame.items():
-        values = series.array
-        root, owner = _owner(
-            values.codes if isinstance(values, pd.Categorical) else series.to_numpy()
-        )
-        if not readahead.is_file_map(owner) or id(owner) in seen or root.flags.writeable:
-            continue
-        seen.add(id(owner))
-        readahead.drop_unwritten(cast(mmap.mmap, owner), root.nbytes)
-        spanned += root.nbytes
-    return spanned
+    """Drop the resident pages of every column of `frame` that is a map of a file nothing
+    writes (`give_back_arrays`); returns the bytes those maps span."""
+    columns = [
+        values.codes if isinstance(values := series.array, pd.Categorical) else series.to_numpy()
+        for _, series in frame.items()
+    ]
+    return give_back_arrays(*columns)
 
 
 def on_disk(arrays: list[np.ndarray]) -> list[np.ndarray]:
@@ -65,15 +56,27 @@ def on_disk(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return [m if a.ndim == 1 else m.reshape(a.shape) for m, a in zip(mapped, arrays, strict=True)]
 
 
-def give_back_arrays(*arrays: np.ndarray) -> None:
-    """Drop the resident pages of the read-only maps (`on_disk`) under `arrays`."""
+def give_back_arrays(*arrays: np.ndarray) -> int:
+    """Drop the resident pages of the maps under `arrays` that nothing writes: a cache
+    entry's read-only columns (`readahead.drop_unwritten`) and the files of `on_disk`
+    (`readahead.give_back_read`); returns the bytes those maps span. An array in memory, or
+    in a map that can be written (a private map's written pages are the only copy), is
+    left."""
     seen: set[int] = set()
+    spanned = 0
     for arr in arrays:
-        _, owner = _owner(arr)
-        if isinstance(owner, mmap.mmap) and id(owner) not in seen:
-            seen.add(id(owner))
-            if readahead.is_read_only_map(owner):
-                readahead.give_back_read(owner, 0, len(owner))
+        root, owner = _owner(arr)
+        if id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        if readahead.is_read_only_map(owner):
+            mm = cast(mmap.mmap, owner)
+            readahead.give_back_read(mm, 0, len(mm))
+            spanned += len(mm)
+        elif readahead.is_file_map(owner) and not root.flags.writeable:
+            readahead.drop_unwritten(cast(mmap.mmap, owner), root.nbytes)
+            spanned += root.nbytes
+    return spanned
 
 
 def _padded(nbytes: int) -> int:

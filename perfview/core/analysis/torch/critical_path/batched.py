@@ -41,9 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import (
-    I64,
-)
+from perfview.core.analysis.torch.common import I64
 from perfview.core.analysis.torch.critical_path.graph import (
     LAUNCH,
     Context,

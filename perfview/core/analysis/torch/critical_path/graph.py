@@ -189,7 +189,8 @@ class Context:
         """Let go of the resident pages of what a batch read: the trace's stored columns
         and, for a huge trace, the per-slice arrays here (`SPILL_BYTES`)."""
         mapped_pages.give_back(tl.events)
-        mapped_pages.give_back_arrays(self.gpu, self.end)
+        mapped_pages.give_back_arrays(self.gpu, self.cpu, self.end, self.is_sync, self.loader,
+                                      self.comm_op, self.comm_kernel, self.copy)  # fmt: skip
 
 
 def context(tl: Timeline) -> Context:

@@ -19,9 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfview.core.analysis.torch.common import (
-    I64,
-)
+from perfview.core.analysis.torch.common import I64
 from perfview.core.analysis.torch.critical_path.batched import (
     BATCH_BYTES,
     BYTES_PER_SLICE,
