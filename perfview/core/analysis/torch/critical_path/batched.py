@@ -42,12 +42,11 @@ import numpy as np
 import pandas as pd
 
 from perfview.core.analysis.torch.common import I64
+from perfview.core.analysis.torch.critical_path.context import Context, context
 from perfview.core.analysis.torch.critical_path.graph import (
     LAUNCH,
-    Context,
     Graph,
     build,
-    context,
     position_in,
 )
 from perfview.core.analysis.torch.critical_path.walk import (

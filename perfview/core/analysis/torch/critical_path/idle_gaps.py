@@ -27,6 +27,7 @@ from perfview.core.analysis.torch.critical_path.batched import (
     bounds_of,
     range_rows,
 )
+from perfview.core.analysis.torch.critical_path.context import Context, context
 from perfview.core.analysis.torch.critical_path.graph import (
     CHAIN,
     COMM,
@@ -35,11 +36,9 @@ from perfview.core.analysis.torch.critical_path.graph import (
     STREAM,
     SYNC_CAT,
     XSTREAM,
-    Context,
     Graph,
     build,
     build_graph,
-    context,
     edge_names,
     position_in,
 )

@@ -34,13 +34,12 @@ import pandas as pd
 from perfview.core.analysis.torch import remembered
 from perfview.core.analysis.torch.common import I64
 from perfview.core.analysis.torch.critical_path import batched, replay
+from perfview.core.analysis.torch.critical_path.context import Context, context
 from perfview.core.analysis.torch.critical_path.graph import (
     LAUNCH,
-    Context,
     Graph,
     build,
     build_graph,
-    context,
 )
 from perfview.core.analysis.torch.critical_path.walk import StepLinks, steps_of
 from perfview.core.model import Timeline

@@ -28,6 +28,7 @@ import pandas as pd
 
 from perfview.core.analysis.torch.common import I64, kind_mask, name_mask
 from perfview.core.analysis.torch.critical_path import replay_batched
+from perfview.core.analysis.torch.critical_path.context import with_descendants
 from perfview.core.analysis.torch.critical_path.graph import (
     BUSY,
     CATEGORIES,
@@ -37,7 +38,6 @@ from perfview.core.analysis.torch.critical_path.graph import (
     SYNC,
     SYNC_CAT,
     Graph,
-    with_descendants,
 )
 from perfview.core.analysis.torch.critical_path.path import (
     StepLinks,

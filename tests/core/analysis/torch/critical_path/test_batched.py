@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 
 from perfview.core.analysis.torch.critical_path import batched, path, walk
-from perfview.core.analysis.torch.critical_path import graph as graph_module
-from perfview.core.analysis.torch.critical_path.graph import Graph, build, build_graph, context
+from perfview.core.analysis.torch.critical_path import context as context_module
+from perfview.core.analysis.torch.critical_path.context import context
+from perfview.core.analysis.torch.critical_path.graph import Graph, build, build_graph
 from perfview.core.model import Timeline
 from perfview.loaders import load
 from tests.conftest import SAMPLES
@@ -203,7 +204,7 @@ def test_a_huge_traces_context_on_disk_walks_the_same_paths(
     tl = _timeline("kineto_gpu/hta_nccl_data.json.gz")
     steps = _made_up_steps(tl)
     want = batched.step_links(tl, steps, 3000 * batched.BYTES_PER_SLICE)
-    monkeypatch.setattr(graph_module, "SPILL_BYTES", 0)
+    monkeypatch.setattr(context_module, "SPILL_BYTES", 0)
     ctx = context(tl)
     for arr in (ctx.gpu, ctx.cpu, ctx.end, ctx.is_sync, ctx.loader, ctx.copy):
         assert not arr.flags.writeable
@@ -303,9 +304,9 @@ def test_the_bounds_read_the_time_column_and_keep_no_array_of_every_slice(rel: s
 
 
 def test_each_gpu_activity_is_launched_by_the_first_call_with_its_correlation_id() -> None:
-    """`graph._launches` by sorting: the first runtime call (by row) with the activity's id,
+    """`context._launches` by sorting: the first runtime call (by row) with the activity's id,
     -1 for an id no call has or a negative one; the same as a pandas index lookup."""
-    from perfview.core.analysis.torch.critical_path.graph import _launches
+    from perfview.core.analysis.torch.critical_path.context import _launches
 
     rng = np.random.default_rng(7)
     corr = rng.integers(-2, 400, 5000)

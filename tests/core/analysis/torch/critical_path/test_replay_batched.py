@@ -14,7 +14,8 @@ import pytest
 
 from perfview.core.analysis.torch import remembered
 from perfview.core.analysis.torch.critical_path import batched, replay_batched, walk, what_if
-from perfview.core.analysis.torch.critical_path.graph import build_graph, context
+from perfview.core.analysis.torch.critical_path.context import context
+from perfview.core.analysis.torch.critical_path.graph import build_graph
 from perfview.core.model import Timeline
 from tests.core.analysis.torch.critical_path.test_batched import (
     BEFORE,
