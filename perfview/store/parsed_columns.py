@@ -36,7 +36,7 @@ import re
 import shutil
 import sys
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -215,8 +215,14 @@ def _sweep_once(root: Path) -> None:
         temp_folders.sweep(root)
 
 
-def put(path: Path, bundle: Bundle) -> Path | None:
-    """Store a trace Bundle (atomically, durably), then evict old entries; None when not stored."""
+def put(path: Path, bundle: Bundle, beside: Callable[[], object] | None = None) -> Path | None:
+    """Store a trace Bundle (atomically, durably), then evict old entries; None when not stored.
+
+    `beside`: work run on a thread of its own while the columns are written and synced (the
+    helper process makes the pages' entries then: the disk takes the columns while the CPU
+    makes the pages), started once the columns to write are taken from the tables (it may
+    add columns of its own to them then), and ended before this returns. Not run when
+    nothing is written (no timeline, no room for the cache); it must not raise."""
     tl = bundle.timeline
     if tl is None or bundle.format != "trace":
         return None
@@ -230,7 +236,7 @@ def put(path: Path, bundle: Bundle) -> Path | None:
     _attach_note(name, bundle)
     _sweep_once(root)
     try:
-        _write(entry, bundle, tl)
+        _write(entry, bundle, tl, beside)
     except (OSError, TypeError, ValueError, RuntimeError):  # disk full, odd metadata, no
         return None  # thread left at exit: just no entry
     evict(keep=entry)
@@ -331,7 +337,9 @@ def _last_used(entry: Path) -> float:
         return entry.stat().st_mtime
 
 
-def _write(entry: Path, bundle: Bundle, tl: Timeline) -> None:
+def _write(
+    entry: Path, bundle: Bundle, tl: Timeline, beside: Callable[[], object] | None = None
+) -> None:
     arrays: dict[str, np.ndarray] = {}
     tables: dict[str, dict[str, Any]] = {}
     for name, spec in TABLES.items():
@@ -363,7 +371,22 @@ def _write(entry: Path, bundle: Bundle, tl: Timeline) -> None:
         # a note about a dropped entry belongs to this load, not to the file
         "warnings": [w for w in bundle.warnings if not w.startswith(DAMAGED)],
     }
-    artifacts.write_folder(entry, arrays, {_BLOB: tl.args.blob}, meta)
+    with _running(beside):
+        artifacts.write_folder(entry, arrays, {_BLOB: tl.args.blob}, meta)
+
+
+@contextlib.contextmanager
+def _running(work: Callable[[], object] | None) -> Iterator[None]:
+    """`work` on a thread of its own for the length of the block (`put`'s `beside`)."""
+    if work is None:
+        yield
+        return
+    thread = threading.Thread(target=work, name="perfview-cache-beside")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 def _read(folder: Path, path: Path) -> Bundle:
