@@ -8,6 +8,7 @@ at the end of the trace; stray ends are dropped (each with a warning).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,12 @@ from perfview.loaders.trace.columns import Columns
 
 I64 = np.int64
 SUPPORTED = frozenset("XBEiICMstfbenSTFpR")
-ASYNC_TID = -(2**40)  # async track k of a process gets tid ASYNC_TID - k
+ASYNC_TID = -(2**40)
+# np.take's mode for the gathers into a slice of a column made here: every row gathered was
+# found in that column, so none is out of range, and the default ("raise") first gathers
+# into a buffer of its own, then copies (0.14 s against 0.06 s for 34M rows, more in fresh
+# pages); "clip" writes in place
+_ROWS: Final = "clip"  # async track k of a process gets tid ASYNC_TID - k
 
 
 class Phases:
@@ -155,11 +161,11 @@ class Slices:
         n_sl, n_sync = len(self.src), len(self.src) - len(self.async_tid)
         out_pid = np.empty(n_sl + len(extra), dtype=pid.dtype)
         out_tid = np.empty(n_sl + len(extra), dtype=I64)
-        np.take(pid, self.src, out=out_pid[:n_sl])
-        np.take(pid, extra, out=out_pid[n_sl:])
-        np.take(tid, self.src[:n_sync], out=out_tid[:n_sync])
+        np.take(pid, self.src, out=out_pid[:n_sl], mode=_ROWS)
+        np.take(pid, extra, out=out_pid[n_sl:], mode=_ROWS)
+        np.take(tid, self.src[:n_sync], out=out_tid[:n_sync], mode=_ROWS)
         out_tid[n_sync:n_sl] = self.async_tid
-        np.take(tid, extra, out=out_tid[n_sl:])
+        np.take(tid, extra, out=out_tid[n_sl:], mode=_ROWS)
         return out_pid, out_tid
 
 
@@ -198,12 +204,13 @@ def slices(
     src = x if len(x) == n_sync + len(a_src) else np.concatenate(parts)
     start = ts[src]
     end = np.empty(len(src), dtype=I64)
-    np.take(dur, x, out=end[: len(x)])  # an X slice's end: its start plus its duration
+    # an X slice's end: its start plus its duration
+    np.take(dur, x, out=end[: len(x)], mode=_ROWS)
     end[: len(x)] += start[: len(x)]
     at = len(x)
     for rows, at_end in ((e, False), (open_b, True), (a_e, False), (a_open, True)):
         part = end[at : at + len(rows)]
-        np.take(ts, rows, out=part)
+        np.take(ts, rows, out=part, mode=_ROWS)
         if at_end:
             np.maximum(part, trace_end, out=part)
         at += len(rows)
