@@ -64,6 +64,39 @@ def test_reopen_comes_from_cache_and_equals_parse(tmp_path: Path, cache_env: Pat
     assert again.timeline.args.get(row) == first.timeline.args.get(row)  # type: ignore[union-attr]
 
 
+def test_work_beside_a_put_runs_while_it_writes_and_changes_nothing_stored(
+    tmp_path: Path, cache_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`put(beside=…)` (the helper process makes the pages' entries so, while the disk takes
+    the columns): the work starts once the columns to write are taken, runs on a thread of
+    its own while the parts are written, and has ended when `put` returns; a column it adds
+    to the events table is not stored."""
+    from perfview.store import artifacts
+
+    path = sample_copy(RESNET, tmp_path)
+    bundle = trace.load(path)
+    tl = bundle.timeline
+    assert tl is not None
+    steps: list[str] = []
+    monkeypatch.setattr(artifacts, "checkpoint", steps.append)
+    seen: list[str] = []
+
+    def beside() -> None:
+        seen.append(threading.current_thread().name)
+        tl.events["beside"] = 1  # a page's own column, once the columns were taken
+        seen.append("end")
+
+    assert parsed_columns.put(path, bundle, beside=beside) is not None
+    assert seen == ["perfview-cache-beside", "end"]
+    assert "published" in steps  # the entry is whole once put returns
+    again = parsed_columns.get(path)
+    assert again is not None
+    assert again.timeline is not None
+    assert "beside" not in again.timeline.events
+    tl.events.pop("beside")
+    assert_same(bundle, again)
+
+
 def test_changed_file_misses(tmp_path: Path, cache_env: Path) -> None:
     path = sample_copy(NCCL, tmp_path)
     load(path)
