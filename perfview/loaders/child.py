@@ -162,7 +162,7 @@ def _child_main(
             reader.warm()
         bundle = guarded(lambda: loader.load(path, progress=report, compiled=compiled))
         assert bundle is not None
-        report(1.0, "storing" if not (cache and stored_pages) else "storing; preparing its pages")
+        report(1.0, "storing; preparing its pages" if cache and stored_pages else "storing")
         pages = functools.partial(_store_pages, bundle) if stored_pages else None
         if cache and parsed_columns.put(path, bundle, beside=pages) is not None:
             if pages is not None:

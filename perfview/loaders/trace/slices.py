@@ -18,12 +18,12 @@ from perfview.loaders.trace.columns import Columns
 
 I64 = np.int64
 SUPPORTED = frozenset("XBEiICMstfbenSTFpR")
-ASYNC_TID = -(2**40)
+ASYNC_TID = -(2**40)  # async track k of a process gets tid ASYNC_TID - k
 # np.take's mode for the gathers into a slice of a column made here: every row gathered was
 # found in that column, so none is out of range, and the default ("raise") first gathers
 # into a buffer of its own, then copies (0.14 s against 0.06 s for 34M rows, more in fresh
 # pages); "clip" writes in place
-_ROWS: Final = "clip"  # async track k of a process gets tid ASYNC_TID - k
+_ROWS: Final = "clip"
 
 
 class Phases:
