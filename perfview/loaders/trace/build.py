@@ -42,6 +42,7 @@ from perfview.loaders.trace.tables import (
     FlowPairs,
     SortedSlices,
     counters_table,
+    flow_ends,
     flow_pairs,
     flows_table,
     memory_table,
@@ -91,9 +92,9 @@ def build(
     waits there for its args compaction (a thread), which so runs beside the first stage
     instead of before it, and gives the text's other pages back before the peak.
     The tables that need only the times (flow matching, counters, memory) are made on a
-    second thread beside the slices and lanes, and the flows and instants tables beside the
-    events table: numpy and the compiled steps let go of the GIL, so a second core halves
-    those stages' wall time, and the result is the same whichever thread ends first.
+    second thread beside the slices and lanes, and the flows are bound to the sorted slices
+    beside the args index: numpy and the compiled steps let go of the GIL, so a second core
+    halves those stages' wall time, and the result is the same whichever thread ends first.
     `give_back`: where the columns lie in a file (the scanner's rows on disk), gives their
     pages back; called once the slices are found, before the events table (the load's
     peak) and at the end, so what a stage reads again is all that is resident of them.
@@ -140,30 +141,31 @@ def build(
         )
         pairs, counters, memory = early.result()
         del early  # its result holds the flow pairs, let go below
-        ph.forget()  # the masks the slices, lanes and time-only tables asked for
-        spill()  # before the events table, the load's peak
-        late = beside.submit(_flows_and_instants, ev, pairs, lanes, s, inst, scope)
+        ends = flow_ends(pairs, ev.ph, cols, ev.ts, ev.pid, ev.tid, ev.name, ev.cat)
+        instants = instants_table(ev, inst, scope)
+        named = labels[0].result() | labels[1].result()  # they read the slices as found
+        # the flows' ends, the instants and the labels were the last to read the events'
+        # times, pids, tids, names and categories (32 bytes an event, 1.6 GB at 10 GB):
+        # they go before the args index and the flows' binding, rather than sit beside them
+        ev.let_go_fields()
+        read("name", "cat", "fid", "bp_e", "shape", "scope")
+        ph.forget()  # the masks the slices, lanes and flows asked for
+        spill()  # before the args index and the events table
+        late = beside.submit(flows_table, ends, cols, lanes, s)
         # the slices in their final order, and the slices as found let go before the events
         # table is made: their five columns (137 MB at 1 GB) were alive at the load's peak
         src = sl.src[order]
         arg_index = _arg_index(cols, src, fast)
         read("arg_rows")  # nothing reads it after `_arg_index`
-        named = labels[0].result() | labels[1].result()  # they read the slices as found
-        read("shape", "scope")
         slices_end = int(s.end.max()) if len(s.end) else 0
         parts = SliceParts(src, order, named)
         del sl, labels, src, order, named
-        spill()  # the slices as found
-        # the flows and instants are the last to read the events' times, pids, tids, names
-        # and categories: once they are made, those (32 bytes an event, 1.6 GB at 10 GB)
-        # go before the events table rather than sit beside it at the load's peak
-        flows, instants = late.result()
+        flows = late.result()
         warnings.extend(pairs.warnings)
         pair_counts = pairs.counts
-        del pairs, late
-        ev.let_go_fields()
-        read("name", "cat", "fid", "bp_e", "ts_ok")
-        ph.forget()
+        del pairs, late, ends
+        read("ts_ok")
+        spill()  # the slices as found, the flows' ends and the binding's work
         events = events_table(ev, s, lanes, fast, parts, read)
         del parts, s
         spill()  # the ids the events table gathered
@@ -286,15 +288,6 @@ def _time_only_tables(ev: Events) -> tuple[FlowPairs, pd.DataFrame, pd.DataFrame
     counters = counters_table(ev.cols, ev.ts, ev.ok, ev.pid)
     memory = memory_table(ev.cols, ev.ts, ev.ok, ev.pid, ev.tid)
     return pairs, counters, memory
-
-
-def _flows_and_instants(
-    ev: Events, pairs: FlowPairs, lanes: pd.DataFrame, s: SortedSlices, inst: np.ndarray,
-    scope: np.ndarray,
-) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
-    """The flows (bound to the sorted slices) and instants tables, beside the events table."""
-    flows = flows_table(pairs, ev.ph, ev.cols, ev.ts, ev.pid, ev.tid, ev.name, ev.cat, lanes, s)
-    return flows, instants_table(ev, inst, scope)
 
 
 def _sorted_slices(box: list[np.ndarray], sl: Slices) -> tuple[np.ndarray, SortedSlices]:

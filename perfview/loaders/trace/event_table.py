@@ -39,8 +39,9 @@ class Events:
 
     def let_go_fields(self) -> None:
         """The per-event times, pids, tids, names and categories were read for the last
-        time (the flows and instants are made): let go, so the events table is made
-        without them beside it. `cols`, `ph` and `ok` stay for the report."""
+        time (the labels, the instants and the flows' ends are made): let go, so the args
+        index, the flows' binding and the events table are made without them beside them.
+        `cols`, `ph` and `ok` stay for the report."""
         self.ts = self.pid = self.tid = self.name = self.cat = _EMPTY
 
 
