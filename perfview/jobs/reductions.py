@@ -28,7 +28,7 @@ from perfview.core.analysis.torch.critical_path import graph as cp_graph
 from perfview.core.analysis.torch.critical_path import job_what_if as cp_job_what_if
 from perfview.core.analysis.torch.critical_path import path as cp_path
 from perfview.core.analysis.torch.job import RankReduction
-from perfview.store import artifacts
+from perfview.store import artifacts, cache_bound
 from perfview.store import parsed_columns as column_cache
 
 PREFIX = "rank-"  # entries sit beside the trace entries, evicted by the same LRU bound
@@ -48,7 +48,7 @@ def _code_digest() -> str:
 
 def entry_for(path: Path) -> Path | None:
     """Where `path`'s reduction lives, or None when the cache is off or the file is gone."""
-    if column_cache.max_bytes() <= 0:
+    if cache_bound.max_bytes() <= 0:
         return None
     try:
         key = column_cache.key(path)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from perfview.core.model import Timeline
-from perfview.store import artifacts, parsed_columns, write_gates
+from perfview.store import artifacts, cache_bound, write_gates
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -68,7 +68,7 @@ class DerivedCache(Generic[T]):
             self.write(entry, data, timeline)
         except (OSError, TypeError, ValueError, RuntimeError):  # disk full, gone file: no entry
             return None
-        parsed_columns.evict(keep=entry)
+        cache_bound.evict(keep=entry)
         return entry
 
     def put_later(

@@ -17,7 +17,7 @@ manifest.
   (counts, spans, sums of start, duration, lane and depth) must equal the timeline it is
   handed to: a layout never lands on the wrong trace, even if the file changed between the
   load and the write. Anything odd: the entry is deleted and the layout computed again.
-* Size and age: entries are ordinary cache entries to `parsed_columns.evict` (least recently used
+* Size and age: entries are ordinary cache entries to `cache_bound.evict` (least recently used
   first, within `PERFVIEW_CACHE_MAX_MB`).
 """
 

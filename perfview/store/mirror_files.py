@@ -1,5 +1,5 @@
 """The remote mirror's files as the cache sees them: what `store.remote` keeps, one file and
-its stamp at a time, for the cache's size bound (`parsed_columns.evict`).
+its stamp at a time, for the cache's size bound (`cache_bound.evict`).
 
 Each mirrored file has a hidden stamp beside it (`.NAME.perfview-remote`: its URL, version
 and size); a file without one is not the mirror's (a download still arriving, under a

@@ -184,10 +184,10 @@ def is_current(local: Path, stamp: dict[str, Any]) -> bool:
 
 def bound_cache(keep: Iterable[Path]) -> None:
     """Keep the cache within its size bound, the mirror's files counted with its entries
-    (`parsed_columns.evict`); what was just fetched (`keep`) stays."""
-    from perfview.store import parsed_columns
+    (`cache_bound.evict`); what was just fetched (`keep`) stays."""
+    from perfview.store import cache_bound
 
-    parsed_columns.evict(keep=frozenset(keep))
+    cache_bound.evict(keep=frozenset(keep))
 
 
 __all__ = [

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from perfview.loaders import trace
-from perfview.store import parsed_columns
+from perfview.store import cache_bound, parsed_columns
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"
@@ -35,7 +35,7 @@ def test_eviction_leaves_folders_perfview_did_not_write(
     path = sample_copy(NCCL, tmp_path)
     entry = parsed_columns.put(path, trace.load(path))
     assert entry is not None
-    parsed_columns.evict(limit=0)  # evict everything perfview may evict
+    cache_bound.evict(limit=0)  # evict everything perfview may evict
     assert (theirs / "holiday.jpg").exists()
     assert (lookalike / "manifest.json").exists()
     assert not entry.exists()

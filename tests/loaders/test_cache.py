@@ -13,7 +13,7 @@ import pytest
 
 from perfview.core.model import Bundle
 from perfview.loaders import load, trace
-from perfview.store import parsed_columns, write_gates
+from perfview.store import cache_bound, parsed_columns, write_gates
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 RESNET = "kineto_gpu/kineto_resnet50_w0_1623143089861.pt.trace.json.gz"
@@ -133,7 +133,7 @@ def test_lru_eviction_keeps_the_bound(tmp_path: Path, cache_env: Path) -> None:
     sizes = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in cache_env.iterdir()}
     assert len(sizes) == 2
     os.utime(cache_env / parsed_columns.key(a) / "manifest.json", (1, 1))  # a is the oldest used
-    parsed_columns.evict(limit=max(sizes.values()) + 1)
+    cache_bound.evict(limit=max(sizes.values()) + 1)
     assert not (cache_env / parsed_columns.key(a)).exists()
     assert (cache_env / parsed_columns.key(b)).exists()
 

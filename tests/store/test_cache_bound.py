@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perfview.loaders import trace
-from perfview.store import artifacts, parsed_columns
+from perfview.store import artifacts, cache_bound, parsed_columns
 from tests.loaders.cache_setup import sample_copy, use_cache_dir
 
 NCCL = "kineto_gpu/hta_nccl_data.json.gz"
@@ -44,7 +44,7 @@ def test_a_derived_entry_never_evicts_its_own_traces_columns(
     assert columns is not None
     age(columns, 1)  # the columns were used long before their layout was written
     layout = derived(a, "layout")
-    parsed_columns.evict(keep=layout, limit=1)  # a bound smaller than anything
+    cache_bound.evict(keep=layout, limit=1)  # a bound smaller than anything
     assert columns.is_dir()
     assert layout.is_dir()
 
@@ -64,7 +64,7 @@ def test_the_least_recently_used_trace_goes_with_its_derived_entries(
     age(b_columns, 500)
     age(b_layout, 500)
     sizes = {e: sum(f.stat().st_size for f in e.iterdir()) for e in cache_root.iterdir()}
-    parsed_columns.evict(limit=sizes[a_columns] + sizes[a_layout])
+    cache_bound.evict(limit=sizes[a_columns] + sizes[a_layout])
     assert a_columns.is_dir()
     assert a_layout.is_dir()
     assert not b_columns.exists()
@@ -75,21 +75,19 @@ def test_the_default_bound_is_a_quarter_of_the_room_and_at_least_2_gb(
     cache_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("PERFVIEW_CACHE_MAX_MB")
-    floor = parsed_columns.DEFAULT_MAX_MB * MB
+    floor = cache_bound.DEFAULT_MAX_MB * MB
     room = shutil.disk_usage(cache_root.parent).free  # the cache folder is not made yet
     held = 40_000 * MB  # what the cache already holds counts as room it could have
-    bound = parsed_columns.default_max_bytes(held=held)
+    bound = cache_bound.default_max_bytes(held=held)
     assert bound == pytest.approx(max(floor, (room + held) // 4), abs=64 * MB)  # free drifts
-    assert parsed_columns.default_max_bytes(held=0) >= floor
-    assert parsed_columns.max_bytes() == pytest.approx(
-        parsed_columns.default_max_bytes(), abs=64 * MB
-    )
+    assert cache_bound.default_max_bytes(held=0) >= floor
+    assert cache_bound.max_bytes() == pytest.approx(cache_bound.default_max_bytes(), abs=64 * MB)
 
 
 def test_the_environment_still_sets_the_bound_and_zero_turns_the_cache_off(
     tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "300")
-    assert parsed_columns.max_bytes() == 300 * MB
+    assert cache_bound.max_bytes() == 300 * MB
     monkeypatch.setenv("PERFVIEW_CACHE_MAX_MB", "0")
     assert not parsed_columns.enabled(sample_copy(NCCL, tmp_path))
