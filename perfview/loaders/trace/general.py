@@ -158,7 +158,8 @@ def _lenient(raw: msgspec.Raw) -> Any:
         pass
     try:
         obj = _ANY.decode(raw)
-    except msgspec.DecodeError:
+    except msgspec.DecodeError as exc:
+        _raise_if_not_text(exc)
         return None
     if not isinstance(obj, dict):
         return None
@@ -185,8 +186,21 @@ def _lenient(raw: msgspec.Raw) -> Any:
 def _lenient_args(raw: msgspec.Raw) -> Any:
     try:
         return _ARGS_ONE.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except msgspec.DecodeError as exc:
+        _raise_if_not_text(exc)
         return _ArgsView()
+    except msgspec.ValidationError:
+        return _ArgsView()
+
+
+def _raise_if_not_text(exc: msgspec.DecodeError) -> None:
+    """A JSON string holding bytes that are not UTF-8 makes the file unreadable, whatever
+    else is wrong with the event: msgspec before 0.23 raised UnicodeDecodeError for it,
+    which the loader turns into its one sentence (`loader._guard`); 0.23 raises a
+    DecodeError saying "Invalid UTF-8", which would otherwise read as an event that is
+    not an object. Raise what older msgspec raised."""
+    if "UTF-8" in str(exc):
+        raise UnicodeDecodeError("utf-8", b"", 0, 1, str(exc)) from exc
 
 
 def _append(cols: Columns, evs: Sequence[Any], numbers: Numbers, args: Sequence[Any]) -> None:

@@ -107,10 +107,11 @@ def load(
     `window`: the bytes the scanner reads between giving the file's pages back
     (`scan.parallel.WINDOW` when None; tests make it tiny, the tables never depend on it).
 
-    msgspec reports invalid UTF-8 inside a JSON string as UnicodeDecodeError and nesting past
-    its depth limit as RecursionError, from any of its decode calls. Both mean the file is not
-    a readable JSON trace, so they become LoadError here, once, rather than at each call site
-    (found by scripts/probes/fuzz_loaders.py).
+    msgspec reports invalid UTF-8 inside a JSON string as UnicodeDecodeError (from 0.23 a
+    DecodeError, which the general path raises as the former: `general._raise_if_not_text`)
+    and nesting past its depth limit as RecursionError, from any of its decode calls. Both
+    mean the file is not a readable JSON trace, so they become LoadError here, once, rather
+    than at each call site (found by scripts/probes/fuzz_loaders.py).
     """
     bundle = _guard(
         lambda: _load(Path(path), progress, general=True, compiled=compiled, window=window)
