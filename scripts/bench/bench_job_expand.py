@@ -1,6 +1,7 @@
 """Benchmark a job timeline with every rank expanded to its events: window memory and frame times.
 
     python scripts/bench/bench_job_expand.py [--ranks 64] [--copies 6] [--out DIR] [--keep]
+                                             [--gui-thread]
 
 The job is generated as `bench_ranks.py` makes it (a real kineto trace per rank, `--copies K`
 repeats it inside each rank: 6 copies ≈ 52 MB a rank). In a fresh child process (offscreen Qt)
@@ -9,11 +10,19 @@ opened through the store on a worker, as a user's "Expand all ranks" does), and 
 - the process's RSS with every rank expanded (and its peak), the expand time;
 - frame times: the view moved and the paint the event loop then runs (what the screen gets),
   wall and GUI-thread CPU (other work shares the cores), median and worst, and the rects
-  drawn a frame: every rank in view (rows thinner than a pixel) at the whole job panning, at
-  1/10, 1/100 and 1/1000 of the time dragging (a quarter of the view a frame) and jumping (a
-  new place a frame), zooming in (a new zoom each frame; newer code stretches the last
-  exact tiles meanwhile, and draws the zoom exactly once it rests: that frame is its own
-  row), and 60 rows of full height.
+  drawn on the GUI thread a frame: every rank in view (rows thinner than a pixel) at the
+  whole job panning (by code); at 1/10, 1/100 and 1/1000 of the time, the zoom set by code
+  where the ranks have slices, then moved by hand (as a drag emits it): dragging (a quarter
+  of the view a frame, frame after frame), jumping (a new place a frame, frame after frame),
+  and one jump at a time; zooming in by the wheel (a new zoom each frame: the last exact
+  tiles stretched) and the zoom at rest; then, the hand gone, 60 rows of full height.
+- "whole after": newer code draws a hand-moved view's new tiles on a worker; the time from
+  the move (or from the last frame of a drag or of the jumps) until the frame that shows
+  them all. `--gui-thread` draws them on the GUI thread, as older code did.
+- a search typed at the whole job ("nccl", "Memcpy", "aten::", a key at a time, the event
+  loop run after each): the longest the GUI thread was busy at once, its CPU in all, and
+  the time until the highlighted picture is whole (newer code searches once the keys rest,
+  on a worker).
 Prints one table row per run, with the machine's load average (other work shares the cores).
 """
 
@@ -69,45 +78,76 @@ box = timeline.plot.getViewBox()
 (x_lo, x_hi), (y_lo, y_hi) = box.viewRange()
 rows = timeline._rows_total()
 frames = {}
+layer = getattr(timeline, "sub_pixel", None)
+if layer is not None and sys.argv[2] == "gui-thread" and hasattr(layer, "hand_ms"):
+    layer.hand_ms = 0  # every tile drawn on the GUI thread, as older code did
 def rects_drawn():
     layer = getattr(timeline, "sub_pixel", None)
     n = layer.stats.get("rects", 0.0) if layer is not None else 0.0
     return n + sum(item.stats.get("visible", 0.0) for _t, item in timeline.tracks.values())
-def frame(name, xr, yr):
-    # what the screen gets: the view moved, then the paint the event loop runs
+def until_whole(name, t):
+    # newer code draws a hand-moved view's new tiles on a worker: the time from the move
+    # until the frame that shows them all (older code: the frame itself)
+    while getattr(layer, "drawing", False):
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+    app.processEvents()
+    wall = (time.perf_counter() - t) * 1e3
+    frames.setdefault(name + ": whole after", []).append((wall, wall, 0.0))
+def frame(name, xr, yr, hand=False, whole=False):
+    # what the screen gets: the view moved, then the paint the event loop runs; `hand`:
+    # moved as a drag or the wheel moves it
     for _t, item in timeline.tracks.values():
         item.stats = {}
-    layer = getattr(timeline, "sub_pixel", None)
     if layer is not None:
         layer.stats = {}
+    if hand and layer is not None:
+        box.sigRangeChangedManually.emit([True, False])
     t, cpu = time.perf_counter(), time.thread_time()
     box.setRange(xRange=xr, yRange=yr, padding=0)
     app.processEvents()
     wall, cpu = (time.perf_counter() - t) * 1e3, (time.thread_time() - cpu) * 1e3
     frames.setdefault(name, []).append((wall, cpu, rects_drawn()))
+    if whole:
+        until_whole(name, t)
 span = x_hi - x_lo
 every = (0, rows)
-layer = getattr(timeline, "sub_pixel", None)  # a cache of tiles (newer code): start empty
-if layer is not None:
+if layer is not None:  # a cache of tiles (newer code): start empty
     layer.invalidate()
 frame("all ranks, whole job: first frame", (x_lo, x_hi), every)
 for k in range(12):  # panning: 1/50 of the view a frame
     d = span * 0.02 * (k + 1)
     frame("all ranks, whole job, panning", (x_lo + d, x_hi + d), every)
+# where the expanded ranks have slices (the job's steps and collectives reach further)
+if layer is not None:
+    ranks_lo, ranks_w = layer.boundingRect().left(), layer.boundingRect().width()
+else:
+    ranks_lo, ranks_w = x_lo, span
 for zoom in (10, 100, 1000):
     w = span / zoom
-    for k in range(12):  # a drag: a quarter of the view a frame
-        lo = x_lo + span * 0.37 + k * w / 4
-        frame(f"all ranks, 1/{zoom} of the time, dragging", (lo, lo + w), every)
-    for k in range(12):  # a jump: a new place each frame
-        lo = x_lo + (k / 12) * (span - w)
-        frame(f"all ranks, 1/{zoom} of the time, jumping", (lo, lo + w), every)
+    # the zoom set by code (drawn on the spot), and rested: the hand then moves at this zoom
+    lo = ranks_lo + ranks_w / 2 - 1.5 * w - w / 4
+    frame(f"all ranks, 1/{zoom} of the time, set by code", (lo, lo + w), every)
+    time.sleep(max(getattr(layer, "settle_ms", 0), 0) / 1e3 + 0.05)
+    name = f"all ranks, 1/{zoom} of the time, dragging"
+    for k in range(12):  # a drag by hand: a quarter of the view a frame, frame after frame
+        lo = ranks_lo + ranks_w / 2 - 1.5 * w + k * w / 4
+        frame(name, (lo, lo + w), every, hand=True)
+    until_whole(name + " (the last frame)", time.perf_counter())
+    name = f"all ranks, 1/{zoom} of the time, jumping"
+    for k in range(12):  # a jump by hand: a new place each frame, frame after frame
+        lo = ranks_lo + (k / 12) * (ranks_w - w)
+        frame(name, (lo, lo + w), every, hand=True)
+    until_whole(name + " (the last frame)", time.perf_counter())
+    for k in range(6):  # a jump to where no tile is kept, then nothing until the view is whole
+        if layer is not None:
+            layer.cache.clear()
+        lo = ranks_lo + ((k + 0.3) / 6) * (ranks_w - w)  # places the jumps above left
+        frame(f"all ranks, 1/{zoom} of the time, one jump", (lo, lo + w), every, hand=True,
+              whole=True)
 c = x_lo + span * 0.41
 for k in range(12):  # zooming in at a point, wheel steps of 1.5x: each a new zoom
     w = span / 1.5 ** (k + 1)
-    if layer is not None:  # as the wheel does: the view moved by hand
-        box.sigRangeChangedManually.emit([True, True])
-    frame("all ranks, zooming in (1.5x a frame)", (c - w / 2, c + w / 2), every)
+    frame("all ranks, zooming in (1.5x a frame)", (c - w / 2, c + w / 2), every, hand=True)
 if layer is not None and layer.settle_ms > 0:  # the zoom rests: its exact frame
     time.sleep(layer.settle_ms / 1e3 + 0.05)
     t, cpu = time.perf_counter(), time.thread_time()
@@ -115,6 +155,46 @@ if layer is not None and layer.settle_ms > 0:  # the zoom rests: its exact frame
     app.processEvents()
     wall, cpu = (time.perf_counter() - t) * 1e3, (time.thread_time() - cpu) * 1e3
     frames["all ranks, the zoom at rest: its exact frame"] = [(wall, cpu, rects_drawn())]
+    until_whole("all ranks, the zoom at rest", t)
+# a search typed at the whole job: older code searched every rank and redrew on the GUI thread
+# at each key; newer code searches once the keys rest, on a worker, and draws on the layer's
+searched = [False]
+if hasattr(timeline, "searched"):
+    timeline.searched.connect(lambda _n: searched.__setitem__(0, True))
+def settle_search(blocks):
+    searched[0] = not hasattr(timeline, "searched")
+    while True:
+        c = time.thread_time()
+        if searched[0] and not getattr(layer, "drawing", False):
+            app.processEvents()
+            blocks.append(time.thread_time() - c)
+            if layer.stats and not layer.stats.get("tiles_later", 0):
+                return
+            continue
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        blocks.append(time.thread_time() - c)
+def typed(text):
+    blocks = []
+    t = time.perf_counter()
+    for ch in text:
+        c = time.thread_time()
+        timeline.search.insert(ch)
+        app.processEvents()
+        blocks.append(time.thread_time() - c)
+    settle_search(blocks)
+    wall = (time.perf_counter() - t) * 1e3
+    frames.setdefault(f"search typed, {text!r}: worst GUI-thread block", []).append(
+        (max(blocks) * 1e3, max(blocks) * 1e3, 0.0))
+    frames.setdefault(f"search typed, {text!r}: GUI-thread CPU in all", []).append(
+        (sum(blocks) * 1e3, sum(blocks) * 1e3, 0.0))
+    frames.setdefault(f"search typed, {text!r}: picture whole after", []).append(
+        (wall, wall, 0.0))
+    timeline.search.clear()
+    settle_search([])
+frame("all ranks, whole job, before a search", (x_lo, x_hi), every)
+for text in ("nccl", "Memcpy", "aten::"):
+    typed(text)
+time.sleep(1.2)  # the hand has left the view: what follows is moved by code, drawn on the spot
 for zoom in (10, 100, 1000):
     for k in range(12):
         lo = x_lo + (k / 12) * (span - span / zoom)
@@ -142,6 +222,11 @@ def main() -> int:
     parser.add_argument("--copies", type=int, default=6)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the generated job")
+    parser.add_argument(
+        "--gui-thread", action="store_true",
+        help="draw every tile on the GUI thread (as older code did), not a hand-moved "
+        "view's on the worker",
+    )  # fmt: skip
     args = parser.parse_args()
     from bench_ranks import TEMPLATE, make_job
 
@@ -158,7 +243,10 @@ def main() -> int:
     total_mb = sum(p.stat().st_size for p in files) / 1e6
     load = os.getloadavg()[0]
     run = subprocess.run(
-        [sys.executable, "-c", CHILD, str(job_dir)], capture_output=True, text=True, check=False
+        [sys.executable, "-c", CHILD, str(job_dir), "gui-thread" if args.gui_thread else "worker"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if run.returncode != 0:
         print(run.stderr[-3000:], file=sys.stderr)

@@ -4,6 +4,7 @@ the right rank; zoomed in, the ranks draw themselves and hit exactly."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
+
+from PySide6.QtWidgets import QApplication
 
 from perfview.jobs import open_job
 from tests.jobs.test_job import needs_ranks
@@ -85,3 +88,100 @@ def test_zoomed_in_each_rank_draws_and_hits_exactly(qtbot: Any) -> None:
     assert view.slice_at(x_ms, y) == (rank, node)
     place = item.transform()
     assert item.node_at((x_ms - place.dx()) / place.m11(), y - place.dy()) == node
+
+
+def test_a_pan_keeps_the_zoom_whatever_the_steps_named_in_view(qtbot: Any) -> None:
+    """The axes' heights do not follow the tick labels in view: a pan from where no step is
+    named to where steps are resized the view, which kept the zoom's x scale but changed
+    its y scale, and every tile the layer kept was missed (a whole new picture a frame)."""
+    view = _expanded(qtbot)
+    box = view.plot.getViewBox()
+    layer = view.sub_pixel
+    rows = view._rows_total()
+    (x_lo, x_hi), _ = box.viewRange()
+    span, width = x_hi - x_lo, (x_hi - x_lo) / 10
+    heights, zooms, kept = set(), set(), 0.0
+    for k in range(24):  # over steps named and not, 1/4 of the view a frame
+        lo = x_lo + k * width / 4
+        layer.stats = {}
+        box.setRange(xRange=(lo, lo + width), yRange=(0, max(rows, 2_000)), padding=0)
+        QApplication.processEvents()  # the axes' new sizes laid out, as before a frame
+        view.plot.viewport().grab()
+        heights.add(round(box.height(), 3))
+        if layer.stats:  # the layer is painted where ranks have slices
+            zooms.add(layer._exact)
+            kept += layer.stats["tiles"] - layer.stats["tiles_new"]
+    assert span > 0
+    assert len(heights) == 1, heights
+    assert len(zooms) == 1, zooms
+    assert kept > 0, "a pan copies the tiles it has"
+
+
+def test_ranks_are_named_where_their_names_do_not_overlap(qtbot: Any) -> None:
+    """Every rank expanded, the rows are thinner than a pixel and the ranks' names would
+    overlap: only names at least RANK_LABEL_PX apart are drawn; zoomed in on the rows, every
+    rank in view is named again."""
+    from perfview.qt.views.job_timeline import RANK_LABEL_PX
+
+    view = _expanded(qtbot)
+    box = view.plot.getViewBox()
+    rows = view._rows_total()
+    names = len(view._rank_ticks)
+    box.setRange(yRange=(0, rows), padding=0)
+    QApplication.processEvents()
+    shown = [y for y, _text in view._shown_ticks]
+    px_per_row = box.height() / rows
+    assert names >= 2
+    assert len(shown) >= 2
+    assert min(b - a for a, b in itertools.pairwise(shown)) * px_per_row >= RANK_LABEL_PX
+    box.setRange(yRange=(0, rows * 40), padding=0)  # rows 40 times thinner: fewer names
+    QApplication.processEvents()
+    assert len(view._shown_ticks) < len(shown)
+    box.setRange(yRange=(0, 40), padding=0)  # a few rows tall: every rank's name fits
+    QApplication.processEvents()
+    assert len(view._shown_ticks) == names
+
+
+def test_a_typed_search_is_made_on_a_worker_and_the_last_picture_shown_meanwhile(
+    qtbot: Any,
+) -> None:
+    """Typing in the search box searches once the keys rest, on a worker, and applies every
+    rank's highlight at once (`searched`: how many slices); the new picture is drawn on the
+    layer's worker, the frame before it shows the last picture (not a blank one), and the
+    one after it is the picture a search made on the spot gives."""
+    view = _expanded(qtbot)
+    box, layer = view.plot.getViewBox(), view.sub_pixel
+    rows = view._rows_total()
+    (x_lo, x_hi), _ = box.viewRange()
+    box.setRange(xRange=(x_lo, x_hi), yRange=(0, max(rows, 2_000)), padding=0)
+    before = _grab(view)
+    rank = list(view.tracks)[-1]
+    text = view.tracks[rank][0].name_of(_widest(view, rank)[0])[:6]
+    expected = sum(
+        int(np.isin(item.index.rects.node, tracks.matching(text)).sum())
+        for tracks, item in view.tracks.values()
+    )
+    with qtbot.waitSignal(view.searched, timeout=60_000) as searched:
+        qtbot.keyClicks(view.search, text)
+    assert searched.args == [expected]
+    assert expected > 0
+    assert all(item.highlight_index is not None for _t, item in view.tracks.values())
+    pending = _grab(view)
+    assert layer.stats["tiles_later"] > 0, "drawn on the worker"
+    assert np.array_equal(pending, before), "the last picture until the new one comes"
+    while layer.drawing:
+        with qtbot.waitSignal(layer.tiles_drawn, timeout=10_000):
+            pass
+    found = _grab(view)
+    assert not np.array_equal(found, before)
+    layer.hand_ms = 0  # the same search made on the spot
+    assert view.find_slices(text) == expected
+    assert np.array_equal(_grab(view), found)
+
+
+def _grab(view: Any) -> np.ndarray:
+    from PySide6 import QtGui
+
+    image = view.plot.viewport().grab().toImage()
+    image = image.convertToFormat(QtGui.QImage.Format.Format_ARGB32)
+    return np.frombuffer(image.constBits(), np.uint32).reshape(image.height(), -1).copy()

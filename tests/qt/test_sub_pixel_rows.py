@@ -170,8 +170,38 @@ def test_a_zoom_gesture_stretches_the_last_tiles_then_draws_exactly(qtbot: Any) 
     layer.settle_ms = 0  # the hand rests
     with qtbot.waitSignal(layer._settle.timeout, timeout=5_000):
         layer._settle.start(1)  # the rest, shortened
+    with qtbot.waitSignal(layer.tiles_drawn, timeout=10_000):
+        _frame(plot, (100.0, 1_800.0))  # the hand was on the view: drawn on the worker
+        assert layer.stats["tiles_later"] > 0
     settled = _frame(plot, (100.0, 1_800.0))
     assert layer.stats["scaled"] == 0.0
+    assert layer.stats["tiles_new"] == 0.0
     layer.cache.clear()
+    layer.hand_ms = 0  # drawn on the spot, as a view moved by code
     assert np.array_equal(settled, _frame(plot, (100.0, 1_800.0)))
     assert not np.array_equal(settled, exact)
+
+
+def test_a_view_moved_by_hand_gets_its_new_tiles_from_a_worker(qtbot: Any) -> None:
+    """A jump or drag by hand draws no tile on the GUI thread: the frame shows what is kept,
+    the worker draws the rest and hands them back, and the frame then is the one drawn on
+    the spot. Asks made while the worker draws wait, the newest replacing older ones."""
+    plot, layer, _members = _plot(qtbot)
+    box = plot.getViewBox()
+    box.sigRangeChangedManually.connect(layer.moved_by_hand)
+    exact = _frame(plot, (3_000.0, 4_000.0))  # by code: on the spot
+    assert layer.stats["tiles_later"] == 0.0
+    assert not layer.drawing
+    layer.cache.clear()
+    for place in (500.0, 1_500.0, 3_000.0):  # three jumps while the worker draws the first
+        box.sigRangeChangedManually.emit([True, False])
+        _frame(plot, (place, place + 1_000.0))
+        assert layer.stats["rects"] == 0.0
+        assert layer.stats["tiles_later"] > 0
+    assert layer.drawing
+    assert not np.array_equal(_frame(plot, (3_000.0, 4_000.0)), exact), "not drawn yet"
+    while layer.drawing:  # the first ask, then the newest (the view's own)
+        with qtbot.waitSignal(layer.tiles_drawn, timeout=10_000):
+            pass
+    assert np.array_equal(_frame(plot, (3_000.0, 4_000.0)), exact)
+    assert layer.stats["tiles_new"] == 0.0

@@ -17,6 +17,7 @@ merged rectangles do not flicker while panning. Pure numpy.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -349,6 +350,7 @@ class FlameIndex:
         # Beyond this level one cell spans the whole data: nothing coarser can merge more.
         self.max_level = int(np.ceil(np.log2(finest_cells))) + 1
         self._levels: list[_Level] = [_Level(self.rects)]
+        self._growing = threading.Lock()
 
     def state(self) -> tuple[dict[str, float | int | bool], list[LevelArrays]]:
         """What `restore` needs to rebuild this index: its scalars, and the rects and search
@@ -376,14 +378,20 @@ class FlameIndex:
         index.n_rows, index.base_cell = int(scalars["n_rows"]), float(scalars["base_cell"])
         index._direct, index.max_level = bool(scalars["direct"]), int(scalars["max_level"])
         index._levels = [_Level.restored(*level) for level in levels]
+        index._growing = threading.Lock()
         return index
 
     def _level(self, k: int) -> _Level:
-        """Level k, building any missing finer levels first (each from the previous one)."""
-        while len(self._levels) <= k:
-            j = len(self._levels)
-            cell = self.base_cell * 2.0 ** (j - 1)
-            self._levels.append(_Level(_merged(self._levels[-1].rects, 1.0 / cell)))
+        """Level k, building any missing finer levels first (each from the previous one).
+        Under a lock: a job's tiles are drawn on a worker while the GUI thread may ask too,
+        and two threads growing the chain at once would each append a level."""
+        if len(self._levels) > k:
+            return self._levels[k]
+        with self._growing:
+            while len(self._levels) <= k:
+                j = len(self._levels)
+                cell = self.base_cell * 2.0 ** (j - 1)
+                self._levels.append(_Level(_merged(self._levels[-1].rects, 1.0 / cell)))
         return self._levels[k]
 
     def build_levels(self, up_to: int | None = None) -> int:

@@ -80,6 +80,21 @@ def device_edges(
     return x_start, x_last, y_start, y_last
 
 
+def highlighted(
+    index: FlameIndex, nodes: np.ndarray, build_levels: bool = True
+) -> tuple[FlameIndex, int]:
+    """The rects of `index` that show `nodes`, as an index of their own, and how many: what
+    `RectBatchItem.set_highlight_index` draws over the washed-out rest. Any thread (numpy
+    only); `build_levels` builds its levels of detail now, as a worker should, rather than
+    at the first frame that needs them."""
+    rects = index.rects
+    mask = np.isin(rects.node, np.asarray(nodes, dtype=np.int64))
+    out = FlameIndex(rects.take(np.flatnonzero(mask)))
+    if build_levels:
+        out.build_levels()
+    return out, int(mask.sum())
+
+
 class RectBatchItem(pg.GraphicsObject):
     """Rects on integer rows (row r covers y in [r, r+1)), x in data units.
 
@@ -174,14 +189,17 @@ class RectBatchItem(pg.GraphicsObject):
         Returns how many rects matched.
         """
         if nodes is None or self._index is None:
-            self._highlight = None
-            self._changed()
+            self.set_highlight_index(None)
             return 0
-        rects = self._index.rects
-        mask = np.isin(rects.node, np.asarray(nodes, dtype=np.int64))
-        self._highlight = FlameIndex(rects.take(np.flatnonzero(mask)))
+        index, count = highlighted(self._index, nodes, build_levels=False)
+        self.set_highlight_index(index)
+        return count
+
+    def set_highlight_index(self, index: FlameIndex | None) -> None:
+        """Emphasise the rects of `index` (made by `highlighted`, perhaps on a worker); None
+        clears."""
+        self._highlight = index
         self._changed()
-        return int(mask.sum())
 
     def set_selected(self, node: int | None) -> None:
         """Outline the rect showing `node` (None clears)."""
@@ -555,4 +573,4 @@ class TrackBands(pg.GraphicsObject):
             )
 
 
-__all__ = ["FlameViewBox", "RectBatchItem", "TrackBands", "draw_rect_array"]
+__all__ = ["FlameViewBox", "RectBatchItem", "TrackBands", "draw_rect_array", "highlighted"]

@@ -19,7 +19,14 @@ While the user zooms (a wheel turning: the owner calls `moved_by_hand`), each fr
 zoom without tiles, and drawing them all would cost 50-100 ms a frame; as a map does, such
 a frame shows the tiles of the last exact zoom stretched to the new one, and the exact
 tiles are drawn once the hand has rested for `settle_ms` (`stats["scaled"]` says which a
-frame was). A view moved by code (a screenshot, an export, a test) is always exact.
+frame was). And while the hand is on the view (moved less than `hand_ms` ago: a drag, a
+jump, the zoom come to rest), tiles not kept are drawn on a worker thread, as a map fetches
+them: the frame shows what is kept (and the last exact zoom stretched where a tile is
+missing) and costs image copies only; the new tiles come back through `tiles_drawn` and the
+next frame shows them. The drawing is numpy over arrays no one changes (a `Member`
+snapshot of each rank's index and place), so the worker reads them without locks, and a
+result made for data or a highlight since replaced is dropped. A view moved by code (a
+screenshot, an export, a test) is always exact, drawn on the spot.
 
 Rows a pixel or taller are not drawn here: members draw those themselves (labels, outlines).
 A member's selection outline is its own, too, drawn over the layer.
@@ -27,8 +34,11 @@ A member's selection outline is its own, too, drawn over the layer.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -36,14 +46,39 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core.layout import raster
 from perfview.core.layout.flame import Rects
-from perfview.core.layout.flame_cull import merge
+from perfview.core.layout.flame_cull import FlameIndex, merge
 from perfview.qt.items.rect_batch import RectBatchItem, device_edges, sub_pixel
 from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
 
 Region = tuple[int, int, int, int]  # absolute pixels: x0, y0, x1, y1 (exclusive ends)
 Zoom = tuple[float, float, int]  # x and y scale (quantized), the tiles' version
 SETTLE_MS = 150  # a zoom unchanged this long is drawn exactly (a wheel's steps come faster)
+HAND_MS = 1_000  # the view moved by hand this recently: new tiles are drawn off the GUI thread
 STRETCH_TILES = 256  # a stretched frame draws at most this many tiles, else it is exact
+Tiles = dict[tuple[int, int], np.ndarray | None]
+
+
+@dataclass(frozen=True)
+class Member:
+    """What the layer draws of one member, read on the GUI thread so a worker can draw it:
+    its index and highlight (arrays no one changes once made), colours, and its place (x
+    scale and shift, y shift in rows)."""
+
+    index: FlameIndex | None
+    highlight: FlameIndex | None
+    argb: np.ndarray
+    argb_muted: np.ndarray
+    scale_x: float
+    shift_x: float
+    shift_y: float
+
+    @classmethod
+    def of(cls, item: RectBatchItem) -> Member:
+        place = item.transform()
+        return cls(
+            item.index, item.highlight_index, item.argb, item.argb_muted,
+            place.m11(), place.dx(), place.dy(),
+        )  # fmt: skip
 
 
 def quantized(scale: float) -> float:
@@ -58,26 +93,46 @@ class SubPixelRows(pg.GraphicsObject):
     Members are `RectBatchItem`s in the same parent, placed by a transform that scales and
     shifts x and shifts y by whole rows (the job timeline's ranks). `invalidate()` drops
     the tiles; members call it when their data or highlight changes, the owner when it
-    moves them.
+    moves them. `tiles_drawn` is emitted (on the GUI thread) once tiles drawn off it are
+    kept, and the frame that shows them asked for.
     """
+
+    tiles_drawn = QtCore.Signal()
+    _done = QtCore.Signal(object)  # a worker's tiles, delivered on the GUI thread
 
     def __init__(self, cache: TileCache | None = None) -> None:
         super().__init__()
         self.cache = cache or TileCache()
         self._members: list[RectBatchItem] = []
+        self._snapshot: list[Member] | None = None  # the members as last read (`_drawn`)
         self._version = 0
         self._bounds = QtCore.QRectF()
         self.stats: dict[str, float] = {}
         self.settle_ms = SETTLE_MS  # 0: every frame exact
-        self._exact: Zoom | None = None  # the zoom of the last frame drawn exactly
+        self.hand_ms = HAND_MS  # 0: tiles always drawn on the GUI thread
+        self._exact: Zoom | None = None  # the zoom of the last frame drawn whole
+        # that frame's tiles once what they show has changed (`invalidate`): shown where a
+        # tile is still being drawn, until a frame is whole again
+        self._stale: tuple[tuple[float, float], dict[Hashable, np.ndarray | None]] | None = None
         self._moved_at = float("-inf")  # when the user last moved the view
         self._settle = QtCore.QTimer()
         self._settle.setSingleShot(True)
         self._settle.timeout.connect(self.update)
+        # one worker: tiles asked for while it draws wait, the newest ask replacing older
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="perfview-tiles")
+        self._busy: tuple[Zoom, Region] | None = None  # the ask the worker is drawing
+        self._next: tuple[Zoom, Region] | None = None  # the newest ask waiting for it
+        self._done.connect(self._keep_drawn)
 
     def moved_by_hand(self, *_how: object) -> None:
-        """The user moved the view (wheel, drag): a new zoom may be stretched for a while."""
+        """The user moved the view (wheel, drag): a new zoom may be stretched for a while,
+        and new tiles are drawn off the GUI thread."""
         self._moved_at = time.perf_counter()
+
+    @property
+    def drawing(self) -> bool:
+        """Whether tiles are being drawn off the GUI thread (or waiting to be)."""
+        return self._busy is not None
 
     def set_members(self, members: Sequence[RectBatchItem]) -> None:
         """Draw these items' sub-pixel rows (top to bottom by their place: where two rows
@@ -92,7 +147,11 @@ class SubPixelRows(pg.GraphicsObject):
 
     def invalidate(self) -> None:
         """What the tiles show changed (data, highlight, placement): draw them afresh."""
+        if self._exact is not None and (kept := self.cache.of_zoom(self._exact)):
+            self._stale = ((self._exact[0], self._exact[1]), kept)
         self._version += 1
+        self._snapshot = None
+        self._next = None  # a waiting ask is for the old picture; a drawing one is dropped
         self.cache.clear()
         self.prepareGeometryChange()
         bounds = QtCore.QRectF()
@@ -116,7 +175,7 @@ class SubPixelRows(pg.GraphicsObject):
             return
         start = time.perf_counter()
         sx, sy = quantized(t.m11()), quantized(t.m22())
-        ox, oy = round(t.dx()), round(t.dy())
+        offset = (round(t.dx()), round(t.dy()))
         # the view in absolute pixels, snapped outward to whole tiles
         tx0, tx1 = (
             int(np.floor(view.left() * sx / TILE_W)),
@@ -127,34 +186,31 @@ class SubPixelRows(pg.GraphicsObject):
             int(np.floor(view.bottom() * sy / TILE_H)),
         )
         zoom = (sx, sy, self._version)
-        if self._stretched(painter, view, zoom, (ox, oy)):
+        if self._in_gesture(zoom, view) and self._stretched(painter, view, zoom, offset, None):
+            self._settle.start(max(int(self.settle_ms), 1))
             self.stats = {"scaled": 1.0, "ms": (time.perf_counter() - start) * 1e3}
             return
-        self._exact = zoom
         wanted = [(tx, ty) for ty in range(ty0, ty1 + 1) for tx in range(tx0, tx1 + 1)]
         # the tiles this frame shows, held here: drawing new ones may push old ones out
-        wanted_set = set(wanted)
         tiles = {k: self.cache.get((zoom, k)) for k in wanted if (zoom, k) in self.cache}
         missing = [k for k in wanted if k not in tiles]
-        drawn = 0
+        drawn, later = 0, False
         if missing:
-            xs = [k[0] for k in missing]
-            ys = [k[1] for k in missing]
-            lo, hi = min(xs), max(xs)
-            # panning (some tiles kept): one tile column more on a side where none is kept;
-            # drawing it with the rest costs little (the work is mostly per rank, not per
-            # pixel), and the next frames of a pan that way find it ready
-            ahead = [
-                tx for tx in (lo - 1, hi + 1)
-                if tiles and self._on_data(tx, sx) and (zoom, (tx, ty0)) not in self.cache
-            ]  # fmt: skip
-            lo, hi = min([lo, *ahead]), max([hi, *ahead])
-            drawn = self._draw_tiles(sx, sy, zoom, (lo, min(ys), hi, max(ys)), tiles)
+            span = self._span(missing, bool(tiles), zoom, ty0)
+            later = self._by_hand()
+            if later:  # on the worker; meanwhile the last exact zoom where a tile is missing
+                self._ask((zoom, span))
+                self._stretched(painter, view, zoom, offset, missing)
+                self._draw_stale(painter, zoom, offset, missing)
+            else:
+                drawn = self._draw_tiles(sx, sy, zoom, span, tiles)
+        if not later:
+            self._exact, self._stale = zoom, None
         painter.save()
         painter.resetTransform()
         for (tx, ty), tile in tiles.items():
-            if tile is not None and (tx, ty) in wanted_set:
-                point = QtCore.QPointF(tx * TILE_W + ox, ty * TILE_H + oy)
+            if tile is not None and ty0 <= ty <= ty1 and tx0 <= tx <= tx1:
+                point = QtCore.QPointF(tx * TILE_W + offset[0], ty * TILE_H + offset[1])
                 painter.drawImage(point, _image(tile))
         painter.restore()
         # kept until here: each QImage above read its tile's memory
@@ -162,9 +218,44 @@ class SubPixelRows(pg.GraphicsObject):
             "rects": float(drawn),  # rects filled into new tiles this frame
             "tiles": float(len(wanted)),
             "tiles_new": float(len(missing)),
+            "tiles_later": float(len(missing) if later else 0),  # asked of the worker
             "scaled": 0.0,
             "ms": (time.perf_counter() - start) * 1e3,
         }
+
+    def _span(self, missing: list[tuple[int, int]], panning: bool, zoom: Zoom, ty0: int) -> Region:
+        """The tiles to draw for `missing` (inclusive tile numbers): their box, and while
+        panning (some tiles kept) one tile column more on a side where none is kept; drawing
+        it with the rest costs little (the work is mostly per rank, not per pixel), and the
+        next frames of a pan that way find it ready."""
+        xs = [k[0] for k in missing]
+        ys = [k[1] for k in missing]
+        lo, hi = min(xs), max(xs)
+        ahead = [
+            tx for tx in (lo - 1, hi + 1)
+            if panning and self._on_data(tx, zoom[0]) and (zoom, (tx, ty0)) not in self.cache
+        ]  # fmt: skip
+        return min([lo, *ahead]), min(ys), max([hi, *ahead]), max(ys)
+
+    def _by_hand(self) -> bool:
+        """Whether the user moved the view within `hand_ms`: new tiles are drawn later."""
+        return (time.perf_counter() - self._moved_at) * 1e3 < self.hand_ms
+
+    def _in_gesture(self, zoom: Zoom, view: QtCore.QRectF) -> bool:
+        """Whether this frame is in a zoom gesture: the user moved the view less than
+        `settle_ms` ago, to a zoom other than the last exact one, and no tile of this zoom
+        is kept where the view starts."""
+        exact = self._exact
+        if (
+            exact is None or exact == zoom or exact[2] != zoom[2]
+            or (time.perf_counter() - self._moved_at) * 1e3 >= self.settle_ms
+        ):  # fmt: skip
+            return False
+        first = (
+            int(np.floor(view.left() * zoom[0] / TILE_W)),
+            int(np.floor(view.top() * zoom[1] / TILE_H)),
+        )
+        return (zoom, first) not in self.cache
 
     def _stretched(
         self,
@@ -172,16 +263,12 @@ class SubPixelRows(pg.GraphicsObject):
         view: QtCore.QRectF,
         zoom: Zoom,
         offset: tuple[int, int],
+        only: list[tuple[int, int]] | None,
     ) -> bool:
-        """In a zoom gesture (the user moved the view less than `settle_ms` ago, to a zoom
-        other than the last exact one, whose tiles are not kept): draw the last exact
-        zoom's tiles stretched to this one, ask for an exact frame once the hand rests, and
-        say True."""
+        """Draw the last exact zoom's kept tiles stretched to this one (only over the tiles
+        `only` of this zoom, if given) and say whether any was."""
         exact = self._exact
-        if (
-            exact is None or exact == zoom or exact[2] != zoom[2]
-            or (time.perf_counter() - self._moved_at) * 1e3 >= self.settle_ms
-        ):  # fmt: skip
+        if exact is None or exact == zoom or exact[2] != zoom[2]:
             return False
         sx0, sy0 = exact[0], exact[1]
         tx0, tx1 = (int(np.floor(x * sx0 / TILE_W)) for x in (view.left(), view.right()))
@@ -194,15 +281,17 @@ class SubPixelRows(pg.GraphicsObject):
             for tx in range(tx0, tx1 + 1)
             if (exact, (tx, ty)) in self.cache
         ]
-        first = (
-            int(np.floor(view.left() * zoom[0] / TILE_W)),
-            int(np.floor(view.top() * zoom[1] / TILE_H)),
-        )
-        if not kept or (zoom, first) in self.cache:  # none kept, or this zoom's are
+        if not kept:
             return False
         rx, ry = zoom[0] / sx0, zoom[1] / sy0
         painter.save()
         painter.resetTransform()
+        if only is not None:  # not under this zoom's kept tiles, whose blank pixels show through
+            clip = QtGui.QRegion()
+            for tx, ty in only:
+                x, y = tx * TILE_W + offset[0], ty * TILE_H + offset[1]
+                clip = clip.united(QtCore.QRect(x, y, TILE_W, TILE_H))
+            painter.setClipRegion(clip)
         for tx, ty, tile in kept:
             if tile is not None:
                 target = QtCore.QRectF(
@@ -211,8 +300,29 @@ class SubPixelRows(pg.GraphicsObject):
                 )  # fmt: skip
                 painter.drawImage(target, _image(tile))
         painter.restore()
-        self._settle.start(max(int(self.settle_ms), 1))
         return True
+
+    def _draw_stale(
+        self,
+        painter: QtGui.QPainter,
+        zoom: Zoom,
+        offset: tuple[int, int],
+        missing: list[tuple[int, int]],
+    ) -> None:
+        """Where a tile is missing, the tile the last whole frame had there before what the
+        tiles show changed (a search's new highlight: the old picture until the new one
+        comes, not a blank one), if it was at this zoom."""
+        if self._stale is None or self._stale[0] != (zoom[0], zoom[1]):
+            return
+        kept = self._stale[1]
+        painter.save()
+        painter.resetTransform()
+        for tx, ty in missing:
+            tile = kept.get((tx, ty))
+            if tile is not None:
+                point = QtCore.QPointF(tx * TILE_W + offset[0], ty * TILE_H + offset[1])
+                painter.drawImage(point, _image(tile))
+        painter.restore()
 
     def _on_data(self, tx: float, sx: float) -> bool:
         """Whether tile column `tx` at scale sx reaches the members' extent."""
@@ -221,116 +331,173 @@ class SubPixelRows(pg.GraphicsObject):
             and (tx + 1) * TILE_W >= self._bounds.left() * sx
         )
 
-    def _draw_tiles(
-        self,
-        sx: float,
-        sy: float,
-        zoom: tuple[float, float, int],
-        span: Region,
-        into: dict[tuple[int, int], np.ndarray | None],
-    ) -> int:
+    def _draw_tiles(self, sx: float, sy: float, zoom: Zoom, span: Region, into: Tiles) -> int:
         """Draw the tiles span[0]..span[2] × span[1]..span[3] (inclusive) in one image, keep
         each in the cache and in `into`; returns the rects drawn."""
-        x0, y0 = span[0] * TILE_W, span[1] * TILE_H
-        x1, y1 = (span[2] + 1) * TILE_W, (span[3] + 1) * TILE_H
-        image, drawn = self.picture(sx, sy, (x0, y0, x1, y1))
-        for ty in range(span[1], span[3] + 1):
-            for tx in range(span[0], span[2] + 1):
-                a, b = (ty - span[1]) * TILE_H, (tx - span[0]) * TILE_W
-                part = image[a : a + TILE_H, b : b + TILE_W]
-                tile = np.ascontiguousarray(part) if part.any() else None
-                into[(tx, ty)] = tile
-                self.cache.put((zoom, (tx, ty)), tile)
+        tiles, drawn = _tiles(self._drawn(), sx, sy, span)
+        for key, tile in tiles.items():
+            into[key] = tile
+            self.cache.put((zoom, key), tile)
         return drawn
+
+    def _drawn(self) -> list[Member]:
+        """The members as the layer draws them, read once per version (`Member`)."""
+        if self._snapshot is None:
+            by_place = sorted(self._members, key=lambda item: item.transform().dy())
+            self._snapshot = [Member.of(item) for item in by_place]
+        return self._snapshot
+
+    def _ask(self, ask: tuple[Zoom, Region]) -> None:
+        """Have the worker draw `ask`'s tiles: now if it is idle, else once it is (the
+        newest ask replaces one still waiting: the view has moved on from it)."""
+        if ask == self._busy:
+            return
+        if self._busy is not None:
+            self._next = ask
+            return
+        self._busy = ask
+        (sx, sy, _version), span = ask
+        self._worker.submit(self._draw_off_thread, self._drawn(), sx, sy, span, ask)
+
+    def _draw_off_thread(
+        self, members: list[Member], sx: float, sy: float, span: Region, ask: object
+    ) -> None:
+        """On the worker: draw the tiles and hand them to the GUI thread (`_keep_drawn`)."""
+        tiles, _drawn = _tiles(members, sx, sy, span)
+        with contextlib.suppress(RuntimeError):  # the layer was deleted meanwhile
+            self._done.emit((ask, tiles))
+
+    def _keep_drawn(self, result: tuple[tuple[Zoom, Region], Tiles]) -> None:
+        """On the GUI thread: keep the worker's tiles (unless what they show has changed
+        since), start the waiting ask, and have the view drawn again."""
+        (zoom, _span), tiles = result
+        self._busy = None
+        if zoom[2] == self._version:
+            for key, tile in tiles.items():
+                if (zoom, key) not in self.cache:
+                    self.cache.put((zoom, key), tile)
+        ask, self._next = self._next, None
+        if ask is not None:
+            self._ask(ask)
+        self.update()
+        self.tiles_drawn.emit()
 
     def picture(self, sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
         """Every member's rows inside `region` (absolute pixels at scales sx, sy) as one
-        (height, width) ARGB32 image (`placed`'s rects filled, in their order), and how
-        many rects it took."""
-        x0, y0, x1, y1 = region
-        xs: list[np.ndarray] = []
-        xl: list[np.ndarray] = []
-        ys: list[np.ndarray] = []
-        cs: list[np.ndarray] = []
-        for shown, argb in self.placed(sx, sy, region):
-            x_start, x_last, y_start, _ = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
-            # bucket by bucket, as drawRects would paint them: the same rect wins a pixel
-            order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
-            xs.append(x_start[order] - x0)
-            xl.append(x_last[order] - x0)
-            ys.append(y_start[order] - y0)
-            cs.append(argb[np.asarray(shown.bucket, dtype=np.int64)[order] % len(argb)])
-        if not xs:
-            return np.zeros((y1 - y0, x1 - x0), dtype=np.uint32), 0
-        image = raster.fill(
-            np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
-            x1 - x0, y1 - y0,
-        )  # fmt: skip
-        return image, sum(len(a) for a in xs)
+        (height, width) ARGB32 image, and how many rects it took (`picture`)."""
+        return picture(self._drawn(), sx, sy, region)
 
     def placed(self, sx: float, sy: float, region: Region) -> list[tuple[Rects, np.ndarray]]:
-        """The rects `picture` fills, with their colours: x in absolute pixels, rows the
-        layer's (every member's own rows under its place), slices narrower than the
-        pixels two rows share merged; the washed-out base first, the highlighted over it.
+        """The rects `picture` fills, with their colours (`placed`)."""
+        return placed(self._drawn(), sx, sy, region)
 
-        Each member only culls its level of detail; everything after (placing, merging)
-        runs once over all members together: per member it was ~100 numpy calls, most of
-        a frame with 64 ranks in view."""
-        min_px = min(1.0 / sy, 8.0)  # k rows share a pixel row: merge over k pixel columns
-        groups: dict[tuple[int, bytes], tuple[np.ndarray, list[Rects], list[Rects]]] = {}
-        for item in sorted(self._members, key=lambda item: item.transform().dy()):
-            for layer, (rects, argb, coarse) in enumerate(
-                self._member_rects(item, sx, sy, region, min_px)
-            ):
-                if len(rects):
-                    _argb, raw, ready = groups.setdefault((layer, argb.tobytes()), (argb, [], []))
-                    (ready if coarse else raw).append(rects)
-        out = []
-        for _key, (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
-            # numpy's merge: the compiled one (`flame_cull._merged`) would import numba here,
-            # on the GUI thread, the first time the rects pass its size (~1 s)
-            parts = [merge(_joined(raw), 1.0, min_px)] if raw else []
-            out.append((_joined(parts + ready), argb))
-        return out
 
-    @staticmethod
-    def _member_rects(
-        item: RectBatchItem, sx: float, sy: float, region: Region, min_px: float
-    ) -> list[tuple[Rects, np.ndarray, bool]]:
-        """A member's rects in `region`, x in absolute pixels and rows the layer's: the
-        washed-out base and the highlighted ones over it, each with its colours and whether
-        it is merged already (a coarse level) or still to merge (the finest)."""
-        index = item.index
-        if index is None or not len(index.rects):
-            return []
-        place = item.transform()
-        sxl, dxa, shift = place.m11() * sx, place.dx() * sx, place.dy()
-        x0, y0, x1, y1 = region
-        r_lo = int(np.floor(y0 / sy - shift)) - 1
-        r_hi = int(np.ceil(y1 / sy - shift)) + 1
-        if r_hi < 0 or r_lo >= index.n_rows or sxl <= 0:
-            return []
-        rows = (max(r_lo, 0), min(r_hi, index.n_rows - 1))
-        # a merged rect spans < 2 of its columns: this margin keeps every merge that reaches
-        # into the region whole, so a tile is the same whichever region it was drawn in
-        margin = (2.0 * min_px + 4.0) / sxl
-        x_lo, x_hi = (x0 - dxa) / sxl - margin, (x1 - dxa) / sxl + margin
-        if x_hi < index.x_min or x_lo > index.x_max:
-            return []
-        highlight = item.highlight_index
-        layers = [(index, item.argb_muted if highlight is not None else item.argb)]
-        if highlight is not None:
-            layers.append((highlight, item.argb))
-        out = []
-        for source, argb in layers:
-            rects, idx, to_merge = source.culled(x_lo, x_hi, sxl, min_px, rows)
-            placed = Rects(
-                rects.x0[idx] * sxl + dxa, rects.x1[idx] * sxl + dxa,
-                rects.row[idx].astype(np.int64) + int(shift), idx,
-                rects.bucket[idx], rects.count[idx],
-            )  # fmt: skip
-            out.append((placed, argb, not to_merge))
-        return out
+def _tiles(members: list[Member], sx: float, sy: float, span: Region) -> tuple[Tiles, int]:
+    """The tiles span[0]..span[2] × span[1]..span[3] (inclusive) drawn as one image and cut
+    (None where nothing is drawn), and the rects it took."""
+    x0, y0 = span[0] * TILE_W, span[1] * TILE_H
+    x1, y1 = (span[2] + 1) * TILE_W, (span[3] + 1) * TILE_H
+    image, drawn = picture(members, sx, sy, (x0, y0, x1, y1))
+    out: Tiles = {}
+    for ty in range(span[1], span[3] + 1):
+        for tx in range(span[0], span[2] + 1):
+            a, b = (ty - span[1]) * TILE_H, (tx - span[0]) * TILE_W
+            part = image[a : a + TILE_H, b : b + TILE_W]
+            out[(tx, ty)] = np.ascontiguousarray(part) if part.any() else None
+    return out, drawn
+
+
+def picture(members: list[Member], sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
+    """The members' rows inside `region` (absolute pixels at scales sx, sy) as one
+    (height, width) ARGB32 image (`placed`'s rects filled, in their order), and how many
+    rects it took. Qt-free and reads nothing that changes: a worker may call it."""
+    x0, y0, x1, y1 = region
+    xs: list[np.ndarray] = []
+    xl: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    cs: list[np.ndarray] = []
+    for shown, argb in placed(members, sx, sy, region):
+        x_start, x_last, y_start, _ = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
+        # bucket by bucket, as drawRects would paint them: the same rect wins a pixel
+        order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
+        xs.append(x_start[order] - x0)
+        xl.append(x_last[order] - x0)
+        ys.append(y_start[order] - y0)
+        cs.append(argb[np.asarray(shown.bucket, dtype=np.int64)[order] % len(argb)])
+    if not xs:
+        return np.zeros((y1 - y0, x1 - x0), dtype=np.uint32), 0
+    image = raster.fill(
+        np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
+        x1 - x0, y1 - y0,
+    )  # fmt: skip
+    return image, sum(len(a) for a in xs)
+
+
+def placed(
+    members: list[Member], sx: float, sy: float, region: Region
+) -> list[tuple[Rects, np.ndarray]]:
+    """The rects `picture` fills, with their colours: x in absolute pixels, rows the
+    layer's (every member's own rows under its place), slices narrower than the pixels two
+    rows share merged; the washed-out base first, the highlighted over it. `members` top
+    to bottom by their place.
+
+    Each member only culls its level of detail; everything after (placing, merging) runs
+    once over all members together: per member it was ~100 numpy calls, most of a frame
+    with 64 ranks in view."""
+    min_px = min(1.0 / sy, 8.0)  # k rows share a pixel row: merge over k pixel columns
+    groups: dict[tuple[int, bytes], tuple[np.ndarray, list[Rects], list[Rects]]] = {}
+    for member in members:
+        for layer, (rects, argb, coarse) in enumerate(
+            _member_rects(member, sx, sy, region, min_px)
+        ):
+            if len(rects):
+                _argb, raw, ready = groups.setdefault((layer, argb.tobytes()), (argb, [], []))
+                (ready if coarse else raw).append(rects)
+    out = []
+    for _key, (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
+        # numpy's merge: the compiled one (`flame_cull._merged`) would import numba here,
+        # on the GUI thread, the first time the rects pass its size (~1 s)
+        parts = [merge(_joined(raw), 1.0, min_px)] if raw else []
+        out.append((_joined(parts + ready), argb))
+    return out
+
+
+def _member_rects(
+    member: Member, sx: float, sy: float, region: Region, min_px: float
+) -> list[tuple[Rects, np.ndarray, bool]]:
+    """A member's rects in `region`, x in absolute pixels and rows the layer's: the
+    washed-out base and the highlighted ones over it, each with its colours and whether it
+    is merged already (a coarse level) or still to merge (the finest)."""
+    index = member.index
+    if index is None or not len(index.rects):
+        return []
+    sxl, dxa, shift = member.scale_x * sx, member.shift_x * sx, member.shift_y
+    x0, y0, x1, y1 = region
+    r_lo = int(np.floor(y0 / sy - shift)) - 1
+    r_hi = int(np.ceil(y1 / sy - shift)) + 1
+    if r_hi < 0 or r_lo >= index.n_rows or sxl <= 0:
+        return []
+    rows = (max(r_lo, 0), min(r_hi, index.n_rows - 1))
+    # a merged rect spans < 2 of its columns: this margin keeps every merge that reaches
+    # into the region whole, so a tile is the same whichever region it was drawn in
+    margin = (2.0 * min_px + 4.0) / sxl
+    x_lo, x_hi = (x0 - dxa) / sxl - margin, (x1 - dxa) / sxl + margin
+    if x_hi < index.x_min or x_lo > index.x_max:
+        return []
+    highlight = member.highlight
+    layers = [(index, member.argb_muted if highlight is not None else member.argb)]
+    if highlight is not None:
+        layers.append((highlight, member.argb))
+    out = []
+    for source, argb in layers:
+        rects, idx, to_merge = source.culled(x_lo, x_hi, sxl, min_px, rows)
+        placed = Rects(
+            rects.x0[idx] * sxl + dxa, rects.x1[idx] * sxl + dxa,
+            rects.row[idx].astype(np.int64) + int(shift), idx,
+            rects.bucket[idx], rects.count[idx],
+        )  # fmt: skip
+        out.append((placed, argb, not to_merge))
+    return out
 
 
 def _joined(parts: list[Rects]) -> Rects:
@@ -351,4 +518,4 @@ def _image(tile: np.ndarray) -> QtGui.QImage:
     )
 
 
-__all__ = ["SETTLE_MS", "SubPixelRows", "quantized"]
+__all__ = ["HAND_MS", "SETTLE_MS", "Member", "SubPixelRows", "picture", "placed", "quantized"]

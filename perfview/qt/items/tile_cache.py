@@ -66,6 +66,14 @@ class TileCache:
             if dropped is not None:
                 self._bytes -= dropped.nbytes
 
+    def of_zoom(self, zoom: Hashable) -> dict[Hashable, np.ndarray | None]:
+        """The tiles kept for `zoom`, by place (keys are (zoom, place) pairs)."""
+        return {
+            key[1]: tile
+            for key, tile in self._tiles.items()
+            if isinstance(key, tuple) and len(key) == 2 and key[0] == zoom
+        }
+
     def clear(self) -> None:
         self._tiles.clear()
         self._bytes = 0

@@ -9,8 +9,10 @@ by one `RectBatchItem` per expanded rank, placed by its transform (rank ns → j
 under the rank's row), except while rows are thinner than a pixel (many ranks in view):
 then one `SubPixelRows` layer draws every rank's rows as one picture of tiles kept between
 frames, so a frame costs the pixels that came into view, not ranks × slices. A search
-highlights matching slices in every expanded rank. Bars are drawn with one BarGraphItem
-per layer (a single QPicture each), never one item per event.
+highlights matching slices in every expanded rank; typed, it is made once the keys rest, on
+a worker, and the picture it changes is drawn on the layer's worker, the last one shown
+meanwhile. Bars are drawn with one BarGraphItem per layer (a single QPicture each), never
+one item per event.
 """
 
 from __future__ import annotations
@@ -21,21 +23,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from perfview.core.analysis.torch.job import Job
 from perfview.core.analysis.torch.job_views import arrivals, critical_steps_table
+from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.model.progress import Progress
 from perfview.core.model.units import format_ns
 from perfview.documents.rank_tracks import RankTracks, rank_tracks
-from perfview.qt.items.rect_batch import RectBatchItem
+from perfview.qt.items.rect_batch import RectBatchItem, highlighted
 from perfview.qt.items.sub_pixel_rows import SubPixelRows
 from perfview.qt.tasks import Task
 
 KIND_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
 LABEL_CHARS = 28  # a track's name on the left axis, cut to this many characters
+RANK_LABEL_PX = 14  # ranks named on the left axis at least this far apart
+SEARCH_DELAY_MS = 150  # a search typed is made once the keys have rested this long
 
 
 class JobTimeline(QWidget):
@@ -46,6 +51,7 @@ class JobTimeline(QWidget):
 
     expanded = Signal(int)
     expand_failed = Signal(int, str)
+    searched = Signal(int)
 
     def __init__(self, job: Job, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +62,11 @@ class JobTimeline(QWidget):
         self.tracks: dict[int, tuple[RankTracks, RectBatchItem]] = {}  # expanded ranks
         self._queue: list[int] = []  # ranks waiting to be expanded, in order
         self._task: Task | None = None
+        self._search_task: Task | None = None  # the typed search being made on a worker
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._search_off_thread)
         self._bars: list[pg.GraphicsObject] = []  # the step and collective layers
         self.plot = pg.PlotWidget(parent=self, background="w")
         self.plot.setMenuEnabled(False)
@@ -63,11 +74,20 @@ class JobTimeline(QWidget):
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
         self.plot.setLabel("bottom", "ms since the first step (aligned clocks)")
         self.plot.setLabel("left", "rank")
+        for side in ("top", "bottom"):
+            # a height of their own, not the tick labels' in view: panning to where no step
+            # is named resized the view, a new y scale for every tile the layer kept
+            self.plot.getAxis(side).setStyle(autoExpandTextSpace=False)
         # every expanded rank's rows, while thinner than a pixel, as one tiled picture
         self.sub_pixel = SubPixelRows()
         self.sub_pixel.setZValue(10)
         self.plot.addItem(self.sub_pixel, ignoreBounds=True)
         self.plot.getViewBox().sigRangeChangedManually.connect(self.sub_pixel.moved_by_hand)
+        self._rank_ticks: list[tuple[float, str]] = []  # (row, name) of every rank named
+        self._track_ticks: list[tuple[float, str]] = []  # expanded ranks' thread names
+        self._shown_ticks: list[tuple[float, str]] | None = None
+        self.plot.getViewBox().sigYRangeChanged.connect(self._thin_rank_labels)
+        self.plot.getViewBox().sigResized.connect(self._thin_rank_labels)
         self.legend = QLabel(self)  # above the plot: pyqtgraph's legend sat on the bars
         self.legend.setContentsMargins(8, 4, 8, 0)
         self.kinds: list[str] = []
@@ -97,7 +117,9 @@ class JobTimeline(QWidget):
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Find slices in expanded ranks")
         self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(self.find_slices)
+        # typed: searched once the keys rest, on a worker (64 ranks' names and highlights
+        # took 45-185 ms, and their first frame 55-530 ms, a keystroke on the GUI thread)
+        self.search.textChanged.connect(lambda _text: self._search_timer.start())
         self.status = QLabel("Double-click a rank to see its events", self)
         bar.addWidget(self.expand_all_button)
         bar.addWidget(self.collapse_button)
@@ -166,18 +188,36 @@ class JobTimeline(QWidget):
     def _label_rows(self, rows: dict[int, int]) -> None:
         ranks = [r.rank for r in self.job.ranks]
         every = 1 if self.tracks else max(1, len(ranks) // 24)
-        ticks = [(rows[r] + 0.5, f"rank {r}") for i, r in enumerate(ranks) if i % every == 0]
-        minor: list[tuple[float, str]] = []
+        self._rank_ticks = sorted(
+            (rows[r] + 0.5, f"rank {r}") for i, r in enumerate(ranks) if i % every == 0
+        )
+        self._track_ticks = []
         for rank, (tracks, _item) in self.tracks.items():
-            minor.extend(
+            self._track_ticks.extend(
                 (rows[rank] + 1.0 + y, text.splitlines()[-1][:LABEL_CHARS])
                 for y, text in tracks.labels  # a process's first thread: "process\nthread"
                 if text
             )
-        axis = self.plot.getAxis("left")
-        axis.setTicks([ticks, minor])
-        axis.setWidth(200 if self.tracks else None)
+        self._shown_ticks = None
+        self._thin_rank_labels()
+        self.plot.getAxis("left").setWidth(200 if self.tracks else None)
         self.plot.getViewBox().setMouseEnabled(x=True, y=bool(self.tracks))
+
+    def _thin_rank_labels(self, *_changed: object) -> None:
+        """Name the ranks on the left axis, skipping those whose name would overlap the one
+        above (every rank expanded at 700 px: 64 names in 360 px were one grey smear);
+        again whenever the rows' height in pixels changes."""
+        box = self.plot.getViewBox()
+        _x, (y0, y1) = box.viewRange()
+        px_per_row = box.height() / max(y1 - y0, 1e-9)
+        ticks, last = [], float("-inf")
+        for y, text in self._rank_ticks:
+            if (y - last) * px_per_row >= RANK_LABEL_PX:
+                ticks.append((y, text))
+                last = y
+        if ticks != self._shown_ticks:
+            self._shown_ticks = ticks
+            self.plot.getAxis("left").setTicks([ticks, self._track_ticks])
 
     def _draw_steps(self) -> None:
         row = self._row()
@@ -365,6 +405,47 @@ class JobTimeline(QWidget):
         if self.tracks:
             self.status.setText(f"{total:,} matching slices" if text else " ")
         return total
+
+    def _search_off_thread(self) -> None:
+        """The search box's text, searched in every expanded rank on a worker; the
+        highlights are applied together when it is done (`searched` then says how many)."""
+        text = self.search.text()
+        if self._search_task is not None:
+            self._search_task.cancel()
+        ranks = [
+            (rank, tracks, item.index)
+            for rank, (tracks, item) in self.tracks.items()
+            if item.index is not None
+        ]
+
+        def find(progress: Progress) -> tuple[str, dict[int, tuple[FlameIndex | None, int]]]:
+            found: dict[int, tuple[FlameIndex | None, int]] = {}
+            for rank, tracks, index in ranks:
+                progress(len(found) / max(len(ranks), 1), "searching")  # raises if cancelled
+                found[rank] = highlighted(index, tracks.matching(text)) if text else (None, 0)
+            return text, found
+
+        task = Task(find, name="search")
+        task.finished.connect(self._on_searched)
+        self._search_task = task
+        task.start()
+
+    def _on_searched(self, result: tuple[str, dict[int, tuple[FlameIndex | None, int]]]) -> None:
+        text, found = result
+        if text != self.search.text():
+            return  # typed on since: that search is on its way
+        # the user's own act: the new picture is drawn on the layer's worker, the last one
+        # shown until it comes
+        self.sub_pixel.moved_by_hand()
+        total = 0
+        for rank, (index, count) in found.items():
+            entry = self.tracks.get(rank)
+            if entry is not None:
+                entry[1].set_highlight_index(index)
+                total += count
+        if self.tracks:
+            self.status.setText(f"{total:,} matching slices" if text else " ")
+        self.searched.emit(total)
 
     def _highlight(self, item: RectBatchItem, tracks: RankTracks, text: str | None = None) -> int:
         text = self.search.text() if text is None else text

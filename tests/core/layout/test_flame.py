@@ -128,6 +128,28 @@ def test_flame_index_levels_keep_counts_and_window() -> None:
     assert deep.node.tolist() == plain.node.tolist()
 
 
+def test_levels_asked_for_by_two_threads_at_once_are_one_chain() -> None:
+    """A job's tiles are drawn on a worker while the GUI thread may query the same index:
+    the levels grow under a lock, so each is made once, each from the one before."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(11)
+    n = 200_000
+    ts = np.sort(rng.integers(0, 10**9, n))
+    rects = flame.layout_events(
+        ts, rng.integers(1, 2000, n), rng.integers(0, 8, n).astype(np.int32),
+        rng.integers(0, 24, n),
+    )  # fmt: skip
+    shared, alone = flame_cull.FlameIndex(rects), flame_cull.FlameIndex(rects)
+    top = shared.max_level
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _k: shared.build_levels(top), range(8)))
+    assert alone.build_levels(top) == len(shared._levels) == top + 1
+    for mine, theirs in zip(shared._levels, alone._levels, strict=True):
+        assert np.array_equal(mine.rects.x0, theirs.rects.x0)
+        assert np.array_equal(mine.rects.count, theirs.rects.count)
+
+
 def test_hit_prefers_containing_rect() -> None:
     rects = flame.layout_events(np.array([0, 100]), np.array([50, 10]), np.array([0, 0]))
     index = flame_cull.FlameIndex(rects)
