@@ -21,17 +21,23 @@ from tests.jobs.test_job import needs_ranks
 pytestmark = pytest.mark.gui
 
 
-def _expanded(qtbot: Any) -> Any:
+def _shown(qtbot: Any) -> Any:
+    """The test job's Timeline, shown, no rank expanded."""
     from perfview.qt.views.job_timeline import JobTimeline
 
-    job = open_job([needs_ranks()[0]], workers=1)
-    view = JobTimeline(job)
+    view = JobTimeline(open_job([needs_ranks()[0]], workers=1))
     qtbot.addWidget(view)
     view.resize(1200, 700)
     view.show()
     qtbot.waitExposed(view)
-    with qtbot.waitSignals([view.expanded] * len(job.ranks), timeout=120_000):
+    return view
+
+
+def _expanded(qtbot: Any) -> Any:
+    view = _shown(qtbot)
+    with qtbot.waitSignals([view.expanded] * len(view.job.ranks), timeout=120_000):
         view.expand_all()
+    view.sub_pixel.hand_ms = 0  # what follows moves the view by code: drawn on the spot
     return view
 
 
@@ -149,12 +155,15 @@ def test_a_typed_search_is_made_on_a_worker_and_the_last_picture_shown_meanwhile
     rank's highlight at once (`searched`: how many slices); the new picture is drawn on the
     layer's worker, the frame before it shows the last picture (not a blank one), and the
     one after it is the picture a search made on the spot gives."""
+    from perfview.qt.items.sub_pixel_rows import HAND_MS
+
     view = _expanded(qtbot)
     box, layer = view.plot.getViewBox(), view.sub_pixel
     rows = view._rows_total()
     (x_lo, x_hi), _ = box.viewRange()
     box.setRange(xRange=(x_lo, x_hi), yRange=(0, max(rows, 2_000)), padding=0)
     before = _grab(view)
+    layer.hand_ms = HAND_MS  # the user types
     rank = list(view.tracks)[-1]
     text = view.tracks[rank][0].name_of(_widest(view, rank)[0])[:6]
     expected = sum(
@@ -185,3 +194,30 @@ def _grab(view: Any) -> np.ndarray:
     image = view.plot.viewport().grab().toImage()
     image = image.convertToFormat(QtGui.QImage.Format.Format_ARGB32)
     return np.frombuffer(image.constBits(), np.uint32).reshape(image.height(), -1).copy()
+
+
+def test_a_rank_expanded_is_drawn_with_the_others_on_the_worker(qtbot: Any) -> None:
+    """Each rank's arrival redraws every expanded rank's rows (they move down under it): on
+    the layer's worker, the last picture shown meanwhile, then the picture drawn on the spot."""
+    view = _shown(qtbot)
+    first, *others = [r.rank for r in view.job.ranks]
+    with qtbot.waitSignal(view.expanded, timeout=120_000):
+        view.expand(first)
+    box, layer = view.plot.getViewBox(), view.sub_pixel
+    (x_lo, x_hi), _ = box.viewRange()
+    box.setRange(xRange=(x_lo, x_hi), yRange=(0, 2_000), padding=0)  # rows under a pixel
+    _grab(view)
+    with qtbot.waitSignals([view.expanded] * len(others), timeout=120_000):
+        for rank in others:
+            view.expand(rank)
+    box.setRange(xRange=(x_lo, x_hi), yRange=(0, 2_000), padding=0)
+    _grab(view)
+    assert layer.stats["tiles_later"] > 0, "drawn on the worker"
+    while layer.drawing:
+        with qtbot.waitSignal(layer.tiles_drawn, timeout=10_000):
+            pass
+    drawn = _grab(view)
+    assert layer.stats["tiles_new"] == 0.0
+    layer.hand_ms = 0
+    layer.invalidate()
+    assert np.array_equal(_grab(view), drawn)

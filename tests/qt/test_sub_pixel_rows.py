@@ -205,3 +205,35 @@ def test_a_view_moved_by_hand_gets_its_new_tiles_from_a_worker(qtbot: Any) -> No
             pass
     assert np.array_equal(_frame(plot, (3_000.0, 4_000.0)), exact)
     assert layer.stats["tiles_new"] == 0.0
+
+
+def test_a_worker_that_fails_leaves_the_drawing_to_the_gui_thread(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A drawing that fails on the worker does not leave the view blank for good: the layer
+    draws on the spot from then on (where an error shows as any frame's would)."""
+    from perfview.qt.items import sub_pixel_rows
+
+    plot, layer, _members = _plot(qtbot)
+    box = plot.getViewBox()
+    box.sigRangeChangedManually.connect(layer.moved_by_hand)
+    drawn_well = sub_pixel_rows._tiles
+    failures = []
+
+    def failing_once(*args: Any) -> Any:
+        if not failures:
+            failures.append(1)
+            raise ValueError("a drawing that fails")
+        return drawn_well(*args)
+
+    monkeypatch.setattr(sub_pixel_rows, "_tiles", failing_once)
+    with qtbot.waitSignal(layer.tiles_drawn, timeout=10_000):
+        box.sigRangeChangedManually.emit([True, False])
+        _frame(plot, (0.0, 1_000.0))
+    assert failures
+    assert layer.hand_ms == 0
+    assert not layer.drawing
+    box.sigRangeChangedManually.emit([True, False])
+    _frame(plot, (2_000.0, 3_000.0))  # a new place by hand: drawn on the spot
+    assert layer.stats["tiles_later"] == 0.0
+    assert layer.stats["tiles_new"] > 0

@@ -115,6 +115,7 @@ class SubPixelRows(pg.GraphicsObject):
         # tile is still being drawn, until a frame is whole again
         self._stale: tuple[tuple[float, float], dict[Hashable, np.ndarray | None]] | None = None
         self._moved_at = float("-inf")  # when the user last moved the view
+        self._changed_at = float("-inf")  # when the user last changed what is shown
         self._settle = QtCore.QTimer()
         self._settle.setSingleShot(True)
         self._settle.timeout.connect(self.update)
@@ -128,6 +129,11 @@ class SubPixelRows(pg.GraphicsObject):
         """The user moved the view (wheel, drag): a new zoom may be stretched for a while,
         and new tiles are drawn off the GUI thread."""
         self._moved_at = time.perf_counter()
+
+    def redraw_later(self) -> None:
+        """What the tiles show is changing by the user's act (a search, a rank expanded):
+        the new tiles are drawn off the GUI thread, the last picture shown meanwhile."""
+        self._changed_at = time.perf_counter()
 
     @property
     def drawing(self) -> bool:
@@ -238,8 +244,10 @@ class SubPixelRows(pg.GraphicsObject):
         return min([lo, *ahead]), min(ys), max([hi, *ahead]), max(ys)
 
     def _by_hand(self) -> bool:
-        """Whether the user moved the view within `hand_ms`: new tiles are drawn later."""
-        return (time.perf_counter() - self._moved_at) * 1e3 < self.hand_ms
+        """Whether the user moved the view or changed what it shows within `hand_ms`: new
+        tiles are drawn later."""
+        since = time.perf_counter() - max(self._moved_at, self._changed_at)
+        return since * 1e3 < self.hand_ms
 
     def _in_gesture(self, zoom: Zoom, view: QtCore.QRectF) -> bool:
         """Whether this frame is in a zoom gesture: the user moved the view less than
@@ -362,17 +370,24 @@ class SubPixelRows(pg.GraphicsObject):
     def _draw_off_thread(
         self, members: list[Member], sx: float, sy: float, span: Region, ask: object
     ) -> None:
-        """On the worker: draw the tiles and hand them to the GUI thread (`_keep_drawn`)."""
-        tiles, _drawn = _tiles(members, sx, sy, span)
-        with contextlib.suppress(RuntimeError):  # the layer was deleted meanwhile
-            self._done.emit((ask, tiles))
+        """On the worker: draw the tiles and hand them to the GUI thread (`_keep_drawn`);
+        None if drawing failed, which has the GUI thread draw them itself from then on (where
+        the error shows as any frame's would)."""
+        tiles: Tiles | None = None
+        try:
+            tiles, _drawn = _tiles(members, sx, sy, span)
+        finally:
+            with contextlib.suppress(RuntimeError):  # the layer was deleted meanwhile
+                self._done.emit((ask, tiles))
 
-    def _keep_drawn(self, result: tuple[tuple[Zoom, Region], Tiles]) -> None:
+    def _keep_drawn(self, result: tuple[tuple[Zoom, Region], Tiles | None]) -> None:
         """On the GUI thread: keep the worker's tiles (unless what they show has changed
         since), start the waiting ask, and have the view drawn again."""
         (zoom, _span), tiles = result
         self._busy = None
-        if zoom[2] == self._version:
+        if tiles is None:  # the worker failed: drawn on the spot from now on
+            self.hand_ms, self._next = 0, None
+        elif zoom[2] == self._version:
             for key, tile in tiles.items():
                 if (zoom, key) not in self.cache:
                     self.cache.put((zoom, key), tile)
