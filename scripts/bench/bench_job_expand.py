@@ -63,12 +63,9 @@ view.show_page("job-timeline")
 app.processEvents()
 timeline = view.widgets["job-timeline"]
 opened_mb = me.memory_info().rss / 2**20
-loop = QEventLoop()
 waiting = {r.rank for r in job.ranks}
 def one_more(rank, *_):
     waiting.discard(rank)
-    if not waiting:
-        loop.quit()
 timeline.expanded.connect(one_more)
 timeline.expand_failed.connect(one_more)
 t = time.perf_counter()

@@ -212,12 +212,12 @@ def test_a_worker_that_fails_leaves_the_drawing_to_the_gui_thread(
 ) -> None:
     """A drawing that fails on the worker does not leave the view blank for good: the layer
     draws on the spot from then on (where an error shows as any frame's would)."""
-    from perfview.qt.items import sub_pixel_rows
+    from perfview.qt.items import sub_pixel_picture
 
     plot, layer, _members = _plot(qtbot)
     box = plot.getViewBox()
     box.sigRangeChangedManually.connect(layer.moved_by_hand)
-    drawn_well = sub_pixel_rows._tiles
+    drawn_well = sub_pixel_picture.tiles
     failures = []
 
     def failing_once(*args: Any) -> Any:
@@ -226,7 +226,7 @@ def test_a_worker_that_fails_leaves_the_drawing_to_the_gui_thread(
             raise ValueError("a drawing that fails")
         return drawn_well(*args)
 
-    monkeypatch.setattr(sub_pixel_rows, "_tiles", failing_once)
+    monkeypatch.setattr(sub_pixel_picture, "tiles", failing_once)
     with qtbot.waitSignal(layer.tiles_drawn, timeout=10_000):
         box.sigRangeChangedManually.emit([True, False])
         _frame(plot, (0.0, 1_000.0))

@@ -24,8 +24,9 @@ jump, the zoom come to rest), tiles not kept are drawn on a worker thread, as a 
 them: the frame shows what is kept (and the last exact zoom stretched where a tile is
 missing) and costs image copies only; the new tiles come back through `tiles_drawn` and the
 next frame shows them. The drawing is numpy over arrays no one changes (a `Member`
-snapshot of each rank's index and place), so the worker reads them without locks, and a
-result made for data or a highlight since replaced is dropped. A view moved by code (a
+snapshot of each rank's index and place; `sub_pixel_picture` draws it), so the worker
+reads them without locks, and a result made for data or a highlight since replaced is
+dropped. A view moved by code (a
 screenshot, an export, a test) is always exact, drawn on the spot.
 
 Rows a pixel or taller are not drawn here: members draw those themselves (labels, outlines).
@@ -38,47 +39,21 @@ import contextlib
 import time
 from collections.abc import Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from perfview.core.layout import raster
 from perfview.core.layout.flame import Rects
-from perfview.core.layout.flame_cull import FlameIndex, merge
-from perfview.qt.items.rect_batch import RectBatchItem, device_edges, sub_pixel
+from perfview.qt.items import sub_pixel_picture
+from perfview.qt.items.rect_batch import RectBatchItem, sub_pixel
+from perfview.qt.items.sub_pixel_picture import Member, Region, Tiles
 from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
 
-Region = tuple[int, int, int, int]  # absolute pixels: x0, y0, x1, y1 (exclusive ends)
 Zoom = tuple[float, float, int]  # x and y scale (quantized), the tiles' version
 SETTLE_MS = 150  # a zoom unchanged this long is drawn exactly (a wheel's steps come faster)
 HAND_MS = 1_000  # the view moved by hand this recently: new tiles are drawn off the GUI thread
 STRETCH_TILES = 256  # a stretched frame draws at most this many tiles, else it is exact
-Tiles = dict[tuple[int, int], np.ndarray | None]
-
-
-@dataclass(frozen=True)
-class Member:
-    """What the layer draws of one member, read on the GUI thread so a worker can draw it:
-    its index and highlight (arrays no one changes once made), colours, and its place (x
-    scale and shift, y shift in rows)."""
-
-    index: FlameIndex | None
-    highlight: FlameIndex | None
-    argb: np.ndarray
-    argb_muted: np.ndarray
-    scale_x: float
-    shift_x: float
-    shift_y: float
-
-    @classmethod
-    def of(cls, item: RectBatchItem) -> Member:
-        place = item.transform()
-        return cls(
-            item.index, item.highlight_index, item.argb, item.argb_muted,
-            place.m11(), place.dx(), place.dy(),
-        )  # fmt: skip
 
 
 def quantized(scale: float) -> float:
@@ -212,14 +187,9 @@ class SubPixelRows(pg.GraphicsObject):
                 drawn = self._draw_tiles(sx, sy, zoom, span, tiles)
         if not later:
             self._exact, self._stale = zoom, None
-        painter.save()
-        painter.resetTransform()
-        for (tx, ty), tile in tiles.items():
-            if tile is not None and ty0 <= ty <= ty1 and tx0 <= tx <= tx1:
-                point = QtCore.QPointF(tx * TILE_W + offset[0], ty * TILE_H + offset[1])
-                painter.drawImage(point, _image(tile))
-        painter.restore()
-        # kept until here: each QImage above read its tile's memory
+        in_view = {k: t for k, t in tiles.items() if ty0 <= k[1] <= ty1 and tx0 <= k[0] <= tx1}
+        _put(painter, in_view, offset)
+        # kept until here: each QImage drawn read its tile's memory
         self.stats = {
             "rects": float(drawn),  # rects filled into new tiles this frame
             "tiles": float(len(wanted)),
@@ -323,14 +293,7 @@ class SubPixelRows(pg.GraphicsObject):
         if self._stale is None or self._stale[0] != (zoom[0], zoom[1]):
             return
         kept = self._stale[1]
-        painter.save()
-        painter.resetTransform()
-        for tx, ty in missing:
-            tile = kept.get((tx, ty))
-            if tile is not None:
-                point = QtCore.QPointF(tx * TILE_W + offset[0], ty * TILE_H + offset[1])
-                painter.drawImage(point, _image(tile))
-        painter.restore()
+        _put(painter, {k: kept.get(k) for k in missing}, offset)
 
     def _on_data(self, tx: float, sx: float) -> bool:
         """Whether tile column `tx` at scale sx reaches the members' extent."""
@@ -342,7 +305,7 @@ class SubPixelRows(pg.GraphicsObject):
     def _draw_tiles(self, sx: float, sy: float, zoom: Zoom, span: Region, into: Tiles) -> int:
         """Draw the tiles span[0]..span[2] × span[1]..span[3] (inclusive) in one image, keep
         each in the cache and in `into`; returns the rects drawn."""
-        tiles, drawn = _tiles(self._drawn(), sx, sy, span)
+        tiles, drawn = sub_pixel_picture.tiles(self._drawn(), sx, sy, span)
         for key, tile in tiles.items():
             into[key] = tile
             self.cache.put((zoom, key), tile)
@@ -375,7 +338,7 @@ class SubPixelRows(pg.GraphicsObject):
         the error shows as any frame's would)."""
         tiles: Tiles | None = None
         try:
-            tiles, _drawn = _tiles(members, sx, sy, span)
+            tiles, _drawn = sub_pixel_picture.tiles(members, sx, sy, span)
         finally:
             with contextlib.suppress(RuntimeError):  # the layer was deleted meanwhile
                 self._done.emit((ask, tiles))
@@ -400,129 +363,26 @@ class SubPixelRows(pg.GraphicsObject):
     def picture(self, sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
         """Every member's rows inside `region` (absolute pixels at scales sx, sy) as one
         (height, width) ARGB32 image, and how many rects it took (`picture`)."""
-        return picture(self._drawn(), sx, sy, region)
+        return sub_pixel_picture.picture(self._drawn(), sx, sy, region)
 
     def placed(self, sx: float, sy: float, region: Region) -> list[tuple[Rects, np.ndarray]]:
         """The rects `picture` fills, with their colours (`placed`)."""
-        return placed(self._drawn(), sx, sy, region)
+        return sub_pixel_picture.placed(self._drawn(), sx, sy, region)
 
 
-def _tiles(members: list[Member], sx: float, sy: float, span: Region) -> tuple[Tiles, int]:
-    """The tiles span[0]..span[2] × span[1]..span[3] (inclusive) drawn as one image and cut
-    (None where nothing is drawn), and the rects it took."""
-    x0, y0 = span[0] * TILE_W, span[1] * TILE_H
-    x1, y1 = (span[2] + 1) * TILE_W, (span[3] + 1) * TILE_H
-    image, drawn = picture(members, sx, sy, (x0, y0, x1, y1))
-    out: Tiles = {}
-    for ty in range(span[1], span[3] + 1):
-        for tx in range(span[0], span[2] + 1):
-            a, b = (ty - span[1]) * TILE_H, (tx - span[0]) * TILE_W
-            part = image[a : a + TILE_H, b : b + TILE_W]
-            out[(tx, ty)] = np.ascontiguousarray(part) if part.any() else None
-    return out, drawn
-
-
-def picture(members: list[Member], sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
-    """The members' rows inside `region` (absolute pixels at scales sx, sy) as one
-    (height, width) ARGB32 image (`placed`'s rects filled, in their order), and how many
-    rects it took. Qt-free and reads nothing that changes: a worker may call it."""
-    x0, y0, x1, y1 = region
-    xs: list[np.ndarray] = []
-    xl: list[np.ndarray] = []
-    ys: list[np.ndarray] = []
-    cs: list[np.ndarray] = []
-    for shown, argb in placed(members, sx, sy, region):
-        x_start, x_last, y_start, _ = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
-        # bucket by bucket, as drawRects would paint them: the same rect wins a pixel
-        order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
-        xs.append(x_start[order] - x0)
-        xl.append(x_last[order] - x0)
-        ys.append(y_start[order] - y0)
-        cs.append(argb[np.asarray(shown.bucket, dtype=np.int64)[order] % len(argb)])
-    if not xs:
-        return np.zeros((y1 - y0, x1 - x0), dtype=np.uint32), 0
-    image = raster.fill(
-        np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
-        x1 - x0, y1 - y0,
-    )  # fmt: skip
-    return image, sum(len(a) for a in xs)
-
-
-def placed(
-    members: list[Member], sx: float, sy: float, region: Region
-) -> list[tuple[Rects, np.ndarray]]:
-    """The rects `picture` fills, with their colours: x in absolute pixels, rows the
-    layer's (every member's own rows under its place), slices narrower than the pixels two
-    rows share merged; the washed-out base first, the highlighted over it. `members` top
-    to bottom by their place.
-
-    Each member only culls its level of detail; everything after (placing, merging) runs
-    once over all members together: per member it was ~100 numpy calls, most of a frame
-    with 64 ranks in view."""
-    min_px = min(1.0 / sy, 8.0)  # k rows share a pixel row: merge over k pixel columns
-    groups: dict[tuple[int, bytes], tuple[np.ndarray, list[Rects], list[Rects]]] = {}
-    for member in members:
-        for layer, (rects, argb, coarse) in enumerate(
-            _member_rects(member, sx, sy, region, min_px)
-        ):
-            if len(rects):
-                _argb, raw, ready = groups.setdefault((layer, argb.tobytes()), (argb, [], []))
-                (ready if coarse else raw).append(rects)
-    out = []
-    for _key, (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
-        # numpy's merge: the compiled one (`flame_cull._merged`) would import numba here,
-        # on the GUI thread, the first time the rects pass its size (~1 s)
-        parts = [merge(_joined(raw), 1.0, min_px)] if raw else []
-        out.append((_joined(parts + ready), argb))
-    return out
-
-
-def _member_rects(
-    member: Member, sx: float, sy: float, region: Region, min_px: float
-) -> list[tuple[Rects, np.ndarray, bool]]:
-    """A member's rects in `region`, x in absolute pixels and rows the layer's: the
-    washed-out base and the highlighted ones over it, each with its colours and whether it
-    is merged already (a coarse level) or still to merge (the finest)."""
-    index = member.index
-    if index is None or not len(index.rects):
-        return []
-    sxl, dxa, shift = member.scale_x * sx, member.shift_x * sx, member.shift_y
-    x0, y0, x1, y1 = region
-    r_lo = int(np.floor(y0 / sy - shift)) - 1
-    r_hi = int(np.ceil(y1 / sy - shift)) + 1
-    if r_hi < 0 or r_lo >= index.n_rows or sxl <= 0:
-        return []
-    rows = (max(r_lo, 0), min(r_hi, index.n_rows - 1))
-    # a merged rect spans < 2 of its columns: this margin keeps every merge that reaches
-    # into the region whole, so a tile is the same whichever region it was drawn in
-    margin = (2.0 * min_px + 4.0) / sxl
-    x_lo, x_hi = (x0 - dxa) / sxl - margin, (x1 - dxa) / sxl + margin
-    if x_hi < index.x_min or x_lo > index.x_max:
-        return []
-    highlight = member.highlight
-    layers = [(index, member.argb_muted if highlight is not None else member.argb)]
-    if highlight is not None:
-        layers.append((highlight, member.argb))
-    out = []
-    for source, argb in layers:
-        rects, idx, to_merge = source.culled(x_lo, x_hi, sxl, min_px, rows)
-        placed = Rects(
-            rects.x0[idx] * sxl + dxa, rects.x1[idx] * sxl + dxa,
-            rects.row[idx].astype(np.int64) + int(shift), idx,
-            rects.bucket[idx], rects.count[idx],
-        )  # fmt: skip
-        out.append((placed, argb, not to_merge))
-    return out
-
-
-def _joined(parts: list[Rects]) -> Rects:
-    """Rects of several members end to end (each in (row, x0) order, rows ascending)."""
-    if len(parts) == 1:
-        return parts[0]
-    return Rects(*(np.concatenate([getattr(r, f) for r in parts]) for f in _FIELDS))
-
-
-_FIELDS = ("x0", "x1", "row", "node", "bucket", "count")
+def _put(
+    painter: QtGui.QPainter, tiles: dict[tuple[int, int], np.ndarray | None],
+    offset: tuple[int, int],
+) -> None:  # fmt: skip
+    """Draw tiles at their places (tile numbers), the view's offset added in device pixels
+    (the caller keeps each tile alive while it is drawn)."""
+    painter.save()
+    painter.resetTransform()
+    for (tx, ty), tile in tiles.items():
+        if tile is not None:
+            point = QtCore.QPointF(tx * TILE_W + offset[0], ty * TILE_H + offset[1])
+            painter.drawImage(point, _image(tile))
+    painter.restore()
 
 
 def _image(tile: np.ndarray) -> QtGui.QImage:
@@ -533,4 +393,4 @@ def _image(tile: np.ndarray) -> QtGui.QImage:
     )
 
 
-__all__ = ["HAND_MS", "SETTLE_MS", "Member", "SubPixelRows", "picture", "placed", "quantized"]
+__all__ = ["HAND_MS", "SETTLE_MS", "SubPixelRows", "quantized"]

@@ -429,9 +429,13 @@ class JobTimeline(QWidget):
         total = 0
         for tracks, item in self.tracks.values():
             total += self._highlight(item, tracks, text)
+        self._say_found(text, total)
+        return total
+
+    def _say_found(self, text: str, total: int) -> None:
+        """The search's count in the status line (blank for an empty search)."""
         if self.tracks:
             self.status.setText(f"{total:,} matching slices" if text else " ")
-        return total
 
     def _search_off_thread(self) -> None:
         """The search box's text, searched in every expanded rank on a worker; the
@@ -470,8 +474,7 @@ class JobTimeline(QWidget):
             if entry is not None:
                 entry[1].set_highlight_index(index)
                 total += count
-        if self.tracks:
-            self.status.setText(f"{total:,} matching slices" if text else " ")
+        self._say_found(text, total)
         self.searched.emit(total)
 
     def _highlight(self, item: RectBatchItem, tracks: RankTracks, text: str | None = None) -> int:
