@@ -17,7 +17,9 @@ opened through the store on a worker, as a user's "Expand all ranks" does), and 
   where the ranks have slices, then moved by hand (as a drag emits it): dragging (a quarter
   of the view a frame, frame after frame), jumping (a new place a frame, frame after frame),
   and one jump at a time; zooming in by the wheel (a new zoom each frame: the last exact
-  tiles stretched) and the zoom at rest; then, the hand gone, 60 rows of full height.
+  tiles stretched) and the zoom at rest; the whole job's time with a quarter and a
+  twentieth of the rows in view, scrolled down by hand (1/40 of the view a frame); then,
+  the hand gone, 60 rows of full height.
 - "whole after": newer code draws a hand-moved view's new tiles on a worker; the time from
   the move (or from the last frame of a drag or of the jumps) until the frame that shows
   them all. `--gui-thread` draws them on the GUI thread, as older code did.
@@ -159,6 +161,13 @@ if layer is not None and layer.settle_ms > 0:  # the zoom rests: its exact frame
     wall, cpu = (time.perf_counter() - t) * 1e3, (time.thread_time() - cpu) * 1e3
     frames["all ranks, the zoom at rest: its exact frame"] = [(wall, cpu, rects_drawn())]
     until_whole("all ranks, the zoom at rest", t)
+for part in (4, 20):  # the whole job's time, part of the rows, scrolled up and down by hand
+    h = rows / part
+    name = f"all ranks, 1/{part} of the rows, scrolling by hand"
+    frame(name + " (set by code)", (x_lo, x_hi), (0, h))
+    for k in range(12):  # 1/40 of the rows in view a frame, down
+        frame(name, (x_lo, x_hi), (h * k / 40, h + h * k / 40), hand=True)
+    until_whole(name + " (the last frame)", time.perf_counter())
 # a search typed at the whole job: older code searched every rank and redrew on the GUI thread
 # at each key; newer code searches once the keys rest, on a worker, and draws on the layer's
 searched = [False]

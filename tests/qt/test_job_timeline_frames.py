@@ -126,7 +126,7 @@ def test_a_pan_keeps_the_zoom_whatever_the_steps_named_in_view(qtbot: Any) -> No
 def test_ranks_are_named_where_their_names_do_not_overlap(qtbot: Any) -> None:
     """Every rank expanded, the rows are thinner than a pixel and the ranks' names would
     overlap: only names at least RANK_LABEL_PX apart are drawn; zoomed in on the rows, every
-    rank in view is named again."""
+    rank in view is named again, and only those."""
     from perfview.qt.views.job_timeline import RANK_LABEL_PX
 
     view = _expanded(qtbot)
@@ -135,17 +135,72 @@ def test_ranks_are_named_where_their_names_do_not_overlap(qtbot: Any) -> None:
     names = len(view._rank_ticks)
     box.setRange(yRange=(0, rows), padding=0)
     QApplication.processEvents()
-    shown = [y for y, _text in view._shown_ticks]
+    shown = [y for y, _text in view._shown_ticks[0]]
     px_per_row = box.height() / rows
     assert names >= 2
     assert len(shown) >= 2
     assert min(b - a for a, b in itertools.pairwise(shown)) * px_per_row >= RANK_LABEL_PX
     box.setRange(yRange=(0, rows * 40), padding=0)  # rows 40 times thinner: fewer names
     QApplication.processEvents()
-    assert len(view._shown_ticks) < len(shown)
-    box.setRange(yRange=(0, 40), padding=0)  # a few rows tall: every rank's name fits
+    assert len(view._shown_ticks[0]) < len(shown)
+    second = view._rank_ticks[1][0]  # a few rows about the second rank's: it is named
+    box.setRange(yRange=(second - 2, second + 20), padding=0)
     QApplication.processEvents()
-    assert len(view._shown_ticks) == names
+    (y0, y1) = box.viewRange()[1]
+    in_view = [t for t in view._rank_ticks if y0 <= t[0] <= y1]
+    assert in_view
+    assert all(t in view._shown_ticks[0] for t in in_view)
+    assert all(y0 - 1 <= y <= y1 + 1 for y, _text in view._shown_ticks[0])
+
+
+def _left_axis_text(view: Any, ticks: list[list[tuple[float, str]]]) -> list[tuple[Any, ...]]:
+    """What the left axis draws as text given `ticks`: each name with its rectangle."""
+    from PySide6.QtGui import QPainter, QPicture
+
+    axis = view.plot.getAxis("left")
+    axis.setTicks(ticks)
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    _line, _tick_marks, texts = specs
+    return [(rect.getRect(), int(flags), text) for rect, flags, text in texts]
+
+
+def test_the_left_axis_is_given_only_the_names_it_can_draw_and_draws_the_same(
+    qtbot: Any,
+) -> None:
+    """The axis measures every name it is given before it finds them too many to draw: it
+    is given the names in view, and threads' names only where they are not too many. What
+    it draws is the text it drew given every rank's and every thread's name, at the whole
+    job, a quarter of it scrolled, and a few rows (where threads are named); the window
+    short, so that the test job's threads' names do not fit at the whole job."""
+    view = _expanded(qtbot)
+    view.resize(1200, 320)
+    QApplication.processEvents()
+    box = view.plot.getViewBox()
+    rows = view._rows_total()
+    assert len(view._track_ticks) > 0
+    views = [(0, rows), (rows / 3, rows / 3 + rows / 4), (1, 9)]
+    threads_named = []
+    for y0, y1 in views:
+        box.setRange(yRange=(y0, y1), padding=0)
+        QApplication.processEvents()
+        fitted = [list(level) for level in view._shown_ticks]
+        # every rank's name the thinning keeps, in view or not, and every thread's
+        (lo, hi) = box.viewRange()[1]
+        off_view = [t for t in view._rank_ticks if not lo - 1 <= t[0] <= hi + 1]
+        given_all = [sorted(fitted[0] + off_view), list(view._track_ticks)]
+        drawn = _left_axis_text(view, fitted)
+        assert drawn == _left_axis_text(view, given_all)
+        threads_named.append(any(text in dict(view._track_ticks).values() for *_r, text in drawn))
+    box.setRange(yRange=views[0], padding=0)
+    QApplication.processEvents()
+    assert view._shown_ticks[1] == [], "at the whole job the threads' names are not given"
+    assert not threads_named[0], "nor were they drawn given them"
+    assert threads_named[-1], "a few rows tall, the threads are named"
 
 
 def test_a_typed_search_is_made_on_a_worker_and_the_last_picture_shown_meanwhile(

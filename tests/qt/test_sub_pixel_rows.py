@@ -91,12 +91,14 @@ def test_a_cached_frame_is_the_fresh_frame_after_a_pan_and_a_highlight(qtbot: An
     assert np.array_equal(before, _frame(plot, (100.0, 1_100.0)))
 
 
-def test_the_picture_is_what_drawrects_paints(qtbot: Any) -> None:
+@pytest.mark.parametrize("sy", [0.55, 1.4, 2.6])  # px per row: sub-pixel, 1-2 px, 2-3 px
+def test_the_picture_is_what_drawrects_paints(qtbot: Any, sy: float) -> None:
     """The layer's image of a region: its rects painted with one drawRects per colour, the
     highlighted over the rest, on the same absolute pixels; and those rects stand for every
-    member's slices in the region."""
+    member's slices in the region. Rows thinner than a pixel, and rows of 1-3 px, each
+    rect then as tall as the member's own drawRects makes it (`device_edges`)."""
     _plot_widget, layer, members = _plot(qtbot)
-    sx, sy = 0.45, 0.55  # px per ms, px per row
+    sx = 0.45  # px per ms
     region = (200, 0, 1_000, 300)
     # what the rects stand for: each member's slices in the region, none lost
     ((base, _argb),) = layer.placed(sx, sy, region)
@@ -106,7 +108,9 @@ def test_the_picture_is_what_drawrects_paints(qtbot: Any) -> None:
         sxl, dxa = place.m11() * sx, place.dx() * sx
         rects = item.index.rects
         a, b = rects.x0 * sxl + dxa, rects.x1 * sxl + dxa
-        in_view += int(((b >= region[0]) & (a <= region[2])).sum())
+        top = (rects.row + place.dy()) * sy  # the rows in the region's pixel rows
+        rows_in = (top < region[3]) & (top + sy > region[1])
+        in_view += int(((b >= region[0]) & (a <= region[2]) & rows_in).sum())
     inside = (base.x1 >= region[0]) & (base.x0 <= region[2])
     assert int(base.count[inside].sum()) >= in_view
     members[5].set_highlight(np.arange(0, SLICES, 5))
@@ -132,9 +136,18 @@ def test_the_picture_is_what_drawrects_paints(qtbot: Any) -> None:
     assert np.array_equal(image, expected)
 
 
-def test_rows_a_pixel_tall_are_the_members_own(qtbot: Any) -> None:
+def test_rows_of_three_pixels_or_more_are_the_members_own(qtbot: Any) -> None:
+    """Rows from LAYER_ROW_PX are drawn by their member (names, outlines); thinner ones, a
+    pixel or taller too, by the layer."""
+    from perfview.qt.items.rect_batch import LAYER_ROW_PX
+
     plot, layer, members = _plot(qtbot)
-    plot.getViewBox().setRange(xRange=(0, 500), yRange=(0, 60), padding=0)
+    box = plot.getViewBox()
+    box.setRange(xRange=(0, 500), yRange=(0, box.height() * 1.5 / LAYER_ROW_PX), padding=0)
+    plot.viewport().grab()
+    assert members[0].stats == {"raster": 1.0, "delegated": 1.0}
+    assert layer.stats["tiles"] > 0
+    box.setRange(xRange=(0, 500), yRange=(0, 60), padding=0)  # rows of 6-7 px
     plot.viewport().grab()
     assert members[0].stats["raster"] == 0.0
     assert members[0].stats["visible"] > 0

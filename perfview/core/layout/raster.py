@@ -1,4 +1,4 @@
-"""Rectangles one pixel row tall or less, filled into an image instead of drawn one by one.
+"""Rectangles a few pixel rows tall or less, filled into an image instead of drawn one by one.
 
 When rows are thinner than a pixel (a job's every rank expanded and the whole job in view:
 ~2,000 rows in ~1,000 pixels), each visible rectangle covers one pixel row and a few pixel
@@ -24,16 +24,25 @@ def fill(
     colour: np.ndarray,
     width: int,
     height: int,
+    y_last: np.ndarray | None = None,
 ) -> np.ndarray:
     """A (height, width) uint32 image, 0 (transparent) where nothing is drawn, and each rect
-    i's pixels x_first[i]..x_last[i] (inclusive) of row y[i] set to colour[i], later rects
-    over earlier ones. Coordinates are image pixels; what falls outside is clipped."""
+    i's pixels x_first[i]..x_last[i] (inclusive) of row y[i] (to row y_last[i], inclusive,
+    when given) set to colour[i], later rects over earlier ones. Coordinates are image
+    pixels; what falls outside is clipped."""
     image = np.zeros((max(height, 0), max(width, 0)), dtype=np.uint32)
     if not len(x_first) or width <= 0 or height <= 0:
         return image
     x0 = np.asarray(x_first, dtype=np.int64)
     x1 = np.asarray(x_last, dtype=np.int64)
     row = np.asarray(y, dtype=np.int64)
+    colour = np.asarray(colour, dtype=np.uint32)
+    if y_last is not None:  # a rect a row per pixel row it covers, in the rects' order
+        tall = np.maximum(np.asarray(y_last, dtype=np.int64) - row + 1, 1)
+        if int(tall.max()) > 1:
+            which = np.repeat(np.arange(len(row)), tall)
+            down = np.arange(len(which), dtype=np.int64) - np.repeat(np.cumsum(tall) - tall, tall)
+            x0, x1, row, colour = x0[which], x1[which], row[which] + down, colour[which]
     keep = (row >= 0) & (row < height) & (x1 >= 0) & (x0 < width) & (x1 >= x0)
     x0 = np.clip(x0[keep], 0, width - 1)
     x1 = np.clip(x1[keep], 0, width - 1)
@@ -46,7 +55,7 @@ def fill(
     # pixel k of rect i is starts[i] + k: one index per covered pixel, in the rects' order
     before = np.cumsum(lengths) - lengths
     index = np.repeat(starts - before, lengths) + np.arange(total, dtype=np.int64)
-    image.reshape(-1)[index] = np.repeat(np.asarray(colour, dtype=np.uint32)[keep], lengths)
+    image.reshape(-1)[index] = np.repeat(colour[keep], lengths)
     return image
 
 

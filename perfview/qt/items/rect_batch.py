@@ -33,6 +33,11 @@ from perfview.core.layout.timeline_layout import TrackLayout
 from perfview.qt.items.labels import LabelPainter
 from perfview.qt.items.row_strips import STRIP_FROM, draw_row_strips
 
+# rows thinner than this, where a layer is given (`delegate_sub_pixel`), are drawn by it: a
+# job's 64 ranks expanded and a quarter of them in view (rows of ~1.4 px) cost 33-40 ms a
+# frame drawn item by item, on the GUI thread, none of it kept for the next frame
+LAYER_ROW_PX = 3.0
+
 
 def draw_rect_array(painter: QtGui.QPainter, arr: np.ndarray) -> None:
     """Fill an (n, 4) int32 C-contiguous array of QRect corners (x1, y1, x2, y2, inclusive)
@@ -45,11 +50,11 @@ def draw_rect_array(painter: QtGui.QPainter, arr: np.ndarray) -> None:
     painter.drawRects(first, n)  # type: ignore[call-overload]
 
 
-def sub_pixel(sx: float, sy: float) -> bool:
-    """Whether a view at this device scale has rows thinner than a pixel, left to right and
-    top to bottom: what a layer drawing several items' rows at once draws
-    (`sub_pixel_rows`)."""
-    return sx > 0.0 and 0.0 < sy < 1.0
+def thin_rows(sx: float, sy: float) -> bool:
+    """Whether a view at this device scale has rows thinner than `LAYER_ROW_PX`, left to
+    right and top to bottom: what a layer drawing several items' rows at once draws
+    (`sub_pixel_rows`). Such rows are too thin for a name or an outline."""
+    return sx > 0.0 and 0.0 < sy < LAYER_ROW_PX
 
 
 def brushes(palette: Sequence[colors.RGB]) -> list[QtGui.QBrush]:
@@ -264,7 +269,7 @@ class RectBatchItem(pg.GraphicsObject):
             return
         start = time.perf_counter()
         t = painter.transform()
-        if self._layer_changed is not None and sub_pixel(t.m11(), t.m22()):
+        if self._layer_changed is not None and thin_rows(t.m11(), t.m22()):
             self._paint_delegated(painter, t)  # the layer draws the rows
             return
         view = self.viewRect()

@@ -1,4 +1,4 @@
-"""What a job's sub-pixel rows look like in a region of pixels: numpy only, any thread.
+"""What a job's thin rows look like in a region of pixels: numpy only, any thread.
 
 `SubPixelRows` (the Qt item) decides which tiles a frame needs, keeps them and schedules
 their drawing; this module draws them. Its input is a `Member` snapshot of each rank (index,
@@ -68,20 +68,22 @@ def picture(members: list[Member], sx: float, sy: float, region: Region) -> tupl
     xs: list[np.ndarray] = []
     xl: list[np.ndarray] = []
     ys: list[np.ndarray] = []
+    yl: list[np.ndarray] = []
     cs: list[np.ndarray] = []
     for shown, argb in placed(members, sx, sy, region):
-        x_start, x_last, y_start, _ = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
+        x_start, x_last, y_start, y_last = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
         # bucket by bucket, as drawRects would paint them: the same rect wins a pixel
         order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
         xs.append(x_start[order] - x0)
         xl.append(x_last[order] - x0)
         ys.append(y_start[order] - y0)
+        yl.append(y_last[order] - y0)
         cs.append(argb[np.asarray(shown.bucket, dtype=np.int64)[order] % len(argb)])
     if not xs:
         return np.zeros((y1 - y0, x1 - x0), dtype=np.uint32), 0
     image = raster.fill(
         np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
-        x1 - x0, y1 - y0,
+        x1 - x0, y1 - y0, np.concatenate(yl),
     )  # fmt: skip
     return image, sum(len(a) for a in xs)
 
@@ -97,7 +99,9 @@ def placed(
     Each member only culls its level of detail; everything after (placing, merging) runs
     once over all members together: per member it was ~100 numpy calls, most of a frame
     with 64 ranks in view."""
-    min_px = min(1.0 / sy, 8.0)  # k rows share a pixel row: merge over k pixel columns
+    # k rows share a pixel row: merge over k pixel columns (rows a pixel or taller: over one,
+    # as a member drawing its own rows merges)
+    min_px = min(max(1.0 / sy, 1.0), 8.0)
     groups: dict[tuple[int, bytes], tuple[np.ndarray, list[Rects], list[Rects]]] = {}
     for member in members:
         for layer, (rects, argb, coarse) in enumerate(

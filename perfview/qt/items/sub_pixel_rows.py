@@ -1,4 +1,4 @@
-"""Many `RectBatchItem`s whose rows are thinner than a pixel, drawn as one picture of tiles.
+"""Many `RectBatchItem`s whose rows are thinner than a few pixels, drawn as one picture of tiles.
 
 A job with every rank expanded and the whole job in view stacks ~2,000 rows in ~1,000 pixels,
 from 64 items (one per rank). Each item drawing itself (cull, merge, an image of its own)
@@ -13,7 +13,7 @@ The tiles live in *absolute* pixels of the zoom: a member's slice at x lands on 
 pixels. So a tile's pixels depend on the zoom and the data, never on where the view starts,
 and a cached tile is the very picture a fresh draw would give (tested after a pan and after
 a highlight change). The price is that the picture may sit up to half a pixel from the
-exact transform, which at these zooms (rows thinner than a pixel) nobody can see.
+exact transform, which at these zooms (rows thinner than `LAYER_ROW_PX`) nobody can see.
 
 While the user zooms (a wheel turning: the owner calls `moved_by_hand`), each frame is a new
 zoom without tiles, and drawing them all would cost 50-100 ms a frame; as a map does, such
@@ -29,8 +29,12 @@ reads them without locks, and a result made for data or a highlight since replac
 dropped. A view moved by code (a
 screenshot, an export, a test) is always exact, drawn on the spot.
 
-Rows a pixel or taller are not drawn here: members draw those themselves (labels, outlines).
-A member's selection outline is its own, too, drawn over the layer.
+Rows from `rect_batch.LAYER_ROW_PX` (3 px) are not drawn here: members draw those themselves
+(names, the highlighted slices' outlines). Thinner rows were also drawn member by member
+while a pixel or taller (a quarter of a 64-rank job in view, rows of ~1.4 px: 33-40 ms a
+frame, scrolling); here they are kept between frames, and a highlighted slice is drawn in
+its colour over the washed-out rest, as in thinner rows: an outline would cover it. A
+member's selection outline is its own, drawn over the layer.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core.layout.flame import Rects
 from perfview.qt.items import sub_pixel_picture
-from perfview.qt.items.rect_batch import RectBatchItem, sub_pixel
+from perfview.qt.items.rect_batch import RectBatchItem, thin_rows
 from perfview.qt.items.sub_pixel_picture import Member, Region, Tiles
 from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
 
@@ -152,7 +156,7 @@ class SubPixelRows(pg.GraphicsObject):
     ) -> None:
         t = painter.transform()
         view = self.viewRect()
-        if view is None or not self._members or not sub_pixel(t.m11(), t.m22()):
+        if view is None or not self._members or not thin_rows(t.m11(), t.m22()):
             return
         start = time.perf_counter()
         sx, sy = quantized(t.m11()), quantized(t.m22())

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QTimer, Signal
-from PySide6.QtGui import QTransform
+from PySide6.QtGui import QFont, QFontMetricsF, QTransform
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from perfview.core.analysis.torch.job import Job
@@ -83,16 +83,20 @@ class JobTimeline(QWidget):
         self.sub_pixel.setZValue(10)
         self.plot.addItem(self.sub_pixel, ignoreBounds=True)
         self.plot.getViewBox().sigRangeChangedManually.connect(self.sub_pixel.moved_by_hand)
+        # the bars' ranks and times, read once (`_step_bars`): the rows move, they do not
         self._steps: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._comms: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._rank_ticks: list[tuple[float, str]] = []  # (row, name) of every rank named
         self._track_ticks: list[tuple[float, str]] = []  # expanded ranks' thread names
-        self._shown_ticks: list[tuple[float, str]] | None = None
-        self.plot.getViewBox().sigYRangeChanged.connect(self._thin_rank_labels)
-        self.plot.getViewBox().sigResized.connect(self._thin_rank_labels)
+        self._shown_ticks: list[list[tuple[float, str]]] | None = None
+        self.plot.getViewBox().sigYRangeChanged.connect(self._fit_row_labels)
+        self.plot.getViewBox().sigResized.connect(self._fit_row_labels)
         self.legend = QLabel(self)  # above the plot: pyqtgraph's legend sat on the bars
         self.legend.setContentsMargins(8, 4, 8, 0)
         self.kinds: list[str] = []
         self._draw()
+        self._label_steps()  # once: the steps do not move as the rows do
         self.hover = QLabel(" ", self)
         self.hover.setContentsMargins(8, 2, 8, 6)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
@@ -200,37 +204,56 @@ class JobTimeline(QWidget):
                 if text
             )
         self._shown_ticks = None
-        self._thin_rank_labels()
+        self._fit_row_labels()
         self.plot.getAxis("left").setWidth(200 if self.tracks else None)
         self.plot.getViewBox().setMouseEnabled(x=True, y=bool(self.tracks))
 
-    def _thin_rank_labels(self, *_changed: object) -> None:
-        """Name the ranks on the left axis, skipping those whose name would overlap the one
-        above (every rank expanded at 700 px: 64 names in 360 px were one grey smear);
-        again whenever the rows' height in pixels changes."""
+    def _fit_row_labels(self, *_changed: object) -> None:
+        """Name the rows in view on the left axis, again whenever the view moves up or down
+        or its height changes. Ranks' names skip one that would overlap the one above (every
+        rank expanded at 700 px: 64 names in 360 px were one grey smear). Threads' names are
+        given only while the axis can draw them: pyqtgraph measures every name it is given
+        before it finds them too many to draw, and every rank's threads (511 names at 64
+        ranks) cost 24 ms of each frame that moved the view up or down, and of each rank's
+        arrival. What the axis draws is the same (`tests/qt/test_job_timeline_frames.py`)."""
         box = self.plot.getViewBox()
         _x, (y0, y1) = box.viewRange()
-        px_per_row = box.height() / max(y1 - y0, 1e-9)
-        ticks, last = [], float("-inf")
+        length = box.height()
+        px_per_row = length / max(y1 - y0, 1e-9)
+        ranks: list[tuple[float, str]] = []
+        last = float("-inf")
         for y, text in self._rank_ticks:
             if (y - last) * px_per_row >= RANK_LABEL_PX:
-                ticks.append((y, text))
                 last = y
+                if y0 - 1 <= y <= y1 + 1:  # beyond: pyqtgraph skips it, unmeasured
+                    ranks.append((y, text))
+        threads = [(y, text) for y, text in self._track_ticks if y0 - 1 <= y <= y1 + 1]
+        seen = sum(y0 <= y <= y1 for y, _t in ranks) + sum(y0 <= y <= y1 for y, _t in threads)
+        if seen * self._label_height() >= length:
+            threads = []  # filling the axis: pyqtgraph draws no name of that level, nor would
+        ticks = [ranks, threads]
         if ticks != self._shown_ticks:
             self._shown_ticks = ticks
-            self.plot.getAxis("left").setTicks([ticks, self._track_ticks])
+            self.plot.getAxis("left").setTicks(ticks)
+
+    def _label_height(self) -> float:
+        """A name's height as pyqtgraph counts it when it weighs how full the axis would be
+        (its text rectangle's height × 0.8); a little under, so no level it would draw is
+        dropped here."""
+        font = self.plot.getAxis("left").style.get("tickFont") or QFont()
+        return 0.8 * 0.95 * QFontMetricsF(font).height()
 
     def _draw_steps(self) -> None:
         """Each rank's ProfilerSteps as thin bars, alternating shades: one item per shade
         (a brush per bar drew them one by one), from arrays read once (`_step_bars`)."""
-        row = self._row()
         parts = self._step_bars()
         if not parts:
             return
+        ranks = np.concatenate([np.full(len(st), rank) for rank, st, _w, _d in parts])
         x0 = np.concatenate([start for _rank, start, _w, _dark in parts])
         width = np.concatenate([w for _rank, _start, w, _dark in parts])
         dark = np.concatenate([d for _rank, _start, _w, d in parts])
-        y = np.concatenate([np.full(len(st), row[rank] + 0.05) for rank, st, _w, _d in parts])
+        y = _rows_of(ranks, self._row()) + 0.05
         for shade, colour in ((True, "#c8c8c8"), (False, "#e4e4e4")):
             sel = dark == shade
             if sel.any():
@@ -239,7 +262,6 @@ class JobTimeline(QWidget):
                 )
                 self.plot.addItem(bars)
                 self._bars.append(bars)
-        self._label_steps()
 
     def _step_bars(self) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
         """Per rank with steps: (rank, start in job ms, width in ms, dark shade?), read once:
@@ -264,29 +286,39 @@ class JobTimeline(QWidget):
     def _draw_bounds(self) -> None:
         """The job's critical path across ranks: on each step, the step bar of the rank that
         bounds it (the one the others waited for at the step's collectives) outlined in red."""
-        row = self._row()
-        by_rank = self.job.by_rank()
-        x0, w, y = [], [], []
-        for step, rank in self.bounds[["step", "rank"]].itertuples(index=False):
-            red = by_rank.get(int(rank))
-            if red is None:
-                continue
-            s = red.steps[red.steps["step"] == step]
-            if not len(s):
-                continue
-            off = self.job.offsets.get(red.rank, 0)
-            x0.append((int(s["start_ns"].iloc[0]) + off - self.origin) / 1e6)
-            w.append(int(s["dur_ns"].iloc[0]) / 1e6)
-            y.append(row[red.rank] + 0.0)
-        if not x0:
+        ranks, x0, w = self._bound_bars()
+        if not len(ranks):
             return
         bars = pg.BarGraphItem(
-            x0=x0, y0=y, width=w, height=0.96, brush=pg.mkBrush(214, 39, 40, 28),
-            pen=pg.mkPen("#d62728", width=1.5),
+            x0=x0, y0=_rows_of(ranks, self._row()), width=w, height=0.96,
+            brush=pg.mkBrush(214, 39, 40, 28), pen=pg.mkPen("#d62728", width=1.5),
         )  # fmt: skip
         bars.setZValue(-1)  # behind the steps and collectives it frames
         self.plot.addItem(bars)
         self._bars.append(bars)
+
+    def _bound_bars(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rank, start in job ms, width in ms) of each step's bar on the rank that bounds
+        it, read once, as `_step_bars` (a step at a time in pandas: 7 ms at each arrival)."""
+        if self._bounds is None:
+            by_rank = self.job.by_rank()
+            ranks, x0, w = [], [], []
+            for step, rank in self.bounds[["step", "rank"]].itertuples(index=False):
+                red = by_rank.get(int(rank))
+                if red is None:
+                    continue
+                s = red.steps[red.steps["step"] == step]
+                if not len(s):
+                    continue
+                off = self.job.offsets.get(red.rank, 0)
+                ranks.append(red.rank)
+                x0.append((int(s["start_ns"].iloc[0]) + off - self.origin) / 1e6)
+                w.append(int(s["dur_ns"].iloc[0]) / 1e6)
+            self._bounds = (
+                np.asarray(ranks, dtype=np.int64), np.asarray(x0, dtype=np.float64),
+                np.asarray(w, dtype=np.float64),
+            )  # fmt: skip
+        return self._bounds
 
     def bound_at(self, step: int) -> int | None:
         """The rank drawn as bounding `step` (the job's critical path), or None."""
@@ -314,31 +346,47 @@ class JobTimeline(QWidget):
         top.setLabel("ProfilerStep")
 
     def _draw_comms(self) -> None:
-        c = self.comms
-        if not len(c):
+        parts = self._comm_bars()
+        if not parts:
             return
         row = self._row()
-        self.kinds = sorted(c["kind"].astype(str).unique().tolist())
-        y = c["rank"].map(row).to_numpy(dtype=np.float64) + 0.3
-        x0 = (c["start_ns"].to_numpy(dtype=np.float64) - self.origin) / 1e6
-        w = c["dur_ns"].to_numpy(dtype=np.float64) / 1e6
-        for i, kind in enumerate(self.kinds):
-            sel = (c["kind"] == kind).to_numpy()
+        self.kinds = [kind for kind, _ranks, _x0, _w in parts]
+        for i, (kind, ranks, x0, w) in enumerate(parts):
             color = KIND_COLORS[i % len(KIND_COLORS)]
             bars = pg.BarGraphItem(
-                x0=x0[sel], y0=y[sel], width=w[sel], height=0.6, brush=color, pen=None, name=kind
-            )
+                x0=x0, y0=_rows_of(ranks, row) + 0.3, width=w, height=0.6, brush=color,
+                pen=None, name=kind,
+            )  # fmt: skip
             self.plot.addItem(bars)
             self._bars.append(bars)
-        self.legend.setText(
-            "Collectives: "
-            + " ".join(
-                f'<span style="color:{KIND_COLORS[i % len(KIND_COLORS)]}">■</span> {escape(kind)}'
-                for i, kind in enumerate(self.kinds)
+        if not self.legend.text():
+            self.legend.setText(
+                "Collectives: "
+                + " ".join(
+                    f'<span style="color:{KIND_COLORS[i % len(KIND_COLORS)]}">■</span> '
+                    f"{escape(kind)}"
+                    for i, kind in enumerate(self.kinds)
+                )
+                + " · grey bars: each rank's ProfilerSteps · red outline: the rank that bounds"
+                " the step (the critical path across ranks)"
             )
-            + " · grey bars: each rank's ProfilerSteps · red outline: the rank that bounds"
-            " the step (the critical path across ranks)"
-        )
+
+    def _comm_bars(self) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per collective kind, in name order: (kind, rank, start in job ms, width in ms),
+        read once, as `_step_bars`."""
+        if self._comms is None:
+            self._comms = []
+            c = self.comms
+            if not len(c):  # no collectives: the table may have no columns either
+                return self._comms
+            kinds = c["kind"].astype(str).to_numpy()
+            ranks = c["rank"].to_numpy(dtype=np.int64)
+            x0 = (c["start_ns"].to_numpy(dtype=np.float64) - self.origin) / 1e6
+            w = c["dur_ns"].to_numpy(dtype=np.float64) / 1e6
+            for kind in sorted(set(kinds.tolist())):
+                sel = kinds == kind
+                self._comms.append((kind, ranks[sel], x0[sel], w[sel]))
+        return self._comms
 
     # --- expanding ranks ----------------------------------------------------------------------
     def expand(self, rank: int) -> None:
@@ -542,6 +590,15 @@ class JobTimeline(QWidget):
             f"rank {int(hit['rank'])}: {hit['kind']} on {hit['group']}, "
             f"{format_ns(float(hit['dur_ns']))}, {int(hit['bytes']):,} bytes"
         )
+
+
+def _rows_of(ranks: np.ndarray, row: dict[int, int]) -> np.ndarray:
+    """Each of `ranks`' first row (`JobTimeline._row`), as floats; every rank is a job's."""
+    keys = np.fromiter(row.keys(), dtype=np.int64, count=len(row))
+    firsts = np.fromiter(row.values(), dtype=np.float64, count=len(row))
+    order = np.argsort(keys)
+    out: np.ndarray = firsts[order][np.searchsorted(keys[order], ranks)]
+    return out
 
 
 __all__ = ["JobTimeline"]

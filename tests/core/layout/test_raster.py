@@ -1,4 +1,5 @@
-"""`core.layout.raster.fill`: rects of one pixel row written into an image, later over earlier."""
+"""`core.layout.raster.fill`: rects of one pixel row or a few written into an image, later
+over earlier."""
 
 from __future__ import annotations
 
@@ -35,6 +36,25 @@ def test_the_work_is_the_pixels_covered_not_the_rects() -> None:
     expected = np.zeros((100, 1_000), dtype=np.uint32)
     expected[y, x] = colour  # the same last-wins rule, one pixel each
     assert np.array_equal(image, expected)
+
+
+def test_rects_of_several_pixel_rows_cover_them_all_and_a_later_one_still_wins() -> None:
+    """Rects down to `y_last` fill every row they cover, in the rects' order, as drawRects
+    fills QRects of inclusive corners: against numpy slicing, rect by rect."""
+    rng = np.random.default_rng(11)
+    n = 3_000
+    x0 = rng.integers(-5, 60, n)
+    x1 = x0 + rng.integers(0, 8, n)
+    y0 = rng.integers(-3, 30, n)
+    y1 = y0 + rng.integers(-1, 4, n)  # below y0: one row, as a rect is at least one tall
+    colour = rng.integers(1, 2**32 - 1, n, dtype=np.uint64).astype(np.uint32)
+    image = fill(x0, x1, y0, colour, 50, 25, y_last=y1)
+    expected = np.zeros((25, 50), dtype=np.uint32)
+    for a, b, top, bottom, c in zip(x0, x1, y0, np.maximum(y1, y0), colour, strict=True):
+        expected[max(top, 0) : max(bottom + 1, 0), max(a, 0) : max(b + 1, 0)] = c
+    assert np.array_equal(image, expected)
+    one_row = fill(x0, x1, y0, colour, 50, 25)
+    assert np.array_equal(one_row, fill(x0, x1, y0, colour, 50, 25, y_last=y0))
 
 
 def test_palette_words_are_opaque_argb() -> None:
