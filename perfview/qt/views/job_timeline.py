@@ -230,7 +230,7 @@ class JobTimeline(QWidget):
         threads = [(y, text) for y, text in self._track_ticks if y0 - 1 <= y <= y1 + 1]
         seen = sum(y0 <= y <= y1 for y, _t in ranks) + sum(y0 <= y <= y1 for y, _t in threads)
         if seen * self._label_height() >= length:
-            threads = []  # filling the axis: pyqtgraph draws no name of that level, nor would
+            threads = []  # they would fill the axis: pyqtgraph would draw none of them
         ticks = [ranks, threads]
         if ticks != self._shown_ticks:
             self._shown_ticks = ticks
