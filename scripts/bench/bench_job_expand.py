@@ -161,7 +161,7 @@ if layer is not None and layer.settle_ms > 0:  # the zoom rests: its exact frame
     wall, cpu = (time.perf_counter() - t) * 1e3, (time.thread_time() - cpu) * 1e3
     frames["all ranks, the zoom at rest: its exact frame"] = [(wall, cpu, rects_drawn())]
     until_whole("all ranks, the zoom at rest", t)
-for part in (4, 20):  # the whole job's time, part of the rows, scrolled up and down by hand
+for part in (4, 20):  # the whole job's time, part of the rows, scrolled down by hand
     h = rows / part
     name = f"all ranks, 1/{part} of the rows, scrolling by hand"
     frame(name + " (set by code)", (x_lo, x_hi), (0, h))

@@ -17,6 +17,7 @@ one item per event.
 
 from __future__ import annotations
 
+import functools
 from html import escape
 from typing import Any
 
@@ -83,10 +84,6 @@ class JobTimeline(QWidget):
         self.sub_pixel.setZValue(10)
         self.plot.addItem(self.sub_pixel, ignoreBounds=True)
         self.plot.getViewBox().sigRangeChangedManually.connect(self.sub_pixel.moved_by_hand)
-        # the bars' ranks and times, read once (`_step_bars`): the rows move, they do not
-        self._steps: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] | None = None
-        self._comms: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] | None = None
-        self._bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._rank_ticks: list[tuple[float, str]] = []  # (row, name) of every rank named
         self._track_ticks: list[tuple[float, str]] = []  # expanded ranks' thread names
         self._shown_ticks: list[list[tuple[float, str]]] | None = None
@@ -171,10 +168,10 @@ class JobTimeline(QWidget):
         for item in self._bars:
             self.plot.removeItem(item)
         self._bars = []
-        self._draw_steps()
-        self._draw_comms()
-        self._draw_bounds()
         rows = self._row()
+        self._draw_steps(rows)
+        self._draw_comms(rows)
+        self._draw_bounds(rows)
         if self.tracks:  # a rule above each rank: expanded, the ranks' tracks run together
             (x_lo, x_hi), _ = self.plot.getViewBox().viewRange()
             left, right = min(x_lo, -1e9), max(x_hi, 1e9)
@@ -243,17 +240,13 @@ class JobTimeline(QWidget):
         font = self.plot.getAxis("left").style.get("tickFont") or QFont()
         return 0.8 * 0.95 * QFontMetricsF(font).height()
 
-    def _draw_steps(self) -> None:
+    def _draw_steps(self, rows: dict[int, int]) -> None:
         """Each rank's ProfilerSteps as thin bars, alternating shades: one item per shade
         (a brush per bar drew them one by one), from arrays read once (`_step_bars`)."""
-        parts = self._step_bars()
-        if not parts:
+        ranks, x0, width, dark = self._step_bars
+        if not len(ranks):
             return
-        ranks = np.concatenate([np.full(len(st), rank) for rank, st, _w, _d in parts])
-        x0 = np.concatenate([start for _rank, start, _w, _dark in parts])
-        width = np.concatenate([w for _rank, _start, w, _dark in parts])
-        dark = np.concatenate([d for _rank, _start, _w, d in parts])
-        y = _rows_of(ranks, self._row()) + 0.05
+        y = _rows_of(ranks, rows) + 0.05
         for shade, colour in ((True, "#c8c8c8"), (False, "#e4e4e4")):
             sel = dark == shade
             if sel.any():
@@ -263,62 +256,64 @@ class JobTimeline(QWidget):
                 self.plot.addItem(bars)
                 self._bars.append(bars)
 
-    def _step_bars(self) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
-        """Per rank with steps: (rank, start in job ms, width in ms, dark shade?), read once:
+    @functools.cached_property
+    def _step_bars(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every rank's steps: (rank, start in job ms, width in ms, dark shade?), read once:
         the rows move as ranks expand, the steps do not (read again at every rank's arrival,
         64 ranks' steps were 110 ms of pandas on the GUI thread)."""
-        if self._steps is None:
-            self._steps = []
-            for red in self.job.ranks:
-                s = red.steps
-                if not len(s):
-                    continue
-                off = self.job.offsets.get(red.rank, 0)
-                ns = s["start_ns"].to_numpy(dtype=np.int64) + (off - self.origin)  # exact
-                self._steps.append(
-                    (
-                        red.rank, ns / 1e6, s["dur_ns"].to_numpy(dtype=np.float64) / 1e6,
-                        (s["step"].to_numpy(dtype=np.int64) % 2).astype(bool),
-                    )
-                )  # fmt: skip
-        return self._steps
+        ranks = [np.zeros(0, dtype=np.int64)]  # a job without steps: empty columns
+        x0, width = [np.zeros(0)], [np.zeros(0)]
+        dark = [np.zeros(0, dtype=bool)]
+        for red in self.job.ranks:
+            s = red.steps
+            if not len(s):
+                continue
+            off = self.job.offsets.get(red.rank, 0)
+            ns = s["start_ns"].to_numpy(dtype=np.int64) + (off - self.origin)  # exact
+            ranks.append(np.full(len(s), red.rank, dtype=np.int64))
+            x0.append(ns / 1e6)
+            width.append(s["dur_ns"].to_numpy(dtype=np.float64) / 1e6)
+            dark.append((s["step"].to_numpy(dtype=np.int64) % 2).astype(bool))
+        return (
+            np.concatenate(ranks), np.concatenate(x0), np.concatenate(width),
+            np.concatenate(dark),
+        )  # fmt: skip
 
-    def _draw_bounds(self) -> None:
+    def _draw_bounds(self, rows: dict[int, int]) -> None:
         """The job's critical path across ranks: on each step, the step bar of the rank that
         bounds it (the one the others waited for at the step's collectives) outlined in red."""
-        ranks, x0, w = self._bound_bars()
+        ranks, x0, w = self._bound_bars
         if not len(ranks):
             return
         bars = pg.BarGraphItem(
-            x0=x0, y0=_rows_of(ranks, self._row()), width=w, height=0.96,
+            x0=x0, y0=_rows_of(ranks, rows), width=w, height=0.96,
             brush=pg.mkBrush(214, 39, 40, 28), pen=pg.mkPen("#d62728", width=1.5),
         )  # fmt: skip
         bars.setZValue(-1)  # behind the steps and collectives it frames
         self.plot.addItem(bars)
         self._bars.append(bars)
 
+    @functools.cached_property
     def _bound_bars(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rank, start in job ms, width in ms) of each step's bar on the rank that bounds
         it, read once, as `_step_bars` (a step at a time in pandas: 7 ms at each arrival)."""
-        if self._bounds is None:
-            by_rank = self.job.by_rank()
-            ranks, x0, w = [], [], []
-            for step, rank in self.bounds[["step", "rank"]].itertuples(index=False):
-                red = by_rank.get(int(rank))
-                if red is None:
-                    continue
-                s = red.steps[red.steps["step"] == step]
-                if not len(s):
-                    continue
-                off = self.job.offsets.get(red.rank, 0)
-                ranks.append(red.rank)
-                x0.append((int(s["start_ns"].iloc[0]) + off - self.origin) / 1e6)
-                w.append(int(s["dur_ns"].iloc[0]) / 1e6)
-            self._bounds = (
-                np.asarray(ranks, dtype=np.int64), np.asarray(x0, dtype=np.float64),
-                np.asarray(w, dtype=np.float64),
-            )  # fmt: skip
-        return self._bounds
+        by_rank = self.job.by_rank()
+        ranks, x0, w = [], [], []
+        for step, rank in self.bounds[["step", "rank"]].itertuples(index=False):
+            red = by_rank.get(int(rank))
+            if red is None:
+                continue
+            s = red.steps[red.steps["step"] == step]
+            if not len(s):
+                continue
+            off = self.job.offsets.get(red.rank, 0)
+            ranks.append(red.rank)
+            x0.append((int(s["start_ns"].iloc[0]) + off - self.origin) / 1e6)
+            w.append(int(s["dur_ns"].iloc[0]) / 1e6)
+        return (
+            np.asarray(ranks, dtype=np.int64), np.asarray(x0, dtype=np.float64),
+            np.asarray(w, dtype=np.float64),
+        )  # fmt: skip
 
     def bound_at(self, step: int) -> int | None:
         """The rank drawn as bounding `step` (the job's critical path), or None."""
@@ -345,16 +340,15 @@ class JobTimeline(QWidget):
         top.setTicks([ticks, []])
         top.setLabel("ProfilerStep")
 
-    def _draw_comms(self) -> None:
-        parts = self._comm_bars()
+    def _draw_comms(self, rows: dict[int, int]) -> None:
+        parts = self._comm_bars
         if not parts:
             return
-        row = self._row()
         self.kinds = [kind for kind, _ranks, _x0, _w in parts]
         for i, (kind, ranks, x0, w) in enumerate(parts):
             color = KIND_COLORS[i % len(KIND_COLORS)]
             bars = pg.BarGraphItem(
-                x0=x0, y0=_rows_of(ranks, row) + 0.3, width=w, height=0.6, brush=color,
+                x0=x0, y0=_rows_of(ranks, rows) + 0.3, width=w, height=0.6, brush=color,
                 pen=None, name=kind,
             )  # fmt: skip
             self.plot.addItem(bars)
@@ -371,22 +365,22 @@ class JobTimeline(QWidget):
                 " the step (the critical path across ranks)"
             )
 
+    @functools.cached_property
     def _comm_bars(self) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
         """Per collective kind, in name order: (kind, rank, start in job ms, width in ms),
         read once, as `_step_bars`."""
-        if self._comms is None:
-            self._comms = []
-            c = self.comms
-            if not len(c):  # no collectives: the table may have no columns either
-                return self._comms
-            kinds = c["kind"].astype(str).to_numpy()
-            ranks = c["rank"].to_numpy(dtype=np.int64)
-            x0 = (c["start_ns"].to_numpy(dtype=np.float64) - self.origin) / 1e6
-            w = c["dur_ns"].to_numpy(dtype=np.float64) / 1e6
-            for kind in sorted(set(kinds.tolist())):
-                sel = kinds == kind
-                self._comms.append((kind, ranks[sel], x0[sel], w[sel]))
-        return self._comms
+        c = self.comms
+        if not len(c):  # no collectives: the table may have no columns either
+            return []
+        kinds = c["kind"].astype(str).to_numpy()
+        ranks = c["rank"].to_numpy(dtype=np.int64)
+        x0 = (c["start_ns"].to_numpy(dtype=np.float64) - self.origin) / 1e6
+        w = c["dur_ns"].to_numpy(dtype=np.float64) / 1e6
+        return [
+            (kind, ranks[sel], x0[sel], w[sel])
+            for kind in sorted(set(kinds.tolist()))
+            for sel in [kinds == kind]
+        ]
 
     # --- expanding ranks ----------------------------------------------------------------------
     def expand(self, rank: int) -> None:
