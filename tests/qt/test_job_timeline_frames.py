@@ -57,12 +57,17 @@ def test_every_ranks_sub_pixel_rows_are_one_layer_and_hits_find_their_rank(qtbot
     box = view.plot.getViewBox()
     rows = view._rows_total()
     (x_lo, x_hi), _ = box.viewRange()
+    box.setRange(xRange=(x_lo, x_hi), yRange=(0, 40), padding=0)  # rows of their own
+    view.plot.viewport().grab()
+    assert all(item.isVisible() for _tracks, item in view.tracks.values())
+    extent = box.childrenBounds()
     box.setRange(xRange=(x_lo, x_hi), yRange=(0, max(rows, 2_000)), padding=0)
     view.plot.viewport().grab()
     layer = view.sub_pixel
     assert layer.stats["tiles"] > 0
-    for _tracks, item in view.tracks.values():
-        assert item.stats == {"raster": 1.0, "delegated": 1.0}
+    for _tracks, item in view.tracks.values():  # the layer draws their rows: Qt skips them
+        assert not item.isVisible()
+    assert box.childrenBounds() == extent, "the layer counts in the auto range in their stead"
     for rank in view.tracks:
         node, x_ms, y = _widest(view, rank)
         hit = view.slice_at(x_ms, y)
@@ -71,6 +76,9 @@ def test_every_ranks_sub_pixel_rows_are_one_layer_and_hits_find_their_rank(qtbot
     rank = list(view.tracks)[-1]
     node, x_ms, y = _widest(view, rank)
     view.tracks[rank][1].set_selected(node)
+    view.plot.viewport().grab()
+    assert [item.isVisible() for _tracks, item in view.tracks.values()].count(True) == 1
+    assert view.tracks[rank][1].stats == {"raster": 1.0, "delegated": 1.0}, "its outline"
     version = layer._version
     name = view.tracks[rank][0].name_of(node)
     assert view.find_slices(name[:6]) > 0

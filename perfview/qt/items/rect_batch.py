@@ -129,6 +129,8 @@ class RectBatchItem(pg.GraphicsObject):
         self._layer_changed: Callable[[], None] | None = None
         self._last_shown: Rects | None = None
         self._delegated_at: QtGui.QTransform | None = None  # the last frame a layer drew
+        self._lent = False  # the layer draws the rows at the view's scale now (`lend_rows`)
+        self._hidden = False  # hidden while lent (`_fit_visibility`)
         self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
 
     # --- data ---------------------------------------------------------------------------------
@@ -155,10 +157,30 @@ class RectBatchItem(pg.GraphicsObject):
         self._changed()
 
     def delegate_sub_pixel(self, changed: Callable[[], None] | None) -> None:
-        """A layer draws this item's rows while they are thinner than a pixel (`changed`: what
-        to call when they would look different); None: the item draws them itself again."""
+        """A layer draws this item's rows while they are thinner than `LAYER_ROW_PX`
+        (`changed`: what to call when they would look different); None: the item draws them
+        itself again."""
         self._layer_changed = changed
+        if changed is None:
+            self.lend_rows(False)
         self.update()
+
+    def lend_rows(self, lent: bool) -> None:
+        """Whether the layer (`delegate_sub_pixel`) draws this item's rows at the view's
+        scale now; said by the layer each time the view changes, before its frame is
+        painted. Lent, the item is hidden, unless it outlines a selection: Qt asked each of
+        a job's 64 ranks for its bounds three times a frame and painted it, to draw nothing
+        (a sixth of a hand-moved frame). What the rows show is then asked when needed
+        (`last_shown`), at the view's transform."""
+        self._lent = lent and self._layer_changed is not None
+        self._last_shown, self._delegated_at = None, None  # the view changed
+        self._fit_visibility()
+
+    def _fit_visibility(self) -> None:
+        hidden = self._lent and self._selected is None
+        if hidden != self._hidden:
+            self._hidden = hidden
+            self.setVisible(not hidden)
 
     def _changed(self) -> None:
         if self._layer_changed is not None:
@@ -214,6 +236,7 @@ class RectBatchItem(pg.GraphicsObject):
             if pos >= 0:
                 r = self._index.rects
                 self._selected = (float(r.x0[pos]), float(r.x1[pos]), int(r.row[pos]))
+        self._fit_visibility()
         self.update()
 
     def drawn_at(self, x: float, y: float, tolerance: float = 0.0) -> tuple[int, int]:
@@ -237,15 +260,19 @@ class RectBatchItem(pg.GraphicsObject):
     def last_shown(self) -> Rects | None:
         """The rects the last frame showed (merged as drawn), or None before any frame. A
         layer drawing this item's rows leaves only the query: it is answered when asked."""
-        if self._last_shown is None and self._delegated_at is not None and self._index is not None:
-            view = self.viewRect()
-            if view is not None:
-                sx, sy = abs(self._delegated_at.m11()), abs(self._delegated_at.m22())
-                r_lo, r_hi = int(np.floor(view.top())), int(np.ceil(view.bottom()))
-                rows = (min(r_lo, r_hi), max(r_lo, r_hi))
-                self._last_shown = self._index.query(
-                    view.left(), view.right(), sx, min(1.0 / sy, 8.0), rows
-                )
+        if self._last_shown is not None or self._index is None:
+            return self._last_shown
+        at = self._delegated_at
+        if at is None and self._hidden:  # the layer draws the rows and Qt skips the item
+            at = self.deviceTransform_()
+        view = self.viewRect() if at is not None else None
+        if at is not None and view is not None:
+            sx, sy = abs(at.m11()), abs(at.m22())
+            r_lo, r_hi = int(np.floor(view.top())), int(np.ceil(view.bottom()))
+            rows = (min(r_lo, r_hi), max(r_lo, r_hi))
+            self._last_shown = self._index.query(
+                view.left(), view.right(), sx, min(1.0 / sy, 8.0), rows
+            )
         return self._last_shown
 
     def node_at(self, x: float, y: float, tolerance: float = 0.0) -> int:

@@ -73,7 +73,10 @@ class SubPixelRows(pg.GraphicsObject):
     shifts x and shifts y by whole rows (the job timeline's ranks). `invalidate()` drops
     the tiles; members call it when their data or highlight changes, the owner when it
     moves them. `tiles_drawn` is emitted (on the GUI thread) once tiles drawn off it are
-    kept, and the frame that shows them asked for.
+    kept, and the frame that shows them asked for. While their rows are drawn here the
+    members are hidden (`RectBatchItem.lend_rows`), but for one outlining a selection, and
+    the layer counts their extent in the view's auto range instead: add it to the plot
+    without `ignoreBounds`.
     """
 
     tiles_drawn = QtCore.Signal()
@@ -129,6 +132,20 @@ class SubPixelRows(pg.GraphicsObject):
         for item in self._members:
             item.delegate_sub_pixel(self.invalidate)
         self.invalidate()
+        self._lend()
+
+    def viewTransformChanged(self) -> None:
+        """pyqtgraph's call when the view's transform changed (a pan, a zoom, a resize),
+        before the frame is painted: tell each member whether its rows are drawn here at
+        the new scale (`RectBatchItem.lend_rows`: then Qt skips it)."""
+        super().viewTransformChanged()
+        self._lend()
+
+    def _lend(self) -> None:
+        t = self.deviceTransform_()
+        lent = t is not None and thin_rows(t.m11(), t.m22())
+        for item in self._members:
+            item.lend_rows(lent)
 
     def invalidate(self) -> None:
         """What the tiles show changed (data, highlight, placement): draw them afresh."""
@@ -142,11 +159,23 @@ class SubPixelRows(pg.GraphicsObject):
         bounds = QtCore.QRectF()
         for item in self._members:
             bounds = bounds.united(item.mapRectToParent(item.boundingRect()))
-        self._bounds = bounds
+        if bounds != self._bounds:
+            self._bounds = bounds
+            self.informViewBoundsChanged()
         self.update()
 
     def boundingRect(self) -> QtCore.QRectF:
         return QtCore.QRectF(self._bounds)
+
+    def dataBounds(
+        self, ax: int, frac: float = 1.0, orthoRange: tuple[float, float] | None = None
+    ) -> tuple[float, float] | None:
+        """The members' extent on axis `ax` (0: x, 1: y), None without members: counted in
+        the view's auto range in their stead while they are hidden (`_lend`)."""
+        b = self._bounds
+        if b.isNull():
+            return None
+        return (b.left(), b.right()) if ax == 0 else (b.top(), b.bottom())
 
     def paint(
         self,

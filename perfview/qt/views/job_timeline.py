@@ -82,7 +82,7 @@ class JobTimeline(QWidget):
         # every expanded rank's rows, while thinner than a pixel, as one tiled picture
         self.sub_pixel = SubPixelRows()
         self.sub_pixel.setZValue(10)
-        self.plot.addItem(self.sub_pixel, ignoreBounds=True)
+        self.plot.addItem(self.sub_pixel)  # the ranks' extent, where they are hidden
         self.plot.getViewBox().sigRangeChangedManually.connect(self.sub_pixel.moved_by_hand)
         self._rank_ticks: list[tuple[float, str]] = []  # (row, name) of every rank named
         self._track_ticks: list[tuple[float, str]] = []  # expanded ranks' thread names
