@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a trace load's time goes: wall and CPU seconds of each stage, in one fresh process.
 
-    python scripts/probes/profile_trace_stages.py FILE [--summary] [--repeat N]
+    python scripts/probes/profile_trace_stages.py FILE [--summary] [--rss] [--rows-on-disk]
 
 Wraps the stage functions of the Chrome-trace pipeline (read, scan, column copy, assemble,
 the parts of build, args compaction) with timers and prints one row per stage: wall seconds,
@@ -11,8 +11,11 @@ the load are timed too. The parsed-column cache is off (a cold parse) and the sc
 compiled code is loaded before the clock starts; the import and start-up cost is printed on
 its own line. Build stages marked "(2nd thread)" run beside the main thread's (see
 `trace.build`): their wall time overlaps the others', and the CPU columns, being the whole
-process's, count both threads while they overlap. For the issue notes ("where the time
-went"), not for CI.
+process's, count both threads while they overlap. `--rss` also samples the process's resident
+memory every 20 ms and prints, per stage of the main thread, the most it held (anonymous
+and file pages apart). `--rows-on-disk` puts the scanner's rows in a file on disk whatever
+the memory available (`limits.rows_on_disk`, which chooses that only where memory is short).
+For the issue notes ("where the time went"), not for CI.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import importlib
 import os
 import resource
 import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -55,6 +59,8 @@ STAGES: list[tuple[str, str, str]] = [
 
 TOTALS: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
 PEAK_AFTER: dict[str, float] = {}  # the process's peak RSS (MB) when the stage ended
+RUNNING: list[str] = []  # the main thread's stages now running, innermost last (`--rss`)
+HELD: dict[str, tuple[int, int]] = {}  # per stage: the most (anonymous, file) MB sampled
 
 
 def _clock() -> tuple[float, float, float]:
@@ -63,13 +69,37 @@ def _clock() -> tuple[float, float, float]:
     return time.perf_counter(), r.ru_utime, r.ru_stime
 
 
+def _resident() -> tuple[int, int]:
+    """(anonymous, file) MB resident now (`/proc/self/status`)."""
+    found = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile", "RssShmem"):
+                found[key] = int(value.split()[0]) // 1024
+    return found.get("RssAnon", 0), found.get("RssFile", 0) + found.get("RssShmem", 0)
+
+
+def _sample_rss(stop: threading.Event) -> None:
+    while not stop.wait(0.02):
+        if RUNNING:
+            label, now = RUNNING[-1], _resident()
+            if sum(now) > sum(HELD.get(label, (0, 0))):
+                HELD[label] = now
+
+
 def _timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         before = _clock()
+        main = threading.current_thread() is threading.main_thread()
+        if main:
+            RUNNING.append(label)
         try:
             return fn(*args, **kwargs)
         finally:
+            if main:
+                RUNNING.pop()
             after = _clock()
             t = TOTALS[label]
             for k in range(3):
@@ -108,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
     parser.add_argument("--summary", action="store_true", help="time the summary tables too")
+    parser.add_argument("--rss", action="store_true", help="sample the RSS per stage")
+    parser.add_argument(
+        "--rows-on-disk", action="store_true", help="the scanner's rows in a file on disk"
+    )
     args = parser.parse_args(argv)
     t0 = _clock()
     from perfview.loaders import FRESH, load
@@ -116,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     parallel.warm()
     imports = [b - a for a, b in zip(t0, _clock(), strict=True)]
     install()
+    if args.rows_on_disk:
+        parallel.rows_on_disk = lambda _nbytes: True
+    stop = threading.Event()
+    if args.rss:
+        threading.Thread(target=_sample_rss, args=(stop,), daemon=True).start()
     with open(args.file, "rb") as fh:  # page the file in: the figures are not the disk's
         while fh.read(1 << 24):
             pass
@@ -146,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     for label, wall, user, system, calls in rows:
         peak = PEAK_AFTER.get(label, rss)
         print(f"{label:<34} {wall:7.2f} {user:7.2f} {system:7.2f} {int(calls):>6} {peak:8,.0f}")
+    stop.set()
+    if HELD:
+        print(f"{'main-thread stage: most resident':<34} {'anon MB':>8} {'file MB':>8}")
+        for label, (anon, file) in HELD.items():
+            print(f"{label:<34} {anon:8,} {file:8,}")
     rate = size / 1e6 / load_s[0]
     print(f"peak RSS {rss:,.0f} MB (before the load {rss0:,.0f} MB); {rate:,.0f} MB/s")
     print(f"load average {os.getloadavg()[0]:.2f}", file=sys.stderr)

@@ -86,6 +86,7 @@ class SubPixelRows(pg.GraphicsObject):
         super().__init__()
         self.cache = cache or TileCache()
         self._members: list[RectBatchItem] = []
+        self._lent = False  # the members' rows were drawn here at the last view (`_lend`)
         self._snapshot: list[Member] | None = None  # the members as last read (`_drawn`)
         self._version = 0
         self._bounds = QtCore.QRectF()
@@ -132,6 +133,7 @@ class SubPixelRows(pg.GraphicsObject):
         for item in self._members:
             item.delegate_sub_pixel(self.invalidate)
         self.invalidate()
+        self._lent = True  # each member told afresh
         self._lend()
 
     def viewTransformChanged(self) -> None:
@@ -144,8 +146,10 @@ class SubPixelRows(pg.GraphicsObject):
     def _lend(self) -> None:
         t = self.deviceTransform_()
         lent = t is not None and thin_rows(t.m11(), t.m22())
-        for item in self._members:
-            item.lend_rows(lent)
+        if lent or self._lent:  # else each member drew its rows and goes on doing so
+            for item in self._members:
+                item.lend_rows(lent)
+        self._lent = lent
 
     def invalidate(self) -> None:
         """What the tiles show changed (data, highlight, placement): draw them afresh."""
