@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _rss() -> tuple[int, int]:
-    """(anonymous, file) resident MB of this process."""
+def resident_mb() -> tuple[int, int]:
+    """(anonymous, file) resident MB of this process (also read by `profile_trace_stages`)."""
     got = {}
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -45,13 +45,13 @@ class Peak:
         threading.Thread(target=self._sample, daemon=True).start()
 
     def reset(self) -> tuple[int, int]:
-        now = _rss()
+        now = resident_mb()
         self.anon, self.total = now[0], sum(now)
         return now
 
     def _sample(self) -> None:
         while True:
-            anon, file = _rss()
+            anon, file = resident_mb()
             self.anon, self.total = max(self.anon, anon), max(self.total, anon + file)
             time.sleep(0.01)
 
@@ -64,7 +64,7 @@ def _timed(peak: Peak, label: str, fn: Callable[..., Any]) -> Callable[..., Any]
         out = fn(*args)
         wall = time.perf_counter() - start
         time.sleep(0.03)  # one more sample
-        after = _rss()
+        after = resident_mb()
         print(f"{label:26s} {wall:6.1f} s  anon {before[0]:6,} → peak {peak.anon:6,} → "
               f"{after[0]:6,} MB   anon + file peak {peak.total:6,} MB", flush=True)  # fmt: skip
         return out

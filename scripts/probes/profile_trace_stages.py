@@ -33,6 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from analysis_memory import resident_mb  # this folder, put on the path by running a probe
+
 os.environ.setdefault("PERFVIEW_CACHE_MAX_MB", "0")
 
 STAGES: list[tuple[str, str, str]] = [
@@ -69,21 +71,10 @@ def _clock() -> tuple[float, float, float]:
     return time.perf_counter(), r.ru_utime, r.ru_stime
 
 
-def _resident() -> tuple[int, int]:
-    """(anonymous, file) MB resident now (`/proc/self/status`)."""
-    found = {}
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            key, _, value = line.partition(":")
-            if key in ("RssAnon", "RssFile", "RssShmem"):
-                found[key] = int(value.split()[0]) // 1024
-    return found.get("RssAnon", 0), found.get("RssFile", 0) + found.get("RssShmem", 0)
-
-
 def _sample_rss(stop: threading.Event) -> None:
     while not stop.wait(0.02):
         if RUNNING:
-            label, now = RUNNING[-1], _resident()
+            label, now = RUNNING[-1], resident_mb()
             if sum(now) > sum(HELD.get(label, (0, 0))):
                 HELD[label] = now
 

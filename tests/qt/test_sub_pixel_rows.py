@@ -147,6 +147,10 @@ def test_rows_of_three_pixels_or_more_are_the_members_own(qtbot: Any) -> None:
     plot.viewport().grab()
     assert not any(m.isVisible() for m in members), "Qt skips what the layer draws"
     assert layer.stats["tiles"] > 0
+    members[0].set_selected(int(members[0].rects.node[0]))
+    assert members[0].isVisible(), "its selection's outline is its own"
+    members[0].set_index(members[0].index)  # new data: no selection left
+    assert not members[0].isVisible()
     box.setRange(xRange=(0, 500), yRange=(0, 60), padding=0)  # rows of 6-7 px
     plot.viewport().grab()
     assert all(m.isVisible() for m in members)

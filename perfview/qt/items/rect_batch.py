@@ -130,7 +130,6 @@ class RectBatchItem(pg.GraphicsObject):
         self._last_shown: Rects | None = None
         self._delegated_at: QtGui.QTransform | None = None  # the last frame a layer drew
         self._lent = False  # the layer draws the rows at the view's scale now (`lend_rows`)
-        self._hidden = False  # hidden while lent (`_fit_visibility`)
         self.setFlag(self.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
 
     # --- data ---------------------------------------------------------------------------------
@@ -154,6 +153,7 @@ class RectBatchItem(pg.GraphicsObject):
         else:
             self._bounds = QtCore.QRectF()
         self._last_shown, self._delegated_at = None, None
+        self._fit_visibility()  # no selection left to outline
         self._changed()
 
     def delegate_sub_pixel(self, changed: Callable[[], None] | None) -> None:
@@ -177,10 +177,11 @@ class RectBatchItem(pg.GraphicsObject):
         self._fit_visibility()
 
     def _fit_visibility(self) -> None:
-        hidden = self._lent and self._selected is None
-        if hidden != self._hidden:
-            self._hidden = hidden
-            self.setVisible(not hidden)
+        """Hidden while lent, but for a selection's outline (Qt's own flag: not set again
+        unchanged, each frame)."""
+        shown = not self._lent or self._selected is not None
+        if shown != self.isVisible():
+            self.setVisible(shown)
 
     def _changed(self) -> None:
         if self._layer_changed is not None:
@@ -263,7 +264,7 @@ class RectBatchItem(pg.GraphicsObject):
         if self._last_shown is not None or self._index is None:
             return self._last_shown
         at = self._delegated_at
-        if at is None and self._hidden:  # the layer draws the rows and Qt skips the item
+        if at is None and self._lent:  # the layer draws the rows: Qt may skip the item
             at = self.deviceTransform_()
         view = self.viewRect() if at is not None else None
         if at is not None and view is not None:

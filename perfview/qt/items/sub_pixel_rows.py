@@ -133,8 +133,7 @@ class SubPixelRows(pg.GraphicsObject):
         for item in self._members:
             item.delegate_sub_pixel(self.invalidate)
         self.invalidate()
-        self._lent = True  # each member told afresh
-        self._lend()
+        self._lend(afresh=True)
 
     def viewTransformChanged(self) -> None:
         """pyqtgraph's call when the view's transform changed (a pan, a zoom, a resize),
@@ -143,10 +142,11 @@ class SubPixelRows(pg.GraphicsObject):
         super().viewTransformChanged()
         self._lend()
 
-    def _lend(self) -> None:
+    def _lend(self, *, afresh: bool = False) -> None:
+        """Tell the members (all of them `afresh`) whether their rows are drawn here."""
         t = self.deviceTransform_()
         lent = t is not None and thin_rows(t.m11(), t.m22())
-        if lent or self._lent:  # else each member drew its rows and goes on doing so
+        if lent or self._lent or afresh:  # else each member drew its rows and goes on so
             for item in self._members:
                 item.lend_rows(lent)
         self._lent = lent
