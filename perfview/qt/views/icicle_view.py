@@ -18,8 +18,9 @@ from perfview.core.layout import colors, flame
 from perfview.core.model import CallTree, PstatsProfile, Timeline
 from perfview.core.model.units import Unit, format_ns, format_value
 from perfview.qt.document import Document, Selection
+from perfview.qt.items.flame_view_box import FlameViewBox
 from perfview.qt.items.labels import TimeAxis
-from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem
+from perfview.qt.items.rect_batch import RectBatchItem
 from perfview.qt.views.icicle_lanes import LaneSelector
 from perfview.qt.widgets.frame_filter_bar import FrameFilterBar
 

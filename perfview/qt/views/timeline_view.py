@@ -23,8 +23,9 @@ from perfview.core.model.units import format_ns
 from perfview.qt import deferred
 from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
+from perfview.qt.items.flame_view_box import FlameViewBox
 from perfview.qt.items.labels import TimeAxis, TrackAxis
-from perfview.qt.items.rect_batch import FlameViewBox, RectBatchItem, TrackBands
+from perfview.qt.items.rect_batch import RectBatchItem, TrackBands
 from perfview.qt.tasks import Task
 from perfview.qt.views import timeline_find, timeline_flows, timeline_panels
 from perfview.qt.views.critical_path_track import CriticalPathTrack
