@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from perfview.core.model import units
+from perfview.qt.items.quick_axis import QuickAxis
 
 MIN_LABEL_PX = 40.0
 PAD_PX = 4.0
@@ -96,7 +96,7 @@ def _time_unit(span_ns: float) -> tuple[float, str]:
     return 1.0, "ns"
 
 
-class TimeAxis(pg.AxisItem):
+class TimeAxis(QuickAxis):
     """Time axis for int64-ns data: ticks read '12.5 ms', one unit chosen from the tick spacing.
 
     pyqtgraph's SI prefixes would print '1.25e+07 ns'-style labels for nanosecond data; here
@@ -114,7 +114,7 @@ class TimeAxis(pg.AxisItem):
         return [f"{v / unit_scale:.{decimals}f} {suffix}" for v in values]
 
 
-class BytesAxis(pg.AxisItem):
+class BytesAxis(QuickAxis):
     """THE byte axis of every memory plot: ticks at 1, 2 or 5 × a power of ten of the unit
     shown (0, 512 KiB, 1 MiB, 1.5 MiB; never 977 KiB, 1.91 MiB), labelled by
     `units.format_byte_tick` (`core.model.units.byte_ticks`). `per_unit`: bytes per data unit,
@@ -147,7 +147,7 @@ class BytesAxis(pg.AxisItem):
         return units.byte_tick_labels(in_bytes, lo, hi, count)
 
 
-class TrackAxis(pg.AxisItem):
+class TrackAxis(QuickAxis):
     """Left column naming the tracks. Ticks sit at row centres; each line of a label (a
     process over its first thread) is elided to the column on its own.
 

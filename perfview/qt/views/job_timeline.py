@@ -34,6 +34,8 @@ from perfview.core.layout.flame_cull import FlameIndex
 from perfview.core.model.progress import Progress
 from perfview.core.model.units import format_ns
 from perfview.documents.rank_tracks import RankTracks, rank_tracks
+from perfview.qt.items.bars import Bars
+from perfview.qt.items.quick_axis import QuickAxis
 from perfview.qt.items.rect_batch import RectBatchItem, highlighted
 from perfview.qt.items.sub_pixel_rows import SubPixelRows
 from perfview.qt.tasks import Task
@@ -69,8 +71,13 @@ class JobTimeline(QWidget):
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._search_off_thread)
         self._bars: list[pg.GraphicsObject] = []  # the step and collective layers
-        self.plot = pg.PlotWidget(parent=self, background="w")
+        self.plot = pg.PlotWidget(
+            parent=self,
+            background="w",
+            axisItems={side: QuickAxis(side) for side in ("left", "bottom", "top", "right")},
+        )
         self.plot.setMenuEnabled(False)
+        self.plot.hideAxis("right")  # given only so that its range changes cost little
         self.plot.getViewBox().invertY(True)
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
         self.plot.setLabel("bottom", "ms since the first step (aligned clocks)")
@@ -86,6 +93,7 @@ class JobTimeline(QWidget):
         self.plot.getViewBox().sigRangeChangedManually.connect(self.sub_pixel.moved_by_hand)
         self._rank_ticks: list[tuple[float, str]] = []  # (row, name) of every rank named
         self._track_ticks: list[tuple[float, str]] = []  # expanded ranks' thread names
+        self._track_rows = np.zeros(0)  # their rows, in order (found by bisection a frame)
         self._shown_ticks: list[list[tuple[float, str]]] | None = None
         self.plot.getViewBox().sigYRangeChanged.connect(self._fit_row_labels)
         self.plot.getViewBox().sigResized.connect(self._fit_row_labels)
@@ -200,6 +208,8 @@ class JobTimeline(QWidget):
                 for y, text in tracks.labels  # a process's first thread: "process\nthread"
                 if text
             )
+        self._track_ticks.sort(key=lambda tick: tick[0])
+        self._track_rows = np.fromiter((y for y, _t in self._track_ticks), float)
         self._shown_ticks = None
         self._fit_row_labels()
         self.plot.getAxis("left").setWidth(200 if self.tracks else None)
@@ -224,7 +234,9 @@ class JobTimeline(QWidget):
                 last = y
                 if y0 - 1 <= y <= y1 + 1:  # beyond: pyqtgraph skips it, unmeasured
                     ranks.append((y, text))
-        threads = [(y, text) for y, text in self._track_ticks if y0 - 1 <= y <= y1 + 1]
+        first = int(np.searchsorted(self._track_rows, y0 - 1, side="left"))
+        stop = int(np.searchsorted(self._track_rows, y1 + 1, side="right"))
+        threads = self._track_ticks[first:stop]
         seen = sum(y0 <= y <= y1 for y, _t in ranks) + sum(y0 <= y <= y1 for y, _t in threads)
         if seen * self._label_height() >= length:
             threads = []  # they would fill the axis: pyqtgraph would draw none of them
@@ -250,7 +262,7 @@ class JobTimeline(QWidget):
         for shade, colour in ((True, "#c8c8c8"), (False, "#e4e4e4")):
             sel = dark == shade
             if sel.any():
-                bars = pg.BarGraphItem(
+                bars = Bars(
                     x0=x0[sel], y0=y[sel], width=width[sel], height=0.18, brush=colour, pen=None
                 )
                 self.plot.addItem(bars)
@@ -285,7 +297,7 @@ class JobTimeline(QWidget):
         ranks, x0, w = self._bound_bars
         if not len(ranks):
             return
-        bars = pg.BarGraphItem(
+        bars = Bars(
             x0=x0, y0=_rows_of(ranks, rows), width=w, height=0.96,
             brush=pg.mkBrush(214, 39, 40, 28), pen=pg.mkPen("#d62728", width=1.5),
         )  # fmt: skip
@@ -347,7 +359,7 @@ class JobTimeline(QWidget):
         self.kinds = [kind for kind, _ranks, _x0, _w in parts]
         for i, (kind, ranks, x0, w) in enumerate(parts):
             color = KIND_COLORS[i % len(KIND_COLORS)]
-            bars = pg.BarGraphItem(
+            bars = Bars(
                 x0=x0, y0=_rows_of(ranks, rows) + 0.3, width=w, height=0.6, brush=color,
                 pen=None, name=kind,
             )  # fmt: skip
