@@ -12,6 +12,7 @@ font. `tests/qt/test_quick_axis.py` pins its specs and pixels to pyqtgraph's.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -88,15 +89,15 @@ class QuickAxis(pg.AxisItem):
         x_min, x_max = min(ends_x), max(ends_x)
 
         base_pen = self.tickPen()
-        positions: list[np.ndarray] = []  # each level's ticks' places, NaN where outside
+        positions: list[tuple[np.ndarray, np.ndarray]] = []  # each level's ticks in range: (i, x)
         tick_specs: list[tuple[QtGui.QPen, Lines]] = []
         for i, (_spacing, values) in enumerate(levels):
             x = np.asarray(values, dtype=np.float64) * scale - offset
-            x[(x < x_min) | (x > x_max)] = np.nan  # as pyqtgraph: NaN fails both tests
-            positions.append(x)
+            inside = np.flatnonzero((x >= x_min) & (x <= x_max))  # pyqtgraph's bounds test
+            positions.append((inside, x[inside]))
             length = self.style["tickLength"] / (i * 0.5 + 1.0)
             tip = tick_stop + length * tick_dir
-            shown = x[~np.isnan(x)].tolist()
+            shown = x[inside].tolist()
             if axis == 1:
                 lines = [QtCore.QLineF(v, tick_start, v, tip) for v in shown]
             else:
@@ -162,7 +163,7 @@ class QuickAxis(pg.AxisItem):
         p: QtGui.QPainter,
         levels: list[tuple[Any, list[float]]],
         fixed_strings: list[list[str]] | None,
-        positions: list[np.ndarray],
+        positions: list[tuple[np.ndarray, np.ndarray]],
         tick_stop: float,
         axis: int,
         length_px: float,
@@ -190,8 +191,7 @@ class QuickAxis(pg.AxisItem):
                 strings = fixed_strings[i]
             if len(strings) == 0:
                 continue
-            places = positions[i]
-            shown = [j for j in range(len(strings)) if not np.isnan(places[j])]
+            shown, places = positions[i][0].tolist(), positions[i][1].tolist()
             level_sizes = {j: self._text_size(p, font_key, strings[j]) for j in shown}
             for w, h in level_sizes.values():
                 along.append(w if axis == 1 else h)
@@ -204,9 +204,8 @@ class QuickAxis(pg.AxisItem):
             ):
                 break
             last_size2 = size2
-            for j in shown:
+            for j, place in zip(shown, places, strict=True):
                 width, height = level_sizes[j]
-                place = float(places[j])
                 rect = _label_rect(self.orientation, place, tick_stop, gap, width, height)
                 if room & rect != rect:
                     continue
@@ -231,6 +230,26 @@ class QuickAxis(pg.AxisItem):
         p.setClipRect(self.boundingRect().toAlignedRect())
         for rect, flags, text in textSpecs:
             p.drawText(rect, int(flags), text)
+
+
+def quick_plot(
+    axes: Mapping[str, pg.AxisItem] | None = None,
+    shown: Collection[str] | None = None,
+    **plot_options: Any,
+) -> pg.PlotWidget:
+    """A plot whose every side is a `QuickAxis` (or the axis given in `axes`), showing only
+    the sides in `shown` (default: those of `axes`). pyqtgraph tells its hidden axes of every
+    range change too, so a plain one there costs each frame what a shown one did; and it shows
+    every axis it is given, so the sides not shown are hidden here, once."""
+    given = dict(axes or {})
+    every = {
+        side: given[side] if side in given else QuickAxis(side)
+        for side in ("left", "bottom", "right", "top")
+    }
+    plot = pg.PlotWidget(axisItems=every, **plot_options)
+    for side in every:
+        plot.getPlotItem().showAxis(side, side in (given if shown is None else shown))
+    return plot
 
 
 _A = QtCore.Qt.AlignmentFlag
@@ -274,4 +293,4 @@ def _label_rect(
     return QtCore.QRectF(x - width / 2.0, tick_stop + gap, width, height)
 
 
-__all__ = ["QuickAxis"]
+__all__ = ["QuickAxis", "quick_plot"]

@@ -20,7 +20,7 @@ from perfview.core.model.units import Unit, format_ns, format_value
 from perfview.qt.document import Document, Selection
 from perfview.qt.items.flame_view_box import FlameViewBox
 from perfview.qt.items.labels import TimeAxis
-from perfview.qt.items.quick_axis import QuickAxis
+from perfview.qt.items.quick_axis import QuickAxis, quick_plot
 from perfview.qt.items.rect_batch import RectBatchItem
 from perfview.qt.views.icicle_lanes import LaneSelector
 from perfview.qt.widgets.frame_filter_bar import FrameFilterBar
@@ -191,14 +191,9 @@ class IcicleView(QtWidgets.QWidget):
             self.axis: pg.AxisItem = _bytes_axis()
         else:
             self.axis = TimeAxis("top") if self.unit == "ns" else QuickAxis("top")
-        axes = {side: QuickAxis(side) for side in ("bottom", "left", "right")}  # hidden ones
-        self.plot = pg.PlotWidget(viewBox=self.viewbox, axisItems={"top": self.axis, **axes})
+        self.plot = quick_plot({"top": self.axis}, viewBox=self.viewbox)
         self.plot.setBackground(QtGui.QColor(250, 250, 252))
         item = self.plot.getPlotItem()
-        item.hideAxis("bottom")
-        item.hideAxis("left")
-        item.hideAxis("right")
-        item.showAxis("top")
         item.hideButtons()
         item.setMenuEnabled(False)
         self.axis.setPen(pg.mkPen(120, 120, 130))

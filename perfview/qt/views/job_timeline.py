@@ -35,7 +35,7 @@ from perfview.core.model.progress import Progress
 from perfview.core.model.units import format_ns
 from perfview.documents.rank_tracks import RankTracks, rank_tracks
 from perfview.qt.items.bars import Bars
-from perfview.qt.items.quick_axis import QuickAxis
+from perfview.qt.items.quick_axis import quick_plot
 from perfview.qt.items.rect_batch import RectBatchItem, highlighted
 from perfview.qt.items.sub_pixel_rows import SubPixelRows
 from perfview.qt.tasks import Task
@@ -71,13 +71,9 @@ class JobTimeline(QWidget):
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._search_off_thread)
         self._bars: list[pg.GraphicsObject] = []  # the step and collective layers
-        self.plot = pg.PlotWidget(
-            parent=self,
-            background="w",
-            axisItems={side: QuickAxis(side) for side in ("left", "bottom", "top", "right")},
-        )
+        # the top axis is shown once the steps are named (`_label_steps`)
+        self.plot = quick_plot(shown=("left", "bottom"), parent=self, background="w")
         self.plot.setMenuEnabled(False)
-        self.plot.hideAxis("right")  # given only so that its range changes cost little
         self.plot.getViewBox().invertY(True)
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
         self.plot.setLabel("bottom", "ms since the first step (aligned clocks)")

@@ -25,7 +25,7 @@ from perfview.qt.document import Document, Selection
 from perfview.qt.items import marks
 from perfview.qt.items.flame_view_box import FlameViewBox
 from perfview.qt.items.labels import TimeAxis, TrackAxis
-from perfview.qt.items.quick_axis import QuickAxis
+from perfview.qt.items.quick_axis import quick_plot
 from perfview.qt.items.rect_batch import RectBatchItem, TrackBands
 from perfview.qt.tasks import Task
 from perfview.qt.views import timeline_find, timeline_flows, timeline_panels
@@ -116,15 +116,11 @@ class TimelineView(QtWidgets.QWidget, deferred.BuiltInTurns):
         self.viewbox.invertY(True)
         self.time_axis = TimeAxis("top")
         self.track_axis = TrackAxis(width=230)
-        axes = {"top": self.time_axis, "left": self.track_axis}
-        for side in ("bottom", "right"):  # hidden, but told every range change all the same
-            axes[side] = QuickAxis(side)
-        self.plot = pg.PlotWidget(viewBox=self.viewbox, axisItems=axes)
+        self.plot = quick_plot(
+            {"top": self.time_axis, "left": self.track_axis}, viewBox=self.viewbox
+        )
         self.plot.setBackground(QtGui.QColor(250, 250, 252))
         item = self.plot.getPlotItem()
-        item.hideAxis("bottom")
-        item.hideAxis("right")
-        item.showAxis("top")
         item.hideButtons()
         item.setMenuEnabled(False)
         for axis in (self.time_axis, self.track_axis):
