@@ -3,7 +3,7 @@
 
     python3 scripts/bench/bench_timeline_frames.py FILE [--size 1600x1000] [--frames 30]
         [--pan 0.1] [--kernel NAME] [--no-reopen] [--tasks] [--profile OUT.prof]
-        [--cache-dir DIR] [--zooms N]
+        [--cache-dir DIR] [--zooms N] [--axes-ab ROUNDS]
 
 Opens the real main window offscreen at --size, opens FILE through the real load task (the
 pieces of `bench_gui_probe.py`: a fresh cache folder, the 10 ms GUI-thread probe, the
@@ -21,7 +21,10 @@ of the view's width (right for half of them, then back), each a synchronous repa
 plot (`bench_render.py`'s frame): median and worst wall ms, the GUI thread's median and
 worst CPU ms (a busy machine stretches the wall beyond it), the rect item's own ms and the
 rects drawn. --cache-dir keeps the cache folder (a second run reopens from it), --zooms N
-measures the first N zoom levels only.
+measures the first N zoom levels only. --axes-ab ROUNDS then measures every level again
+ROUNDS times each way, in turn: the axes drawn by pyqtgraph's methods, then by perfview's
+`QuickAxis` (`scripts/probes/axes_swap.py`), and prints each level's GUI CPU and rect item
+medians over the rounds for both: an A/B in one process, on the same pages.
 Then, unless --no-reopen, FILE is opened again from the caches the first open wrote
 (reopen → Timeline drawn). --tasks samples the RSS every 50 ms and prints each background
 task's run with the RSS it ran up; --profile writes a cProfile of the frames. Targets
@@ -46,6 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_gui_probe
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))  # the kernel's pick
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "probes"))  # axes_swap
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import bench_gui_probe as probe
@@ -306,6 +310,36 @@ def frames_table(view: Any, args: argparse.Namespace) -> list[dict[str, float]]:
     return out
 
 
+def axes_ab(view: Any, args: argparse.Namespace) -> None:
+    """The frames with pyqtgraph's axis methods and with `QuickAxis`'s, alternated."""
+    from axes_swap import CONDITIONS, use  # type: ignore[import-not-found]
+
+    runs: dict[str, list[list[dict[str, float]]]] = {c: [] for c in CONDITIONS}
+    for _round in range(args.axes_ab):
+        for condition in CONDITIONS:
+            use(condition, [view.plot])
+            print(f"axes drawn by {condition}'s methods:")
+            runs[condition].append(frames_table(view, args))
+    use("quick", [view.plot])
+    print(
+        f"axes A/B, {args.axes_ab} rounds; median over the rounds of each level's median (ms);"
+        f" load average {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        "| view width | GUI CPU, pyqtgraph | GUI CPU, QuickAxis | rect item, pyqtgraph |"
+        " rect item, QuickAxis |\n|---|---:|---:|---:|---:|"
+    )
+    for level, first in enumerate(runs[CONDITIONS[0]][0]):
+        cells = [
+            statistics.median(run[level][key] for run in runs[condition])
+            for key in ("cpu", "item")
+            for condition in CONDITIONS
+        ]
+        print(
+            f"| {_width_text(first['width_ns'])} | " + " | ".join(f"{c:.1f}" for c in cells) + " |"
+        )
+
+
 def run(file: Path, args: argparse.Namespace) -> None:
     """Open `file` in a real window, measure the Timeline's frames, then reopen it."""
     probe._read_through(file)
@@ -362,6 +396,8 @@ def run(file: Path, args: argparse.Namespace) -> None:
         if profiler is not None:
             profiler.enable()
         frames_table(view, args)
+        if args.axes_ab:
+            axes_ab(view, args)
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(args.profile)
@@ -420,6 +456,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--zooms", type=int, default=0, help="measure only the first N zoom levels (0: all)"
+    )
+    parser.add_argument(
+        "--axes-ab",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="then the frames with pyqtgraph's axis methods and QuickAxis's, alternated",
     )
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), cpus {os.cpu_count()}")

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # axes_swap
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-SWAPPED = ("generateDrawSpecs", "drawPicture", "_updateLabel", "tickValues")
 
 
 def main() -> int:
@@ -42,13 +41,13 @@ def main() -> int:
     args = parser.parse_args()
 
     import pyqtgraph as pg
+    from axes_swap import use  # type: ignore[import-not-found]
     from PySide6.QtCore import QEventLoop
     from PySide6.QtGui import QPainter, QPicture
     from PySide6.QtWidgets import QApplication
 
     from perfview.core.analysis.torch.job import document
     from perfview.jobs import open_job
-    from perfview.qt.items.bars import Bars
     from perfview.qt.items.quick_axis import QuickAxis
     from perfview.qt.views.job_view import JobView, PreparedJob
 
@@ -108,24 +107,13 @@ def main() -> int:
             medians.append(statistics.median(times))
         print(f"| {side} | {medians[0]:.2f} | {medians[1]:.2f} |")
 
-    ours = {name: QuickAxis.__dict__[name] for name in SWAPPED}
-    our_bounds = Bars.__dict__["boundingRect"]
-
-    def use(condition: str) -> None:
-        for name, method in ours.items():
-            setattr(QuickAxis, name, method if condition == "quick" else getattr(pg.AxisItem, name))
-        bounds = our_bounds if condition == "quick" else pg.BarGraphItem.boundingRect
-        Bars.boundingRect = bounds  # type: ignore[method-assign]
-        for side in ("left", "bottom", "top", "right"):
-            timeline.plot.getAxis(side).picture = None
-
     frames: dict[str, list[float]] = {"pyqtgraph": [], "quick": []}
     for _round in range(args.rounds):
         for condition, cpu in frames.items():
-            use(condition)
+            use(condition, [timeline.plot])
             drags(12)
             cpu += drags(96)
-    use("quick")
+    use("quick", [timeline.plot])
     print("| frames | GUI CPU median ms | 90th percentile ms |\n|---|---:|---:|")
     for condition, cpu in frames.items():
         cpu.sort()

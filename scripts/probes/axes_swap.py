@@ -1,0 +1,30 @@
+"""pyqtgraph's own axis and bar methods swapped into perfview's `QuickAxis` and `Bars`, and
+back: the A/B both `job_axes_ab.py` and `bench_timeline_frames.py --axes-ab` run in one
+process (one process, so the two conditions share the machine's load and the data's pages)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pyqtgraph as pg
+
+from perfview.qt.items.bars import Bars
+from perfview.qt.items.quick_axis import QuickAxis
+
+SWAPPED = ("generateDrawSpecs", "drawPicture", "_updateLabel", "tickValues")
+CONDITIONS = ("pyqtgraph", "quick")
+_OURS = {name: QuickAxis.__dict__[name] for name in SWAPPED}
+_OUR_BOUNDS = Bars.__dict__["boundingRect"]
+
+
+def use(condition: str, plots: Iterable[Any]) -> None:
+    """Draw every `QuickAxis` and `Bars` with perfview's methods ("quick") or pyqtgraph's
+    ("pyqtgraph"); the axes of `plots` drop their cached pictures."""
+    quick = condition == "quick"
+    for name, method in _OURS.items():
+        setattr(QuickAxis, name, method if quick else getattr(pg.AxisItem, name))
+    Bars.boundingRect = _OUR_BOUNDS if quick else pg.BarGraphItem.boundingRect  # type: ignore[method-assign]
+    for plot in plots:
+        for side in ("left", "bottom", "top", "right"):
+            plot.getAxis(side).picture = None
