@@ -20,6 +20,9 @@ opened through the store on a worker, as a user's "Expand all ranks" does), and 
   tiles stretched) and the zoom at rest; the whole job's time with a quarter and a
   twentieth of the rows in view, scrolled down by hand (1/40 of the view a frame); then,
   the hand gone, 60 rows of full height.
+- the window's start-up warm-up is run first, as the app runs it once its window is up
+  (`qt.warmup.warm_imports`: the imports, the compiled layout steps loaded), so a frame's
+  merges take the compiled way as they do in the app.
 - "whole after": newer code draws a hand-moved view's new tiles on a worker; the time from
   the move (or from the last frame of a drag or of the jumps) until the frame that shows
   them all. `--gui-thread` draws them on the GUI thread, as older code did.
@@ -57,6 +60,13 @@ from perfview.qt.views.job_view import JobView, PreparedJob
 app = QApplication.instance() or QApplication([])
 me = psutil.Process()
 folder = Path(sys.argv[1])
+try:  # as the window does once it is up: the imports, the compiled layout steps loaded
+    from perfview.qt import warmup
+    warmup.warm_imports()
+    while not warmup.scanner_settled():
+        time.sleep(0.05)
+except ImportError:  # older code: nothing warmed
+    pass
 job = open_job([folder])
 view = JobView(PreparedJob.of(document(job, folder)))
 view.resize(1600, 1000)

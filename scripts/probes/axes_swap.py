@@ -18,13 +18,18 @@ _OURS = {name: QuickAxis.__dict__[name] for name in SWAPPED}
 _OUR_BOUNDS = Bars.__dict__["boundingRect"]
 
 
-def use(condition: str, plots: Iterable[Any]) -> None:
+def use(condition: str, plots: Iterable[Any], names: Iterable[str] = SWAPPED) -> None:
     """Draw every `QuickAxis` and `Bars` with perfview's methods ("quick") or pyqtgraph's
-    ("pyqtgraph"); the axes of `plots` drop their cached pictures."""
+    ("pyqtgraph"); only the `QuickAxis` methods in `names` are swapped (the bars' bounds
+    with the full set only); the axes of `plots` drop their cached pictures."""
     quick = condition == "quick"
+    names = set(names)
     for name, method in _OURS.items():
-        setattr(QuickAxis, name, method if quick else getattr(pg.AxisItem, name))
-    Bars.boundingRect = _OUR_BOUNDS if quick else pg.BarGraphItem.boundingRect  # type: ignore[method-assign]
+        quick_here = quick or name not in names
+        setattr(QuickAxis, name, method if quick_here else getattr(pg.AxisItem, name))
+    whole = names >= set(SWAPPED)
+    bounds = _OUR_BOUNDS if quick or not whole else pg.BarGraphItem.boundingRect
+    Bars.boundingRect = bounds  # type: ignore[method-assign]
     for plot in plots:
         for side in ("left", "bottom", "top", "right"):
             plot.getAxis(side).picture = None

@@ -3,6 +3,7 @@
 pyqtgraph's own methods, in one process.
 
     python scripts/probes/job_axes_ab.py JOB_FOLDER [--zoom 10] [--rows-part 1] [--rounds 6]
+        [--swap METHOD ...]
 
 Opens JOB_FOLDER (a folder of per-rank traces, such as `bench_job_expand.py --keep` leaves)
 in the job view at 1600×1000 offscreen, expands every rank and zooms to 1/--zoom of the
@@ -11,9 +12,10 @@ time and 1/--rows-part of the rows. Then:
   and with `pg.AxisItem.generateDrawSpecs` (ms, median);
 - frames dragged by hand (12 positions a quarter view apart, `sigRangeChangedManually`
   emitted as a drag does), the two conditions alternated --rounds times: `QuickAxis` and
-  `Bars` as they are, then with pyqtgraph's methods swapped into them (draw specs, drawing,
-  tick values, the title's update, the bars' bounds); 12 frames to settle, 96 measured; the
-  GUI thread's CPU a frame, median and 90th percentile.
+  `Bars` as they are, then with pyqtgraph's methods swapped into them (draw
+  specs, drawing, tick values, the title's update, the bars' bounds; --swap: only the
+  `QuickAxis` methods named); 12 frames to settle, 96 measured; the GUI thread's CPU a
+  frame, median and 90th percentile.
 For the issue notes, not for CI.
 """
 
@@ -38,10 +40,16 @@ def main() -> int:
     parser.add_argument("--zoom", type=float, default=10.0)
     parser.add_argument("--rows-part", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument(
+        "--swap",
+        nargs="+",
+        default=None,
+        help="swap only these QuickAxis methods for pyqtgraph's (default: all, and the bars')",
+    )
     args = parser.parse_args()
 
     import pyqtgraph as pg
-    from axes_swap import use  # type: ignore[import-not-found]
+    from axes_swap import SWAPPED, use  # type: ignore[import-not-found]
     from PySide6.QtCore import QEventLoop
     from PySide6.QtGui import QPainter, QPicture
     from PySide6.QtWidgets import QApplication
@@ -110,7 +118,7 @@ def main() -> int:
     frames: dict[str, list[float]] = {"pyqtgraph": [], "quick": []}
     for _round in range(args.rounds):
         for condition, cpu in frames.items():
-            use(condition, [timeline.plot])
+            use(condition, [timeline.plot], args.swap or SWAPPED)
             drags(12)
             cpu += drags(96)
     use("quick", [timeline.plot])

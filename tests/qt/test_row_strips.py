@@ -1,6 +1,7 @@
 """Many rects on rows a pixel or taller are filled as one image a pixel row tall per row,
-stretched over the row (`row_strips.draw_row_strips`): the very pixels one drawRects per
-colour bucket paints, for a fraction of the painter's work (a whole trace in view)."""
+copied over the row's pixel rows and drawn once (`row_strips.draw_row_strips`): the very
+pixels one drawRects per colour bucket paints, for a fraction of the painter's work (a
+whole trace in view), with the fill in numpy or compiled."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui
 
-from perfview.core.layout import colors
+from perfview.core.layout import colors, layout_kernels
 from perfview.core.layout.flame import Rects
 from perfview.core.layout.raster import argb
 from perfview.qt.items import rect_batch, row_strips
@@ -41,13 +42,22 @@ def _painted(draw: object, fmt: QtGui.QImage.Format, width: int, height: int) ->
     return np.frombuffer(image.constBits(), dtype=np.uint32).reshape(height, width).copy()
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy fill", "compiled fill"])
 @pytest.mark.parametrize(
     "fmt", [QtGui.QImage.Format.Format_ARGB32_Premultiplied, QtGui.QImage.Format.Format_RGB32]
 )
 @pytest.mark.parametrize(("sy", "dy"), [(18.0, 7.3), (3.0, 0.6), (1.4, 2.2)])
 def test_row_strips_fill_the_pixels_drawrects_paints(
-    qapp: object, fmt: QtGui.QImage.Format, sy: float, dy: float
+    qapp: object,
+    fmt: QtGui.QImage.Format,
+    sy: float,
+    dy: float,
+    compiled: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if compiled:
+        layout_kernels.warm()
+    monkeypatch.setattr(layout_kernels, "ready", lambda n: compiled)
     shown = _rects(12_000, 50, seed=7)
     sx, dx = 1.55, 12.4
     clip = (dx, 1_000 * sx + dx)

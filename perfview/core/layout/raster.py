@@ -8,8 +8,9 @@ they are written into a 32-bit image with numpy (one pass over the pixels they c
 is bounded by the image's size times the rows sharing a pixel) and the image is drawn once.
 
 The fill keeps the painter's rule for overlaps: rectangles are written in the order given,
-so a later one wins a pixel, as with successive `drawRects` calls. Pure numpy (no Qt): the
-caller wraps the array in a `QImage`.
+so a later one wins a pixel, as with successive `drawRects` calls. numpy, no Qt: the
+caller wraps the array in a `QImage`. Once numba is loaded (the window loads it at start-up)
+the fill is compiled (`layout_kernels._fill`: the same pixels, one write each).
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ def fill(
     pixels; what falls outside is clipped."""
     image = np.zeros((max(height, 0), max(width, 0)), dtype=np.uint32)
     if not len(x_first) or width <= 0 or height <= 0:
+        return image
+    from perfview.core.layout import layout_kernels
+
+    if layout_kernels.ready(len(x_first)):  # one write a pixel, compiled (numba loaded)
+        edges = [layout_kernels.plain(a, np.int64) for a in (x_first, x_last, y)]
+        last = edges[2] if y_last is None else layout_kernels.plain(y_last, np.int64)
+        words = layout_kernels.plain(colour, np.uint32)
+        layout_kernels.fill_kernel()(*edges, last, words, image)
         return image
     x0 = np.asarray(x_first, dtype=np.int64)
     x1 = np.asarray(x_last, dtype=np.int64)

@@ -37,6 +37,7 @@ from perfview.documents.rank_tracks import RankTracks, rank_tracks
 from perfview.qt.items.bars import Bars
 from perfview.qt.items.quick_axis import quick_plot
 from perfview.qt.items.rect_batch import RectBatchItem, highlighted
+from perfview.qt.items.rules import Rules
 from perfview.qt.items.sub_pixel_rows import SubPixelRows
 from perfview.qt.tasks import Task
 
@@ -177,11 +178,7 @@ class JobTimeline(QWidget):
         self._draw_comms(rows)
         self._draw_bounds(rows)
         if self.tracks:  # a rule above each rank: expanded, the ranks' tracks run together
-            (x_lo, x_hi), _ = self.plot.getViewBox().viewRange()
-            left, right = min(x_lo, -1e9), max(x_hi, 1e9)
-            ys = np.repeat(np.asarray(list(rows.values()), dtype=np.float64), 2)
-            xs = np.tile([left, right], len(rows))
-            rules = pg.PlotDataItem(xs, ys, connect="pairs", pen=pg.mkPen("#9a9aa6", width=1))
+            rules = Rules(list(rows.values()), pg.mkPen("#9a9aa6", width=1))
             rules.setZValue(5)
             self.plot.addItem(rules, ignoreBounds=True)
             self._bars.append(rules)

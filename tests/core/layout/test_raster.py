@@ -1,11 +1,24 @@
 """`core.layout.raster.fill`: rects of one pixel row or a few written into an image, later
-over earlier."""
+over earlier; the numpy way and the compiled one (`layout_kernels._fill`, taken once numba
+is loaded) give the same images."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from perfview.core.layout import layout_kernels
 from perfview.core.layout.raster import argb, fill
+
+
+@pytest.fixture(autouse=True, params=["numpy", "compiled"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test both ways: `ready` says which `fill` takes."""
+    compiled = request.param == "compiled"
+    if compiled:
+        layout_kernels.warm()  # compiled once (cached on disk), as the compile-ahead child does
+    monkeypatch.setattr(layout_kernels, "ready", lambda n: compiled)
+    return str(request.param)
 
 
 def test_each_rect_sets_its_pixels_and_a_later_one_wins() -> None:
@@ -55,6 +68,25 @@ def test_rects_of_several_pixel_rows_cover_them_all_and_a_later_one_still_wins()
     assert np.array_equal(image, expected)
     one_row = fill(x0, x1, y0, colour, 50, 25)
     assert np.array_equal(one_row, fill(x0, x1, y0, colour, 50, 25, y_last=y0))
+
+
+def test_read_only_and_strided_inputs_fill_the_same(way: str) -> None:
+    """A frame hands `fill` columns of an (n, 4) int32 array and read-only colours: the
+    same image as contiguous int64 columns (the compiled way copies them to its types
+    rather than compiling again)."""
+    rng = np.random.default_rng(3)
+    corners = np.stack([rng.integers(0, 90, 500), rng.integers(0, 20, 500)], axis=1)
+    arr = np.concatenate([corners, corners + rng.integers(0, 9, (500, 2))], axis=1)
+    arr = arr.astype(np.int32)
+    colour = rng.integers(1, 2**32 - 1, 500, dtype=np.uint64).astype(np.uint32)
+    colour.flags.writeable = False
+    image = fill(arr[:, 0], arr[:, 2], arr[:, 1], colour, 100, 30, y_last=arr[:, 3])
+    plain = [np.ascontiguousarray(arr[:, k], dtype=np.int64) for k in range(4)]
+    assert np.array_equal(
+        image, fill(plain[0], plain[2], plain[1], colour.copy(), 100, 30, y_last=plain[3])
+    )
+    if way == "compiled":
+        assert len(layout_kernels.fill_kernel().signatures) == 1  # one compile for all
 
 
 def test_palette_words_are_opaque_argb() -> None:
