@@ -19,7 +19,9 @@ opened through the store on a worker, as a user's "Expand all ranks" does), and 
   and one jump at a time; zooming in by the wheel (a new zoom each frame: the last exact
   tiles stretched) and the zoom at rest; the whole job's time with a quarter and a
   twentieth of the rows in view, scrolled down by hand (1/40 of the view a frame); then,
-  the hand gone, 60 rows of full height.
+  the hand gone, 60 rows of full height moved by code (a new place a frame), and rows
+  dragged by hand (a quarter of the view a frame): 60 at 1/10 and 1/100 of the time, 30
+  (rows tall enough for names) at 1/10.
 - the window's start-up warm-up is run first, as the app runs it once its window is up
   (`qt.warmup.warm_imports`: the imports, the compiled layout steps loaded), so a frame's
   merges take the compiled way as they do in the app.
@@ -222,6 +224,15 @@ for zoom in (10, 100, 1000):
         lo = x_lo + (k / 12) * (span - span / zoom)
         top = (k / 12) * max(rows - 60, 0)
         frame(f"1/{zoom} of the time, 60 rows", (lo, lo + span / zoom), (top, top + 60))
+# rows dragged by hand, a quarter of the view a frame: 60 rows (thinner than a name at
+# 1600x1000: the layer draws them) and 30 (names: the ranks draw them)
+for zoom, shown in ((10, 60), (100, 60), (10, 30)):
+    w = span / zoom
+    lo, top = x_lo + 0.45 * (span - w), 0.4 * max(rows - shown, 0)
+    name = f"1/{zoom} of the time, {shown} rows, dragging by hand"
+    for k in range(12):
+        frame(name, (lo + k * w / 4, lo + w + k * w / 4), (top, top + shown), hand=True)
+    until_whole(name + " (the last frame)", time.perf_counter())
 slices = sum(t.slices for t, _ in timeline.tracks.values())
 print(json.dumps({
     "ranks": len(job.ranks), "expanded": len(timeline.tracks), "slices": slices,

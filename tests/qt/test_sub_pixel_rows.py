@@ -91,17 +91,23 @@ def test_a_cached_frame_is_the_fresh_frame_after_a_pan_and_a_highlight(qtbot: An
     assert np.array_equal(before, _frame(plot, (100.0, 1_100.0)))
 
 
-@pytest.mark.parametrize("sy", [0.55, 1.4, 2.6])  # px per row: sub-pixel, 1-2 px, 2-3 px
+# px per row: sub-pixel, 1-2 px, 2-3 px, and 6.5 px (highlights outlined, as the member does)
+@pytest.mark.parametrize("sy", [0.55, 1.4, 2.6, 6.5])
 def test_the_picture_is_what_drawrects_paints(qtbot: Any, sy: float) -> None:
     """The layer's image of a region: its rects painted with one drawRects per colour, the
-    highlighted over the rest, on the same absolute pixels; and those rects stand for every
-    member's slices in the region. Rows thinner than a pixel, and rows of 1-3 px, each
+    highlighted over the rest (from OUTLINE_ROW_PX with the member's 1-px outline pen), on
+    the same absolute pixels; and those rects stand for every member's slices in the
+    region. Rows thinner than a pixel, and rows of a pixel up to where names fit, each
     rect then as tall as the member's own drawRects makes it (`device_edges`)."""
+    from perfview.qt.items.rect_batch import OUTLINE_ROW_PX, layer_row_px
+
+    assert sy < layer_row_px(), "rows the layer draws"
     _plot_widget, layer, members = _plot(qtbot)
     sx = 0.45  # px per ms
     region = (200, 0, 1_000, 300)
     # what the rects stand for: each member's slices in the region, none lost
-    ((base, _argb),) = layer.placed(sx, sy, region)
+    ((base, _argb, lit),) = layer.placed(sx, sy, region)
+    assert not lit
     in_view = 0
     for item in members:
         place = item.transform()
@@ -113,16 +119,24 @@ def test_the_picture_is_what_drawrects_paints(qtbot: Any, sy: float) -> None:
         in_view += int(((b >= region[0]) & (a <= region[2]) & rows_in).sum())
     inside = (base.x1 >= region[0]) & (base.x0 <= region[2])
     assert int(base.count[inside].sum()) >= in_view
-    members[5].set_highlight(np.arange(0, SLICES, 5))
+    middle = int((region[1] + region[3]) / 2 / sy / (ROWS + 2))  # the member mid-region
+    members[middle].set_highlight(np.arange(0, SLICES, 5))
     image, drawn = layer.picture(sx, sy, region)
     placed = layer.placed(sx, sy, region)
-    assert drawn == sum(len(r) for r, _argb in placed) > 0
+    lit_parts = [lit for _r, _argb, lit in placed]  # the bases (its muted), then its lit
+    assert lit_parts == [False] * (len(placed) - 1) + [True]
+    outlined = sy >= OUTLINE_ROW_PX
+    rects = sum(len(r) * (5 if lit and outlined else 1) for r, _argb, lit in placed)
+    assert drawn == rects > 0  # an outlined rect: its fill and four border rects
     width, height = region[2] - region[0], region[3] - region[1]
     painted = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32)
     painted.fill(0)
     painter = QtGui.QPainter(painted)
-    painter.setPen(QtCore.Qt.PenStyle.NoPen)
-    for shown, argb in placed:
+    for shown, argb, lit in placed:
+        if lit and outlined:  # as `RectBatchItem._draw_rects` outlines the highlighted
+            painter.setPen(QtGui.QPen(QtGui.QColor(30, 30, 30), 1.0))
+        else:
+            painter.setPen(QtCore.Qt.PenStyle.NoPen)
         xs, xl, ys, yl = device_edges(shown, 1.0, sy, 0.0, 0.0, region[::2])
         order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
         arr = np.stack([xs - region[0], ys - region[1], xl - region[0], yl - region[1]], axis=1)
@@ -136,22 +150,37 @@ def test_the_picture_is_what_drawrects_paints(qtbot: Any, sy: float) -> None:
     assert np.array_equal(image, expected)
 
 
-def test_rows_of_three_pixels_or_more_are_the_members_own(qtbot: Any) -> None:
-    """Rows from LAYER_ROW_PX are drawn by their member (names, outlines); thinner ones, a
-    pixel or taller too, by the layer."""
-    from perfview.qt.items.rect_batch import LAYER_ROW_PX
+def test_rows_where_names_fit_are_the_members_own(qtbot: Any) -> None:
+    """Rows from layer_row_px() (where a name fits) are drawn by their member (names,
+    outlines); thinner ones by the layer: under OUTLINE_ROW_PX always, taller ones while
+    the hand is on the view (moved by code, their members draw them)."""
+    from perfview.qt.items.rect_batch import OUTLINE_ROW_PX, layer_row_px
 
     plot, layer, members = _plot(qtbot)
     box = plot.getViewBox()
-    box.setRange(xRange=(0, 500), yRange=(0, box.height() * 1.5 / LAYER_ROW_PX), padding=0)
+    assert OUTLINE_ROW_PX < 6.0 < layer_row_px() < 20.0
+    for row_px in (OUTLINE_ROW_PX / 2, 6.0, layer_row_px() - 0.5):
+        layer.moved_by_hand()
+        box.setRange(xRange=(0, 500), yRange=(0, box.height() / row_px), padding=0)
+        layer.stats = {}
+        plot.viewport().grab()
+        assert not any(m.isVisible() for m in members), "Qt skips what the layer draws"
+        assert layer.stats["tiles"] > 0
+    layer.hand_ms = 0  # the hand gone: rows of 3 px or more moved by code are the members'
+    for row_px in (6.0, layer_row_px() - 0.5):
+        box.setRange(xRange=(10, 510), yRange=(0, box.height() / row_px), padding=0)
+        layer.stats = {}
+        plot.viewport().grab()
+        assert all(m.isVisible() for m in members)
+        assert layer.stats == {}
+    box.setRange(xRange=(0, 500), yRange=(0, box.height() / 2.0), padding=0)  # rows of 2 px
     plot.viewport().grab()
-    assert not any(m.isVisible() for m in members), "Qt skips what the layer draws"
-    assert layer.stats["tiles"] > 0
+    assert not any(m.isVisible() for m in members), "thinner ones are the layer's, by code too"
     members[0].set_selected(int(members[0].rects.node[0]))
     assert members[0].isVisible(), "its selection's outline is its own"
     members[0].set_index(members[0].index)  # new data: no selection left
     assert not members[0].isVisible()
-    box.setRange(xRange=(0, 500), yRange=(0, 60), padding=0)  # rows of 6-7 px
+    box.setRange(xRange=(0, 500), yRange=(0, box.height() / 20.0), padding=0)  # rows of 20 px
     plot.viewport().grab()
     assert all(m.isVisible() for m in members)
     assert members[0].stats["raster"] == 0.0
@@ -189,11 +218,16 @@ def test_a_zoom_gesture_stretches_the_last_tiles_then_draws_exactly(qtbot: Any) 
     with qtbot.waitSignal(layer._settle.timeout, timeout=5_000):
         layer._settle.start(1)  # the rest, shortened
     with qtbot.waitSignal(layer.tiles_drawn, timeout=10_000):
-        _frame(plot, (100.0, 1_800.0))  # the hand was on the view: drawn on the worker
+        # the hand was on the view: drawn on the worker, the last exact zoom stretched
+        during = _frame(plot, (100.0, 1_800.0))
         assert layer.stats["tiles_later"] > 0
     settled = _frame(plot, (100.0, 1_800.0))
     assert layer.stats["scaled"] == 0.0
     assert layer.stats["tiles_new"] == 0.0
+    inside = box.sceneBoundingRect().toAlignedRect()
+    outside = np.ones(settled.shape, dtype=bool)
+    outside[inside.top() : inside.bottom() + 1, inside.left() : inside.right() + 1] = False
+    assert np.array_equal(during[outside], settled[outside]), "nothing drawn over the axes"
     layer.cache.clear()
     layer.hand_ms = 0  # drawn on the spot, as a view moved by code
     assert np.array_equal(settled, _frame(plot, (100.0, 1_800.0)))

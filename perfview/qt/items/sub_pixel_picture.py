@@ -8,14 +8,15 @@ worker draws from it without locks.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from perfview.core.layout import raster
 from perfview.core.layout.flame import Rects
-from perfview.core.layout.flame_cull import FlameIndex, merge
-from perfview.qt.items.rect_batch import RectBatchItem, device_edges
+from perfview.core.layout.flame_cull import FlameIndex, merged_loaded
+from perfview.qt.items.rect_batch import OUTLINE_ROW_PX, RectBatchItem, device_edges
 from perfview.qt.items.tile_cache import TILE_H, TILE_W
 
 Region = tuple[int, int, int, int]  # absolute pixels: x0, y0, x1, y1 (exclusive ends)
@@ -63,38 +64,78 @@ def tiles(members: list[Member], sx: float, sy: float, span: Region) -> tuple[Ti
 def picture(members: list[Member], sx: float, sy: float, region: Region) -> tuple[np.ndarray, int]:
     """The members' rows inside `region` (absolute pixels at scales sx, sy) as one
     (height, width) ARGB32 image (`placed`'s rects filled, in their order), and how many
-    rects it took. Qt-free and reads nothing that changes: a worker may call it."""
+    rects it took. Rows a pixel or taller are bands of their own, so the washed-out or
+    plain base is filled a band at a time (`raster.fill_bands`: one pixel row each, copied
+    down) and the highlighted drawn over it. Qt-free and reads nothing that changes: a
+    worker may call it."""
     x0, y0, x1, y1 = region
-    xs: list[np.ndarray] = []
-    xl: list[np.ndarray] = []
-    ys: list[np.ndarray] = []
-    yl: list[np.ndarray] = []
-    cs: list[np.ndarray] = []
-    for shown, argb in placed(members, sx, sy, region):
-        x_start, x_last, y_start, y_last = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
+    width, height = x1 - x0, y1 - y0
+    base: list[list[np.ndarray]] = []  # x_start, x_last, y_start, y_last, colour: per part
+    lit: list[list[np.ndarray]] = []
+    for shown, argb, highlighted in placed(members, sx, sy, region):
+        edges = device_edges(shown, 1.0, sy, 0.0, 0.0, (x0, x1))
+        words = argb[np.asarray(shown.bucket, dtype=np.int64) % len(argb)]
+        key = shown.bucket.astype(np.int16)
+        if highlighted and sy >= OUTLINE_ROW_PX:
+            edges, words, key = _outlined(edges, words, key)
         # bucket by bucket, as drawRects would paint them: the same rect wins a pixel
-        order = np.argsort(shown.bucket.astype(np.int16), kind="stable")
-        xs.append(x_start[order] - x0)
-        xl.append(x_last[order] - x0)
-        ys.append(y_start[order] - y0)
-        yl.append(y_last[order] - y0)
-        cs.append(argb[np.asarray(shown.bucket, dtype=np.int64)[order] % len(argb)])
-    if not xs:
-        return np.zeros((y1 - y0, x1 - x0), dtype=np.uint32), 0
-    image = raster.fill(
-        np.concatenate(xs), np.concatenate(xl), np.concatenate(ys), np.concatenate(cs),
-        x1 - x0, y1 - y0, np.concatenate(yl),
-    )  # fmt: skip
-    return image, sum(len(a) for a in xs)
+        order = np.argsort(key, kind="stable")
+        x_start, x_last, y_start, y_last = edges
+        part = [x_start[order] - x0, x_last[order] - x0, y_start[order] - y0]
+        (lit if highlighted else base).append([*part, y_last[order] - y0, words[order]])
+    drawn = sum(len(p[0]) for p in base + lit)
+    joined = [
+        [np.concatenate(column) for column in zip(*parts, strict=True)] for parts in (base, lit)
+    ]
+    image = None
+    if base and sy >= 1.0:  # each row of the layer its own band
+        x_start, x_last, y_start, y_last, colour = joined[0]
+        image = raster.fill_bands(x_start, x_last, y_start, y_last, colour, width, height)
+    if image is None:
+        image = np.zeros((height, width), dtype=np.uint32)
+        if base:
+            x_start, x_last, y_start, y_last, colour = joined[0]
+            raster.fill(x_start, x_last, y_start, colour, width, height, y_last, out=image)
+    if lit:
+        x_start, x_last, y_start, y_last, colour = joined[1]
+        raster.fill(x_start, x_last, y_start, colour, width, height, y_last, out=image)
+    return image, drawn
+
+
+Edges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+OUTLINE_WORD = np.uint32(0xFF1E1E1E)  # the member's outline pen, QColor(30, 30, 30)
+
+
+def _outlined(
+    edges: Edges, words: np.ndarray, key: np.ndarray
+) -> tuple[Edges, np.ndarray, np.ndarray]:
+    """Highlighted rects as a member outlines them (`RectBatchItem._draw_rects`: one
+    drawRects a bucket with a 1-px pen): Qt fills a call's rects, then strokes each
+    rect's border, its last column and row one past the rect (x_start..x_last + 1,
+    y_start..y_last + 1). The fills, then four border rects each in the pen's colour,
+    with sort keys that keep each bucket's borders after its fills."""
+    x_start, x_last, y_start, y_last = edges
+    right, bottom = x_last + 1.0, y_last + 1.0
+    # each rect, then its top, bottom, left and right borders
+    both: Edges = (
+        np.concatenate([x_start, x_start, x_start, x_start, right]),
+        np.concatenate([x_last, right, right, x_start, right]),
+        np.concatenate([y_start, y_start, bottom, y_start, y_start]),
+        np.concatenate([y_last, y_start, bottom, bottom, bottom]),
+    )
+    ink = np.concatenate([words, np.full(4 * len(words), OUTLINE_WORD, dtype=np.uint32)])
+    keys = np.concatenate([2 * key.astype(np.int16), np.tile(2 * key.astype(np.int16) + 1, 4)])
+    return both, ink, keys
 
 
 def placed(
     members: list[Member], sx: float, sy: float, region: Region
-) -> list[tuple[Rects, np.ndarray]]:
-    """The rects `picture` fills, with their colours: x in absolute pixels, rows the
-    layer's (every member's own rows under its place), slices narrower than the pixels two
-    rows share merged; the washed-out base first, the highlighted over it. `members` top
-    to bottom by their place.
+) -> list[tuple[Rects, np.ndarray, bool]]:
+    """The rects `picture` fills, with their colours and whether they are the highlighted
+    ones: x in absolute pixels, rows the layer's (every member's own rows under its place),
+    slices narrower than the pixels two rows share merged; the washed-out base first, the
+    highlighted over it (outlined where rows are `OUTLINE_ROW_PX` or taller, as a member
+    outlines them). `members` top to bottom by their place.
 
     Each member only culls its level of detail; everything after (placing, merging) runs
     once over all members together: per member it was ~100 numpy calls, most of a frame
@@ -111,11 +152,10 @@ def placed(
                 _argb, raw, ready = groups.setdefault((layer, argb.tobytes()), (argb, [], []))
                 (ready if coarse else raw).append(rects)
     out = []
-    for _key, (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
-        # numpy's merge: the compiled one (`flame_cull._merged`) would import numba here,
-        # on the GUI thread, the first time the rects pass its size (~1 s)
-        parts = [merge(_joined(raw), 1.0, min_px)] if raw else []
-        out.append((_joined(parts + ready), argb))
+    for (layer, _words), (argb, raw, ready) in sorted(groups.items(), key=lambda g: g[0][0]):
+        # compiled where numba is loaded; never imported here, on the GUI thread (~1 s)
+        parts = [merged_loaded(_joined(raw), 1.0, min_px)] if raw else []
+        out.append((_joined(parts + ready), argb, layer == 1))
     return out
 
 
@@ -130,8 +170,8 @@ def _member_rects(
         return []
     sxl, dxa, shift = member.scale_x * sx, member.shift_x * sx, member.shift_y
     x0, y0, x1, y1 = region
-    r_lo = int(np.floor(y0 / sy - shift)) - 1
-    r_hi = int(np.ceil(y1 / sy - shift)) + 1
+    r_lo = math.floor(y0 / sy - shift) - 1  # math: called for each of 64 ranks a frame
+    r_hi = math.ceil(y1 / sy - shift) + 1
     if r_hi < 0 or r_lo >= index.n_rows or sxl <= 0:
         return []
     rows = (max(r_lo, 0), min(r_hi, index.n_rows - 1))

@@ -1,4 +1,4 @@
-"""Many `RectBatchItem`s whose rows are thinner than a few pixels, drawn as one picture of tiles.
+"""Many `RectBatchItem`s whose rows are too thin for names, drawn as one picture of tiles.
 
 A job with every rank expanded and the whole job in view stacks ~2,000 rows in ~1,000 pixels,
 from 64 items (one per rank). Each item drawing itself (cull, merge, an image of its own)
@@ -13,7 +13,8 @@ The tiles live in *absolute* pixels of the zoom: a member's slice at x lands on 
 pixels. So a tile's pixels depend on the zoom and the data, never on where the view starts,
 and a cached tile is the very picture a fresh draw would give (tested after a pan and after
 a highlight change). The price is that the picture may sit up to half a pixel from the
-exact transform, which at these zooms (rows thinner than `LAYER_ROW_PX`) nobody can see.
+exact transform, which at these zooms (rows thinner than a name) is hard to see; a member's
+selection outline, drawn at the exact transform, may sit a pixel off the layer's slice.
 
 While the user zooms (a wheel turning: the owner calls `moved_by_hand`), each frame is a new
 zoom without tiles, and drawing them all would cost 50-100 ms a frame; as a map does, such
@@ -29,12 +30,15 @@ reads them without locks, and a result made for data or a highlight since replac
 dropped. A view moved by code (a
 screenshot, an export, a test) is always exact, drawn on the spot.
 
-Rows from `rect_batch.LAYER_ROW_PX` (3 px) are not drawn here: members draw those themselves
-(names, the highlighted slices' outlines). Thinner rows were also drawn member by member
+Rows from `rect_batch.layer_row_px()` (~12 px: where a name fits) are not drawn here:
+members draw those themselves, names and all. Thinner rows were also drawn member by member
 while a pixel or taller (a quarter of a 64-rank job in view, rows of ~1.4 px: 33-40 ms a
-frame, scrolling); here they are kept between frames, and a highlighted slice is drawn in
-its colour over the washed-out rest, as in thinner rows: an outline would cover it. A
-member's selection outline is its own, drawn over the layer.
+frame, scrolling; a twentieth, rows of ~9 px: 14-17 ms); here they are kept between frames:
+rows under `rect_batch.OUTLINE_ROW_PX` (3 px) always, taller ones while the hand is on the
+view (moved by code, a new place costs the members less than new tiles cost the layer). A
+highlighted slice is drawn in its colour over the washed-out rest, and from 3 px outlined
+as its member outlines it (in thinner rows an outline would cover it). A member's selection
+outline is its own, drawn over the layer.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from perfview.core.layout.flame import Rects
 from perfview.qt.items import sub_pixel_picture
-from perfview.qt.items.rect_batch import RectBatchItem, thin_rows
+from perfview.qt.items.rect_batch import OUTLINE_ROW_PX, RectBatchItem, thin_rows
 from perfview.qt.items.sub_pixel_picture import Member, Region, Tiles
 from perfview.qt.items.tile_cache import TILE_H, TILE_W, TileCache
 
@@ -67,7 +71,7 @@ def quantized(scale: float) -> float:
 
 
 class SubPixelRows(pg.GraphicsObject):
-    """Draws its members' rows, when thinner than a pixel, as one tiled picture.
+    """Draws its members' rows, when too thin for names (`thin_rows`), as one tiled picture.
 
     Members are `RectBatchItem`s in the same parent, placed by a transform that scales and
     shifts x and shifts y by whole rows (the job timeline's ranks). `invalidate()` drops
@@ -143,9 +147,17 @@ class SubPixelRows(pg.GraphicsObject):
         self._lend()
 
     def _lend(self, *, afresh: bool = False) -> None:
-        """Tell the members (all of them `afresh`) whether their rows are drawn here."""
+        """Tell the members (all of them `afresh`) whether their rows are drawn here: rows
+        thinner than `OUTLINE_ROW_PX` always, rows up to `layer_row_px()` while the hand is
+        on the view (a view moved by code there is drawn by the members, on the spot: a
+        new place's tiles cost the layer twice a member's own frame, 31-32 ms against
+        14-19 for 60 rows of 11.3 px)."""
         t = self.deviceTransform_()
-        lent = t is not None and thin_rows(t.m11(), t.m22())
+        lent = (
+            t is not None
+            and thin_rows(t.m11(), t.m22())
+            and (t.m22() < OUTLINE_ROW_PX or self._by_hand())
+        )
         if lent or self._lent or afresh:  # else each member drew its rows and goes on so
             for item in self._members:
                 item.lend_rows(lent)
@@ -189,7 +201,7 @@ class SubPixelRows(pg.GraphicsObject):
     ) -> None:
         t = painter.transform()
         view = self.viewRect()
-        if view is None or not self._members or not thin_rows(t.m11(), t.m22()):
+        if view is None or not self._members or not self._lent:
             return
         start = time.perf_counter()
         sx, sy = quantized(t.m11()), quantized(t.m22())
@@ -306,7 +318,9 @@ class SubPixelRows(pg.GraphicsObject):
             for tx, ty in only:
                 x, y = tx * TILE_W + offset[0], ty * TILE_H + offset[1]
                 clip = clip.united(QtCore.QRect(x, y, TILE_W, TILE_H))
-            painter.setClipRegion(clip)
+            # within the view's own clip (the ViewBox clips its children): replacing it
+            # drew stretched tiles over the axes
+            painter.setClipRegion(clip, QtCore.Qt.ClipOperation.IntersectClip)
         for tx, ty, tile in kept:
             if tile is not None:
                 target = QtCore.QRectF(
@@ -402,7 +416,7 @@ class SubPixelRows(pg.GraphicsObject):
         (height, width) ARGB32 image, and how many rects it took (`picture`)."""
         return sub_pixel_picture.picture(self._drawn(), sx, sy, region)
 
-    def placed(self, sx: float, sy: float, region: Region) -> list[tuple[Rects, np.ndarray]]:
+    def placed(self, sx: float, sy: float, region: Region) -> list[tuple[Rects, np.ndarray, bool]]:
         """The rects `picture` fills, with their colours (`placed`)."""
         return sub_pixel_picture.placed(self._drawn(), sx, sy, region)
 

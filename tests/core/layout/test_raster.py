@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from perfview.core.layout import layout_kernels
-from perfview.core.layout.raster import argb, fill
+from perfview.core.layout.raster import argb, fill, fill_bands
 
 
 @pytest.fixture(autouse=True, params=["numpy", "compiled"])
@@ -87,6 +87,40 @@ def test_read_only_and_strided_inputs_fill_the_same(way: str) -> None:
     )
     if way == "compiled":
         assert len(layout_kernels.fill_kernel().signatures) == 1  # one compile for all
+
+
+@pytest.mark.parametrize("rows", [(0, 40), (-7, 33), (5, 20)])  # the image's rows, some cut
+def test_bands_fill_as_fill_does(rows: tuple[int, int]) -> None:
+    """Rows of rects 1-9 px tall, apart (a job's rows a pixel or taller), some overlapping
+    within a row and some past the image's edges: the band-at-a-time image is `fill`'s."""
+    rng = np.random.default_rng(5)
+    tops = np.cumsum(rng.integers(2, 12, 8)) - 10
+    gaps = np.diff(tops)
+    bottoms = tops + np.append([rng.integers(0, gap) for gap in gaps.tolist()], 3)
+    band = np.sort(rng.integers(0, len(tops), 2_000))
+    x0 = rng.integers(-10, 300, 2_000)
+    x1 = x0 + rng.integers(0, 40, 2_000)
+    colour = rng.integers(1, 2**32 - 1, 2_000, dtype=np.uint64).astype(np.uint32)
+    y0, y1 = tops[band] - rows[0], bottoms[band] - rows[0]
+    height = rows[1] - rows[0]
+    image = fill_bands(x0, x1, y0, y1, colour, 290, height)
+    assert image is not None
+    assert np.array_equal(image, fill(x0, x1, y0, colour, 290, height, y_last=y1))
+
+
+def test_rects_not_in_bands_are_left_to_fill() -> None:
+    x = np.array([0, 5])
+    colour = np.array([1, 2], dtype=np.uint32)
+    assert fill_bands(x, x + 2, np.array([0, 3]), np.array([5, 8]), colour, 20, 20) is None
+    assert fill_bands(x, x + 2, np.array([0, 0]), np.array([5, 4]), colour, 20, 20) is None
+
+
+def test_drawing_over_an_image() -> None:
+    under = np.full((3, 4), 9, dtype=np.uint32)
+    out = fill(np.array([1]), np.array([2]), np.array([1]), np.array([5], np.uint32), 4, 3,
+               out=under)  # fmt: skip
+    assert out is under
+    assert under.tolist() == [[9, 9, 9, 9], [9, 5, 5, 9], [9, 9, 9, 9]]
 
 
 def test_palette_words_are_opaque_argb() -> None:
