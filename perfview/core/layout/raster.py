@@ -55,8 +55,7 @@ def fill(
         tall = np.maximum(np.asarray(y_last, dtype=np.int64) - row + 1, 1)
         if int(tall.max()) > 1:
             which = np.repeat(np.arange(len(row)), tall)
-            down = np.arange(len(which), dtype=np.int64) - np.repeat(np.cumsum(tall) - tall, tall)
-            x0, x1, row, colour = x0[which], x1[which], row[which] + down, colour[which]
+            x0, x1, row, colour = x0[which], x1[which], _spans(row, tall), colour[which]
     keep = (row >= 0) & (row < height) & (x1 >= 0) & (x0 < width) & (x1 >= x0)
     x0 = np.clip(x0[keep], 0, width - 1)
     x1 = np.clip(x1[keep], 0, width - 1)
@@ -65,12 +64,18 @@ def fill(
     total = int(lengths.sum())
     if total == 0:
         return image
-    starts = row * width + x0
-    # pixel k of rect i is starts[i] + k: one index per covered pixel, in the rects' order
-    before = np.cumsum(lengths) - lengths
-    index = np.repeat(starts - before, lengths) + np.arange(total, dtype=np.int64)
-    image.reshape(-1)[index] = np.repeat(colour[keep], lengths)
+    # one index per covered pixel, in the rects' order
+    image.reshape(-1)[_spans(row * width + x0, lengths)] = np.repeat(colour[keep], lengths)
     return image
+
+
+def _spans(first: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """first[i], first[i] + 1, ..., first[i] + lengths[i] - 1 for each i, end to end: the
+    pixels (or pixel rows) each rect covers, in the rects' order."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    before = np.cumsum(lengths) - lengths
+    total = int(before[-1] + lengths[-1]) if len(lengths) else 0
+    return np.repeat(np.asarray(first, dtype=np.int64) - before, lengths) + np.arange(total)
 
 
 MAX_BAND_ROWS = 1 << 16  # pixel rows from the first band's top to the last's (a screen's: ~1,000)
@@ -110,10 +115,7 @@ def fill_bands(
     tops, bottoms = tops + first, bottoms + first
     which = np.full(max(height, 0), len(tops), dtype=np.int64)
     heights = np.maximum(np.minimum(bottoms, height - 1) - np.maximum(tops, 0) + 1, 0)
-    ends = np.cumsum(heights)
-    step = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - heights, heights)
-    rows = np.repeat(np.maximum(tops, 0), heights) + step
-    which[rows] = np.repeat(np.arange(len(tops)), heights)
+    which[_spans(np.maximum(tops, 0), heights)] = np.repeat(np.arange(len(tops)), heights)
     return strips[which]
 
 

@@ -31,10 +31,6 @@ class Rules(pg.GraphicsObject):
         else:
             self._bounds = QtCore.QRectF()
 
-    @property
-    def ys(self) -> np.ndarray:
-        return self._ys
-
     def boundingRect(self) -> QtCore.QRectF:
         return QtCore.QRectF(self._bounds)
 
